@@ -1,0 +1,37 @@
+"""User-facing errors: the CLI prints their message and exits with status 2, without a traceback."""
+
+from __future__ import annotations
+
+
+class FyexpError(Exception):
+    """An error caused by the user's input (a spec, an option, a missing file), not by a bug."""
+
+
+class SpecError(FyexpError):
+    """A spec file that does not validate: names the file, the key and what was expected."""
+
+    def __init__(self, file: str, key: str, expected: str, got: object = None):
+        self.file, self.key, self.expected, self.got = str(file), key, expected, got
+        got_text = "" if got is None else f", got {got!r}"
+        super().__init__(f"{self.file}: key '{key}': expected {expected}{got_text}")
+
+
+class ConfigValueError(ValueError):
+    """Raised by an experiment's ``Config.__post_init__`` for a value that is out of range.
+
+    The spec loader turns it into a :class:`SpecError` naming the file.
+    """
+
+    def __init__(self, key: str, expected: str, got: object = None):
+        self.key, self.expected, self.got = key, expected, got
+        super().__init__(f"key '{key}': expected {expected}, got {got!r}")
+
+
+def require(condition: bool, key: str, expected: str, got: object = None) -> None:
+    """Raise :class:`ConfigValueError` for ``key`` unless ``condition`` holds."""
+    if not condition:
+        raise ConfigValueError(key, expected, got)
+
+
+class CellFailed(Exception):
+    """A cell that cannot produce a number (e.g. a NaN loss); it is recorded as failed, not as a value."""

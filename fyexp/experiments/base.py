@@ -1,0 +1,75 @@
+"""What every experiment provides to the framework.
+
+An experiment module in :mod:`fyexp.experiments` defines a ``Config`` dataclass (every hyperparameter of its
+spec, type-annotated, validated in ``__post_init__`` with :func:`fyexp.errors.require`) and an
+:class:`Experiment` subclass registered with :func:`fyexp.experiments.register`.  The framework
+
+1. resolves the spec's profile into a ``Config`` (:mod:`fyexp.specs`),
+2. asks :meth:`Experiment.cells` for the grid (method × parameters × seed),
+3. calls :meth:`Experiment.run_cell` for each cell not yet finished and stores its rows atomically
+   (:mod:`fyexp.results`),
+4. and at ``fyexp report`` time calls :meth:`Experiment.report` with the tidy rows to draw figures.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, ClassVar, Iterable
+
+import pandas as pd
+
+from fyexp.results import Cell
+
+
+@dataclass
+class RunContext:
+    """What a cell may use besides its config: device, data root, scratch and artifact folders, progress."""
+
+    experiment: str
+    profile: str
+    device: str
+    data_dir: Path | None
+    work_dir: Path
+    artifact_dir: Path
+    progress: Any = None
+    force: bool = False
+    extra: dict = field(default_factory=dict)
+
+    def subtask(self, description: str, total: float | None) -> Callable[..., None]:
+        """A nested progress bar; returns ``advance(n=1, **fields)``.  A no-op without a live display."""
+        if self.progress is None:
+            return lambda *args, **kwargs: None
+        task = self.progress.add_task(description, total=total)
+
+        def advance(n: float = 1, **fields: Any) -> None:
+            self.progress.update(task, advance=n, **fields)
+            if total is not None and self.progress.tasks[[t.id for t in self.progress.tasks].index(task)].finished:
+                self.progress.remove_task(task)
+
+        return advance
+
+
+class Experiment:
+    """Base class of a runnable experiment; subclasses set ``name`` and ``Config`` and implement the hooks."""
+
+    name: ClassVar[str]
+    Config: ClassVar[type]
+
+    def cells(self, config: Any, seeds: tuple[int, ...]) -> list[Cell]:
+        """The grid of cells for this configuration and these seeds, in run order."""
+        raise NotImplementedError
+
+    def run_cell(self, config: Any, cell: Cell, ctx: RunContext) -> Iterable[dict]:
+        """Run one cell and return its tidy rows (``metric``, ``value`` and optional paper keys)."""
+        raise NotImplementedError
+
+    def report(self, frame: pd.DataFrame, figures_dir: Path, artifacts_root: Path) -> list[Path]:
+        """Draw this experiment's figures from its rows (and small artifacts); return the PNG paths."""
+        return []
+
+    def tune(self, config: Any, ctx: RunContext, **options: Any) -> None:
+        """Hyperparameter search (only experiments that have one override this)."""
+        from fyexp.errors import FyexpError
+
+        raise FyexpError(f"experiment '{self.name}' has no tuning study (see `fyexp list`)")

@@ -1,0 +1,51 @@
+"""The papers' published numbers, as data (transcribed in ``paper_tables.csv``; see its columns there).
+
+``load_paper_tables()`` returns one row per published cell with the printed text kept (``value``,
+``spread``) and parsed numbers added (``value_num``, ``spread_num``, and ``spread_std``: the spread as one
+standard deviation, i.e. ``3std`` spreads divided by three).
+"""
+
+from __future__ import annotations
+
+import functools
+from importlib import resources
+
+import numpy as np
+import pandas as pd
+
+
+def _to_float(text: object) -> float:
+    try:
+        return float(str(text))
+    except ValueError:
+        return float("nan")
+
+
+def printed_unit(text: object) -> float:
+    """The value of one unit in the last printed digit: ``0.606`` → 0.001, ``-832.5`` → 0.1, ``12`` → 1."""
+    text = str(text).strip().lower()
+    if not np.isfinite(_to_float(text)):
+        return float("nan")
+    if "e" in text:
+        mantissa, exponent = text.split("e", 1)
+        return printed_unit(mantissa) * 10.0 ** int(exponent)
+    if "." not in text:
+        return 1.0
+    return 10.0 ** -len(text.split(".", 1)[1])
+
+
+@functools.lru_cache(maxsize=1)
+def load_paper_tables() -> pd.DataFrame:
+    with resources.files("fyexp.reference").joinpath("paper_tables.csv").open() as handle:
+        frame = pd.read_csv(handle, dtype=str, keep_default_na=False)
+    frame["value_num"] = frame["value"].map(_to_float)
+    frame["spread_num"] = frame["spread"].map(_to_float)
+    frame["spread_std"] = np.where(frame["spread_kind"] == "3std", frame["spread_num"] / 3.0, frame["spread_num"])
+    frame["unit"] = frame["value"].map(printed_unit)
+    return frame
+
+
+def paper_cells(paper: str, table: str) -> pd.DataFrame:
+    """The published cells of one table (``paper`` id such as ``fyvi``, ``table`` such as ``1`` or ``4a``)."""
+    frame = load_paper_tables()
+    return frame[(frame["paper"] == paper) & (frame["table"] == str(table))].copy()

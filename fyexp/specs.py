@@ -1,0 +1,293 @@
+"""YAML experiment specs → validated, resolved configurations.
+
+A spec file ``experiments/<name>.yaml`` looks like::
+
+    name: gmm-clustering          # must equal the file name
+    title: FY-EM for Gaussian mixtures
+    runner: gmm_clustering        # module in fyexp.experiments
+    paper: fyvi
+    tables: ["fyvi Table 1"]
+    figures: ["fyvi Figure 1", "fyvi Figure 2"]
+    description: ...
+    defaults:                     # parameters shared by every profile
+      n_iter: 200
+    profiles:
+      paper: {seeds: [0, 1, 2, 3, 4]}
+      quick: {seeds: [0, 1], n_iter: 20}
+
+A profile is ``defaults`` deep-merged with ``profiles[<profile>]``.  The reserved key ``seeds`` (a list of
+integers) is read by the framework; every other key must be a field of the runner's ``Config`` dataclass and
+is type-checked against its annotation.  Every problem raises :class:`fyexp.errors.SpecError`, which names the
+file, the key and what was expected.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from fyexp.errors import ConfigValueError, FyexpError, SpecError
+
+TOP_LEVEL_KEYS = {
+    "name": str,
+    "title": str,
+    "runner": str,
+    "paper": str,
+    "tables": list,
+    "figures": list,
+    "description": str,
+    "defaults": dict,
+    "profiles": dict,
+}
+REQUIRED_TOP_LEVEL = ("name", "title", "runner", "profiles")
+RESERVED_PROFILE_KEYS = ("seeds",)
+
+
+def experiments_dir() -> Path:
+    """The folder of spec files: ``$FYEXP_EXPERIMENTS_DIR``, else ``./experiments``, else the source tree's."""
+    env = os.environ.get("FYEXP_EXPERIMENTS_DIR")
+    if env:
+        return Path(env)
+    local = Path.cwd() / "experiments"
+    if local.is_dir() and any(local.glob("*.yaml")):
+        return local
+    return Path(__file__).resolve().parents[1] / "experiments"
+
+
+@dataclass(frozen=True)
+class ExperimentSpec:
+    """A spec file as written: metadata plus raw, not yet validated profiles."""
+
+    name: str
+    title: str
+    runner: str
+    path: Path
+    paper: str = ""
+    tables: tuple[str, ...] = ()
+    figures: tuple[str, ...] = ()
+    description: str = ""
+    defaults: dict = field(default_factory=dict)
+    profiles: dict = field(default_factory=dict)
+
+    def profile_names(self) -> list[str]:
+        return list(self.profiles)
+
+
+@dataclass(frozen=True)
+class ResolvedSpec:
+    """One profile of a spec, validated: ``config`` is an instance of the runner's ``Config``."""
+
+    spec: ExperimentSpec
+    profile: str
+    seeds: tuple[int, ...]
+    config: Any
+    raw: dict
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+
+def _read_yaml(path: Path) -> dict:
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise FyexpError(f"{path}: cannot read spec file ({exc.strerror})") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise FyexpError(f"{path}: not valid YAML{where}: {getattr(exc, 'problem', exc)}") from None
+    if not isinstance(data, dict):
+        raise SpecError(path, "<top level>", "a mapping of keys to values", type(data).__name__)
+    return data
+
+
+def available_specs(directory: Path | None = None) -> list[str]:
+    """Names of the experiments with a spec file in ``directory``."""
+    directory = directory or experiments_dir()
+    return sorted(p.stem for p in directory.glob("*.yaml"))
+
+
+def load_spec(name: str, directory: Path | None = None) -> ExperimentSpec:
+    """Read and check the top level of ``experiments/<name>.yaml``."""
+    directory = directory or experiments_dir()
+    path = directory / f"{name}.yaml"
+    if not path.is_file():
+        known = ", ".join(available_specs(directory)) or "none"
+        raise FyexpError(f"unknown experiment '{name}': no {path} (known experiments: {known})")
+    data = _read_yaml(path)
+    for key, value in data.items():
+        if key not in TOP_LEVEL_KEYS:
+            raise SpecError(path, key, f"one of the top-level keys {sorted(TOP_LEVEL_KEYS)}")
+        if not isinstance(value, TOP_LEVEL_KEYS[key]):
+            raise SpecError(path, key, f"a {TOP_LEVEL_KEYS[key].__name__}", value)
+    for key in REQUIRED_TOP_LEVEL:
+        if key not in data:
+            raise SpecError(path, key, "a value (the key is required)")
+    if data["name"] != name:
+        raise SpecError(path, "name", f"'{name}' (the file's name)", data["name"])
+    for profile, overrides in data["profiles"].items():
+        if not isinstance(overrides, dict):
+            raise SpecError(path, f"profiles.{profile}", "a mapping of parameters", overrides)
+    return ExperimentSpec(
+        name=data["name"],
+        title=data["title"],
+        runner=data["runner"],
+        path=path,
+        paper=data.get("paper", ""),
+        tables=tuple(data.get("tables", [])),
+        figures=tuple(data.get("figures", [])),
+        description=data.get("description", ""),
+        defaults=data.get("defaults", {}) or {},
+        profiles=data["profiles"],
+    )
+
+
+def deep_merge(base: dict, override: dict) -> dict:
+    """``base`` updated by ``override``, recursing into nested mappings."""
+    merged = dict(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = deep_merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def describe_type(hint: Any) -> str:
+    """A reader-friendly name for a type annotation (``list of float``, ``one of 'a', 'b'``)."""
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin is typing.Literal:
+        return "one of " + ", ".join(repr(a) for a in args)
+    if origin in (typing.Union, types.UnionType):
+        return " or ".join(describe_type(a) for a in args)
+    if origin in (list, tuple):
+        return f"a list of {describe_type(args[0])}" if args else "a list"
+    if origin is dict:
+        return "a mapping"
+    if hint is type(None):
+        return "null"
+    if hint is float:
+        return "a number"
+    if hint is int:
+        return "an integer"
+    if hint is bool:
+        return "true or false"
+    if hint is str:
+        return "a string"
+    if hint is Any:
+        return "any value"
+    return getattr(hint, "__name__", str(hint))
+
+
+def conforms(value: Any, hint: Any) -> bool:
+    """Whether a YAML value fits a type annotation (ints are accepted as floats, bools are not ints)."""
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if hint is Any:
+        return True
+    if origin is typing.Literal:
+        return value in args
+    if origin in (typing.Union, types.UnionType):
+        return any(conforms(value, a) for a in args)
+    if origin in (list, tuple):
+        if not isinstance(value, list):
+            return False
+        if origin is tuple and args and args[-1] is not Ellipsis:
+            return len(value) == len(args) and all(conforms(v, a) for v, a in zip(value, args))
+        return not args or all(conforms(v, args[0]) for v in value)
+    if origin is dict:
+        if not isinstance(value, dict):
+            return False
+        if args:
+            return all(conforms(k, args[0]) and conforms(v, args[1]) for k, v in value.items())
+        return True
+    if hint is type(None):
+        return value is None
+    if hint is bool:
+        return isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if hint is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if isinstance(hint, type):
+        return isinstance(value, hint)
+    return True
+
+
+def _coerce(value: Any, hint: Any) -> Any:
+    """Turn YAML lists into tuples where the annotation asks for a tuple; ints into floats for floats."""
+    origin = typing.get_origin(hint)
+    if hint is float and isinstance(value, int):
+        return float(value)
+    if origin is tuple and isinstance(value, list):
+        return tuple(value)
+    if origin is list and isinstance(value, list):
+        args = typing.get_args(hint)
+        return [_coerce(v, args[0]) for v in value] if args else list(value)
+    return value
+
+
+def build_config(config_cls: type, values: dict, path: Path, where: str) -> Any:
+    """Validate ``values`` against the dataclass ``config_cls`` and instantiate it."""
+    hints = typing.get_type_hints(config_cls)
+    fields = {f.name: f for f in dataclasses.fields(config_cls)}
+    for key in values:
+        if key not in fields:
+            raise SpecError(path, f"{where}.{key}", f"one of the parameters {sorted(fields)}")
+    kwargs = {}
+    for name, fld in fields.items():
+        if name not in values:
+            if fld.default is dataclasses.MISSING and fld.default_factory is dataclasses.MISSING:
+                raise SpecError(path, f"{where}.{name}", f"{describe_type(hints[name])} (required)")
+            continue
+        value = values[name]
+        if not conforms(value, hints[name]):
+            raise SpecError(path, f"{where}.{name}", describe_type(hints[name]), value)
+        kwargs[name] = _coerce(value, hints[name])
+    try:
+        return config_cls(**kwargs)
+    except ConfigValueError as exc:
+        raise SpecError(path, f"{where}.{exc.key}", exc.expected, exc.got) from None
+
+
+def resolve(spec: ExperimentSpec, profile: str, config_cls: type, seeds: list[int] | None = None) -> ResolvedSpec:
+    """Merge ``defaults`` with ``profiles[profile]``, validate it, and apply a ``--seeds`` override."""
+    if profile not in spec.profiles:
+        raise SpecError(spec.path, "profiles", f"a profile named one of {spec.profile_names()}", profile)
+    merged = deep_merge(spec.defaults, spec.profiles[profile])
+    where = f"profiles.{profile}"
+    raw_seeds = merged.pop("seeds", [0])
+    if not conforms(raw_seeds, list[int]) or not raw_seeds:
+        raise SpecError(spec.path, f"{where}.seeds", "a non-empty list of integers", raw_seeds)
+    config = build_config(config_cls, merged, spec.path, where)
+    chosen = tuple(seeds) if seeds else tuple(raw_seeds)
+    return ResolvedSpec(spec=spec, profile=profile, seeds=chosen, config=config, raw={**merged, "seeds": list(chosen)})
+
+
+def parse_seeds(text: str | None) -> list[int] | None:
+    """Parse ``--seeds`` as ``0,1,2`` or a range ``0-4``."""
+    if text is None or text == "":
+        return None
+    seeds: list[int] = []
+    try:
+        for part in text.split(","):
+            part = part.strip()
+            if "-" in part[1:]:
+                lo, hi = part.split("-", 1) if not part.startswith("-") else (part, part)
+                seeds.extend(range(int(lo), int(hi) + 1))
+            else:
+                seeds.append(int(part))
+    except ValueError:
+        raise FyexpError(f"--seeds: expected integers like '0,1,2' or a range '0-4', got '{text}'") from None
+    return seeds

@@ -1,0 +1,40 @@
+"""A tiny experiment used by the framework tests: each cell squares a number (optionally slowly)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from fyexp.errors import CellFailed, require
+from fyexp.experiments import Experiment, register
+from fyexp.results import Cell
+
+
+@dataclass
+class ToyConfig:
+    values: list[float] = field(default_factory=lambda: [1.0, 2.0])
+    sleep_s: float = 0.0
+    fail_on: float = -1.0
+    mode: str = "square"
+
+    def __post_init__(self):
+        require(self.sleep_s >= 0, "sleep_s", "a number >= 0", self.sleep_s)
+        require(self.mode in ("square", "cube"), "mode", "one of 'square', 'cube'", self.mode)
+
+
+@register
+class Toy(Experiment):
+    name = "toy"
+    Config = ToyConfig
+
+    def cells(self, config, seeds):
+        return [Cell("toy", seed, {"x": v}) for v in config.values for seed in seeds]
+
+    def run_cell(self, config, cell, ctx):
+        time.sleep(config.sleep_s)
+        x = cell.params["x"]
+        if x == config.fail_on:
+            raise CellFailed(f"x={x} is the failing value")
+        power = 2 if config.mode == "square" else 3
+        return [{"metric": "adjusted_mi", "value": x ** power + cell.seed, "paper": "fyvi", "table": "1",
+                 "setting": "synthetic GMM", "paper_row": "Standard EM"}]
