@@ -1,0 +1,1 @@
+"""Probability distributions as ``torch.distributions.Distribution`` subclasses (β-Gaussian, ...)."""

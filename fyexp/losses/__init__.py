@@ -1,0 +1,1 @@
+"""Fenchel-Young losses used as observation models and regularizers."""

@@ -1,0 +1,1 @@
+"""Neural network models (encoders, decoders) shared by the neural experiments."""
