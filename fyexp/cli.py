@@ -172,7 +172,9 @@ def _root(version: bool = typer.Option(False, "--version", callback=version_call
 def main() -> None:
     """Console entry point: user errors print one line and exit 2; Ctrl-C exits 130 with finished cells kept."""
     try:
-        app(standalone_mode=False)
+        code = app(standalone_mode=False)
+        if isinstance(code, int) and code:
+            sys.exit(code)
     except FyexpError as exc:
         err.print(f"error: {exc}", style="bold red", markup=False, highlight=False)
         sys.exit(2)
