@@ -12,10 +12,12 @@ ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONUNBUFFERED=1 \
     FYEXP_DATA_DIR=/data MPLBACKEND=Agg
 RUN python3 -m venv /opt/venv && mkdir -p /data
 WORKDIR /app
+# dependencies first (a cached layer), from pyproject.toml with a stub package; then the code itself
 COPY pyproject.toml README.md ./
-COPY fyexp ./fyexp
-RUN if [ -n "$TORCH_INDEX_URL" ]; then pip install torch torchvision --index-url "$TORCH_INDEX_URL"; fi \
+RUN mkdir -p fyexp && touch fyexp/__init__.py \
+    && if [ -n "$TORCH_INDEX_URL" ]; then pip install torch torchvision --index-url "$TORCH_INDEX_URL"; fi \
     && pip install -e .
+COPY fyexp ./fyexp
 COPY experiments ./experiments
 COPY scripts ./scripts
 VOLUME ["/app/results"]
