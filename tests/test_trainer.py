@@ -1,0 +1,156 @@
+"""The trainer: determinism, resume after an interruption, NaN guard, alternating optimizers, stopping."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+from torch.utils.data import TensorDataset
+
+from fyexp.errors import CellFailed
+from fyexp.train import TrainConfig, Trainer, TrainTask, seed_everything
+
+
+class NoisyRegression(TrainTask):
+    """A two-layer net with dropout, so the global RNG matters as well as the shuffling."""
+
+    def __init__(self, alternate: bool = False, nan_at_epoch: int | None = None):
+        self.model = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.2), nn.Tanh(), nn.Linear(8, 1))
+        self.alternate, self.nan_at_epoch, self.epoch = alternate, nan_at_epoch, 0
+        self.stepped: list[tuple[str, ...]] = []
+
+    def configure_optimizers(self):
+        first, second = self.model[0], self.model[3]
+        return {"first": torch.optim.Adam(first.parameters(), lr=1e-2),
+                "second": torch.optim.Adam(second.parameters(), lr=1e-2)}
+
+    def optimizers_for_epoch(self, epoch):
+        names = (("first",) if epoch % 2 else ("second",)) if self.alternate else ("first", "second")
+        self.stepped.append(names)
+        return names
+
+    def on_epoch_start(self, epoch):
+        self.epoch = epoch
+
+    def loss(self, batch):
+        x, y = batch
+        mse = (self.model(x).squeeze(-1) - y).pow(2).mean()
+        if self.nan_at_epoch is not None and self.epoch >= self.nan_at_epoch:
+            mse = mse * float("nan")
+        return mse, {"mse": mse}
+
+    def validate(self, epoch):
+        return {"weight_norm": float(self.model[0].weight.norm())}
+
+
+def _data(n: int = 96):
+    g = torch.Generator().manual_seed(123)
+    x = torch.randn(n, 4, generator=g)
+    return x, x @ torch.tensor([1.0, -2.0, 0.5, 0.0]) + 0.1 * torch.randn(n, generator=g)
+
+
+def _train(epochs: int, work_dir=None, task_cls=NoisyRegression, data=None, **cfg):
+    seed_everything(7)   # before the model is built, as an experiment does
+    task = task_cls()
+    cfg = {"log_every": 2, **cfg}
+    trainer = Trainer(TrainConfig(epochs=epochs, batch_size=16, seed=7, **cfg), work_dir=work_dir,
+                      label="test/cell")
+    return trainer.fit(task, data if data is not None else _data()), task
+
+
+def _losses(history):
+    return [row["train_loss"] for row in history]
+
+
+def test_same_seed_gives_bitwise_identical_losses():
+    first, _ = _train(3)
+    second, _ = _train(3)
+    assert _losses(first) == _losses(second)
+    assert first[-1]["weight_norm"] == second[-1]["weight_norm"]
+    assert _losses(first)[-1] < _losses(first)[0]
+
+
+def test_tensor_fast_path_and_dataloader_see_the_same_batches_shapes():
+    history, _ = _train(2, data=TensorDataset(*_data()))
+    assert len(history) == 2 and all(torch.isfinite(torch.tensor(_losses(history))))
+
+
+def test_resume_after_interrupt_equals_uninterrupted_run(tmp_path):
+    full, full_task = _train(4)
+
+    class Interrupt(Exception):
+        pass
+
+    class Interrupted(NoisyRegression):
+        def on_epoch_end(self, epoch, metrics):
+            if epoch == 2:
+                raise Interrupt  # like Ctrl-C after the checkpoint of epoch 2
+            return False
+
+    with pytest.raises(Interrupt):
+        _train(4, work_dir=tmp_path, task_cls=Interrupted)
+    assert (tmp_path / "checkpoint.pt").is_file() and (tmp_path / "metrics.csv").is_file()
+    resumed, resumed_task = _train(4, work_dir=tmp_path)   # a fresh process would re-seed and rebuild the same
+    assert _losses(resumed) == _losses(full)
+    for a, b in zip(full_task.model.state_dict().values(), resumed_task.model.state_dict().values()):
+        assert torch.equal(a, b)
+    lines = (tmp_path / "metrics.csv").read_text().strip().splitlines()
+    assert len(lines) == 1 + 4 and lines[0].startswith("epoch,train_loss")
+
+
+def test_finished_run_is_not_retrained(tmp_path):
+    history, _ = _train(2, work_dir=tmp_path)
+
+    class MustNotTrain(NoisyRegression):
+        def loss(self, batch):
+            raise AssertionError("a finished run was retrained")
+
+    again, _ = _train(2, work_dir=tmp_path, task_cls=MustNotTrain)
+    assert _losses(again) == _losses(history)
+
+
+def test_nan_loss_fails_the_cell_naming_run_and_epoch():
+    with pytest.raises(CellFailed, match=r"test/cell: non-finite loss in epoch 2"):
+        _train(3, task_cls=lambda: NoisyRegression(nan_at_epoch=2))
+
+
+def test_nan_gradient_is_caught():
+    class InfGradient(NoisyRegression):
+        def loss(self, batch):
+            x, y = batch
+            out = self.model(x).squeeze(-1)
+            bad = torch.sqrt(out * 0.0)   # finite value 0, infinite derivative at 0
+            return (out - y).pow(2).mean() + bad.mean(), {}
+
+    with pytest.raises(CellFailed, match=r"non-finite gradient in epoch 1"):
+        _train(1, task_cls=InfGradient, log_every=1)
+
+
+def test_alternating_optimizers_step_only_their_parameters():
+    seed_everything(0)
+    task = NoisyRegression(alternate=True)
+    before = [p.detach().clone() for p in task.model.parameters()]
+    Trainer(TrainConfig(epochs=1, batch_size=16)).fit(task, _data())
+    after = list(task.model.parameters())
+    first_changed = not torch.equal(before[0], after[0].detach())
+    second_changed = not torch.equal(before[2], after[2].detach())
+    assert first_changed and not second_changed and task.stepped == [("first",)]
+
+
+def test_epoch_end_callback_can_stop_and_exceptions_propagate():
+    class StopAfterTwo(NoisyRegression):
+        def on_epoch_end(self, epoch, metrics):
+            return epoch == 2
+
+    history, _ = _train(5, task_cls=StopAfterTwo)
+    assert [row["epoch"] for row in history] == [1, 2]
+
+    class Pruned(Exception):
+        pass
+
+    class Prune(NoisyRegression):
+        def on_epoch_end(self, epoch, metrics):
+            raise Pruned
+
+    with pytest.raises(Pruned):
+        _train(2, task_cls=Prune)
