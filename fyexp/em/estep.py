@@ -1,0 +1,149 @@
+r"""E-step strategies for the one EM loop of :class:`fyexp.em.GaussianMixtureEM`.
+
+Each strategy maps the component log-densities :math:`\ell_{nk} = \log \mathcal{N}(x_n; \mu_k, \Sigma_k)` and the
+mixing proportions :math:`\pi` to responsibilities :math:`q_n \in \Delta_K` and to the value of the objective that
+this E-step maximises (a lower bound on the log-likelihood, or the FY evidence lower bound), evaluated at the
+current parameters:
+
+============================  ==========================================  =========================================
+strategy                      :math:`q_n`                                 objective
+============================  ==========================================  =========================================
+:class:`StandardEStep`        softmax(:math:`\log\pi + \ell_n`)            :math:`\sum_n \log \sum_k \pi_k \mathcal{N}_{nk}`
+:class:`HardEStep`            argmax, ties split :math:`1/m` (FYVI App. B)  :math:`\sum_n \max_k \log \pi_k \mathcal{N}_{nk}` (Lücke eq. 46)
+:class:`SparseEStep`          :math:`\rho`-entmax(:math:`\eta(\pi) + \ell_n`) (FYVI eq. 21)  FYELBO :math:`\sum_n \Omega^*(\eta + \ell_n) - N\,\Omega^*(\eta)`
+:class:`TruncatedEStep`       exact posterior on the :math:`C'` largest    :math:`\sum_n \log \sum_{k \in \mathcal{K}_n} \pi_k \mathcal{N}_{nk}` (Lücke eq. 6)
+============================  ==========================================  =========================================
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import torch
+
+from fyexp.maps import tsallis_conjugate, tsallis_entmax, tsallis_log
+
+__all__ = ["EStepResult", "EStep", "StandardEStep", "HardEStep", "SparseEStep", "TruncatedEStep"]
+
+
+@dataclass(frozen=True)
+class EStepResult:
+    """Responsibilities ``resp`` (N, K), rows on the simplex, and the E-step's ``objective`` (a float)."""
+
+    resp: np.ndarray
+    objective: float
+
+
+def _log(weights: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore"):
+        return np.log(weights)
+
+
+def _logsumexp_rows(scores: np.ndarray) -> np.ndarray:
+    """Row-wise :math:`\\log\\sum_k e^{s_{nk}}` of an (N, K) array whose rows have a finite maximum."""
+    top = scores.max(axis=1, keepdims=True)
+    return (top + np.log(np.exp(scores - top).sum(axis=1, keepdims=True)))[:, 0]
+
+
+class EStep(ABC):
+    """Strategy interface: ``e_step(log_density (N, K), weights (K,)) -> EStepResult``."""
+
+    name: str = "e-step"
+
+    @abstractmethod
+    def __call__(self, log_density: np.ndarray, weights: np.ndarray) -> EStepResult:
+        """Responsibilities and objective at the current parameters."""
+
+
+class StandardEStep(EStep):
+    r"""Exact posterior, :math:`\Omega = -H` (FYVI App. B): :math:`q_{nk} \propto \pi_k \mathcal{N}(x_n; \mu_k, \Sigma_k)`."""
+
+    name = "standard"
+
+    def __call__(self, log_density: np.ndarray, weights: np.ndarray) -> EStepResult:
+        joint = log_density + _log(weights)
+        log_evidence = _logsumexp_rows(joint)
+        return EStepResult(np.exp(joint - log_evidence[:, None]), float(log_evidence.sum()))
+
+
+class HardEStep(EStep):
+    r""":math:`\Omega = 0`: :math:`q_n = \operatorname{argmax}_k \pi_k \mathcal{N}_{nk}`, with :math:`1/m` on each of
+    :math:`m` tied maxima (FYVI App. B; classification EM of Celeux & Govaert)."""
+
+    name = "hard"
+
+    def __call__(self, log_density: np.ndarray, weights: np.ndarray) -> EStepResult:
+        joint = log_density + _log(weights)
+        best = joint.max(axis=1, keepdims=True)
+        is_max = (joint == best).astype(float)
+        return EStepResult(is_max / is_max.sum(axis=1, keepdims=True), float(best.sum()))
+
+
+class SparseEStep(EStep):
+    r"""FY E-step with the Tsallis :math:`\rho`-negentropy (FYVI eq. 13, 21).
+
+    :math:`q_n = \rho\text{-entmax}(\eta + \ell_n)` with the prior score :math:`\eta` from the learned :math:`\pi`:
+
+    * ``prior_term="tsallis"``: :math:`\eta_k = \ln_{2-\rho}\pi_k`, equal up to a constant to the
+      :math:`\pi_k^{\rho-1}/(\rho-1)` printed in eq. 21 and the exact minimiser of eq. 15 — with it, EM is
+      coordinate descent on the FY free energy (eq. 12) and the objective never decreases;
+    * ``prior_term="log"``: :math:`\eta_k = \log\pi_k`, what the authors' code adds (see anchors); the objective is
+      still reported, without that guarantee for :math:`\rho \ne 1`.
+
+    The objective is the FY evidence lower bound :math:`-\sum_n F(q_n, \eta; x_n) =
+    \sum_n \Omega_\rho^*(\eta + \ell_n) - N\,\Omega_\rho^*(\eta)` at the optimal :math:`q_n`; at :math:`\rho = 1`
+    it is the log-likelihood.
+    """
+
+    name = "sparse"
+
+    def __init__(self, rho: float, prior_term: Literal["log", "tsallis"] = "tsallis"):
+        if not rho > 0:
+            raise ValueError(f"rho must be > 0, got {rho!r}")
+        if prior_term not in ("log", "tsallis"):
+            raise ValueError(f"prior_term must be 'log' or 'tsallis', got {prior_term!r}")
+        self.rho, self.prior_term = float(rho), prior_term
+
+    def prior_score(self, weights: np.ndarray) -> np.ndarray:
+        r""":math:`\eta(\pi)`, shape (K,)."""
+        if self.prior_term == "log":
+            return _log(weights)
+        with np.errstate(divide="ignore"):
+            return tsallis_log(torch.from_numpy(weights), self.rho).numpy()
+
+    def __call__(self, log_density: np.ndarray, weights: np.ndarray) -> EStepResult:
+        eta = torch.from_numpy(self.prior_score(weights))
+        scores = torch.from_numpy(log_density) + eta
+        resp = tsallis_entmax(scores, self.rho, dim=-1)
+        fy_elbo = tsallis_conjugate(scores, self.rho, p=resp).sum() - scores.shape[0] * tsallis_conjugate(eta, self.rho)
+        return EStepResult(resp.numpy(), float(fy_elbo))
+
+
+class TruncatedEStep(EStep):
+    r"""Truncated variational E-step (Lücke 2019, Alg. 2, Prop. 7).
+
+    :math:`\mathcal{K}_n` holds the ``n_active`` :math:`= C'` components with the largest joint
+    :math:`\pi_k \mathcal{N}_{nk}`, and :math:`q_n` is the exact posterior renormalised on it (eq. 3).  The
+    objective is the truncated free energy (eq. 6); TV-EM never decreases it.  :math:`C' = 1` is hard EM
+    (Prop. 8, up to ties), :math:`C' = K` standard EM.
+    """
+
+    name = "truncated"
+
+    def __init__(self, n_active: int):
+        if n_active < 1:
+            raise ValueError(f"n_active (C') must be >= 1, got {n_active!r}")
+        self.n_active = int(n_active)
+
+    def __call__(self, log_density: np.ndarray, weights: np.ndarray) -> EStepResult:
+        joint = log_density + _log(weights)
+        n_components = joint.shape[1]
+        if self.n_active < n_components:
+            dropped = np.argpartition(joint, n_components - self.n_active, axis=1)[:, : n_components - self.n_active]
+            joint = joint.copy()
+            np.put_along_axis(joint, dropped, -np.inf, axis=1)
+        log_free = _logsumexp_rows(joint)
+        return EStepResult(np.exp(joint - log_free[:, None]), float(log_free.sum()))
