@@ -18,7 +18,8 @@ The maximiser has the closed form (FYVI eq. 10; Peters et al. 2019)
 
 with the threshold :math:`\tau` fixed by :math:`\sum_k p_k = 1`.  For :math:`\rho > 1` some :math:`p_k` may be exactly
 zero (sparsemax at :math:`\rho = 2`); for :math:`\rho < 1` the exponent is negative, every :math:`p_k > 0` and the map
-is *denser* than softmax (the limit :math:`\rho \to 0` is the uniform distribution).  In the scaled, max-shifted
+is *denser* than softmax (as :math:`\rho \to 0`, :math:`\Omega_\rho` tends, up to a constant, to the
+log-barrier :math:`-\sum_k \log p_k`).  In the scaled, max-shifted
 variable :math:`u = (\rho-1)(\theta - \max\theta)`, :math:`\tau` lies between
 :math:`\tau_a = -1` (where the largest term alone is 1, so the sum is :math:`\ge 1`) and
 :math:`\tau_b = -K^{1-\rho}` (where every term is :math:`\le 1/K`, so the sum is :math:`\le 1`), for any
@@ -93,8 +94,10 @@ def tsallis_bisect(scores: Tensor, rho: float, dim: int = -1, tol: float | None 
     Works for every :math:`\rho > 0`, :math:`\rho \ne 1`, including :math:`\rho < 1`.  The bracket on the scaled
     threshold (module docstring) has width :math:`|1 - K^{1-\rho}|`; it is halved until it is at most ``tol``
     (default :math:`8\,\varepsilon` of the dtype, i.e. about 1.8e-15 in float64, 9.5e-7 in float32) or
-    ``max_iter`` times, and the result is renormalised to sum to one.  The error in :math:`p` is then of the order
-    of ``tol`` times :math:`\max_k |\partial p_k / \partial \tau| \le \max(1, 1/|\rho-1|)`.
+    ``max_iter`` times, and the result is renormalised to sum to one.  For :math:`\rho \le 2` the error in
+    :math:`p` is then of order ``tol``:math:`/|\rho - 1|`; for :math:`\rho > 2`, :math:`p_k` is only Hölder
+    continuous in :math:`\tau` at the edge of the support, so entries near zero can be off by up to
+    ``tol``:math:`^{1/(\rho-1)}`.
 
     Parameters
     ----------

@@ -1,0 +1,74 @@
+"""The gmm-clustering experiment: its data (FYVI App. B), config validation, and an end-to-end quick run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from fyexp.cli import app
+from fyexp.data.gmm_blobs import BlobsSpec, make_gmm_blobs
+from fyexp.errors import ConfigValueError
+from fyexp.experiments.gmm_clustering import GMMClusteringConfig, clustering_scores
+
+EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
+CENTERS = [[0, 0], [1, 1], [1, -1], [-1, -1]]
+
+
+def test_blobs_as_the_authors_generate_them():
+    data = make_gmm_blobs(BlobsSpec.from_lists(CENTERS, [0.5, 0.7, 0.9, 0.11]))
+    assert data.X.shape == (1100, 2) and data.inliers.sum() == 1000
+    assert np.bincount(data.labels[data.inliers]).tolist() == [250] * 4
+    outliers = data.X[~data.inliers]
+    assert (np.abs(outliers) <= 3).all()
+    np.testing.assert_array_equal(outliers, outliers.astype(np.float32))  # drawn in float32
+    # the tight blob (std 0.11 around (-1, -1)) has the spread it was asked for
+    assert abs(data.X[data.labels == 3].std(axis=0).mean() - 0.11) < 0.02
+    again = make_gmm_blobs(BlobsSpec.from_lists(CENTERS, [0.5, 0.7, 0.9, 0.11]))
+    np.testing.assert_array_equal(again.X, data.X)
+
+
+def test_variance_reading_takes_square_roots():
+    spec = BlobsSpec.from_lists(CENTERS, [0.11, 0.5, 0.7, 0.9], spread_kind="variance")
+    np.testing.assert_allclose(spec.stds ** 2, [0.11, 0.5, 0.7, 0.9])
+    np.testing.assert_allclose(spec.true_covariances[0], 0.11 * np.eye(2))
+
+
+def test_perfect_clustering_scores_one():
+    rng = np.random.default_rng(0)
+    X = np.concatenate([rng.normal(c, 0.1, size=(20, 2)) for c in ([0, 0], [5, 5])])
+    truth = np.repeat([0, 1], 20)
+    scores = clustering_scores(X, truth, 1 - truth)  # a relabelling is still perfect
+    assert scores["adjusted_mi"] == pytest.approx(1.0) and scores["adjusted_ri"] == pytest.approx(1.0)
+    assert scores["silhouette_score"] > 0.9
+
+
+@pytest.mark.parametrize("bad", [{"truncated_active": [5]}, {"sweep_rhos": [0.0]}, {"spread": [0.5]},
+                                 {"n_iter": 0}])
+def test_config_rejects_bad_values(bad):
+    with pytest.raises(ConfigValueError):
+        GMMClusteringConfig(**bad)
+
+
+def test_quick_profile_end_to_end(tmp_path):
+    runner = CliRunner()
+    common = ["--results-dir", str(tmp_path), "--experiments-dir", str(EXPERIMENTS)]
+    result = runner.invoke(app, ["run", "gmm-clustering", "--profile", "quick", "--no-progress", *common])
+    assert result.exit_code == 0, result.output
+    frame = pd.read_csv(tmp_path / "gmm-clustering" / "results.csv")
+    assert set(frame["method"]) == {"standard", "hard", "sparse", "truncated", "sklearn"}
+    assert (frame["status"] == "ok").all()
+    published = frame.dropna(subset=["paper_row"])
+    assert set(published["paper_row"]) == {"Standard EM", "Hard EM", "Sparse EM"}
+    assert set(published["metric"]) == {"adjusted_mi", "adjusted_ri", "silhouette_score"}
+    zeros = frame[(frame["metric"] == "estep_zeros")]
+    assert (zeros[zeros["method"] == "hard"]["value"] == 3).all()  # K − 1 zeros per sample
+    assert (zeros[zeros["method"] == "truncated"]["value"] == 2).all()  # K − C′
+    report = runner.invoke(app, ["report", "gmm-clustering", *common])
+    assert report.exit_code == 0, report.output
+    figures = tmp_path / "gmm-clustering" / "figures"
+    assert (figures / "fyvi-figure1-quick.png").is_file() and (figures / "fyvi-figure2-quick.png").is_file()
+    assert (tmp_path / "gmm-clustering" / "tables" / "fyvi-table1-quick.md").is_file()
