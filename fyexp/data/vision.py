@@ -1,0 +1,58 @@
+"""MNIST-like image sets (MNIST, Fashion-MNIST) as flat gray-level tensors, read with torchvision.
+
+Gray levels are torchvision's ``ToTensor`` values, uint8 / 255 ∈ [0, 1]; an image is a row of 784 floats.
+The training split is cut into the first ``n_train`` images for training and the last ``n_valid`` for
+validation (the FY β-VAE protocol: 55,000 / 5,000).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from fyexp.errors import FyexpError
+
+DATASETS = ("MNIST", "FashionMNIST")
+DEFAULT_DOWNLOAD_ROOT = Path.home() / ".cache" / "fyexp" / "data"
+
+
+@dataclass(frozen=True)
+class ImageSplits:
+    """Flat images, float32 in [0, 1], shape (N, 784) each."""
+
+    train: torch.Tensor
+    valid: torch.Tensor
+    test: torch.Tensor
+
+
+@functools.lru_cache(maxsize=4)
+def load_images(name: str, data_dir: str | None, train: bool) -> torch.Tensor:
+    """All images of one split of ``name`` as a (N, 784) float32 tensor in [0, 1].
+
+    Reads ``<data_dir>/<name>/raw`` (torchvision's layout) without downloading; with ``data_dir=None``
+    downloads into ``~/.cache/fyexp/data``.  A missing data set raises :class:`FyexpError`.
+    """
+    import torchvision
+
+    if name not in DATASETS:
+        raise FyexpError(f"unknown image data set '{name}' (known: {', '.join(DATASETS)})")
+    root = Path(data_dir) if data_dir is not None else DEFAULT_DOWNLOAD_ROOT
+    try:
+        dataset = getattr(torchvision.datasets, name)(root=str(root), train=train, download=data_dir is None)
+    except RuntimeError as exc:
+        raise FyexpError(f"{name} not found under {root / name / 'raw'} (torchvision's layout expected; "
+                         f"pass --data-dir or FYEXP_DATA_DIR): {exc}") from None
+    return dataset.data.reshape(len(dataset.data), -1).to(torch.float32) / 255.0
+
+
+def image_splits(name: str, data_dir: Path | str | None, n_train: int, n_valid: int,
+                 n_test: int | None = None) -> ImageSplits:
+    """First ``n_train`` training images, the last ``n_valid`` as validation, the first ``n_test`` test images."""
+    full = load_images(name, None if data_dir is None else str(data_dir), True)
+    test = load_images(name, None if data_dir is None else str(data_dir), False)
+    if n_train + n_valid > len(full):
+        raise FyexpError(f"{name}: n_train + n_valid = {n_train + n_valid} exceeds the {len(full)} training images")
+    return ImageSplits(train=full[:n_train], valid=full[len(full) - n_valid:], test=test[:n_test])
