@@ -32,6 +32,7 @@ import torch
 from sklearn import metrics
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.mixture import GaussianMixture
+from threadpoolctl import threadpool_limits
 
 from fyexp.data.gmm_blobs import BlobsData, BlobsSpec, make_gmm_blobs
 from fyexp.em import (EStep, GaussianMixtureEM, HardEStep, MixtureParams, SparseEStep, StandardEStep,
@@ -104,12 +105,13 @@ def _data(spec: BlobsSpec) -> BlobsData:
 
 
 @contextlib.contextmanager
-def single_threaded_torch():
-    """Run tiny (N×K) torch maps on one thread: thread start-up costs more than it saves at this size."""
+def single_threaded():
+    """Run torch and BLAS on one thread: at these sizes (1,100 × 4) threads cost more than they save."""
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        yield
+        with threadpool_limits(1):
+            yield
     finally:
         torch.set_num_threads(threads)
 
@@ -161,10 +163,11 @@ class GMMClustering(Experiment):
 
     def run_cell(self, config: GMMClusteringConfig, cell: Cell, ctx) -> list[dict]:
         data = _data(config.blobs)
-        if cell.method == "sklearn":
-            params, resp, objective = self._fit_sklearn(config, data, cell.seed)
-        else:
-            params, resp, objective = self._fit_em(config, data, cell, ctx)
+        with single_threaded():
+            if cell.method == "sklearn":
+                params, resp, objective = self._fit_sklearn(config, data, cell.seed)
+            else:
+                params, resp, objective = self._fit_em(config, data, cell, ctx)
         if not (np.isfinite(objective).all() and np.isfinite(params.means).all()):
             raise CellFailed(f"{cell.key}: EM produced a non-finite objective or mean")
         inliers = data.inliers
@@ -184,8 +187,7 @@ class GMMClustering(Experiment):
         init = authors_torch_init(cell.seed, config.n_components, data.X.shape[1], skip=skip)
         advance = ctx.subtask(cell.key, config.n_iter)
         em = GaussianMixtureEM(_e_step(config, cell), n_iter=config.n_iter, reg_covar=config.reg_covar)
-        with single_threaded_torch():
-            result = em.fit(data.X, init, callback=lambda _: advance())
+        result = em.fit(data.X, init, callback=lambda _: advance())
         return result.params, result.resp, result.objective
 
     @staticmethod

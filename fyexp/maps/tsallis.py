@@ -66,12 +66,14 @@ class _TsallisBisect(torch.autograd.Function):
         tau_a = torch.full_like(u.narrow(dim, 0, 1), -1.0)  # sum of the terms >= 1 here
         width = 1.0 - k ** (1.0 - rho)  # tau_b - tau_a; negative when rho < 1
         n_halvings = min(max_iter, max(1, math.ceil(math.log2(max(abs(width), tol) / tol))))
-        for _ in range(n_halvings):
+        p, tau_m, total = torch.empty_like(u), torch.empty_like(tau_a), torch.empty_like(tau_a)
+        for _ in range(n_halvings):  # in place: at EM sizes (N x 4) allocation costs as much as the pow
             width /= 2.0
-            tau_m = tau_a + width
-            p = torch.clamp(u - tau_m, min=0.0) ** exponent
+            torch.add(tau_a, width, out=tau_m)
+            torch.sub(u, tau_m, out=p).clamp_(min=0.0).pow_(exponent)
+            torch.sum(p, dim=dim, keepdim=True, out=total)
             # keep tau_a on the side where the sum is >= 1 (the sum is monotone in tau)
-            tau_a = torch.where(p.sum(dim=dim, keepdim=True) >= 1.0, tau_m, tau_a)
+            tau_a = torch.where(total >= 1.0, tau_m, tau_a)
         p = torch.clamp(u - (tau_a + width / 2.0), min=0.0) ** exponent
         p = p / p.sum(dim=dim, keepdim=True)
         ctx.save_for_backward(p)
