@@ -76,7 +76,7 @@ def compare(summary: pd.DataFrame, paper: str, table: str, profile: str) -> Comp
     merged["agrees"] = (merged["mean"] - merged["paper_value"]).abs() <= tol + 1e-12
     # keep the paper's row order, ours-only rows after
     order = {key: i for i, key in enumerate(zip(ref["setting"], ref["paper_row"]))}
-    merged["_order"] = [order.get((s, r), len(order) + i) for i, (s, r) in enumerate(zip(merged["setting"], merged["paper_row"]))]
+    merged["_order"] = [order.get((s, r), len(ref) + i) for i, (s, r) in enumerate(zip(merged["setting"], merged["paper_row"]))]
     merged = merged.sort_values("_order", kind="stable").drop(columns="_order").reset_index(drop=True)
     return ComparedTable(paper=paper, table=str(table), profile=profile, cells=merged)
 
