@@ -1,0 +1,219 @@
+"""Optuna studies that resume, survive ``kill -9`` and share one trial budget between worker processes.
+
+A study lives in an SQLAlchemy database (SQLite under the experiment's results folder by default, any URL —
+e.g. PostgreSQL — for workers on several machines) and is opened with ``load_if_exists=True``, so rerunning
+the same command continues it.  Three mechanisms make it robust:
+
+* **heartbeats** — every running trial refreshes a heartbeat; a trial whose process died (``kill -9``,
+  a lost machine) is marked FAIL once its heartbeat is ``grace_period`` seconds old, by whichever worker
+  starts a trial next, and optuna's ``RetryHeartbeatStaleTrialCallback`` (``RetryFailedTrialCallback``
+  before optuna 4.9) re-queues it with the same parameters (``retry_root`` names the original, so its checkpoints can be resumed);
+* **an exact shared budget** — ``run_study(study, objective, budget=N)`` stops when the study holds N
+  counted trials (complete, pruned, running, waiting, or failed by its objective), whatever the number of
+  workers: after a worker draws a trial number it checks that fewer than N counted trials precede it, and
+  otherwise marks that draw FAIL with user attribute ``surplus`` and stops (at most one such draw per
+  worker, no parameters sampled, never counted or retried);
+* **SQLite under several processes** — a connect timeout, so concurrent writers wait instead of failing.
+
+The search itself is TPE (with the constant liar, which keeps concurrent workers from proposing the same
+point) and the median pruner on the per-epoch values an objective reports.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import optuna
+import sqlalchemy
+import yaml
+from optuna.storages import RDBStorage
+from optuna.trial import FrozenTrial, Trial, TrialState
+
+from fyexp.results import atomic_write_text
+
+STUDY_DB = "study.db"
+COUNTED_STATES = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.RUNNING, TrialState.WAITING)
+
+
+@dataclass(frozen=True)
+class StudyOptions:
+    """How a study is stored and searched.
+
+    ``heartbeat_interval`` / ``grace_period`` (seconds) decide how soon a dead worker's trial is retried;
+    ``max_retry`` bounds the retries of one trial; ``n_startup_trials`` random trials precede TPE, and the
+    median pruner waits for ``n_startup_trials`` finished trials and ``n_warmup_steps`` epochs.
+    """
+
+    direction: str = "minimize"
+    seed: int = 0
+    heartbeat_interval: int = 30
+    grace_period: int = 120
+    max_retry: int = 3
+    n_startup_trials: int = 10
+    n_warmup_steps: int = 5
+    connect_timeout_s: float = 60.0
+
+
+def default_storage_url(folder: Path) -> str:
+    """``sqlite:///<folder>/study.db`` (the folder is created)."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{(folder / STUDY_DB).resolve()}"
+
+
+def make_storage(url: str, options: StudyOptions = StudyOptions()) -> RDBStorage:
+    """An RDB storage with heartbeats, retry of dead workers' trials, and a connect timeout for SQLite."""
+    if url.startswith("sqlite"):
+        engine_kwargs: dict[str, Any] = {"connect_args": {"timeout": options.connect_timeout_s}}
+    else:
+        engine_kwargs = {"pool_pre_ping": True}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        if hasattr(optuna.storages, "RetryHeartbeatStaleTrialCallback"):  # optuna >= 4.9
+            retry = {"heartbeat_stale_trial_callback":
+                     optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=options.max_retry)}
+        else:
+            retry = {"failed_trial_callback": optuna.storages.RetryFailedTrialCallback(max_retry=options.max_retry)}
+        for attempt in range(5):  # two workers creating the same fresh database race on its tables
+            try:
+                return RDBStorage(url, engine_kwargs=engine_kwargs, heartbeat_interval=options.heartbeat_interval,
+                                  grace_period=options.grace_period, **retry)
+            except sqlalchemy.exc.OperationalError:
+                if attempt == 4:
+                    raise
+                time.sleep(0.5 * (attempt + 1))
+
+
+def open_study(name: str, storage: str | RDBStorage, options: StudyOptions = StudyOptions()) -> optuna.Study:
+    """Create the study ``name`` or load it if it exists (TPE with constant liar, median pruner).
+
+    The sampler's seed is offset by the number of trials already in the study, so that a resumed or
+    concurrent worker does not replay the same random start-up points.
+    """
+    if isinstance(storage, str):
+        storage = make_storage(storage, options)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        pruner = optuna.pruners.MedianPruner(n_startup_trials=options.n_startup_trials,
+                                             n_warmup_steps=options.n_warmup_steps)
+        study = optuna.create_study(study_name=name, storage=storage, direction=options.direction,
+                                    pruner=pruner, load_if_exists=True)
+        offset = len(study.get_trials(deepcopy=False))
+        study.sampler = optuna.samplers.TPESampler(seed=options.seed + 7919 * offset, constant_liar=True,
+                                                   n_startup_trials=options.n_startup_trials)
+    return study
+
+
+def retry_root(trial: Trial | FrozenTrial) -> int:
+    """The number of the first trial of a retry series (the trial's own number if it is not a retry)."""
+    if not isinstance(trial, FrozenTrial):
+        trial = next(t for t in trial.study.get_trials(deepcopy=False) if t.number == trial.number)
+    history = trial.system_attrs.get("retry_history", [])
+    return history[0] if history else trial.number
+
+
+def _counted(trial: FrozenTrial) -> bool:
+    return trial.state in COUNTED_STATES or (trial.state == TrialState.FAIL and "error" in trial.user_attrs)
+
+
+def counted_trials(study: optuna.Study) -> int:
+    """Trials that use up the budget: finished, running, waiting, or failed by their objective."""
+    return sum(_counted(t) for t in study.get_trials(deepcopy=False))
+
+
+class _Surplus(Exception):
+    """A trial drawn after the budget was used up (concurrent workers); recorded FAIL, never retried."""
+
+
+def run_study(study: optuna.Study, objective: Callable[[Trial], float], *, budget: int | None = None,
+              n_trials: int | None = None, timeout: float | None = None,
+              on_trial_end: Callable[[optuna.Study], None] | None = None) -> int:
+    """Run trials of ``objective`` one at a time until the budget, ``n_trials`` or ``timeout`` says stop.
+
+    Parameters
+    ----------
+    budget : int, optional
+        Total counted trials the study should hold (shared by all workers and reruns).
+    n_trials : int, optional
+        At most this many trials in this call (this process), whatever the study holds.
+    timeout : float, optional
+        Start no trial after this many seconds.
+    on_trial_end : callable, optional
+        Called after every trial (e.g. to rewrite a best-parameters file).
+
+    Returns
+    -------
+    The number of trials this call ran (complete, pruned or failed by their objective).
+    """
+    if budget is None and n_trials is None and timeout is None:
+        raise ValueError("run_study needs a budget, n_trials or a timeout")
+    start, ran, stop = time.monotonic(), 0, False
+
+    def guarded(trial: Trial) -> float:
+        nonlocal stop
+        if budget is not None:
+            earlier = study.get_trials(deepcopy=False)
+            if sum(_counted(t) for t in earlier if t.number < trial.number) >= budget:
+                trial.set_user_attr("surplus", True)
+                stop = True
+                raise _Surplus(f"trial {trial.number}: the budget of {budget} trials is used up")
+        try:
+            return objective(trial)
+        except optuna.TrialPruned:
+            raise
+        except Exception as exc:  # recorded on the trial, counted, not retried
+            trial.set_user_attr("error", f"{type(exc).__name__}: {exc}"[:500])
+            raise
+
+    while not stop:
+        if n_trials is not None and ran >= n_trials:
+            break
+        if timeout is not None and time.monotonic() - start >= timeout:
+            break
+        if budget is not None and counted_trials(study) >= budget:
+            break
+        study.optimize(guarded, n_trials=1, catch=(Exception,), gc_after_trial=False, show_progress_bar=False)
+        if not stop:
+            ran += 1
+            if on_trial_end is not None:
+                on_trial_end(study)
+    return ran
+
+
+def study_summary(study: optuna.Study) -> dict:
+    """Counts by state, and the best trial's number, value and parameters (None before the first completes)."""
+    trials = study.get_trials(deepcopy=False)
+    counts = {state.name.lower(): sum(t.state == state for t in trials) for state in TrialState}
+    completed = [t for t in trials if t.state == TrialState.COMPLETE and t.value is not None and math.isfinite(t.value)]
+    best = min(completed, key=lambda t: t.value) if study.direction == optuna.study.StudyDirection.MINIMIZE and completed \
+        else (max(completed, key=lambda t: t.value) if completed else None)
+    return {"study": study.study_name, "trials": counts,
+            "best_trial": None if best is None else best.number,
+            "best_value": None if best is None else float(best.value),
+            "params": None if best is None else dict(best.params)}
+
+
+def write_best_params(study: optuna.Study, path: Path, extra: dict | None = None) -> dict:
+    """Write :func:`study_summary` (plus ``extra``) to ``path`` as YAML, atomically; return it."""
+    summary = {**study_summary(study), **(extra or {})}
+    atomic_write_text(Path(path), yaml.safe_dump(summary, sort_keys=False))
+    return summary
+
+
+def read_best_params(path: Path) -> dict:
+    """The ``params`` of a best-parameters file written by :func:`write_best_params`."""
+    data = yaml.safe_load(Path(path).read_text())
+    if not data or not data.get("params"):
+        raise ValueError(f"{path}: no completed trial yet")
+    return dict(data["params"])
+
+
+def trials_frame(storage: str, name: str):
+    """All trials of a stored study as a DataFrame (``number``, ``value``, ``state``, ``params_*``)."""
+    study = optuna.load_study(study_name=name, storage=storage)
+    return study.trials_dataframe(attrs=("number", "value", "state", "params", "datetime_complete"))

@@ -1,0 +1,149 @@
+"""fyexp.tuning: resuming after kill -9 and several workers on one study lose and duplicate no trial.
+
+The workers are this file run as a script (``python tests/test_tuning.py URL NAME BUDGET LOG SLEEP``); each
+objective evaluation that completes appends the number of its retry series' first trial to LOG.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve()
+
+
+def _worker(url: str, name: str, budget: int, log: Path, sleep: float, workers: int = 1):
+    args = [sys.executable, str(HERE), url, name, str(budget), str(log), str(sleep)]
+    env = {**os.environ, "PYTHONPATH": str(HERE.parents[1])}
+    return [subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for _ in range(workers)]
+
+
+def _wait(procs, timeout=120):
+    for p in procs:
+        _, err = p.communicate(timeout=timeout)
+        assert p.returncode == 0, err.decode()[-2000:]
+
+
+def _load(url, name):
+    import optuna
+
+    return optuna.load_study(study_name=name, storage=url)
+
+
+def _check_exact(url, name, budget, log):
+    from optuna.trial import TrialState
+
+    from fyexp.tuning import retry_root
+
+    trials = _load(url, name).get_trials()
+    complete = [t for t in trials if t.state == TrialState.COMPLETE]
+    assert len(complete) == budget, [(t.number, t.state.name, t.user_attrs) for t in trials]
+    roots = [int(line) for line in log.read_text().split()]
+    assert sorted(roots) == sorted(retry_root(t) for t in complete)  # each evaluation recorded once
+    assert len(set(roots)) == len(roots) == budget  # no parameter set evaluated twice
+    for t in trials:  # every other trial is a dead worker's (retried) or a surplus draw (no parameters)
+        if t.state == TrialState.FAIL:
+            assert t.user_attrs.get("surplus") or any(retry_root(c) == t.number for c in complete)
+            if t.user_attrs.get("surplus"):
+                assert not t.params
+    return trials
+
+
+def test_budget_is_exact_in_one_process(tmp_path):
+    import optuna
+
+    from fyexp.tuning import StudyOptions, counted_trials, default_storage_url, open_study, run_study
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    url = default_storage_url(tmp_path)
+    study = open_study("s", url, StudyOptions(n_startup_trials=2))
+    assert run_study(study, lambda t: t.suggest_float("x", 0, 1) ** 2, budget=4) == 4
+    again = open_study("s", url, StudyOptions(n_startup_trials=2))  # a rerun continues: nothing left to do
+    assert run_study(again, lambda t: t.suggest_float("x", 0, 1) ** 2, budget=4) == 0
+    assert run_study(again, lambda t: t.suggest_float("x", 0, 1) ** 2, budget=6) == 2
+    assert run_study(again, lambda t: t.suggest_float("x", 0, 1) ** 2, n_trials=1) == 1
+    assert counted_trials(again) == 7
+
+
+def test_failed_objective_is_recorded_and_counted(tmp_path):
+    import optuna
+
+    from fyexp.tuning import StudyOptions, default_storage_url, open_study, run_study, study_summary
+
+    optuna.logging.set_verbosity(optuna.logging.ERROR)
+    study = open_study("f", default_storage_url(tmp_path), StudyOptions(n_startup_trials=1))
+
+    def objective(trial):
+        x = trial.suggest_float("x", 0, 1)
+        if trial.number == 1:
+            raise FloatingPointError("NaN loss")
+        return x
+
+    assert run_study(study, objective, budget=3) == 3
+    summary = study_summary(study)
+    assert summary["trials"]["complete"] == 2 and summary["trials"]["fail"] == 1
+    assert "NaN loss" in study.trials[1].user_attrs["error"]
+
+
+def test_kill_minus_nine_then_resume_loses_and_duplicates_nothing(tmp_path):
+    from fyexp.tuning import default_storage_url
+
+    url, log = default_storage_url(tmp_path), tmp_path / "log.txt"
+    log.touch()
+    (proc,) = _worker(url, "k", 5, log, 0.25)
+    deadline = time.time() + 60
+    while len(log.read_text().split()) < 2 and time.time() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.2)  # inside the third trial
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    killed = len(log.read_text().split())
+    assert killed < 5
+    time.sleep(3.5)  # past the grace period: the dead trial's heartbeat is stale
+    _wait(_worker(url, "k", 5, log, 0.05))
+    trials = _check_exact(url, "k", 5, log)
+    assert any(t.state.name == "FAIL" and not t.user_attrs.get("surplus") for t in trials)  # the killed one, retried
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_two_workers_share_one_budget(tmp_path, backend):
+    from fyexp.tuning import default_storage_url
+
+    if backend == "postgresql":
+        url = os.environ.get("FYEXP_TEST_POSTGRES_URL")
+        if not url:
+            pytest.skip("FYEXP_TEST_POSTGRES_URL is not set (scripts/ci_postgres.sh starts a throw-away server)")
+        name = f"two-{os.getpid()}-{time.time_ns()}"
+    else:
+        url, name = default_storage_url(tmp_path), "two"
+    log = tmp_path / "log.txt"
+    log.touch()
+    _wait(_worker(url, name, 8, log, 0.02, workers=2))
+    _check_exact(url, name, 8, log)
+
+
+if __name__ == "__main__":
+    import optuna
+
+    from fyexp.tuning import StudyOptions, open_study, retry_root, run_study
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    url, name, budget, log, sleep = sys.argv[1], sys.argv[2], int(sys.argv[3]), Path(sys.argv[4]), float(sys.argv[5])
+    study = open_study(name, url, StudyOptions(heartbeat_interval=1, grace_period=3, n_startup_trials=2))
+
+    def objective(trial):
+        x = trial.suggest_float("x", -3.0, 3.0)
+        for step in range(3):
+            time.sleep(sleep)
+            trial.report(x * x, step)
+        with open(log, "a") as handle:
+            handle.write(f"{retry_root(trial)}\n")
+        return (x - 1.0) ** 2
+
+    run_study(study, objective, budget=budget)
