@@ -5,14 +5,14 @@ mixing proportions :math:`\pi` to responsibilities :math:`q_n \in \Delta_K` and 
 this E-step maximises (a lower bound on the log-likelihood, or the FY evidence lower bound), evaluated at the
 current parameters:
 
-============================  ==========================================  =========================================
-strategy                      :math:`q_n`                                 objective
-============================  ==========================================  =========================================
-:class:`StandardEStep`        softmax(:math:`\log\pi + \ell_n`)            :math:`\sum_n \log \sum_k \pi_k \mathcal{N}_{nk}`
-:class:`HardEStep`            argmax, ties split :math:`1/m` (FYVI App. B)  :math:`\sum_n \max_k \log \pi_k \mathcal{N}_{nk}` (Lücke eq. 46)
-:class:`SparseEStep`          :math:`\rho`-entmax(:math:`\eta(\pi) + \ell_n`) (FYVI eq. 21)  FYELBO :math:`\sum_n \Omega^*(\eta + \ell_n) - N\,\Omega^*(\eta)`
-:class:`TruncatedEStep`       exact posterior on the :math:`C'` largest    :math:`\sum_n \log \sum_{k \in \mathcal{K}_n} \pi_k \mathcal{N}_{nk}` (Lücke eq. 6)
-============================  ==========================================  =========================================
+* :class:`StandardEStep` — :math:`q_n = \operatorname{softmax}(\log\pi + \ell_n)`; objective the log-likelihood
+  :math:`\sum_n \log \sum_k \pi_k \mathcal{N}_{nk}`.
+* :class:`HardEStep` — :math:`q_n = \operatorname{argmax}(\log\pi + \ell_n)`, ties split :math:`1/m` (FYVI App. B);
+  objective :math:`\sum_n \max_k \log \pi_k \mathcal{N}_{nk}` (Lücke eq. 46).
+* :class:`SparseEStep` — :math:`q_n = \rho\text{-entmax}(\eta(\pi) + \ell_n)` (FYVI eq. 21); objective the FY
+  evidence lower bound :math:`\sum_n \Omega_\rho^*(\eta + \ell_n) - N\,\Omega_\rho^*(\eta)`.
+* :class:`TruncatedEStep` — exact posterior renormalised on the :math:`C'` largest joints (Lücke Alg. 2); objective
+  the truncated free energy :math:`\sum_n \log \sum_{k \in \mathcal{K}_n} \pi_k \mathcal{N}_{nk}` (Lücke eq. 6).
 """
 
 from __future__ import annotations

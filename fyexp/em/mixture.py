@@ -8,13 +8,14 @@ same for every strategy, as in FYVI App. B.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
 from fyexp.em.estep import EStep
 from fyexp.em.gaussian import MixtureParams, gaussian_m_step, log_gaussian_density
 
-__all__ = ["EMResult", "GaussianMixtureEM"]
+__all__ = ["EMResult", "GaussianMixtureEM", "zeros_per_sample"]
 
 
 @dataclass(frozen=True)
@@ -46,8 +47,13 @@ class EMResult:
 
     @property
     def zeros_per_sample(self) -> float:
-        """E-step sparsity: the average number of exactly-zero responsibilities per sample (FYVI Fig. 2)."""
-        return float((self.resp == 0).sum(axis=1).mean())
+        """E-step sparsity of the last E-step, see :func:`zeros_per_sample`."""
+        return zeros_per_sample(self.resp)
+
+
+def zeros_per_sample(resp: np.ndarray) -> float:
+    """E-step sparsity (FYVI Fig. 2): the average number of exactly-zero responsibilities per sample of (N, K)."""
+    return float((resp == 0).sum(axis=1).mean())
 
 
 class GaussianMixtureEM:
@@ -72,7 +78,7 @@ class GaussianMixtureEM:
             raise ValueError(f"reg_covar must be >= 0, got {reg_covar!r}")
         self.e_step, self.n_iter, self.reg_covar, self.tol = e_step, n_iter, reg_covar, tol
 
-    def fit(self, X: np.ndarray, init: MixtureParams, callback=None) -> EMResult:
+    def fit(self, X: np.ndarray, init: MixtureParams, callback: Callable[[int], None] | None = None) -> EMResult:
         """Run EM from ``init`` on data ``X`` of shape (N, d); ``callback(iteration)`` after each iteration."""
         X = np.asarray(X, dtype=np.float64)
         params = MixtureParams(*(np.asarray(a, dtype=np.float64) for a in (init.weights, init.means, init.covariances)))

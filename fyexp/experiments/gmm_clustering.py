@@ -18,6 +18,7 @@ figures.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import json
 import math
@@ -36,7 +37,7 @@ from threadpoolctl import threadpool_limits
 
 from fyexp.data.gmm_blobs import BlobsData, BlobsSpec, make_gmm_blobs
 from fyexp.em import (EStep, GaussianMixtureEM, HardEStep, MixtureParams, SparseEStep, StandardEStep,
-                      TruncatedEStep, authors_torch_init)
+                      TruncatedEStep, authors_torch_init, zeros_per_sample)
 from fyexp.errors import CellFailed, require
 from fyexp.experiments import Experiment, register
 from fyexp.results import Cell, atomic_write_text
@@ -177,7 +178,7 @@ class GMMClustering(Experiment):
         extra = {"rho": cell.params.get("rho", math.nan), "n_active": cell.params.get("n_active", math.nan)}
         rows = [{"metric": m, "value": v, **keys, **extra} for m, v in scores.items()]
         label = keys.get("label", keys.get("paper_row"))
-        rows += [{"metric": "estep_zeros", "value": float((resp == 0).sum(axis=1).mean()), "label": label, **extra},
+        rows += [{"metric": "estep_zeros", "value": zeros_per_sample(resp), "label": label, **extra},
                  {"metric": "objective", "value": float(objective[-1]), "label": label, **extra}]
         return rows
 
@@ -203,11 +204,7 @@ class GMMClustering(Experiment):
     @staticmethod
     def _save_artifacts(folder: Path, cell: Cell, config: GMMClusteringConfig, params: MixtureParams,
                         objective: np.ndarray) -> None:
-        spec = config.blobs
-        dataset = {"centers": spec.centers, "spread": spec.spread, "spread_kind": spec.spread_kind,
-                   "n_samples": spec.n_samples, "random_state": spec.random_state, "n_outliers": spec.n_outliers,
-                   "outlier_seed": spec.outlier_seed, "outlier_box": spec.outlier_box}
-        atomic_write_text(folder / "dataset.json", json.dumps(dataset, indent=1))
+        atomic_write_text(folder / "dataset.json", json.dumps(dataclasses.asdict(config.blobs), indent=1))
         fitted = {"method": cell.method, "seed": cell.seed, "params": cell.params, **params.as_dict(),
                   "objective": objective.tolist()}
         atomic_write_text(folder / "fits" / f"{cell.key}.json", json.dumps(fitted))
