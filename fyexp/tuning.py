@@ -83,7 +83,7 @@ def make_storage(url: str, options: StudyOptions = StudyOptions()) -> RDBStorage
             try:
                 return RDBStorage(url, engine_kwargs=engine_kwargs, heartbeat_interval=options.heartbeat_interval,
                                   grace_period=options.grace_period, **retry)
-            except sqlalchemy.exc.OperationalError:
+            except sqlalchemy.exc.DBAPIError:
                 if attempt == 4:
                     raise
                 time.sleep(0.5 * (attempt + 1))
