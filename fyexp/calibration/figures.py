@@ -1,0 +1,75 @@
+"""Figures of the calibration study, drawn from the tidy result rows and the Figure 2 artifact."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+
+def coverage_and_length(rows: pd.DataFrame, path: Path) -> list[Path]:
+    """κ and ℓ of every component against γ for the ``L_γ`` rows of every setting, with the 1 − α line.
+
+    ``rows`` are the tidy rows of one profile; only ``label`` ``L_γ`` rows with ``kappa_mu*``/``l_mu*``
+    metrics are used.
+    """
+    fractional = rows[rows["label"].astype(str).str.match(r"^L_\d") & rows["metric"].astype(str).str.match(r"^(kappa|l)_mu")]
+    if fractional.empty:
+        return []
+    fractional = fractional.assign(gamma=pd.to_numeric(fractional["gamma"]),
+                                   value=pd.to_numeric(fractional["value"]),
+                                   component=pd.to_numeric(fractional["component"]).astype(int))
+    settings = list(dict.fromkeys(fractional["setting"]))
+    fig, axes = plt.subplots(2, len(settings), figsize=(3.6 * len(settings), 6.0), squeeze=False)
+    for col, setting in enumerate(settings):
+        here = fractional[fractional["setting"] == setting]
+        for row, (prefix, ylabel) in enumerate((("kappa", "coverage κ"), ("l", "mean interval length ℓ"))):
+            ax = axes[row, col]
+            for component, curve in here[here["metric"].str.startswith(prefix + "_")].groupby("component"):
+                curve = curve.sort_values("gamma")
+                ax.plot(curve["gamma"], curve["value"], marker="o", ms=3, label=f"μ{component}")
+            if prefix == "kappa":
+                ax.axhline(0.95, color="k", ls="--", lw=1, label="1 − α")
+                ax.set_title(setting, fontsize=9)
+            ax.set_xlabel("γ")
+            ax.set_ylabel(ylabel)
+            ax.grid(alpha=0.3)
+        axes[0, col].legend(fontsize=7)
+    fig.suptitle("Fractional posteriors L_γ: coverage and interval length against γ (α = 0.05)")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return [path]
+
+
+def interpolation(artifact: Path, path: Path) -> list[Path]:
+    """Figure 2 (§C.2): (a) histogram over data sets of log10 mean-squared differences between the precisions
+    of the learnt q_γ and of the interpolations p^{1−γ} r^γ; (b) both precisions against γ for one data set."""
+    data = np.load(artifact)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
+    left.hist(data["log10_msd"], bins=60, color="tab:blue", alpha=0.8)
+    left.set_xlabel("log10 mean-squared difference of precisions")
+    left.set_ylabel("data sets")
+    left.set_title(f"(a) {len(data['log10_msd'])} data sets")
+    gammas = np.concatenate([data["gammas"], [1.0]])
+    learnt = np.concatenate([data["learnt"], [data["elbo_precision"]]])
+    interpolated = np.concatenate([data["interpolated"], [data["elbo_precision"]]])
+    right.plot(gammas, interpolated, marker="s", label="interpolated p^(1−γ) r^γ")
+    right.plot(gammas, learnt, marker="o", label="learnt with L_γ")
+    right.set_xlabel("γ")
+    right.set_ylabel("precision of the first component")
+    right.set_title("(b) one data set")
+    right.legend()
+    for ax in (left, right):
+        ax.grid(alpha=0.3)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return [path]
