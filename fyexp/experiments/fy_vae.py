@@ -99,7 +99,8 @@ class FYVAETask(TrainTask):
 
     def posterior(self, x: torch.Tensor) -> BetaGaussian:
         mu, log_var = self.model.encode(x)
-        return BetaGaussian(mu, (0.5 * log_var).exp(), self.latent_rho)
+        # no argument validation: a NaN must reach the loss, where the trainer fails the cell cleanly
+        return BetaGaussian(mu, (0.5 * log_var).exp(), self.latent_rho, validate_args=False)
 
     def terms(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Per-image reconstruction FY loss, regularizer and l1 error at one posterior sample; each (B,)."""
