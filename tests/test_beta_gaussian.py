@@ -169,3 +169,12 @@ def test_log_prob_is_minus_infinity_outside_the_support():
     edge = math.sqrt(-2 * float(q.tau))
     lp = q.log_prob(torch.tensor([[edge * 0.99], [edge * 1.01]]))
     assert math.isfinite(float(lp[0])) and float(lp[1]) == -math.inf
+
+
+def test_authors_regularizer_is_unbounded_below_as_the_scale_collapses():
+    """−τ grows like |Σ|^{−1/(n + 2/(α−1))} while (tr Σ − n) → −n: the term → −∞ (training then diverges)."""
+    n = 16
+    values = [float(authors_regularizer(BetaGaussian(torch.zeros(n), torch.full((n,), s), 1.5))) for s in
+              (1e-1, 1e-3, 1e-6)]
+    assert values[0] > values[1] > values[2] and values[2] < -1e3
+    assert all(float(fy_regularizer(BetaGaussian(torch.zeros(n), torch.full((n,), s), 1.5))) > 0 for s in (1e-1, 1e-3))
