@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+import numpy as np
 import optuna
 import sqlalchemy
 import yaml
@@ -217,3 +218,63 @@ def trials_frame(storage: str, name: str):
     """All trials of a stored study as a DataFrame (``number``, ``value``, ``state``, ``params_*``)."""
     study = optuna.load_study(study_name=name, storage=storage)
     return study.trials_dataframe(attrs=("number", "value", "state", "params", "datetime_complete"))
+
+
+def report_study(best_params: Path, figures_dir: Path, title: str = "") -> list[Path]:
+    """Optimization-history PNG and a Markdown summary of the study named in a best-parameters file.
+
+    The study is read from the SQLite file beside ``best_params`` (``study.db``) or else from the storage URL
+    recorded in the file.  Returns the PNG path (nothing when there is no study yet); the Markdown goes next
+    to it as ``<stem>.md``.
+    """
+    best_params = Path(best_params)
+    if not best_params.is_file():
+        return []
+    info = yaml.safe_load(best_params.read_text()) or {}
+    local = best_params.parent / STUDY_DB
+    url = f"sqlite:///{local.resolve()}" if local.is_file() else info.get("storage")
+    if not url or "***" in url:
+        return []
+    try:
+        study = optuna.load_study(study_name=info["study"], storage=url)
+    except Exception:  # a storage that is gone or unreachable: no figure
+        return []
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    trials = study.get_trials(deepcopy=False)
+    done = [t for t in trials if t.state == TrialState.COMPLETE and t.value is not None]
+    pruned = [t for t in trials if t.state == TrialState.PRUNED and t.intermediate_values]
+    fig, ax = plt.subplots(figsize=(5.5, 3.4))
+    if done:
+        xs = [t.number for t in done]
+        ys = [t.value for t in done]
+        ax.scatter(xs, ys, s=14, label="complete")
+        best = np.minimum.accumulate(ys) if study.direction == optuna.study.StudyDirection.MINIMIZE \
+            else np.maximum.accumulate(ys)
+        ax.step(xs, best, where="post", color="C3", label="best so far")
+    if pruned:
+        ax.scatter([t.number for t in pruned], [t.intermediate_values[max(t.intermediate_values)] for t in pruned],
+                   s=10, marker="x", color="0.6", label="pruned (last reported)")
+    ax.set_xlabel("trial")
+    ax.set_ylabel("objective")
+    ax.set_title(title or study.study_name)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    figures_dir.mkdir(parents=True, exist_ok=True)
+    stem = f"study_{study.study_name}"
+    png = figures_dir / f"{stem}.png"
+    fig.savefig(png, dpi=150)
+    plt.close(fig)
+    summary = study_summary(study)
+    counts = ", ".join(f"{n} {state}" for state, n in summary["trials"].items() if n)
+    lines = [f"# Optuna study `{study.study_name}`", "", f"Trials: {counts}.", ""]
+    if summary["best_trial"] is not None:
+        lines += [f"Best value {summary['best_value']:.6g} (trial {summary['best_trial']}), parameters:", "",
+                  "| parameter | value |", "|---|---|"]
+        lines += [f"| {k} | {v:.6g} |" if isinstance(v, float) else f"| {k} | {v} |" for k, v in summary["params"].items()]
+    lines += ["", f"![optimization history]({png.name})", ""]
+    atomic_write_text(figures_dir / f"{stem}.md", "\n".join(lines))
+    return [png]
