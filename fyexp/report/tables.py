@@ -63,8 +63,10 @@ def compare(summary: pd.DataFrame, paper: str, table: str, profile: str) -> Comp
     """Join ours (one profile) to the published cells of ``paper`` Table ``table`` (outer join)."""
     ref = load_paper_tables()
     ref = ref[(ref["paper"] == paper) & (ref["table"] == str(table))]
-    ref = ref[ref["column"] != "gamma"].rename(columns={"row": "paper_row", "column": "metric"})
     ours = summary[(summary["paper"] == paper) & (summary["table"] == str(table)) & (summary["profile"] == profile)]
+    if not (ours["metric"] == "gamma").any():  # caption γ's are compared only where an experiment reports γ rows
+        ref = ref[ref["column"] != "gamma"]
+    ref = ref.rename(columns={"row": "paper_row", "column": "metric"})
     ref_cols = ref[["setting", "paper_row", "metric", "value", "value_num", "spread", "spread_std", "unit"]]
     merged = ours.merge(ref_cols, on=["setting", "paper_row", "metric"], how="outer")
     merged["label"] = merged["label"].fillna(merged["paper_row"])
