@@ -243,6 +243,7 @@ def report_study(best_params: Path, figures_dir: Path, title: str = "") -> list[
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     trials = study.get_trials(deepcopy=False)
     done = [t for t in trials if t.state == TrialState.COMPLETE and t.value is not None]
@@ -258,6 +259,7 @@ def report_study(best_params: Path, figures_dir: Path, title: str = "") -> list[
     if pruned:
         ax.scatter([t.number for t in pruned], [t.intermediate_values[max(t.intermediate_values)] for t in pruned],
                    s=10, marker="x", color="0.6", label="pruned (last reported)")
+    ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
     ax.set_xlabel("trial")
     ax.set_ylabel("objective")
     ax.set_title(title or study.study_name)
