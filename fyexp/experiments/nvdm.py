@@ -191,6 +191,8 @@ class NVDMExperiment(Experiment):
         rows.append({"metric": "valid_reconstruction_error",
                      "value": float(reconstruction_error(model, valid, config.alpha).mean()),
                      "label": f"{row} validation RE (1,000 docs)"})
+        rows += [{"metric": "documents", "value": float(len(split)), "split": name, "label": f"{name} documents"}
+                 for name, split in (("train", train), ("valid", valid), ("test", test))]
         rows.append({"metric": "epoch_time_s", "value": float(np.mean([h["epoch_time_s"] for h in history]))
                      * 2 * config.alternating_epochs, "label": "wall seconds per NVDM epoch"})
         if config.observation == "multinomial":
