@@ -64,7 +64,7 @@ def interpolation(artifact: Path, path: Path) -> list[Path]:
     right.plot(gammas, learnt, marker="o", label="learnt with L_γ")
     right.set_xlabel("γ")
     right.set_ylabel("precision of the first component")
-    right.set_title("(b) one data set")
+    right.set_title(f"(b) data set #{int(data['replica'])} (largest difference)")
     right.legend()
     for ax in (left, right):
         ax.grid(alpha=0.3)

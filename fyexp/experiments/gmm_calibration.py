@@ -15,7 +15,8 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from fyexp.calibration import cavi, figures, importance, intervals, strategies
+from fyexp.calibration import figures, importance, intervals, strategies
+from fyexp.calibration.notes import write_notes
 from fyexp.calibration.data import MixtureSetting, simulate
 from fyexp.calibration.study import FitOptions, run_study
 from fyexp.errors import CellFailed, require
@@ -221,9 +222,11 @@ class GmmCalibration(Experiment):
         interpolated = strategies.interpolated_precision(config.prior_var, bayes_var[None, :],
                                                          np.asarray(fractional)[:, None])
         log10_msd = np.log10(np.mean((learnt - interpolated) ** 2, axis=0))
+        shown = int(np.argmax(log10_msd))          # panel (b): the data set where the two differ most
         ctx.artifact_dir.mkdir(parents=True, exist_ok=True)
         np.savez_compressed(ctx.artifact_dir / "figure2.npz", gammas=np.asarray(fractional), log10_msd=log10_msd,
-                            learnt=learnt[:, 0], interpolated=interpolated[:, 0], elbo_precision=1.0 / bayes_var[0])
+                            replica=shown, learnt=learnt[:, shown], interpolated=interpolated[:, shown],
+                            elbo_precision=1.0 / bayes_var[shown])
         label = "n=20 K=2 mu=±1/2 (Figure 2)"
         return [{"metric": f"log10_msd_{stat}", "value": float(fn(log10_msd)), "label": label}
                 for stat, fn in (("median", np.median), ("mean", np.mean), ("min", np.min), ("max", np.max))]
@@ -231,6 +234,7 @@ class GmmCalibration(Experiment):
     # figures ----------------------------------------------------------------------------------------------
     def report(self, frame: pd.DataFrame, figures_dir: Path, artifacts_root: Path) -> list[Path]:
         paths = []
+        write_notes(frame, figures_dir.parent / "NOTES.md")
         for profile in frame["profile"].dropna().unique():
             rows = frame[frame["profile"] == profile]
             paths += figures.coverage_and_length(rows, figures_dir / f"coverage-length-{profile}.png")
