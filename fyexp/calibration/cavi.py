@@ -138,9 +138,9 @@ def bound(x: np.ndarray, post: Posterior, gamma: np.ndarray, prior_var: float, c
     c = post.phi * s2 * one_minus
     spread = np.log1p(c)
     spread /= np.where(one_minus > 0, one_minus, 1.0)
-    fractional_one = gamma == 1.0
-    if fractional_one.any():
-        spread[fractional_one] = (post.phi * s2)[fractional_one]
+    elbo_rows = gamma == 1.0
+    if elbo_rows.any():
+        spread[elbo_rows] = (post.phi * s2)[elbo_rows]
     fit_term = x[:, None, :] - m
     np.square(fit_term, out=fit_term)
     fit_term *= post.phi
