@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+from fyexp.report.figures import plt, save_figure
 
 
 def coverage_and_length(rows: pd.DataFrame, path: Path) -> list[Path]:
@@ -41,11 +39,7 @@ def coverage_and_length(rows: pd.DataFrame, path: Path) -> list[Path]:
             ax.grid(alpha=0.3)
         axes[0, col].legend(fontsize=7)
     fig.suptitle("Fractional posteriors L_γ: coverage and interval length against γ (α = 0.05)")
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return [path]
+    return [save_figure(fig, path)]
 
 
 def interpolation(artifact: Path, path: Path) -> list[Path]:
@@ -68,8 +62,4 @@ def interpolation(artifact: Path, path: Path) -> list[Path]:
     right.legend()
     for ax in (left, right):
         ax.grid(alpha=0.3)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return [path]
+    return [save_figure(fig, path)]

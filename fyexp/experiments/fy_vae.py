@@ -235,10 +235,7 @@ def _model_title(obs_rho: float, latent_rho: float, regularizer: str) -> str:
 
 
 def _draw(dataset: str, profile: str, models: dict, figures_dir: Path) -> list[Path]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from fyexp.report.figures import plt, save_figure
 
     figures_dir.mkdir(parents=True, exist_ok=True)
     arrays = {key: np.load(path) for key, path in models.items()}
@@ -254,10 +251,7 @@ def _draw(dataset: str, profile: str, models: dict, figures_dir: Path) -> list[P
             ax.imshow(_grid(arrays[key]["samples"], 8), cmap="gray", vmin=0, vmax=1)
             ax.set_title(_model_title(*key), fontsize=8)
         fig.suptitle(f"FY β-VAE decoded prior samples, {dataset} (profile {profile})", fontsize=10)
-        fig.tight_layout()
-        out.append(figures_dir / f"samples-{dataset}-{profile}.png")
-        fig.savefig(out[-1], dpi=120)
-        plt.close(fig)
+        out.append(save_figure(fig, figures_dir / f"samples-{dataset}-{profile}.png"))
     keys = list(arrays)
     first = arrays[keys[0]]["originals"]
     fig, axes = plt.subplots(len(keys) + 1, 1, figsize=(8, 0.62 * (len(keys) + 1) + 0.6), squeeze=False)
@@ -268,8 +262,5 @@ def _draw(dataset: str, profile: str, models: dict, figures_dir: Path) -> list[P
         ax.set_xticks([])
         ax.set_yticks([])
     fig.suptitle(f"Reconstructions at the posterior mode, {dataset} (profile {profile})", fontsize=10)
-    fig.tight_layout()
-    out.append(figures_dir / f"reconstructions-{dataset}-{profile}.png")
-    fig.savefig(out[-1], dpi=120)
-    plt.close(fig)
+    out.append(save_figure(fig, figures_dir / f"reconstructions-{dataset}-{profile}.png"))
     return out

@@ -246,10 +246,7 @@ def _select(rows: pd.DataFrame, method: str, rho: float | None) -> pd.DataFrame:
 
 def _draw_figure1(rows: pd.DataFrame, artifacts: Path, path: Path) -> list[Path]:
     """FYVI Figure 1: points by true label (outliers ×), true ellipses coloured, fitted ellipses black."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from fyexp.report.figures import plt, save_figure
 
     meta = json.loads((artifacts / "dataset.json").read_text())
     spec = BlobsSpec.from_lists(meta.pop("centers"), meta.pop("spread"), **meta)
@@ -279,19 +276,12 @@ def _draw_figure1(rows: pd.DataFrame, artifacts: Path, path: Path) -> list[Path]
     axes[0].set_xlim(-box, box)
     axes[0].set_ylim(-box, box)
     fig.suptitle("2σ level curves: fitted (black), true (coloured); × outliers")
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return [path]
+    return [save_figure(fig, path)]
 
 
 def _draw_figure2(rows: pd.DataFrame, path: Path) -> list[Path]:
     """FYVI Figure 2: clustering metrics and E-step sparsity of sparse EM against rho, mean ± std over seeds."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from fyexp.report.figures import plt, save_figure
 
     sparse = rows[rows["method"] == "sparse"].copy()
     if sparse.empty:
@@ -311,8 +301,4 @@ def _draw_figure2(rows: pd.DataFrame, path: Path) -> list[Path]:
         ax.set_xlabel("ρ")
         ax.set_title(title)
     fig.suptitle(f"sparse EM against ρ (mean ± std over {sparse['seed'].nunique()} seeds)")
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return [path]
+    return [save_figure(fig, path)]
