@@ -9,7 +9,8 @@ import pytest
 
 from fyexp.data.newsgroups import bag_of_words, drop_empty, nvdm_vocabulary, read_feat, strip_header, tokenize
 
-DATA = Path(os.environ.get("FYEXP_DATA_DIR", "/work/shared/data"))
+# the data root: $FYEXP_DATA_DIR, else a `shared/data` folder beside the checkout (the test skips without it)
+DATA = Path(os.environ.get("FYEXP_DATA_DIR", Path(__file__).resolve().parents[2] / "shared" / "data"))
 NEWSGROUPS = DATA / "20newsgroups"
 
 
