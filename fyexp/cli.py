@@ -19,7 +19,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
                   help="Reproduce the tables and figures of five papers on generalized variational inference.\n\n"
                        "Experiments are YAML specs in experiments/; results go to results/ as tidy CSVs; "
                        "`fyexp report` rebuilds every table and figure from those CSVs.")
-out = Console()
+out = Console(soft_wrap=True)
 err = Console(stderr=True)
 
 PROFILE_HELP = "Spec profile: 'paper' (the paper's exact settings), 'quick' (minutes on 2 cores) or any other the spec defines."

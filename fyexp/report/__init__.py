@@ -77,6 +77,9 @@ def write_index(reports: list[ExperimentReport], results_dir: Path) -> Path:
         else:
             lines += [f"Profiles run: {', '.join(f'`{p}`' for p in rep.profiles)} · rows: {rep.rows} · "
                       f"data: [`{rep.spec.name}/results.csv`]({rep.spec.name}/results.csv)", ""]
+        notes = results_dir / rep.spec.name / "NOTES.md"
+        if notes.is_file():
+            lines += [f"Notes on protocol and deviations: [`{rep.spec.name}/NOTES.md`]({rep.spec.name}/NOTES.md)", ""]
         if rep.tables or rep.not_run_tables:
             lines += ["| table | profile | status | files |", "|---|---|---|---|"]
             for title, profile, status, files in rep.tables:

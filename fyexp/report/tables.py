@@ -53,9 +53,10 @@ class ComparedTable:
         if compared.empty:
             return "not yet run"
         missing = self.cells["mean"].isna() & self.cells["paper_value"].notna()
-        off = int((~compared["agrees"]).sum())
-        if off:
-            return f"deviates ({off} of {len(compared)} cells)"
+        off = compared[~compared["agrees"].astype(bool)]
+        if len(off):
+            by_metric = ", ".join(f"{metric} ×{count}" for metric, count in off["metric"].value_counts(sort=False).items())
+            return f"deviates ({len(off)} of {len(compared)} cells: {by_metric})"
         return "reproduced" + (f" (partial: {int(missing.sum())} cells not run)" if missing.any() else "")
 
 
