@@ -17,20 +17,22 @@ finished and complete or absent.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
-import os
 import re
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
 import pandas as pd
 
+from fyexp.io import atomic_write_text
+
 CORE_COLUMNS = [
     "experiment", "profile", "method", "params", "seed", "metric", "value",
     "paper", "table", "setting", "paper_row", "label", "status",
-    "git_commit", "fyexp_version", "device", "wall_time_s", "timestamp", "cell",
+    "git_commit", "fyexp_version", "device", "wall_time_s", "timestamp", "cell", "cell_rows",
 ]
 PAPER_KEYS = ["paper", "table", "setting", "paper_row"]
 
@@ -65,22 +67,6 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` so that readers see the old file or the whole new one, never a part."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", newline="") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def atomic_write_frame(path: Path, frame: pd.DataFrame) -> None:
     atomic_write_text(path, frame.to_csv(index=False))
 
@@ -109,15 +95,15 @@ class ResultStore:
 
     # cells -------------------------------------------------------------------------------------------
     def is_finished(self, profile: str, cell: Cell) -> bool:
-        """A cell is finished when its file exists and records no failure (failed cells are retried)."""
+        """A cell is finished when its file is complete (:func:`read_cell_file`) and records no failure.
+
+        Failed cells, and files that are damaged (cut short, garbage, rows missing), are redone.
+        """
         path = self.cell_path(profile, cell)
         if not path.is_file():
             return False
-        try:
-            frame = pd.read_csv(path, usecols=["status"])
-        except (ValueError, pd.errors.EmptyDataError):
-            return False
-        return bool(len(frame)) and not (frame["status"] == "failed").any()
+        frame, problem = read_cell_file(path, expected_key=cell.key)
+        return problem is None and not (frame["status"] == "failed").any()
 
     def write_cell(self, profile: str, cell: Cell, rows: Iterable[dict], provenance: dict) -> pd.DataFrame:
         """Write one finished cell's rows atomically, with the cell's identity and provenance on each row."""
@@ -135,6 +121,7 @@ class ResultStore:
         frame["method"] = frame["method"].fillna(cell.method)
         if "status" not in frame:
             frame["status"] = "ok"
+        frame["cell_rows"] = len(frame)
         frame = _ordered(frame)
         atomic_write_frame(self.cell_path(profile, cell), frame)
         return frame
@@ -148,10 +135,22 @@ class ResultStore:
     def cell_files(self) -> list[Path]:
         return sorted((self.folder / "cells").glob("*/*.csv"))
 
+    def damaged_cells(self) -> list[tuple[Path, str]]:
+        """Cell files that are not complete, each with the reason (they are skipped and redone)."""
+        found = []
+        for path in self.cell_files():
+            problem = read_cell_file(path)[1]
+            if problem is not None:
+                found.append((path, problem))
+        return found
+
     def consolidate(self) -> pd.DataFrame:
-        """Rebuild ``results.csv`` from the cell files and return it (empty frame if nothing ran)."""
-        frames = [pd.read_csv(p, keep_default_na=True) for p in self.cell_files()]
-        frames = [f for f in frames if not f.empty]
+        """Rebuild ``results.csv`` from the complete cell files and return it (empty frame if nothing ran).
+
+        Damaged cell files are left out (see :meth:`damaged_cells`); they are redone by the next run.
+        """
+        frames = [read_cell_file(p)[0] for p in self.cell_files()]
+        frames = [f for f in frames if f is not None and not f.empty]
         if not frames:
             return pd.DataFrame(columns=CORE_COLUMNS)
         frame = _ordered(pd.concat(frames, ignore_index=True))
@@ -165,6 +164,47 @@ class ResultStore:
         if self.table_path.is_file():
             return pd.read_csv(self.table_path)
         return pd.DataFrame(columns=CORE_COLUMNS)
+
+
+def read_cell_file(path: Path, expected_key: str | None = None) -> tuple[pd.DataFrame | None, str | None]:
+    """Read one cell file; return ``(frame, None)`` when it is complete, else ``(None, reason)``.
+
+    Complete means: it parses as CSV with every core column; every row names the same cell (``expected_key``
+    when given), an experiment and a metric; and, for files written since fyexp records it, the number of rows
+    equals ``cell_rows``.  Atomic writes make a partial file impossible for fyexp itself, so a file that fails
+    these checks was damaged by something else (a copy cut short, a bad merge, a full disk elsewhere).
+    """
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        return None, "not UTF-8 text"
+    except OSError as exc:
+        return None, f"cannot be read ({exc.strerror})"
+    if not text.endswith("\n"):
+        return None, "cut short (no final newline)"
+    records = list(csv.reader(io.StringIO(text)))
+    widths = {len(r) for r in records if r}
+    if len(widths) != 1:
+        return None, "rows of different lengths (cut short or garbage)"
+    try:
+        frame = pd.read_csv(io.StringIO(text), keep_default_na=True)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
+        return None, f"not a readable CSV ({type(exc).__name__})"
+    missing = [c for c in ("experiment", "metric", "value", "status", "cell") if c not in frame.columns]
+    if missing:
+        return None, f"missing column(s) {', '.join(missing)}"
+    if frame.empty:
+        return None, "no rows"
+    if frame[["experiment", "metric", "cell", "status"]].isna().any(axis=None):
+        return None, "a row is incomplete (cut short?)"
+    keys = set(frame["cell"].astype(str))
+    if len(keys) != 1 or (expected_key is not None and keys != {expected_key}):
+        return None, f"rows name cell(s) {sorted(keys)}, expected {expected_key or 'one cell'}"
+    if "cell_rows" in frame.columns and frame["cell_rows"].notna().any():
+        declared = pd.to_numeric(frame["cell_rows"], errors="coerce")
+        if declared.isna().any() or (declared != len(frame)).any():
+            return None, f"{len(frame)} rows, but the cell wrote {frame['cell_rows'].iloc[0]}"
+    return frame, None
 
 
 def _ordered(frame: pd.DataFrame) -> pd.DataFrame:

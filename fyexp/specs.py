@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import types
 import typing
 from dataclasses import dataclass, field
@@ -95,13 +96,33 @@ class ResolvedSpec:
         return self.spec.name
 
 
+class _StrictLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that refuses a key given twice in one mapping (PyYAML keeps the last silently)."""
+
+    def construct_mapping(self, node, deep=False):
+        seen: dict = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key '{key}' (first at line {seen[key] + 1})", key_node.start_mark)
+            seen[key] = key_node.start_mark.line
+        return super().construct_mapping(node, deep=deep)
+
+
 def _read_yaml(path: Path) -> dict:
     try:
-        text = path.read_text()
+        raw = path.read_bytes()
     except OSError as exc:
         raise FyexpError(f"{path}: cannot read spec file ({exc.strerror})") from None
     try:
-        data = yaml.safe_load(text)
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[:exc.start].count(b"\n") + 1
+        raise FyexpError(f"{path}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at line {line}); "
+                         f"save the spec as UTF-8") from None
+    try:
+        data = yaml.load(text, Loader=_StrictLoader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -268,26 +289,38 @@ def resolve(spec: ExperimentSpec, profile: str, config_cls: type, seeds: list[in
     merged = deep_merge(spec.defaults, spec.profiles[profile])
     where = f"profiles.{profile}"
     raw_seeds = merged.pop("seeds", [0])
-    if not conforms(raw_seeds, list[int]) or not raw_seeds:
-        raise SpecError(spec.path, f"{where}.seeds", "a non-empty list of integers", raw_seeds)
+    if (not conforms(raw_seeds, list[int]) or not raw_seeds or min(raw_seeds) < 0
+            or len(set(raw_seeds)) != len(raw_seeds)):
+        raise SpecError(spec.path, f"{where}.seeds", "a non-empty list of distinct non-negative integers", raw_seeds)
     config = build_config(config_cls, merged, spec.path, where)
-    chosen = tuple(seeds) if seeds else tuple(raw_seeds)
+    chosen = tuple(seeds) if seeds is not None else tuple(raw_seeds)
     return ResolvedSpec(spec=spec, profile=profile, seeds=chosen, config=config, raw={**merged, "seeds": list(chosen)})
 
 
 def parse_seeds(text: str | None) -> list[int] | None:
-    """Parse ``--seeds`` as ``0,1,2`` or a range ``0-4``."""
-    if text is None or text == "":
+    """Parse ``--seeds`` as ``0,1,2``, a range ``0-4`` or both (``0-2,7``); ``None`` keeps the profile's.
+
+    Seeds are non-negative integers (NumPy and scikit-learn refuse negative ones); a range must not be empty
+    (``3-1`` is an error, not "no override"), and no seed may repeat.
+    """
+    if text is None:
         return None
+    usage = "expected non-negative integers like '0,1,2' or a range '0-4'"
+    if not text.strip():
+        raise FyexpError(f"--seeds: {usage}, got an empty value")
     seeds: list[int] = []
-    try:
-        for part in text.split(","):
-            part = part.strip()
-            if "-" in part[1:]:
-                lo, hi = part.split("-", 1) if not part.startswith("-") else (part, part)
-                seeds.extend(range(int(lo), int(hi) + 1))
-            else:
-                seeds.append(int(part))
-    except ValueError:
-        raise FyexpError(f"--seeds: expected integers like '0,1,2' or a range '0-4', got '{text}'") from None
+    for part in text.split(","):
+        part = part.strip()
+        match = re.fullmatch(r"(-?\d+)(?:-(-?\d+))?", part)
+        if not match:
+            raise FyexpError(f"--seeds: {usage}, got '{text}'")
+        lo = int(match.group(1))
+        hi = int(match.group(2)) if match.group(2) is not None else lo
+        if lo < 0 or hi < 0:
+            raise FyexpError(f"--seeds: seeds must be non-negative, got '{part}'")
+        if hi < lo:
+            raise FyexpError(f"--seeds: the range '{part}' is empty (write it low-high, e.g. '{hi}-{lo}')")
+        seeds.extend(range(lo, hi + 1))
+    if len(set(seeds)) != len(seeds):
+        raise FyexpError(f"--seeds: a seed is repeated in '{text}'")
     return seeds

@@ -62,7 +62,7 @@ def test_profiles_deep_merge_and_coerce(tmp_path):
     ("kind: c", "profiles.quick.kind", "one of 'a', 'b'"),
     ("n_iters: 3", "profiles.quick.n_iters", "one of the parameters"),
     ("n_iter: 0", "profiles.quick.n_iter", "a positive integer"),
-    ("seeds: []", "profiles.quick.seeds", "a non-empty list of integers"),
+    ("seeds: []", "profiles.quick.seeds", "a non-empty list of distinct non-negative integers"),
 ])
 def test_bad_values_name_file_key_and_expectation(tmp_path, override, key, expected):
     path = write(tmp_path, "exp", GOOD.replace("quick: {n_iter: 2, nested: {b: {c: 3}}}", f"quick: {{{override}}}"))

@@ -37,17 +37,14 @@ class RunContext:
     extra: dict = field(default_factory=dict)
 
     def subtask(self, description: str, total: float | None) -> Callable[..., None]:
-        """A nested progress bar; returns ``advance(n=1, **fields)``.  A no-op without a live display."""
+        """Nested progress (epochs, EM iterations, ...); returns ``advance(n=1, **fields)``.
+
+        ``progress`` is a :class:`fyexp.progress.RunProgress`; without one this is a no-op.  The display is
+        guarded there, so nothing a cell reports can stop the cell.
+        """
         if self.progress is None:
             return lambda *args, **kwargs: None
-        task = self.progress.add_task(description, total=total)
-
-        def advance(n: float = 1, **fields: Any) -> None:
-            self.progress.update(task, advance=n, **fields)
-            if total is not None and self.progress.tasks[[t.id for t in self.progress.tasks].index(task)].finished:
-                self.progress.remove_task(task)
-
-        return advance
+        return self.progress.subtask(description, total)
 
 
 class Experiment:

@@ -1,0 +1,203 @@
+"""Progress of a run: a live bar on a terminal, plain lines otherwise; neither can take a run down.
+
+A run reports through one small interface (:class:`RunProgress`): ``start(total)``, ``cell_started(key)``,
+``cell_finished(key, status, seconds)``, ``subtask(description, total) -> advance(n, **fields)`` for nested
+work (epochs, EM iterations, replicas), ``note(text)`` and ``stop()``.
+
+* :class:`LiveProgress` draws rich bars.  Every call into rich is guarded: if the display raises (a broken
+  terminal, a bug in a column), it is stopped, one warning line is printed, and the run goes on with
+  :class:`LineProgress`.  A cell's result never depends on the display.
+* :class:`LineProgress` prints one plain line when a cell starts and when it ends (with its wall time and the
+  run's ETA), and a heartbeat for long nested work at most every ``heartbeat_s`` seconds, so ``--no-progress``
+  and piped output still show that the run is alive.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn,
+                           TimeElapsedColumn, TimeRemainingColumn)
+
+Advance = Callable[..., None]
+
+
+def _noop(*args: Any, **kwargs: Any) -> None:
+    return None
+
+
+def _eta(done: int, total: int, elapsed: float) -> str:
+    if not done or done >= total:
+        return ""
+    remaining = elapsed / done * (total - done)
+    return f", ETA {remaining / 60:.1f} min" if remaining >= 60 else f", ETA {remaining:.0f} s"
+
+
+class RunProgress:
+    """The interface a run reports through (this base class reports nothing)."""
+
+    def start(self, title: str, total: int) -> None:
+        """The run starts ``total`` cells."""
+
+    def cell_started(self, key: str) -> None:
+        """A cell starts."""
+
+    def cell_finished(self, key: str, status: str, seconds: float) -> None:
+        """A cell ended with ``status`` ('ok' or 'failed')."""
+
+    def subtask(self, description: str, total: float | None) -> Advance:
+        """Nested work of ``total`` units inside the current cell; returns ``advance(n=1, **fields)``."""
+        return _noop
+
+    def note(self, text: str) -> None:
+        """A line of text (plain, never read as markup)."""
+
+    def stop(self) -> None:
+        """The run ended (normally or not)."""
+
+
+class LineProgress(RunProgress):
+    """Plain lines on ``console``: one per cell start and end, a heartbeat for long nested work."""
+
+    def __init__(self, console: Console, heartbeat_s: float = 30.0):
+        self.console = console
+        self.heartbeat_s = heartbeat_s
+        self.title, self.total, self.done, self.t0 = "", 0, 0, time.perf_counter()
+
+    def _print(self, text: str) -> None:
+        self.console.print(text, markup=False, highlight=False, soft_wrap=True)
+
+    def start(self, title: str, total: int) -> None:
+        self.title, self.total, self.done, self.t0 = title, total, 0, time.perf_counter()
+        self._print(f"{title}: {total} cell(s) to run")
+
+    def cell_started(self, key: str) -> None:
+        self._print(f"[{self.done + 1}/{self.total}] {key} ...")
+
+    def cell_finished(self, key: str, status: str, seconds: float) -> None:
+        self.done += 1
+        eta = _eta(self.done, self.total, time.perf_counter() - self.t0)
+        self._print(f"[{self.done}/{self.total}] {key} {status} in {seconds:.1f} s{eta}")
+
+    def subtask(self, description: str, total: float | None) -> Advance:
+        state = {"n": 0.0, "last": time.perf_counter()}
+
+        def advance(n: float = 1, **fields: Any) -> None:
+            state["n"] += n
+            now = time.perf_counter()
+            if now - state["last"] >= self.heartbeat_s:
+                state["last"] = now
+                of = f"/{total:g}" if total else ""
+                info = f" {fields['info']}" if fields.get("info") else ""
+                self._print(f"    {description}: {state['n']:g}{of}{info}")
+
+        return advance
+
+    def note(self, text: str) -> None:
+        self._print(text)
+
+
+class LiveProgress(RunProgress):
+    """Rich bars (the run's bar and one per nested task); falls back to :class:`LineProgress` if rich fails."""
+
+    def __init__(self, console: Console):
+        self.console = console
+        self.fallback: LineProgress | None = None
+        self.progress = Progress(SpinnerColumn(), TextColumn("[bold]{task.description}"), BarColumn(),
+                                 MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("ETA"),
+                                 TimeRemainingColumn(), TextColumn("{task.fields[info]}"),
+                                 console=console, transient=False)
+        self.task = None
+
+    def _guard(self, call: Callable[[], Any], replay: Callable[[RunProgress], Any]) -> Any:
+        """Run a rich call; on any error switch to plain lines for the rest of the run and replay there."""
+        if self.fallback is None:
+            try:
+                return call()
+            except Exception as exc:  # the display must never take the run down
+                try:
+                    self.progress.stop()
+                except Exception:
+                    pass
+                self.fallback = LineProgress(self.console)
+                self.fallback.note(f"warning: progress display failed ({type(exc).__name__}: {exc}); "
+                                   f"continuing with plain progress lines")
+                self.fallback.title, self.fallback.total = self._title, self._total
+                self.fallback.done = self._done
+        return replay(self.fallback)
+
+    def start(self, title: str, total: int) -> None:
+        self._title, self._total, self._done = title, total, 0
+
+        def call():
+            self.progress.start()
+            self.task = self.progress.add_task(escape(title), total=total, info="")
+        self._guard(call, lambda p: p.start(title, total))
+
+    def cell_started(self, key: str) -> None:
+        self._guard(lambda: self.progress.update(self.task, info=escape(key)), lambda p: p.cell_started(key))
+
+    def cell_finished(self, key: str, status: str, seconds: float) -> None:
+        self._done += 1
+
+        def call():
+            if status != "ok":
+                self.progress.console.print(f"cell {key} {status}", markup=False, highlight=False)
+            self.progress.advance(self.task)
+
+        def replay(p: RunProgress):
+            p.cell_finished(key, status, seconds)
+        self._guard(call, replay)
+
+    def subtask(self, description: str, total: float | None) -> Advance:
+        if self.fallback is not None:
+            return self.fallback.subtask(description, total)
+        try:
+            task = self.progress.add_task(escape(description), total=total, info="")
+        except Exception:
+            return self._guard(lambda: (_ for _ in ()).throw(RuntimeError("add_task failed")),
+                               lambda p: p.subtask(description, total))
+        fallback_advance: list[Advance] = []
+        state = {"n": 0.0, "removed": False}
+
+        def advance(n: float = 1, **fields: Any) -> None:
+            if self.fallback is not None:
+                if not fallback_advance:
+                    fallback_advance.append(self.fallback.subtask(description, total))
+                fallback_advance[0](n, **fields)
+                return
+            if state["removed"]:
+                return
+            state["n"] += n
+
+            def call():
+                if "info" in fields:
+                    fields["info"] = escape(str(fields["info"]))
+                self.progress.update(task, advance=n, **fields)
+                if total is not None and state["n"] >= total:
+                    state["removed"] = True
+                    self.progress.remove_task(task)
+            self._guard(call, lambda p: None)
+
+        return advance
+
+    def note(self, text: str) -> None:
+        self._guard(lambda: self.progress.console.print(text, markup=False, highlight=False),
+                    lambda p: p.note(text))
+
+    def stop(self) -> None:
+        if self.fallback is None:
+            try:
+                self.progress.stop()
+            except Exception:
+                pass
+
+
+def make_progress(console: Console, live: bool) -> RunProgress:
+    """A live display when asked for and ``console`` is a terminal, else plain lines."""
+    if live and console.is_terminal:
+        return LiveProgress(console)
+    return LineProgress(console)
