@@ -24,6 +24,7 @@ from typing import Literal
 import numpy as np
 import torch
 
+from fyexp.em.tvem.truncation import keep_top, truncated_posterior
 from fyexp.maps import tsallis_conjugate, tsallis_entmax, tsallis_log
 
 __all__ = ["EStepResult", "EStep", "StandardEStep", "HardEStep", "SparseEStep", "TruncatedEStep"]
@@ -133,7 +134,8 @@ class TruncatedEStep(EStep):
     :math:`\mathcal{K}_n` holds the ``n_active`` :math:`= C'` components with the largest joint
     :math:`\pi_k \mathcal{N}_{nk}`, and :math:`q_n` is the exact posterior renormalised on it (eq. 3).  The
     objective is the truncated free energy (eq. 6); TV-EM never decreases it.  :math:`C' = 1` is hard EM
-    (Prop. 8, up to ties), :math:`C' = K` standard EM.
+    (Prop. 8, up to ties), :math:`C' = K` standard EM.  The truncation is the one of the multiple-cause TV-EM
+    (:mod:`fyexp.em.tvem.truncation`): here the candidates are all :math:`K` components, scored once.
     """
 
     name = "truncated"
@@ -144,11 +146,5 @@ class TruncatedEStep(EStep):
         self.n_active = int(n_active)
 
     def __call__(self, log_density: np.ndarray, weights: np.ndarray) -> EStepResult:
-        joint = log_density + _log(weights)
-        n_components = joint.shape[1]
-        if self.n_active < n_components:
-            dropped = np.argpartition(joint, n_components - self.n_active, axis=1)[:, : n_components - self.n_active]
-            joint = joint.copy()
-            np.put_along_axis(joint, dropped, -np.inf, axis=1)
-        log_free = _logsumexp_rows(joint)
-        return EStepResult(np.exp(joint - log_free[:, None]), float(log_free.sum()))
+        resp, log_free = truncated_posterior(keep_top(log_density + _log(weights), self.n_active))
+        return EStepResult(resp, float(log_free.sum()))

@@ -1,0 +1,330 @@
+r"""Truncated variational EM for binary sparse coding: Lücke 2019, Alg. 1 (§6.1) on the bars test, and Figure 1.
+
+Cells:
+
+* ``tvem`` (``n_states`` = :math:`|\mathcal{K}|`) and ``exact`` (all :math:`2^H` states) × seed — one bars data set
+  per seed (:mod:`fyexp.data.bars`), the same data-driven start for every method of a seed
+  (:func:`fyexp.em.bsc.init_params`), then :class:`fyexp.em.tvem.TVEM` for ``n_iter`` iterations;
+* ``figure1`` — the posterior over the 16 states of a noisy image made of two of Figure 1's four patterns, and
+  its best truncation to ``figure1_keep`` states.
+
+Metrics per bars cell (per data point where it is an energy): ``free_energy`` (eq. 18 after the last M-step),
+``log_likelihood`` (eq. 2, exact), ``true_log_likelihood`` (at the generating parameters), ``bars_recovered``
+(true bars matched by a learned field with cosine ≥ ``recovery_threshold``), ``all_bars_recovered`` (0/1),
+``min_cosine``, ``sigma``, ``pi``, ``replaced_last`` (states replaced per data point in the last E-step),
+``ms_per_iteration``.  Traces and fields are saved as small JSON artifacts for :meth:`TVEMBSC.report`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from threadpoolctl import threadpool_limits
+
+from fyexp.data.bars import FIGURE1_PATTERNS, BarsSpec, figure1_patterns, make_bars, match_fields
+from fyexp.em.bsc import BSCParams, all_states, init_params, log_joint
+from fyexp.em.tvem import TVEM, StateSearch, keep_top, log_likelihood, truncated_posterior
+from fyexp.errors import CellFailed, require
+from fyexp.experiments import Experiment, register
+from fyexp.results import Cell, atomic_write_text
+
+MAX_EXACT_LATENTS = 16
+
+
+@dataclass
+class TVEMBSCConfig:
+    """Bars data, TV-EM settings, the grid of |K|, and Figure 1."""
+
+    grid_size: int = 5
+    bar_amplitude: float = 10.0
+    bar_pi: float | None = None
+    noise_sigma: float = 2.0
+    n_points: int = 1000
+    n_iter: int = 100
+    n_states: list[int] = field(default_factory=lambda: [1, 5, 20])
+    exact: bool = True
+    n_prior_samples: int = 10
+    n_bitflips: int = 10
+    n_sweeps: int = 1
+    init_noise: float = 0.25
+    recovery_threshold: float = 0.9
+    figure1: bool = True
+    figure1_grid: int = 12
+    figure1_pair: list[str] = field(default_factory=lambda: ["columns", "triangle"])
+    figure1_sigma: float = 2.5
+    figure1_pi: float = 0.3
+    figure1_noise_seed: int = 1
+    figure1_keep: int = 3
+
+    def __post_init__(self):
+        n_bars = 2 * self.grid_size
+        require(self.grid_size >= 2, "grid_size", "an integer >= 2", self.grid_size)
+        require(self.bar_amplitude > 0 and self.noise_sigma > 0, "noise_sigma", "positive amplitude and sigma",
+                (self.bar_amplitude, self.noise_sigma))
+        require(self.bar_pi is None or 0 < self.bar_pi < 1, "bar_pi", "null (2/H) or a number in (0, 1)", self.bar_pi)
+        require(self.n_points >= 1 and self.n_iter >= 1, "n_iter", "n_points, n_iter >= 1", (self.n_points, self.n_iter))
+        require(all(1 <= k <= 2 ** n_bars for k in self.n_states), "n_states", f"integers in [1, 2^H = {2 ** n_bars}]",
+                self.n_states)
+        require(not self.exact or n_bars <= MAX_EXACT_LATENTS, "exact", f"false when H = 2 * grid_size > "
+                f"{MAX_EXACT_LATENTS} (2^H states per data point)", self.exact)
+        require(self.n_prior_samples >= 0 and self.n_bitflips >= 0 and self.n_prior_samples + self.n_bitflips >= 1,
+                "n_bitflips", "n_prior_samples, n_bitflips >= 0, at least one suggestion",
+                (self.n_prior_samples, self.n_bitflips))
+        require(self.n_sweeps >= 1, "n_sweeps", "an integer >= 1", self.n_sweeps)
+        require(0 < self.recovery_threshold <= 1, "recovery_threshold", "a cosine in (0, 1]", self.recovery_threshold)
+        require(len(self.figure1_pair) >= 1 and set(self.figure1_pair) <= set(FIGURE1_PATTERNS), "figure1_pair",
+                f"names among {list(FIGURE1_PATTERNS)}", self.figure1_pair)
+        require(1 <= self.figure1_keep <= 2 ** len(FIGURE1_PATTERNS), "figure1_keep", "an integer in [1, 16]",
+                self.figure1_keep)
+
+    def bars(self, seed: int) -> BarsSpec:
+        return BarsSpec(size=self.grid_size, amplitude=self.bar_amplitude, pi=self.bar_pi, sigma=self.noise_sigma,
+                        n_points=self.n_points, seed=seed)
+
+
+def method_label(method: str, n_states: int | None, n_latents: int) -> str:
+    return f"TV-EM |K|={n_states}" if method == "tvem" else f"exact EM (|K|=2^{n_latents})"
+
+
+def figure1_posterior(config: TVEMBSCConfig) -> dict:
+    r"""Figure 1: a BSC model whose fields are the four patterns; an image :math:`\vec y = W\vec s^* + \sigma\epsilon`
+    with :math:`\vec s^*` the pair; the exact posterior over :math:`\{0,1\}^4` and its truncation to the
+    ``figure1_keep`` most probable states (the optimal :math:`\mathcal{K}^{(n)}` of that size)."""
+    patterns = figure1_patterns(config.figure1_grid)
+    params = BSCParams(W=patterns.reshape(len(patterns), -1).T, sigma2=config.figure1_sigma ** 2, pi=config.figure1_pi)
+    truth = np.array([name in config.figure1_pair for name in FIGURE1_PATTERNS], dtype=np.uint8)
+    rng = np.random.default_rng(config.figure1_noise_seed)
+    image = params.W @ truth + config.figure1_sigma * rng.standard_normal(params.n_observed)
+    states = all_states(len(FIGURE1_PATTERNS))
+    joint = log_joint(image[None, :], states, params)
+    posterior = truncated_posterior(joint)[0][0]
+    truncated = truncated_posterior(keep_top(joint, config.figure1_keep))[0][0]
+    return {"patterns": patterns.tolist(), "names": list(FIGURE1_PATTERNS), "image": image.tolist(),
+            "states": states.tolist(), "posterior": posterior.tolist(), "truncated": truncated.tolist(),
+            "truth": truth.tolist(), "keep": config.figure1_keep}
+
+
+@register
+class TVEMBSC(Experiment):
+    name = "tvem-bsc"
+    Config = TVEMBSCConfig
+
+    def cells(self, config: TVEMBSCConfig, seeds: tuple[int, ...]) -> list[Cell]:
+        grid = [Cell("tvem", s, {"n_states": k}) for s in seeds for k in config.n_states]
+        grid += [Cell("exact", s) for s in seeds] if config.exact else []
+        return ([Cell("figure1", 0)] if config.figure1 else []) + grid
+
+    def run_cell(self, config: TVEMBSCConfig, cell: Cell, ctx) -> list[dict]:
+        if cell.method == "figure1":
+            return self._figure1(config, ctx.artifact_dir)
+        data = make_bars(config.bars(cell.seed))
+        n_points, n_latents = data.S.shape
+        n_states = cell.params.get("n_states")
+        em = TVEM(n_states, StateSearch(config.n_prior_samples, config.n_bitflips, config.n_sweeps), config.n_iter)
+        init = init_params(data.Y, n_latents, np.random.default_rng((cell.seed, 1)), noise=config.init_noise)
+        advance = ctx.subtask(cell.key, config.n_iter)
+        with threadpool_limits(1):
+            start = time.perf_counter()
+            result = em.fit(data.Y, init, np.random.default_rng((cell.seed, 2)), callback=lambda _: advance())
+            seconds = time.perf_counter() - start
+            log_lik, true_log_lik = log_likelihood(data.Y, result.params), log_likelihood(data.Y, data.truth)
+        if not np.isfinite(result.free_energy).all():
+            raise CellFailed(f"{cell.key}: non-finite free energy")
+        match, cosine = match_fields(result.params.W, data.truth.W)
+        recovered = int((cosine >= config.recovery_threshold).sum())
+        label = method_label(cell.method, n_states, n_latents)
+        metrics = {"free_energy": result.free_energy[-1] / n_points, "log_likelihood": log_lik / n_points,
+                   "true_log_likelihood": true_log_lik / n_points, "bars_recovered": recovered,
+                   "all_bars_recovered": float(recovered == n_latents), "min_cosine": float(cosine.min()),
+                   "sigma": math.sqrt(result.params.sigma2), "pi": result.params.pi,
+                   "replaced_last": result.accepted[-1] / n_points, "ms_per_iteration": 1e3 * seconds / config.n_iter}
+        fitted = {"method": cell.method, "seed": cell.seed, "n_states": n_states, "label": label,
+                  "W": result.params.W.tolist(), "match": match.tolist(), "cosine": cosine.tolist(),
+                  "free_energy": (result.free_energy / n_points).tolist(),
+                  "free_energy_estep": (result.free_energy_estep / n_points).tolist(),
+                  "true_log_likelihood": true_log_lik / n_points, "truth_W": data.truth.W.tolist()}
+        atomic_write_text(ctx.artifact_dir / "fits" / f"{cell.key}.json", json.dumps(fitted))
+        atomic_write_text(ctx.artifact_dir / "config.json", json.dumps(asdict(config), indent=1))
+        extra = {"label": label, "n_states": n_states if n_states is not None else 2 ** n_latents}
+        return [{"metric": m, "value": float(v), **extra} for m, v in metrics.items()]
+
+    @staticmethod
+    def _figure1(config: TVEMBSCConfig, artifact_dir: Path) -> list[dict]:
+        figure = figure1_posterior(config)
+        atomic_write_text(artifact_dir / "figure1.json", json.dumps(figure))
+        posterior, truth = np.asarray(figure["posterior"]), np.asarray(figure["truth"])
+        kept = np.asarray(figure["truncated"]) > 0
+        states = np.asarray(figure["states"])
+        mass = float(posterior[kept].sum())
+        label = f"Figure 1 (|K|={config.figure1_keep} of 16)"
+        return [{"metric": "kept_posterior_mass", "value": mass, "label": label},
+                {"metric": "kl_truncated_to_exact", "value": -math.log(mass), "label": label},
+                {"metric": "map_is_generating_state", "label": label,
+                 "value": float((states[posterior.argmax()] == truth).all())}]
+
+    def report(self, frame: pd.DataFrame, figures_dir: Path, artifacts_root: Path) -> list[Path]:
+        """Per profile: Figure 1, free energy per iteration, learned vs true dictionary, recovery over seeds (PNG),
+        and the recovery table (Markdown, beside the figures in ``tables/``)."""
+        paths = []
+        for profile, rows in frame.groupby("profile", sort=False):
+            artifacts = artifacts_root / str(profile)
+            if (artifacts / "figure1.json").is_file():
+                paths.append(draw_figure1(artifacts / "figure1.json", figures_dir / f"tvem-figure1-{profile}.png"))
+            fits = sorted((artifacts / "fits").glob("*.json")) if (artifacts / "fits").is_dir() else []
+            bars = rows[rows["method"].isin(["tvem", "exact"])]
+            if fits and not bars.empty:
+                fitted = [json.loads(p.read_text()) for p in fits]
+                fitted = [f for f in fitted if f["seed"] in set(bars["seed"])]
+                paths.append(draw_free_energy(fitted, bars, figures_dir / f"tvem-bars-free-energy-{profile}.png"))
+                paths.append(draw_dictionaries(fitted, figures_dir / f"tvem-bars-dictionary-{profile}.png"))
+                paths.append(draw_recovery(bars, figures_dir / f"tvem-bars-recovery-{profile}.png"))
+                write_recovery_table(bars, figures_dir.parent / "tables" / f"tvem-bars-recovery-{profile}.md")
+        return paths
+
+
+# figures and the recovery table -------------------------------------------------------------------------------------
+def _method_order(rows: pd.DataFrame) -> list[str]:
+    """Labels of the bars cells, TV-EM by increasing |K| then exact EM."""
+    firsts = rows.drop_duplicates("label")
+    keys = pd.to_numeric(firsts["n_states"], errors="coerce") + (firsts["method"] == "exact") * 1e9
+    return list(firsts.assign(key=keys.to_numpy()).sort_values("key")["label"])
+
+
+def _image(ax, pixels, cmap="gray", vmin=None, vmax=None) -> None:
+    side = int(round(math.sqrt(len(pixels))))
+    ax.imshow(np.asarray(pixels).reshape(side, side), cmap=cmap, vmin=vmin, vmax=vmax, interpolation="nearest")
+    ax.set_xticks([])
+    ax.set_yticks([])
+
+
+def draw_figure1(source: Path, path: Path) -> Path:
+    """Lücke Figure 1: the four patterns, the noisy image, the full posterior over the 16 states and its truncation."""
+    from fyexp.report.figures import plt, save_figure
+
+    fig1 = json.loads(source.read_text())
+    names, states = fig1["names"], np.asarray(fig1["states"])
+    posterior, truncated = np.asarray(fig1["posterior"]), np.asarray(fig1["truncated"])
+    fig = plt.figure(figsize=(13, 6.2))
+    grid = fig.add_gridspec(2, 6, height_ratios=[1, 1.15])
+    patterns = np.asarray(fig1["patterns"])
+    for i, (name, pattern) in enumerate(zip(names, patterns)):
+        ax = fig.add_subplot(grid[0, i])
+        _image(ax, np.ravel(pattern), cmap="gray_r", vmin=0, vmax=1)
+        ax.set_title(f"{name} (s{i + 1})")
+    clean = np.tensordot(np.asarray(fig1["truth"], dtype=float), patterns, axes=1).ravel()
+    pair = " + ".join(n for n, on in zip(names, fig1["truth"]) if on)
+    for column, (pixels, title) in enumerate(((clean, f"W s* = {pair}"), (fig1["image"], "data point y = W s* + noise"))):
+        ax = fig.add_subplot(grid[0, 4 + column])
+        _image(ax, pixels, cmap="gray_r")
+        ax.set_title(title, fontsize=9)
+    ticks = ["".join(str(b) for b in state) for state in states]
+    for column, (values, title) in enumerate(((posterior, "full posterior p(s | y, Θ)"),
+                                              (truncated, f"truncated q(s; K, Θ), |K| = {fig1['keep']}"))):
+        ax = fig.add_subplot(grid[1, 3 * column: 3 * column + 3])
+        colours = ["tab:orange" if t else "tab:blue" for t in (truncated > 0)]
+        ax.bar(np.arange(len(values)), values, color=colours)
+        ax.set_xticks(np.arange(len(values)), ticks, rotation=90, fontsize=8)
+        ax.set_xlabel("state s = (s1 s2 s3 s4)")
+        ax.set_ylim(0, 1.05 * max(posterior.max(), truncated.max()))
+        ax.set_title(title)
+    fig.suptitle("Lücke 2019, Figure 1 (computed): binary sparse coding with the four patterns as fields; "
+                 f"orange = the {fig1['keep']} most probable states (kept mass {posterior[truncated > 0].sum():.3f})")
+    return save_figure(fig, path)
+
+
+def draw_free_energy(fitted: list[dict], rows: pd.DataFrame, path: Path) -> Path:
+    """Free energy (eq. 18) per data point after each M-step, one line per seed (green: all bars recovered)."""
+    from fyexp.report.figures import plt, save_figure
+
+    labels = _method_order(rows)
+    recovered = rows[rows["metric"] == "all_bars_recovered"].set_index("cell")["value"]
+    fig, axes = plt.subplots(1, len(labels), figsize=(3.6 * len(labels), 3.6), sharey=True, squeeze=False)
+    for ax, label in zip(axes[0], labels):
+        runs = [f for f in fitted if f["label"] == label]
+        for run in runs:
+            key = rows[(rows["label"] == label) & (rows["seed"] == run["seed"])]["cell"].iloc[0]
+            ok = recovered.get(key, 0.0) == 1.0
+            ax.plot(run["free_energy"], color="tab:green" if ok else "tab:red", lw=0.8, alpha=0.7)
+        if runs:
+            ax.axhline(np.mean([r["true_log_likelihood"] for r in runs]), color="0.3", ls=":", lw=1)
+        n_ok = sum(recovered.get(k, 0.0) == 1.0 for k in rows[rows["label"] == label]["cell"].unique())
+        ax.set_title(f"{label}\nall bars: {n_ok}/{len(runs)} seeds", fontsize=10)
+        ax.set_xlabel("EM iteration")
+    axes[0][0].set_ylabel("free energy / N (eq. 18)")
+    low = np.percentile([v for f in fitted for v in f["free_energy"][5:]], 1) if fitted else None
+    if low is not None:
+        axes[0][0].set_ylim(bottom=low)
+    fig.suptitle("bars test: free energy per iteration (green: all bars recovered, red: not; "
+                 "dotted: log-likelihood at the true parameters)")
+    return save_figure(fig, path)
+
+
+def draw_dictionaries(fitted: list[dict], path: Path) -> Path:
+    """The true bars and, per method, the fields learned on the lowest seed, ordered by their matched bar."""
+    from fyexp.report.figures import plt, save_figure
+
+    seed = min(f["seed"] for f in fitted)
+    runs = sorted((f for f in fitted if f["seed"] == seed),
+                  key=lambda f: (f["method"] == "exact", f["n_states"] or 0))
+    truth = np.asarray(runs[0]["truth_W"])
+    n_bars, scale = truth.shape[1], {"vmin": min(0.0, truth.min()), "vmax": truth.max()}
+    fig, axes = plt.subplots(len(runs) + 1, n_bars, figsize=(0.95 * n_bars + 1.6, 1.05 * (len(runs) + 1)),
+                             squeeze=False)
+    for h in range(n_bars):
+        _image(axes[0][h], truth[:, h], **scale)
+    axes[0][0].set_ylabel("true", rotation=0, ha="right", va="center")
+    for row, run in zip(axes[1:], runs):
+        W = np.asarray(run["W"])
+        for h in range(n_bars):
+            _image(row[h], W[:, run["match"][h]], **scale)
+            row[h].set_title(f"{run['cosine'][h]:.2f}", fontsize=7, pad=2,
+                             color="black" if run["cosine"][h] >= 0.9 else "tab:red")
+        row[0].set_ylabel(run["label"].replace(" (", "\n("), rotation=0, ha="right", va="center", fontsize=8)
+    fig.suptitle(f"bars test, seed {seed}: learned fields W matched to the true bars (number = cosine; grey scale "
+                 f"0 to the bar height)", fontsize=10)
+    return save_figure(fig, path)
+
+
+def _recovery_summary(rows: pd.DataFrame) -> pd.DataFrame:
+    wide = rows.pivot_table(index=["label", "seed"], columns="metric", values="value").reset_index()
+    summary = wide.groupby("label").agg(seeds=("seed", "nunique"), rate=("all_bars_recovered", "mean"),
+                                        bars=("bars_recovered", "mean"), free_energy=("free_energy", "mean"),
+                                        log_likelihood=("log_likelihood", "mean"),
+                                        true_log_likelihood=("true_log_likelihood", "mean"),
+                                        sigma=("sigma", "mean"), ms=("ms_per_iteration", "median"))
+    return summary.loc[_method_order(rows)]
+
+
+def draw_recovery(rows: pd.DataFrame, path: Path) -> Path:
+    """Fraction of seeds with every bar recovered, per method, with its binomial standard error."""
+    from fyexp.report.figures import plt, save_figure
+
+    summary = _recovery_summary(rows)
+    se = np.sqrt(summary["rate"] * (1 - summary["rate"]) / summary["seeds"])
+    fig, ax = plt.subplots(figsize=(1.5 * len(summary) + 2, 3.4))
+    ax.bar(np.arange(len(summary)), summary["rate"], yerr=se, capsize=4, color="tab:blue")
+    ax.set_xticks(np.arange(len(summary)), summary.index, fontsize=9)
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("seeds with all bars recovered")
+    ax.set_title(f"bars test: recovery over {int(summary['seeds'].max())} seeds (± binomial SE)", fontsize=10)
+    return save_figure(fig, path)
+
+
+def write_recovery_table(rows: pd.DataFrame, path: Path) -> Path:
+    """The bars-test table (Markdown): recovery over seeds, mean bars, final free energy and log-likelihood."""
+    summary = _recovery_summary(rows)
+    lines = ["| method | seeds | all bars recovered | bars recovered (mean) | free energy / N | log-likelihood / N | "
+             "true-parameter log-lik. / N | σ (mean) | ms / iteration (median) |", "|" + "---|" * 9]
+    for label, r in summary.iterrows():
+        escaped = label.replace("|", r"\|")  # a literal | inside a Markdown table cell
+        lines.append(f"| {escaped} | {int(r.seeds)} | {r.rate:.2f} ({round(r.rate * r.seeds)}/{int(r.seeds)}) | "
+                     f"{r.bars:.2f} | {r.free_energy:.3f} | {r.log_likelihood:.3f} | {r.true_log_likelihood:.3f} | "
+                     f"{r.sigma:.3f} | {r.ms:.1f} |")
+    atomic_write_text(path, "\n".join(lines) + "\n")
+    return path
