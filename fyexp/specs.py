@@ -208,6 +208,8 @@ def describe_type(hint: Any) -> str:
         return "a string"
     if hint is Any:
         return "any value"
+    if dataclasses.is_dataclass(hint):
+        return f"a mapping of {sorted(f.name for f in dataclasses.fields(hint))}"
     return getattr(hint, "__name__", str(hint))
 
 
@@ -259,8 +261,22 @@ def _coerce(value: Any, hint: Any) -> Any:
     return value
 
 
+def _dataclass_of(hint: Any) -> type | None:
+    """The dataclass a field is annotated with (``Cfg`` or ``Cfg | None``), or None."""
+    if dataclasses.is_dataclass(hint) and isinstance(hint, type):
+        return hint
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        classes = [a for a in typing.get_args(hint) if dataclasses.is_dataclass(a) and isinstance(a, type)]
+        return classes[0] if len(classes) == 1 else None
+    return None
+
+
 def build_config(config_cls: type, values: dict, path: Path, where: str) -> Any:
-    """Validate ``values`` against the dataclass ``config_cls`` and instantiate it."""
+    """Validate ``values`` against the dataclass ``config_cls`` and instantiate it.
+
+    A field annotated with a dataclass is a nested block (e.g. ``train:`` → ``TrainConfig``, whose ``optimizer:``
+    is an ``OptimizerConfig``), built recursively; every error names the full key path
+    (``profiles.paper.train.optimizer.lr``)."""
     hints = typing.get_type_hints(config_cls)
     fields = {f.name: f for f in dataclasses.fields(config_cls)}
     for key in values:
@@ -273,6 +289,10 @@ def build_config(config_cls: type, values: dict, path: Path, where: str) -> Any:
                 raise SpecError(path, f"{where}.{name}", f"{describe_type(hints[name])} (required)")
             continue
         value = values[name]
+        nested = _dataclass_of(hints[name])
+        if nested is not None and isinstance(value, dict):
+            kwargs[name] = build_config(nested, value, path, f"{where}.{name}")
+            continue
         if not conforms(value, hints[name]):
             raise SpecError(path, f"{where}.{name}", describe_type(hints[name]), value)
         kwargs[name] = _coerce(value, hints[name])

@@ -8,7 +8,10 @@ from torch import nn
 from torch.utils.data import TensorDataset
 
 from fyexp.errors import CellFailed
-from fyexp.train import TrainConfig, Trainer, TrainTask, seed_everything
+from fyexp.models import ModelConfig, build_vae
+from fyexp.objectives import IWAE
+from fyexp.train import (OptimizerConfig, ScheduleConfig, TrainConfig, Trainer, TrainTask, VariationalTask,
+                         learning_rates, seed_everything)
 
 
 class NoisyRegression(TrainTask):
@@ -95,7 +98,7 @@ def test_resume_after_interrupt_equals_uninterrupted_run(tmp_path):
     for a, b in zip(full_task.model.state_dict().values(), resumed_task.model.state_dict().values()):
         assert torch.equal(a, b)
     lines = (tmp_path / "metrics.csv").read_text().strip().splitlines()
-    assert len(lines) == 1 + 4 and lines[0].startswith("epoch,train_loss")
+    assert len(lines) == 1 + 4 and lines[0].startswith("epoch,lr,train_loss")
 
 
 def test_finished_run_is_not_retrained(tmp_path):
@@ -154,3 +157,107 @@ def test_epoch_end_callback_can_stop_and_exceptions_propagate():
 
     with pytest.raises(Pruned):
         _train(2, task_cls=Prune)
+
+
+# ------------------------------------------------------------------------------------------ schedules
+def test_iwae_schedule_learning_rates_per_epoch():
+    schedule = ScheduleConfig(name="iwae")
+    rates = learning_rates(schedule, 1e-3, 3280 + 5)
+    assert schedule.iwae_epochs == 3280
+    starts = [1 + sum(3 ** j for j in range(i - 1)) for i in range(1, 9)]  # 1, 2, 5, 14, 41, 122, 365, 1094
+    assert starts == [1, 2, 5, 14, 41, 122, 365, 1094]
+    for i, start in enumerate(starts, 1):
+        end = start + 3 ** (i - 1) - 1
+        assert rates[start - 1] == pytest.approx(1e-3 * 10 ** (-(i - 1) / 7), rel=1e-12)
+        assert len(set(rates[start - 1:end])) == 1  # constant within the stage
+    assert rates[3279] == rates[-1] == pytest.approx(1e-4)  # stage 8: 1e-3 · 10^-1, kept afterwards
+    rounded = learning_rates(ScheduleConfig(name="iwae", rounded=True), 1e-3, 3280)
+    assert [rounded[s - 1] for s in starts] == pytest.approx([1e-3, 7.2e-4, 5.2e-4, 3.7e-4, 2.7e-4, 1.9e-4,
+                                                              1.4e-4, 1e-4])
+    step = learning_rates(ScheduleConfig(name="step", step_size=2, gamma=0.5), 0.1, 5)
+    assert step == pytest.approx([0.1, 0.1, 0.05, 0.05, 0.025])
+    assert learning_rates(ScheduleConfig(), 0.1, 3) == [0.1, 0.1, 0.1]
+
+
+class TinyVAE(VariationalTask):
+    def __init__(self):
+        model = build_vae(ModelConfig(latent=[2], encoder_hidden=[[8]], decoder_hidden=[[8]], activation="tanh"), 6)
+        super().__init__(model, IWAE(n_samples=3), valid=(_images()[:8]))
+
+
+def _images(n: int = 64):
+    g = torch.Generator().manual_seed(3)
+    return (torch.rand(n, 6, generator=g) < torch.linspace(0.1, 0.9, 6)).float()
+
+
+def _train_vae(epochs, work_dir=None, task_cls=TinyVAE):
+    seed_everything(11)
+    task = task_cls()
+    cfg = TrainConfig(epochs=epochs, batch_size=16, seed=11, log_every=1,
+                      optimizer=OptimizerConfig(name="adam", lr=1e-2, betas=(0.99, 0.999), eps=1e-4),
+                      schedule=ScheduleConfig(name="iwae", stages=3))
+    return Trainer(cfg, work_dir=work_dir, label="test/vae").fit(task, (_images(),)), task
+
+
+def test_trainer_applies_the_schedule_and_variational_task_reports_validation():
+    history, task = _train_vae(6)
+    expected = learning_rates(ScheduleConfig(name="iwae", stages=3), 1e-2, 6)
+    assert [row["lr"] for row in history] == pytest.approx(expected)
+    opt_group = task.train_config.optimizer
+    assert opt_group.betas == (0.99, 0.999) and opt_group.eps == 1e-4
+    assert {"valid_loss", "valid_l1"} <= set(history[-1])
+    assert history[-1]["train_loss"] < history[0]["train_loss"]
+
+
+def test_resume_mid_schedule_equals_an_uninterrupted_run(tmp_path):
+    full, full_task = _train_vae(6)
+
+    class Interrupt(Exception):
+        pass
+
+    class Interrupted(TinyVAE):
+        def on_epoch_end(self, epoch, metrics):
+            if epoch == 3:  # inside stage 2 (epochs 2-4) of the IWAE schedule
+                raise Interrupt
+            return False
+
+    with pytest.raises(Interrupt):
+        _train_vae(6, work_dir=tmp_path, task_cls=Interrupted)
+    resumed, resumed_task = _train_vae(6, work_dir=tmp_path)
+    assert [r["train_loss"] for r in resumed] == [r["train_loss"] for r in full]
+    assert [r["lr"] for r in resumed] == [r["lr"] for r in full]
+    for a, b in zip(full_task.model.state_dict().values(), resumed_task.model.state_dict().values()):
+        assert torch.equal(a, b)
+
+
+
+# ------------------------------------------------------------------------------- the spec's train: block
+def test_nested_train_block_becomes_typed_config_and_errors_name_the_full_key_path(tmp_path):
+    from dataclasses import dataclass, field
+
+    from fyexp.errors import SpecError
+    from fyexp.specs import load_spec, resolve
+
+    @dataclass
+    class Cfg:
+        train: TrainConfig = field(default_factory=TrainConfig)
+
+    def spec(train_block: str):
+        (tmp_path / "exp.yaml").write_text(
+            "name: exp\ntitle: t\nrunner: x\ndefaults:\n  train: {epochs: 3, optimizer: {name: adam, lr: 1.0e-3}}\n"
+            f"profiles:\n  quick:\n    train: {train_block}\n")
+        return resolve(load_spec("exp", tmp_path), "quick", Cfg).config
+
+    cfg = spec("{batch_size: 20, optimizer: {betas: [0.99, 0.999], eps: 1.0e-4}, schedule: {name: iwae}}")
+    assert cfg.train.epochs == 3 and cfg.train.batch_size == 20  # deep-merged with the defaults
+    assert cfg.train.optimizer == OptimizerConfig(name="adam", lr=1e-3, betas=(0.99, 0.999), eps=1e-4)
+    assert cfg.train.schedule.name == "iwae"
+    for block, key, expected in [("{optimizer: {lr: -1}}", "profiles.quick.train.optimizer.lr", "a positive number"),
+                                 ("{optimizer: {name: adamax}}", "profiles.quick.train.optimizer.name", "one of"),
+                                 ("{schedule: {kind: iwae}}", "profiles.quick.train.schedule.kind", "one of the"),
+                                 ("{epochs: 0}", "profiles.quick.train.epochs", "an integer >= 1"),
+                                 ("{optimizer: {betas: [0.9]}}", "profiles.quick.train.optimizer.betas", "a list")]:
+        with pytest.raises(SpecError) as info:
+            spec(block)
+        message = str(info.value)
+        assert str(tmp_path / "exp.yaml") in message and f"'{key}'" in message and expected in message, message

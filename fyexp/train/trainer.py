@@ -42,12 +42,12 @@ Example
 
 from __future__ import annotations
 
+import io
 import math
 import os
 import random
-import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
@@ -56,8 +56,9 @@ import torch
 from torch import nn
 from torch.utils.data import DataLoader, Dataset
 
-from fyexp.errors import CellFailed
-from fyexp.results import atomic_write_text
+from fyexp.errors import CellFailed, require
+from fyexp.io import atomic_write_bytes, atomic_write_text
+from fyexp.train.config import OptimizerConfig, ScheduleConfig, make_optimizer
 
 CHECKPOINT = "checkpoint.pt"
 METRICS = "metrics.csv"
@@ -99,10 +100,14 @@ class TrainTask:
     """
 
     model: nn.Module
+    train_config: "TrainConfig"  # set by the Trainer before configure_optimizers
 
     def configure_optimizers(self) -> dict[str, torch.optim.Optimizer]:
-        """The optimizers by name (called once, after the model is on its device)."""
-        raise NotImplementedError
+        """The optimizers by name (called once, after the model is on its device).
+
+        Default: one optimizer over every parameter, as ``train_config.optimizer`` describes it.
+        """
+        return {"main": make_optimizer(self.train_config.optimizer, self.model.parameters())}
 
     def loss(self, batch: Any) -> tuple[torch.Tensor, Mapping[str, torch.Tensor | float]]:
         """The scalar to minimise for one batch, and named quantities to log (batch means, tensors or floats).
@@ -196,13 +201,17 @@ def _batch_size(batch: Any) -> int:
 class TrainConfig:
     """How to train (the *what* is the task).
 
-    ``num_workers=None`` picks 0 on the CPU and up to 4 on CUDA (DataLoader path only).  ``amp`` uses bf16
-    autocast on CUDA (no gradient scaler needed) and is ignored on the CPU.  ``log_every`` is how often (in
-    steps) the progress bar is refreshed and the NaN guard synchronises.
+    A spec's ``train:`` block is this dataclass, nested (``optimizer:`` and ``schedule:`` are
+    :class:`~fyexp.train.config.OptimizerConfig` and :class:`~fyexp.train.config.ScheduleConfig`); the runner
+    sets ``seed`` per cell.  ``num_workers=None`` picks 0 on the CPU and up to 4 on CUDA (DataLoader path
+    only).  ``amp`` uses bf16 autocast on CUDA (no gradient scaler needed) and is ignored on the CPU.
+    ``log_every`` is how often (in steps) the progress bar is refreshed and the NaN guard synchronises.
     """
 
-    epochs: int
-    batch_size: int
+    epochs: int = 1
+    batch_size: int = 64
+    optimizer: OptimizerConfig = field(default_factory=OptimizerConfig)
+    schedule: ScheduleConfig = field(default_factory=ScheduleConfig)
     seed: int = 0
     amp: bool = False
     compile: bool = False
@@ -210,6 +219,11 @@ class TrainConfig:
     drop_last: bool = False
     log_every: int = 50
     check_grads: bool = True
+
+    def __post_init__(self):
+        require(self.epochs >= 1, "epochs", "an integer >= 1", self.epochs)
+        require(self.batch_size >= 1, "batch_size", "an integer >= 1", self.batch_size)
+        require(self.log_every >= 1, "log_every", "an integer >= 1", self.log_every)
 
 
 class Trainer:
@@ -264,17 +278,9 @@ class Trainer:
                  "optimizers": {k: o.state_dict() for k, o in optimizers.items()},
                  "rng": rng_state(), "shuffle_rng": generator.get_state(), "history": self.history,
                  "extra": task.extra_state()}
-        fd, tmp = tempfile.mkstemp(prefix=".checkpoint.", suffix=".tmp", dir=self.work_dir)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                torch.save(state, handle)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, self.checkpoint_path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        buffer = io.BytesIO()
+        torch.save(state, buffer)
+        atomic_write_bytes(self.checkpoint_path, buffer.getvalue())
         columns = list(dict.fromkeys(k for row in self.history for k in row))
         lines = [",".join(columns)] + [",".join(_csv_value(row.get(c)) for c in columns) for row in self.history]
         atomic_write_text(self.work_dir / METRICS, "\n".join(lines) + "\n")
@@ -306,8 +312,12 @@ class Trainer:
         """
         cfg = self.config
         task.model.to(self.device)
+        task.train_config = cfg
         optimizers = task.configure_optimizers()
         task._optimizer_names = tuple(optimizers)
+        for opt in optimizers.values():  # the schedule scales each group's initial rate (checkpointed with it)
+            for group in opt.param_groups:
+                group.setdefault("initial_lr", group["lr"])
         generator = torch.Generator().manual_seed(cfg.seed)
         start_epoch, done = self._load(task, optimizers, generator)
         if done:
@@ -324,6 +334,10 @@ class Trainer:
 
         for epoch in range(start_epoch + 1, cfg.epochs + 1):
             task.model.train()
+            lr_factor = cfg.schedule.factor(epoch)
+            for opt in optimizers.values():
+                for group in opt.param_groups:
+                    group["lr"] = group["initial_lr"] * lr_factor
             task.on_epoch_start(epoch)
             active = [optimizers[name] for name in task.optimizers_for_epoch(epoch)]
             sums: dict[str, torch.Tensor] = {}
@@ -361,7 +375,8 @@ class Trainer:
                                                f"{rate:,.0f} ex/s")
                     since_log = 0
             elapsed = time.perf_counter() - tic
-            row = {"epoch": epoch, "train_loss": float(sums.pop("loss")) / seen}
+            row = {"epoch": epoch, "lr": next(iter(optimizers.values())).param_groups[0]["lr"],
+                   "train_loss": float(sums.pop("loss")) / seen}
             row.update({f"train_{k}": float(v) / seen for k, v in sums.items()})
             row.update({"examples_per_s": seen / elapsed, "epoch_time_s": elapsed})
             task.model.eval()

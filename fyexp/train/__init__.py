@@ -1,0 +1,11 @@
+"""Training: the one loop (:mod:`.trainer`), its typed settings (:mod:`.config`: optimizer, LR schedule — a spec's
+nested ``train:`` block) and :class:`VariationalTask` (:mod:`.variational`), the task of every VAE-like experiment."""
+
+from fyexp.train.config import OptimizerConfig, ScheduleConfig, learning_rates, make_optimizer
+from fyexp.train.trainer import (CHECKPOINT, METRICS, TensorBatches, TrainConfig, Trainer, TrainTask, rng_state,
+                                 seed_everything, set_rng_state)
+from fyexp.train.variational import VariationalTask
+
+__all__ = ["TrainConfig", "TrainTask", "Trainer", "VariationalTask", "OptimizerConfig", "ScheduleConfig",
+           "make_optimizer", "learning_rates", "seed_everything", "rng_state", "set_rng_state", "TensorBatches",
+           "CHECKPOINT", "METRICS"]
