@@ -73,8 +73,9 @@ def log_joint(Y: np.ndarray, S: np.ndarray, params: BSCParams) -> np.ndarray:
 
         \log p(\vec s, \vec y) = \log p(\vec s) - \tfrac D2 \log(2\pi\sigma^2) - \frac{\|\vec y - W\vec s\|^2}{2\sigma^2}.
 
-    For shared states the square is expanded, :math:`\|\vec y\|^2 - 2\vec y^\top W\vec s + \|W\vec s\|^2`, so that
-    the (N, M) array costs one matrix product; per-point states form the (N, K, D) residuals.
+    The square is expanded, :math:`\|\vec y\|^2 - 2\,(W^\top\vec y)^\top\vec s + \vec s^\top W^\top W\vec s`: for
+    shared states the (N, M) array costs one matrix product; per-point states cost :math:`O(NKH^2)` instead of
+    forming the (N, K, D) residuals.
 
     Parameters
     ----------
@@ -89,15 +90,20 @@ def log_joint(Y: np.ndarray, S: np.ndarray, params: BSCParams) -> np.ndarray:
     D = Y.shape[1]
     precision = 1.0 / params.sigma2
     constant = -0.5 * D * (_LOG_2PI + np.log(params.sigma2))
-    means = S.astype(np.float64) @ params.W.T  # (M, D) or (N, K, D)
+    Sf = S.astype(np.float64)
     if S.ndim == 2:
+        means = Sf @ params.W.T  # (M, D)
         joint = Y @ means.T
         joint *= precision
         joint += (log_prior(S, params.pi) + constant - 0.5 * precision * (means * means).sum(axis=1))[None, :]
         joint -= (0.5 * precision * (Y * Y).sum(axis=1))[:, None]
         return joint
-    residual = Y[:, None, :] - means
-    return log_prior(S, params.pi) + constant - 0.5 * precision * np.einsum("nkd,nkd->nk", residual, residual)
+    n_points, n_states, n_latents = S.shape
+    gram = params.W.T @ params.W  # (H, H)
+    quadratic = np.einsum("nkh,nkh->nk", (Sf.reshape(-1, n_latents) @ gram).reshape(Sf.shape), Sf)
+    cross = np.einsum("nkh,nh->nk", Sf, Y @ params.W)
+    squared = (Y * Y).sum(axis=1)[:, None] - 2.0 * cross + quadratic
+    return log_prior(S, params.pi) + constant - 0.5 * precision * squared
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,8 @@ from fyexp.em.bsc import BSCParams, all_states, init_params, log_joint
 from fyexp.em.tvem import TVEM, StateSearch, keep_top, log_likelihood, truncated_posterior
 from fyexp.errors import CellFailed, require
 from fyexp.experiments import Experiment, register
-from fyexp.results import Cell, atomic_write_text
+from fyexp.io import atomic_write_text
+from fyexp.results import Cell
 
 MAX_EXACT_LATENTS = 16
 
@@ -46,7 +47,7 @@ class TVEMBSCConfig:
     bar_pi: float | None = None
     noise_sigma: float = 2.0
     n_points: int = 1000
-    n_iter: int = 100
+    n_iter: int = 200
     n_states: list[int] = field(default_factory=lambda: [1, 5, 20])
     exact: bool = True
     n_prior_samples: int = 10
