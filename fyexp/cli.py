@@ -94,6 +94,7 @@ def run(name: str = typer.Argument(..., help="Experiment name (see `fyexp list`)
         results_dir: Optional[Path] = typer.Option(None, help=RESULTS_HELP),
         experiments_dir: Optional[Path] = typer.Option(None, help=EXPERIMENTS_HELP),
         force: bool = typer.Option(False, "--force", help="Redo cells that are already finished (default: skip them)."),
+        allow_dirty: bool = typer.Option(False, "--allow-dirty", help="With --profile paper: run although the source tree has uncommitted changes (every row is then marked +dirty)."),
         best: bool = typer.Option(False, "--best", help="Use the best parameters found by `fyexp tune NAME` (tuned experiments only)."),
         progress: bool = typer.Option(True, "--progress/--no-progress", help="Show progress bars.")) -> None:
     """Run an experiment's grid of cells; finished cells are kept and skipped on a rerun."""
@@ -101,6 +102,10 @@ def run(name: str = typer.Argument(..., help="Experiment name (see `fyexp list`)
     from fyexp.runner import run_experiment
 
     spec, experiment, resolved = _resolve(name, profile, seeds, experiments_dir)
+    if profile == "paper":
+        from fyexp.provenance import require_clean_tree
+
+        require_clean_tree(allow_dirty, type(experiment).__module__)
     results = _results_dir(results_dir)
     if best:
         resolved = experiment.with_best(resolved, results) if hasattr(experiment, "with_best") else _no_best(name)

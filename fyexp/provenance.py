@@ -1,34 +1,201 @@
-"""Where a number came from: git commit, fyexp version, device, time."""
+"""Where a number came from, and whether the code now on HEAD would still give it.
+
+Every result row records ``git_commit`` (``+dirty`` when the source tree had uncommitted changes), ``code_hash``
+(a hash of the files the experiment's module imports, see :func:`module_tree`), fyexp's version, the device, the
+wall time and a timestamp.  ``fyexp report`` calls a row **stale** when the code it ran differs from HEAD in those
+files: its ``code_hash`` differs from the same hash of HEAD's files, or, for rows recorded before ``code_hash``
+existed, ``git diff <commit> HEAD`` touches one of them.  The check is cheap and conservative: any edit of an
+imported module (a docstring included) makes a row stale.
+
+``fyexp run --profile paper`` refuses to run on a dirty tree (:func:`require_clean_tree`) unless asked to; the
+rows of such a run carry ``+dirty``.
+"""
 
 from __future__ import annotations
 
+import ast
 import datetime as _dt
 import functools
+import hashlib
 import os
 import platform
 import subprocess
 from pathlib import Path
 
 from fyexp import __version__
+from fyexp.errors import FyexpError
+
+SOURCE_ROOT = Path(__file__).resolve().parents[1]  # the checkout (or site-packages) holding the fyexp package
+TRACKED_PATHS = ("fyexp", "experiments", "pyproject.toml")  # what a run's numbers can depend on
+# Modules that store, print or raise but compute no number: a change to them does not make a result stale.
+BOOKKEEPING = ("fyexp.report", "fyexp.results", "fyexp.io", "fyexp.progress", "fyexp.errors")
 
 
-@functools.lru_cache(maxsize=1)
-def git_commit() -> str:
-    """The source tree's commit (``+dirty`` when it has uncommitted changes), or ``unknown`` outside git."""
-    source = Path(__file__).resolve().parents[1]
+def _git(*args: str, root: Path = SOURCE_ROOT, check: bool = True) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=30, check=check)
+
+
+@functools.lru_cache(maxsize=None)
+def in_git_checkout(root: Path = SOURCE_ROOT) -> bool:
+    try:
+        return _git("rev-parse", "--show-toplevel", root=root).stdout.strip() == str(Path(root).resolve())
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+def dirty_files(root: Path = SOURCE_ROOT) -> list[str]:
+    """Uncommitted changes (tracked or untracked, ignored files excepted) under :data:`TRACKED_PATHS`; empty outside
+    git."""
+    if not in_git_checkout(root):
+        return []
+    out = _git("status", "--porcelain", "--untracked-files=all", "--", *TRACKED_PATHS, root=root).stdout
+    return [line[3:] for line in out.splitlines() if line.strip()]
+
+
+@functools.lru_cache(maxsize=None)
+def git_commit(root: Path = SOURCE_ROOT) -> str:
+    """The source tree's commit (``+dirty`` when it has uncommitted changes), ``$FYEXP_GIT_COMMIT`` where set
+    (e.g. a Docker image built without ``.git``), or ``unknown``."""
     env = os.environ.get("FYEXP_GIT_COMMIT")
     if env:
         return env
+    if not in_git_checkout(root):
+        return "unknown"
     try:
-        sha = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=source, capture_output=True,
-                             text=True, timeout=10, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", "fyexp"],
-                               cwd=source, capture_output=True, text=True, timeout=10).stdout.strip()
-        return sha + ("+dirty" if dirty else "")
+        sha = _git("rev-parse", "--short=12", "HEAD", root=root).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return "unknown"
+    return sha + ("+dirty" if dirty_files(root) else "")
 
 
+def require_clean_tree(allow_dirty: bool, module: str = "fyexp", what: str = "--profile paper",
+                       root: Path = SOURCE_ROOT) -> None:
+    """Refuse (:class:`FyexpError`) to produce ``what`` results of an experiment of the ``fyexp`` package (``module``
+    its runner module) from uncommitted code, unless ``allow_dirty``.
+
+    Outside a git checkout there is nothing to check (rows then carry ``$FYEXP_GIT_COMMIT`` or ``unknown`` and
+    their ``code_hash``); a runner outside the package (a user's own module) is not checked either.
+    """
+    if allow_dirty or not (module == "fyexp" or module.startswith("fyexp.")):
+        return
+    files = dirty_files(root)
+    if files:
+        shown = ", ".join(files[:5]) + (f" and {len(files) - 5} more" if len(files) > 5 else "")
+        raise FyexpError(f"{what}: the source tree has uncommitted changes ({shown}); commit them, run from a clean "
+                         f"clone, or pass --allow-dirty (every row is then marked +dirty)")
+
+
+# ---- the files an experiment imports -------------------------------------------------------------------------
+def _module_file(name: str, package_root: Path) -> Path | None:
+    """``fyexp.em.mixture`` → ``<root>/fyexp/em/mixture.py`` (or the package's ``__init__.py``)."""
+    parts = name.split(".")
+    base = package_root.joinpath(*parts)
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _imports(path: Path, module: str) -> set[str]:
+    """The ``fyexp`` modules that ``path`` (module ``module``) imports, by absolute or relative import."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            found.add(target)
+            found |= {f"{target}.{a.name}" for a in node.names}  # names that are submodules
+    return {name for name in found if (name == "fyexp" or name.startswith("fyexp."))
+            and not any(name == p or name.startswith(p + ".") for p in BOOKKEEPING)}
+
+
+@functools.lru_cache(maxsize=None)
+def module_tree(module: str, package_root: Path = SOURCE_ROOT) -> list[Path]:
+    """Every file of the ``fyexp`` package that ``module`` imports, directly or not (static, from the source, imports
+    inside functions included): the modules themselves and the ``__init__.py`` of each package on the way; the
+    :data:`BOOKKEEPING` modules are left out.  Sorted, relative to the root."""
+    seen: dict[str, Path] = {}
+    todo = [module]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        path = _module_file(name, package_root)
+        if path is None:
+            continue
+        seen[name] = path
+        parts = name.split(".")
+        todo += [".".join(parts[:i]) for i in range(1, len(parts))]
+        todo += sorted(_imports(path, name) - set(seen))
+    return sorted({p.relative_to(package_root) for p in seen.values()})
+
+
+def runner_module(runner: str) -> str:
+    """A spec's ``runner`` (``gmm_clustering`` or a dotted path) → its module name."""
+    return runner if "." in runner else f"fyexp.experiments.{runner}"
+
+
+def _digest(files: list[tuple[str, bytes]]) -> str:
+    h = hashlib.sha256()
+    for name, data in files:
+        h.update(name.encode() + b"\0" + hashlib.sha256(data).digest())
+    return h.hexdigest()[:16]
+
+
+def code_hash(module: str, root: Path = SOURCE_ROOT) -> str:
+    """Hash of the files of :func:`module_tree` as they are on disk (the code a run executes)."""
+    files = module_tree(module, root)
+    return _digest([(p.as_posix(), (root / p).read_bytes()) for p in files])
+
+
+@functools.lru_cache(maxsize=None)
+def head_code_hash(module: str, root: Path = SOURCE_ROOT) -> str | None:
+    """The same hash of the files as committed at HEAD (``None`` outside git): what a clean checkout would run."""
+    if not in_git_checkout(root):
+        return None
+    files = []
+    for path in module_tree(module, root):
+        blob = subprocess.run(["git", "show", f"HEAD:{path.as_posix()}"], cwd=root, capture_output=True,
+                              timeout=30)
+        if blob.returncode:
+            return "absent-at-HEAD"
+        files.append((path.as_posix(), blob.stdout))
+    return _digest(files)
+
+
+@functools.lru_cache(maxsize=None)
+def changed_since(commit: str, module: str, root: Path = SOURCE_ROOT) -> bool | None:
+    """Whether ``git diff <commit> HEAD`` touches the files of ``module``'s tree (``None`` if git cannot say)."""
+    if not in_git_checkout(root) or not commit or commit == "unknown":
+        return None
+    files = [p.as_posix() for p in module_tree(module, root)]
+    result = _git("diff", "--quiet", commit, "HEAD", "--", *files, root=root, check=False)
+    if result.returncode not in (0, 1):
+        return None
+    return result.returncode == 1
+
+
+def row_freshness(git_commit_value: object, code_hash_value: object, module: str, root: Path = SOURCE_ROOT) -> str:
+    """``fresh``, ``stale`` or ``unknown`` for a row with these provenance columns, against HEAD."""
+    recorded = str(code_hash_value) if isinstance(code_hash_value, str) and code_hash_value else None
+    if recorded is not None:
+        head = head_code_hash(module, root)
+        current = head if head is not None else code_hash(module, root)
+        return "fresh" if recorded == current else "stale"
+    commit = str(git_commit_value).split("+", 1)[0] if isinstance(git_commit_value, str) else ""
+    changed = changed_since(commit, module, root)
+    return "unknown" if changed is None else ("stale" if changed else "fresh")
+
+
+# ---- the provenance columns of a row --------------------------------------------------------------------------
 def device_description(device: str) -> str:
     """``cpu (2 cores)`` or ``cuda (NVIDIA H200)``."""
     if device.startswith("cuda"):
@@ -38,11 +205,15 @@ def device_description(device: str) -> str:
     return f"cpu ({os.cpu_count()} cores, {platform.machine()})"
 
 
-def provenance(device: str, wall_time_s: float) -> dict:
-    return {
+def provenance(device: str, wall_time_s: float, experiment: object | None = None) -> dict:
+    """The provenance columns of one finished cell; ``experiment`` (the Experiment that ran it) adds ``code_hash``."""
+    record = {
         "git_commit": git_commit(),
         "fyexp_version": __version__,
         "device": device_description(device),
         "wall_time_s": round(float(wall_time_s), 3),
         "timestamp": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
+    if experiment is not None:
+        record["code_hash"] = code_hash(type(experiment).__module__)
+    return record

@@ -15,7 +15,24 @@ import numpy as np
 from fyexp.em.estep import EStep
 from fyexp.em.gaussian import MixtureParams, gaussian_m_step, log_gaussian_density
 
-__all__ = ["EMResult", "GaussianMixtureEM", "zeros_per_sample"]
+__all__ = ["EMResult", "GaussianMixtureEM", "zeros_per_sample", "exact_ties", "TIE_ATOL"]
+
+TIE_ATOL = 1e-12
+"""Responsibilities closer than this to their row's maximum are ties (float64 noise is ~1e-16)."""
+
+
+def exact_ties(resp: np.ndarray, atol: float = TIE_ATOL) -> np.ndarray:
+    r"""``resp`` with every entry within ``atol`` of its row's maximum set to that maximum, so that
+    :math:`\arg\max_k q_{nk}` (first maximal index) is a property of the fit, not of floating-point noise.
+
+    When components coincide (FYVI Fig. 2 at :math:`\rho = 0.1`: every :math:`q_n` is uniform up to ~1e-16),
+    the plain argmax picks a component by rounding noise, which changes with the order of floating-point
+    operations (BLAS kernel, memory alignment) and so between runs; tied entries now go to the lowest index.
+    Entries move by at most ``atol``; exact zeros (E-step sparsity) are untouched unless the row's max is zero.
+    """
+    resp = np.asarray(resp, dtype=np.float64)
+    top = resp.max(axis=1, keepdims=True)
+    return np.where(top - resp <= atol, top, resp)
 
 
 @dataclass(frozen=True)
@@ -27,7 +44,8 @@ class EMResult:
     params : MixtureParams
         Parameters after the last M-step.
     resp : ndarray, shape (N, K)
-        Responsibilities of the last E-step (the ones the last M-step used).
+        Responsibilities of the last E-step (the ones the last M-step used), with near-ties made exact by
+        :func:`exact_ties` so that ``resp.argmax(axis=1)`` is reproducible.
     objective : ndarray, shape (n_iter,)
         The E-step's objective at each iteration, evaluated before that iteration's M-step.
     """
@@ -42,7 +60,7 @@ class EMResult:
 
     @property
     def labels(self) -> np.ndarray:
-        """Hard assignment :math:`\\arg\\max_k q_{nk}`, shape (N,)."""
+        """Hard assignment :math:`\\arg\\max_k q_{nk}`, shape (N,); ties (see :func:`exact_ties`) go to the lowest k."""
         return self.resp.argmax(axis=1)
 
     @property
@@ -91,4 +109,4 @@ class GaussianMixtureEM:
                 callback(iteration)
             if self.tol is not None and iteration and abs(objective[-1] - objective[-2]) < self.tol:
                 break
-        return EMResult(params=params, resp=step.resp, objective=np.asarray(objective))
+        return EMResult(params=params, resp=exact_ties(step.resp), objective=np.asarray(objective))

@@ -1,112 +1,132 @@
 """``fyexp report``: rebuild every table (Markdown + LaTeX) and figure (PNG) from the result CSVs alone.
 
-Writes, for each experiment with results, ``results/<experiment>/tables/*.{md,tex}`` and
-``results/<experiment>/figures/*.png``, and over all experiments the index ``results/README.md``
-with each table's status (reproduced / deviates / not yet run) and the profile it came from.
+Writes, for each experiment with results, ``results/<experiment>/tables/*.{md,tex}`` (row-level statuses,
+:mod:`fyexp.report.tables`) and ``results/<experiment>/figures/*.png``, and over all experiments the index
+``results/README.md`` (:mod:`fyexp.report.index`): the coverage of every published table
+(:mod:`fyexp.report.coverage`), dirty and stale rows, and the facts of each run (:mod:`fyexp.report.runs`).
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
 from fyexp.experiments import get_experiment
-from fyexp.report.tables import compare, summarize, write_table
+from fyexp.report.coverage import coverage, declared_tables, parse_table_ref
+from fyexp.report.index import index_markdown
+from fyexp.report.runs import RunFacts, planned_seeds, run_facts
+from fyexp.report.tables import SUMMARY_COLUMNS, compare, summarize, write_table
 from fyexp.results import ResultStore, atomic_write_text
 from fyexp.specs import ExperimentSpec, available_specs, load_spec
 
-TABLE_REF = re.compile(r"^(?P<paper>\w+) Table (?P<table>\w+)$")
+__all__ = ["build_report", "report_experiment", "parse_table_ref", "ExperimentReport"]
 
 
 @dataclass
 class ExperimentReport:
     spec: ExperimentSpec
     tables: list[tuple[str, str, str, list[Path]]] = field(default_factory=list)  # (title, profile, status, files)
+    table_counts: list[str] = field(default_factory=list)  # per entry of ``tables``: its row-level counts
     not_run_tables: list[str] = field(default_factory=list)
     figures: list[Path] = field(default_factory=list)
     profiles: list[str] = field(default_factory=list)
     rows: int = 0
+    facts: RunFacts = field(default_factory=RunFacts)
 
 
-def parse_table_ref(text: str) -> tuple[str, str]:
-    """``"fyvi Table 1"`` → ``("fyvi", "1")``."""
-    match = TABLE_REF.match(text.strip())
-    if not match:
-        raise ValueError(f"table reference '{text}' is not of the form '<paper> Table <id>'")
-    return match["paper"], match["table"]
+@dataclass
+class _Loaded:
+    spec: ExperimentSpec
+    frame: pd.DataFrame
+    summary: pd.DataFrame
 
 
-def report_experiment(spec: ExperimentSpec, results_dir: Path) -> ExperimentReport:
+def _load(spec: ExperimentSpec, results_dir: Path) -> _Loaded:
+    frame = ResultStore(results_dir, spec.name).load()
+    summary = summarize(frame) if not frame.empty else pd.DataFrame(columns=SUMMARY_COLUMNS)
+    return _Loaded(spec, frame, summary)
+
+
+def _rows_with_results(summary: pd.DataFrame, paper: str, table: str) -> set[str]:
+    rows = summary[(summary["paper"] == paper) & (summary["table"] == table)]["paper_row"]
+    return {r for r in rows if r}
+
+
+def _other_rows(this: _Loaded, paper: str, table: str, loaded: dict[str, _Loaded]) -> dict[str, list[str]]:
+    """Published rows of ``paper`` Table ``table`` that another experiment declaring it produces and this one does
+    not (NVDM's row belongs to ``nvdm``, FY VAE's to ``fy-nvdm``)."""
+    mine = _rows_with_results(this.summary, paper, table)
+    owners = declared_tables([x.spec for x in loaded.values()]).get((paper, table), [])
+    out = {}
+    for name in owners:
+        if name == this.spec.name or name not in loaded:
+            continue
+        theirs = sorted(_rows_with_results(loaded[name].summary, paper, table) - mine)
+        if theirs:
+            out[name] = theirs
+    return out
+
+
+def report_experiment(spec: ExperimentSpec, results_dir: Path, loaded: dict[str, _Loaded] | None = None,
+                      figures: bool = True) -> ExperimentReport:
+    here = (loaded or {}).get(spec.name) or _load(spec, results_dir)
+    loaded = loaded or {spec.name: here}
+    frame, summary = here.frame, here.summary
     store = ResultStore(results_dir, spec.name)
-    frame = store.load()
-    report = ExperimentReport(spec=spec, rows=len(frame))
+    report = ExperimentReport(spec=spec, rows=len(frame), facts=run_facts(spec, frame, store.folder))
     if frame.empty:
         report.not_run_tables = list(spec.tables)
         return report
-    summary = summarize(frame)
-    report.profiles = list(dict.fromkeys(frame["profile"].dropna()))
+    report.profiles = list(dict.fromkeys(frame["profile"].dropna().astype(str)))
     tables_dir = store.folder / "tables"
     for ref in spec.tables:
         paper, table = parse_table_ref(ref)
         ran = False
         for profile in report.profiles:
-            compared = compare(summary, paper, table, profile)
-            if compared.cells["mean"].notna().any():
-                ran = True
-                files = write_table(compared, f"{ref} — {spec.title}", tables_dir)
-                report.tables.append((ref, profile, compared.status, files))
+            if summary[(summary["profile"] == profile) & (summary["paper"] == paper)
+                       & (summary["table"] == table)].empty:
+                continue
+            compared = compare(summary, paper, table, profile, planned_seeds=planned_seeds(spec, profile),
+                               exclude_rows=_other_rows(here, paper, table, loaded))
+            ran = True
+            files = write_table(compared, f"{ref} — {spec.title}", tables_dir)
+            report.tables.append((ref, profile, compared.status, files))
+            report.table_counts.append(compared.count_line())
         if not ran:
             report.not_run_tables.append(ref)
+    if not figures:
+        return report
     experiment = get_experiment(spec.runner)
     ok = frame[frame["status"].fillna("ok") == "ok"]
     report.figures = experiment.report(ok, store.folder / "figures", store.folder / "artifacts")
     return report
 
 
-def write_index(reports: list[ExperimentReport], results_dir: Path) -> Path:
-    lines = ["# fyexp results", "", "Regenerated by `fyexp report` from the CSVs under this folder. "
-             "Each table puts ours (mean ± std over seeds) beside the paper's number; status per table and profile.",
-             ""]
-    for rep in reports:
-        lines += [f"## {rep.spec.title} (`{rep.spec.name}`)", ""]
-        if not rep.rows:
-            lines += ["Not yet run.", ""]
-        else:
-            lines += [f"Profiles run: {', '.join(f'`{p}`' for p in rep.profiles)} · rows: {rep.rows} · "
-                      f"data: [`{rep.spec.name}/results.csv`]({rep.spec.name}/results.csv)", ""]
-        notes = results_dir / rep.spec.name / "NOTES.md"
-        if notes.is_file():
-            lines += [f"Notes on protocol and deviations: [`{rep.spec.name}/NOTES.md`]({rep.spec.name}/NOTES.md)", ""]
-        if rep.tables or rep.not_run_tables:
-            lines += ["| table | profile | status | files |", "|---|---|---|---|"]
-            for title, profile, status, files in rep.tables:
-                links = " · ".join(f"[{p.suffix[1:]}]({p.relative_to(results_dir).as_posix()})" for p in files)
-                lines.append(f"| {title} | `{profile}` | {status} | {links} |")
-            for title in rep.not_run_tables:
-                lines.append(f"| {title} | — | not yet run | |")
-            lines.append("")
-        if rep.figures:
-            lines += ["Figures:", ""]
-            lines += [f"- [{p.stem}]({p.relative_to(results_dir).as_posix()})" for p in rep.figures]
-            lines.append("")
-        elif rep.spec.figures:
-            lines += [f"Figures ({', '.join(rep.spec.figures)}): not yet run.", ""]
+def write_index(reports: list[ExperimentReport], loaded: dict[str, _Loaded], results_dir: Path) -> Path:
+    specs = [x.spec for x in loaded.values()]
+    summaries = [x.summary.assign(experiment=name) for name, x in loaded.items() if not x.summary.empty]
+    summaries = pd.concat(summaries, ignore_index=True) if summaries else \
+        pd.DataFrame(columns=SUMMARY_COLUMNS + ["experiment"])
+    lines = coverage(specs, summaries)
     path = results_dir / "README.md"
-    atomic_write_text(path, "\n".join(lines))
+    atomic_write_text(path, index_markdown(sorted(reports, key=lambda r: r.spec.name), lines, results_dir, specs))
     return path
 
 
 def build_report(names: list[str] | None, results_dir: Path, experiments_dir: Path | None = None) -> list[ExperimentReport]:
-    names = names or available_specs(experiments_dir)
-    reports = [report_experiment(load_spec(name, experiments_dir), results_dir) for name in names]
-    all_reports = reports
-    if set(names) != set(available_specs(experiments_dir)):
-        # the index always covers every experiment
-        done = {r.spec.name for r in reports}
-        all_reports = reports + [report_experiment(load_spec(n, experiments_dir), results_dir)
-                                 for n in available_specs(experiments_dir) if n not in done]
-    write_index(sorted(all_reports, key=lambda r: r.spec.name), results_dir)
+    """Tables and figures of ``names`` (default: every experiment), and the index over every experiment."""
+    every = available_specs(experiments_dir)
+    names = names or every
+    loaded = {name: _load(load_spec(name, experiments_dir), results_dir) for name in every}
+    for name in names:
+        if name not in loaded:  # an unknown name: load_spec raises the one-line error
+            loaded[name] = _load(load_spec(name, experiments_dir), results_dir)
+    reports = [report_experiment(loaded[name].spec, results_dir, loaded) for name in names]
+    done = {r.spec.name for r in reports}
+    # the index always covers every experiment; the others' tables are rebuilt too, their figures left as they are
+    all_reports = reports + [report_experiment(loaded[n].spec, results_dir, loaded, figures=False)
+                             for n in every if n not in done]
+    write_index(all_reports, loaded, results_dir)
     return reports

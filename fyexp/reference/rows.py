@@ -1,0 +1,154 @@
+"""Row-name helpers over the published cells: which table a cell belongs to, which result scores it, and what the
+paper says about the number of runs and the meaning of its ±.
+
+Every published cell of ``paper_tables.csv`` is keyed ``(paper, table, setting, row, column)``.  Three joins,
+declared in ``paper_meta.yaml`` beside it, connect cells that are one published quantity:
+
+* ``same_as``: fyvl Tables 1–3 print the numbers of FYVI Tables 1–3 under other row labels; a fyvl cell is
+  scored by the result of its FYVI twin (``result_key``) and belongs to the FYVI table's experiments (``home``).
+* ``text``: each in-text number belongs to the table whose experiment produces it (``home``); one that restates a
+  table cell (FYVI's "best reconstruction error of 1.484 reported in Table 3", frac's FIDs of Table 9) is scored
+  by that cell's result.
+* ``part``: coverage groups a paper's in-text numbers by their home table ("text → Table 3").
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from importlib import resources
+
+import pandas as pd
+import yaml
+
+from fyexp.reference import load_paper_tables
+
+KEY = ["paper", "table", "setting", "row", "column"]
+
+
+@dataclass(frozen=True)
+class TableMeta:
+    """What a paper says about one table's numbers: runs averaged and the meaning of the printed ±."""
+
+    ref: str
+    n_runs: int | None
+    spread: str  # std | std_err | 3std | none
+    spread_stated: bool
+    assumed: str
+    source: str
+    settings: tuple[tuple[str, int], ...] = ()
+
+    def runs(self, setting: str) -> int | None:
+        return dict(self.settings).get(setting, self.n_runs)
+
+    def standard_error(self, spread: float, setting: str) -> float:
+        """The standard error of the printed mean implied by its printed ± (NaN when there is none).
+
+        ``std`` and ``3std`` (divided by three) are one standard deviation s over n runs: s / sqrt(n);
+        ``std_err`` is the standard error itself.  A ± over an unstated number of runs is read as n = 1.
+        """
+        if spread is None or not math.isfinite(spread) or self.spread == "none":
+            return float("nan")
+        if self.spread == "std_err":
+            return float(spread)
+        s = spread / 3.0 if self.spread == "3std" else float(spread)
+        return s / math.sqrt(self.runs(setting) or 1)
+
+
+@functools.lru_cache(maxsize=1)
+def _meta() -> dict:
+    with resources.files("fyexp.reference").joinpath("paper_meta.yaml").open() as handle:
+        return yaml.safe_load(handle)
+
+
+def table_ref(paper: str, table: str) -> str:
+    """``("fyvi", "1")`` → ``"fyvi 1"``, the key of ``paper_meta.yaml``."""
+    return f"{paper} {table}"
+
+
+def table_title(paper: str, table: str) -> str:
+    """``("fyvi", "1")`` → ``"fyvi Table 1"``; ``("frac", "text")`` → ``"frac text"`` (numbers quoted in prose)."""
+    return f"{paper} text" if table == "text" else f"{paper} Table {table}"
+
+
+@functools.lru_cache(maxsize=None)
+def table_meta(paper: str, table: str) -> TableMeta:
+    entry = _meta()["tables"].get(table_ref(paper, table))
+    if entry is None:
+        return TableMeta(table_ref(paper, table), None, "none", False, "", "not described in paper_meta.yaml")
+    return TableMeta(ref=table_ref(paper, table), n_runs=entry.get("n_runs"), spread=entry.get("spread", "none"),
+                     spread_stated=entry.get("spread_stated", True), assumed=entry.get("assumed", ""),
+                     source=entry.get("source", ""),
+                     settings=tuple((str(k), int(v)) for k, v in (entry.get("settings") or {}).items()))
+
+
+def _same_as() -> dict[str, dict]:
+    return {entry["table"]: entry for entry in _meta()["same_as"]}
+
+
+def _text_rule(paper: str, setting: str, column: str) -> dict | None:
+    for rule in _meta()["text"]:
+        if rule["paper"] != paper:
+            continue
+        if "column" in rule and rule["column"] != column:
+            continue
+        if "setting_prefix" in rule and not setting.startswith(rule["setting_prefix"]):
+            continue
+        return rule
+    return None
+
+
+def _split(ref: str) -> tuple[str, str]:
+    paper, table = ref.split(" ", 1)
+    return paper, table
+
+
+def joined_cells() -> pd.DataFrame:
+    """Every published cell with its joins: ``home_paper``/``home_table`` (the table whose experiments produce it),
+    ``part`` (the coverage line it is counted in), and ``res_*`` (the key of the result that scores it)."""
+    return _joined().copy()
+
+
+@functools.lru_cache(maxsize=1)
+def _joined() -> pd.DataFrame:
+    cells = load_paper_tables().copy()
+    same = _same_as()
+    home_paper, home_table, part = [], [], []
+    res = {k: [] for k in KEY}
+    for c in cells.itertuples(index=False):
+        key = dict(paper=c.paper, table=c.table, setting=c.setting, row=c.row, column=c.column)
+        hp, ht, p = c.paper, c.table, table_title(c.paper, c.table)
+        target = dict(key)
+        if c.table == "text":
+            rule = _text_rule(c.paper, c.setting, c.column)
+            if rule is not None:
+                hp, ht = _split(rule["home"])
+                p = f"{c.paper} text → {table_title(hp, ht)}" if hp != c.paper else f"{c.paper} text → {hp} Table {ht}"
+                quotes = rule.get("quotes")
+                if quotes is not None:
+                    target = dict(paper=hp, table=ht, setting=c.setting, row=quotes.get("row", c.row),
+                                  column=quotes.get("column", c.column))
+        entry = same.get(table_ref(hp, ht))
+        if entry is not None:  # the table (or the one a text number belongs to) is another paper's twin
+            ap, at = _split(entry["as"])
+            if target["paper"] == hp and target["table"] == ht:
+                rows = entry.get("rows") or {}
+                target = dict(paper=ap, table=at, setting=target["setting"],
+                              row=rows.get(target["row"], target["row"]), column=target["column"])
+            hp, ht = ap, at
+        home_paper.append(hp)
+        home_table.append(ht)
+        part.append(p)
+        for k in KEY:
+            res[k].append(target[k])
+    cells["home_paper"], cells["home_table"], cells["part"] = home_paper, home_table, part
+    for k in KEY:
+        cells[f"res_{k}"] = res[k]
+    return cells
+
+
+def home_of(paper: str, table: str) -> tuple[str, str]:
+    """The table whose experiments produce ``paper`` Table ``table`` (itself unless it is another's twin)."""
+    entry = _same_as().get(table_ref(paper, table))
+    return _split(entry["as"]) if entry else (paper, table)

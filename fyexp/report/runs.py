@@ -1,0 +1,111 @@
+"""Facts about a run, read from the run itself: cells and seeds finished or failed per profile, the seeds the spec
+planned, the trials of each Optuna study, and how many rows are dirty or stale against HEAD.
+
+Nothing here trusts a spec's prose: a spec states the plan (its profile's ``seeds``), the CSVs and study
+databases state what happened.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from fyexp.provenance import row_freshness, runner_module
+from fyexp.specs import ExperimentSpec
+
+
+@dataclass(frozen=True)
+class ProfileRun:
+    profile: str
+    planned_seeds: int | None
+    cells_ok: int
+    cells_failed: int
+    failed_cells: tuple[str, ...]
+    seeds_ok: tuple[int, ...]
+    rows: int
+    dirty_rows: int
+    stale_rows: int
+    unknown_rows: int
+    commits: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Study:
+    name: str
+    states: tuple[tuple[str, int], ...]  # (state, trials), e.g. (("COMPLETE", 3), ("FAIL", 1))
+
+    @property
+    def trials(self) -> int:
+        return sum(n for _, n in self.states)
+
+    def describe(self) -> str:
+        parts = ", ".join(f"{n} {state.lower()}" for state, n in self.states)
+        return f"`{self.name}`: {self.trials} trial{'s' if self.trials != 1 else ''} ({parts})"
+
+
+@dataclass
+class RunFacts:
+    profiles: dict[str, ProfileRun] = field(default_factory=dict)
+    studies: list[Study] = field(default_factory=list)
+
+
+def planned_seeds(spec: ExperimentSpec, profile: str) -> int | None:
+    """The number of seeds the spec's ``profile`` plans (its ``seeds``, else the defaults'); ``None`` if unsaid."""
+    body = spec.profiles.get(profile) or {}
+    seeds = body.get("seeds", (spec.defaults or {}).get("seeds"))
+    return len(seeds) if isinstance(seeds, list) else None
+
+
+def profile_runs(spec: ExperimentSpec, frame: pd.DataFrame) -> dict[str, ProfileRun]:
+    """Per profile present in ``frame``: cells and seeds finished or failed, dirty and stale rows, commits."""
+    out = {}
+    if frame.empty:
+        return out
+    status = frame["status"].fillna("ok")
+    module = runner_module(spec.runner)
+    hashes = frame["code_hash"] if "code_hash" in frame else pd.Series(None, index=frame.index, dtype=object)
+    commits = frame["git_commit"].astype(str)
+    fresh = {key: row_freshness(key[0], key[1], module)
+             for key in set(zip(commits, hashes.where(hashes.notna(), None)))}
+    freshness = pd.Series([fresh[key] for key in zip(commits, hashes.where(hashes.notna(), None))], index=frame.index)
+    for profile in dict.fromkeys(frame["profile"].astype(str)):
+        mask = frame["profile"].astype(str) == profile
+        rows = frame[mask]
+        failed = sorted(set(rows.loc[status[mask] == "failed", "cell"].astype(str)))
+        ok_cells = set(rows.loc[status[mask] == "ok", "cell"].astype(str))
+        out[profile] = ProfileRun(
+            profile=profile, planned_seeds=planned_seeds(spec, profile), cells_ok=len(ok_cells),
+            cells_failed=len(failed), failed_cells=tuple(failed),
+            seeds_ok=tuple(sorted({int(s) for s in rows.loc[status[mask] == "ok", "seed"].dropna()})),
+            rows=int(mask.sum()), dirty_rows=int(commits[mask].str.endswith("+dirty").sum()),
+            stale_rows=int((freshness[mask] == "stale").sum()), unknown_rows=int((freshness[mask] == "unknown").sum()),
+            commits=tuple(sorted(set(commits[mask]))))
+    return out
+
+
+def studies(folder: Path) -> list[Study]:
+    """Every Optuna study in the SQLite databases (``*.db``) of an experiment's results folder, with its trials
+    counted by state (read straight from Optuna's ``studies`` and ``trials`` tables)."""
+    found = []
+    for path in sorted(folder.glob("*.db")):
+        try:
+            with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+                rows = conn.execute("SELECT s.study_name, t.state, COUNT(*) FROM studies s LEFT JOIN trials t "
+                                    "ON t.study_id = s.study_id GROUP BY s.study_name, t.state "
+                                    "ORDER BY s.study_name, t.state").fetchall()
+        except sqlite3.Error:
+            continue
+        by_study: dict[str, list[tuple[str, int]]] = {}
+        for name, state, count in rows:
+            by_study.setdefault(name, [])
+            if state is not None:
+                by_study[name].append((str(state), int(count)))
+        found += [Study(name, tuple(states)) for name, states in by_study.items()]
+    return found
+
+
+def run_facts(spec: ExperimentSpec, frame: pd.DataFrame, folder: Path) -> RunFacts:
+    return RunFacts(profiles=profile_runs(spec, frame), studies=studies(folder))
