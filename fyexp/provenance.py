@@ -14,12 +14,17 @@ rows of such a run carry ``+dirty``.
 from __future__ import annotations
 
 import ast
+import atexit
 import datetime as _dt
 import functools
 import hashlib
+import io
 import os
 import platform
+import shutil
 import subprocess
+import tarfile
+import tempfile
 from pathlib import Path
 
 from fyexp import __version__
@@ -157,18 +162,25 @@ def code_hash(module: str, root: Path = SOURCE_ROOT) -> str:
 
 
 @functools.lru_cache(maxsize=None)
+def _head_checkout(root: Path) -> Path | None:
+    """The ``fyexp`` package as committed at HEAD, unpacked once per process into a temporary folder."""
+    archive = subprocess.run(["git", "archive", "HEAD", "fyexp"], cwd=root, capture_output=True, timeout=60)
+    if archive.returncode:
+        return None
+    folder = Path(tempfile.mkdtemp(prefix="fyexp-head-"))
+    atexit.register(shutil.rmtree, folder, True)
+    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+        tar.extractall(folder, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+    return folder
+
+
 def head_code_hash(module: str, root: Path = SOURCE_ROOT) -> str | None:
-    """The same hash of the files as committed at HEAD (``None`` outside git): what a clean checkout would run."""
+    """The same hash of the module tree as committed at HEAD (the imports read from HEAD's files too), ``None``
+    outside git: what a clean checkout would run, whatever is uncommitted in the working tree."""
     if not in_git_checkout(root):
         return None
-    files = []
-    for path in module_tree(module, root):
-        blob = subprocess.run(["git", "show", f"HEAD:{path.as_posix()}"], cwd=root, capture_output=True,
-                              timeout=30)
-        if blob.returncode:
-            return "absent-at-HEAD"
-        files.append((path.as_posix(), blob.stdout))
-    return _digest(files)
+    head = _head_checkout(root)
+    return None if head is None else code_hash(module, head)
 
 
 @functools.lru_cache(maxsize=None)

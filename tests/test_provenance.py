@@ -58,13 +58,13 @@ def test_modified_module_makes_rows_stale(repo):
     (repo / "fyexp/unrelated.py").write_text("X = 1\n")  # not imported: nothing goes stale
     (repo / "fyexp/results.py").write_text("def store():\n    return 1\n")  # bookkeeping: nothing goes stale
     _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "two")
-    prov.head_code_hash.cache_clear()
+    prov._head_checkout.cache_clear()
     prov.changed_since.cache_clear()
     assert prov.row_freshness(commit, recorded, module, repo) == "fresh"
     assert prov.row_freshness(commit, None, module, repo) == "fresh"
     (repo / "fyexp/maps/entmax.py").write_text("def f(x):\n    return 2 * x\n")  # imported two levels down
     _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "three")
-    prov.head_code_hash.cache_clear()
+    prov._head_checkout.cache_clear()
     prov.changed_since.cache_clear()
     assert prov.row_freshness(commit, recorded, module, repo) == "stale"
     assert prov.row_freshness(commit, None, module, repo) == "stale"
