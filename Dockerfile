@@ -5,20 +5,19 @@
 ARG BASE=python:3.11-slim
 FROM ${BASE}
 
-# A CPU-only torch keeps the image small; leave empty to take PyPI's default (CUDA) build.
-ARG TORCH_INDEX_URL=""
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONUNBUFFERED=1 \
     VIRTUAL_ENV=/opt/venv PATH=/opt/venv/bin:$PATH \
     FYEXP_DATA_DIR=/data MPLBACKEND=Agg
 RUN python3 -m venv /opt/venv && mkdir -p /data
 WORKDIR /app
-# dependencies first (a cached layer), from pyproject.toml with a stub package; then the code itself
+# the tested environment from the lock first (a cached layer: it changes only when the lock does) ...
+COPY requirements.lock ./
+RUN pip install -r requirements.lock
+# ... then fyexp itself, without touching those pinned dependencies
 COPY pyproject.toml README.md ./
-RUN mkdir -p fyexp && touch fyexp/__init__.py \
-    && if [ -n "$TORCH_INDEX_URL" ]; then pip install torch torchvision --index-url "$TORCH_INDEX_URL"; fi \
-    && pip install -e .
 COPY fyexp ./fyexp
 COPY experiments ./experiments
 COPY scripts ./scripts
+RUN pip install --no-deps -e . && fyexp --version
 VOLUME ["/app/results"]
 CMD ["fyexp", "list"]

@@ -10,17 +10,18 @@ from typing import List, Optional
 import typer
 import yaml
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from fyexp import __version__
-from fyexp.errors import FyexpError
+from fyexp.errors import EnvironmentFailure, FyexpError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Reproduce the tables and figures of five papers on generalized variational inference.\n\n"
                        "Experiments are YAML specs in experiments/; results go to results/ as tidy CSVs; "
                        "`fyexp report` rebuilds every table and figure from those CSVs.")
 out = Console(soft_wrap=True)
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)
 
 PROFILE_HELP = "Spec profile: 'paper' (the paper's exact settings), 'quick' (minutes on 2 cores) or any other the spec defines."
 DATA_HELP = "Root of the datasets (MNIST/, FashionMNIST/, 20newsgroups/, UCI/ ...). Default: $FYEXP_DATA_DIR; without either, datasets are downloaded where there is internet."
@@ -28,8 +29,28 @@ RESULTS_HELP = "Where results are written and read. Default: $FYEXP_RESULTS_DIR 
 EXPERIMENTS_HELP = "Folder of the experiment specs. Default: $FYEXP_EXPERIMENTS_DIR, ./experiments, or fyexp's own."
 
 
-def _results_dir(option: Optional[Path]) -> Path:
-    return option or Path(os.environ.get("FYEXP_RESULTS_DIR", "results"))
+def _results_dir(option: Optional[Path], writable: bool = False) -> Path:
+    """The results folder; with ``writable`` it must be (or become) a folder this process can write to."""
+    path = option or Path(os.environ.get("FYEXP_RESULTS_DIR", "results"))
+    if path.exists() and not path.is_dir():
+        raise FyexpError(f"--results-dir / FYEXP_RESULTS_DIR: '{path}' is a file; expected a folder")
+    if writable:
+        check_writable_folder(path, "--results-dir / FYEXP_RESULTS_DIR")
+    return path
+
+
+def check_writable_folder(path: Path, what: str) -> None:
+    """Create ``path`` if needed and prove that a file can be written there (else one line, exit 1)."""
+    import tempfile
+
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path, prefix=".fyexp-write-check."):
+            pass
+    except (FileExistsError, NotADirectoryError):
+        raise FyexpError(f"{what}: '{path}' (or a parent of it) is a file; expected a folder") from None
+    except OSError as exc:
+        raise EnvironmentFailure(f"{what}: cannot write to '{path}' ({exc.strerror})") from None
 
 
 def _data_dir(option: Optional[Path]) -> Optional[Path]:
@@ -50,16 +71,32 @@ def _resolve(name: str, profile: str, seeds: Optional[str], experiments_dir: Opt
 
 
 @app.command("list")
-def list_experiments(experiments_dir: Optional[Path] = typer.Option(None, help=EXPERIMENTS_HELP)) -> None:
+def list_experiments(experiments_dir: Optional[Path] = typer.Option(None, help=EXPERIMENTS_HELP),
+                     as_json: bool = typer.Option(False, "--json", help="Print a JSON list (name, title, tables, figures, profiles) for scripts."),
+                     plain: bool = typer.Option(False, "--plain", help="One tab-separated line per experiment (the default when the output is not a terminal).")) -> None:
     """List the experiments, the tables and figures each reproduces, and their profiles."""
+    import json
+
     from fyexp.specs import available_specs, load_spec
 
+    specs = [load_spec(name, experiments_dir) for name in available_specs(experiments_dir)]
+    if as_json:
+        body = [{"name": s.name, "title": s.title, "tables": list(s.tables), "figures": list(s.figures),
+                 "profiles": s.profile_names()} for s in specs]
+        print(json.dumps(body, indent=1, ensure_ascii=False))
+        return
+    if plain or not out.is_terminal:
+        for s in specs:
+            print("\t".join([s.name, ",".join(s.profile_names()), "; ".join(s.tables + s.figures), s.title]))
+        return
     table = Table(title="fyexp experiments")
-    for column in ("name", "title", "tables", "figures", "profiles"):
-        table.add_column(column)
-    for name in available_specs(experiments_dir):
-        spec = load_spec(name, experiments_dir)
-        table.add_row(name, spec.title, "\n".join(spec.tables), "\n".join(spec.figures), ", ".join(spec.profiles))
+    table.add_column("name", no_wrap=True, min_width=max([len(s.name) for s in specs] + [4]))
+    table.add_column("profiles", no_wrap=True, min_width=max([len(", ".join(s.profile_names())) for s in specs] + [8]))
+    for column in ("title", "tables", "figures"):
+        table.add_column(column, overflow="fold")
+    for s in specs:
+        table.add_row(escape(s.name), escape(", ".join(s.profile_names())), escape(s.title),
+                      escape("\n".join(s.tables)), escape("\n".join(s.figures)))
     out.print(table)
 
 
@@ -74,7 +111,8 @@ def show(name: str = typer.Argument(..., help="Experiment name (see `fyexp list`
     body = {"name": spec.name, "title": spec.title, "runner": spec.runner, "profile": profile,
             "seeds": list(resolved.seeds), "tables": list(spec.tables), "figures": list(spec.figures),
             "config": dataclasses.asdict(resolved.config)}
-    out.print(yaml.safe_dump(_plain(body), sort_keys=False), end="", markup=False, highlight=False)
+    out.print(yaml.safe_dump(_plain(body), sort_keys=False, allow_unicode=True), end="", markup=False,
+              highlight=False)
 
 
 def _plain(obj):
@@ -96,7 +134,7 @@ def run(name: str = typer.Argument(..., help="Experiment name (see `fyexp list`)
         force: bool = typer.Option(False, "--force", help="Redo cells that are already finished (default: skip them)."),
         allow_dirty: bool = typer.Option(False, "--allow-dirty", help="With --profile paper: run although the source tree has uncommitted changes (every row is then marked +dirty)."),
         best: bool = typer.Option(False, "--best", help="Use the best parameters found by `fyexp tune NAME` (tuned experiments only)."),
-        progress: bool = typer.Option(True, "--progress/--no-progress", help="Show progress bars.")) -> None:
+        progress: bool = typer.Option(True, "--progress/--no-progress", help="Live progress bars on a terminal (default); --no-progress prints one plain line per cell instead (as does output that is not a terminal).")) -> None:
     """Run an experiment's grid of cells; finished cells are kept and skipped on a rerun."""
     from fyexp.devices import resolve_device
     from fyexp.runner import run_experiment
@@ -106,13 +144,13 @@ def run(name: str = typer.Argument(..., help="Experiment name (see `fyexp list`)
         from fyexp.provenance import require_clean_tree
 
         require_clean_tree(allow_dirty, type(experiment).__module__)
-    results = _results_dir(results_dir)
+    results = _results_dir(results_dir, writable=True)
     if best:
         resolved = experiment.with_best(resolved, results) if hasattr(experiment, "with_best") else _no_best(name)
     summary = run_experiment(resolved, experiment, device=resolve_device(device), data_dir=_data_dir(data_dir),
                              results_dir=results, force=force, console=err, show_progress=progress)
-    err.print(f"[green]{name} [{profile}]:[/] {summary.ran} cells run, {summary.skipped} already finished, "
-              f"{summary.failed} failed, {summary.wall_time_s:.1f} s → {summary.results_csv}")
+    err.print(f"[green]{escape(f'{name} [{profile}]')}:[/] {summary.ran} cells run, {summary.skipped} already "
+              f"finished, {summary.failed} failed, {summary.wall_time_s:.1f} s → {escape(str(summary.results_csv))}")
     if summary.failed:
         raise typer.Exit(1)
 
@@ -137,7 +175,7 @@ def tune(name: str = typer.Argument(..., help="Experiment name with a tuning stu
     from fyexp.results import ResultStore
 
     spec, experiment, resolved = _resolve(name, profile, None, experiments_dir)
-    results = _results_dir(results_dir)
+    results = _results_dir(results_dir, writable=True)
     store = ResultStore(results, name)
     ctx = RunContext(experiment=name, profile=profile, device=resolve_device(device), data_dir=_data_dir(data_dir),
                      work_dir=store.folder / "work" / profile / "tune", artifact_dir=store.artifact_dir(profile))
@@ -150,16 +188,22 @@ def report(names: Optional[List[str]] = typer.Argument(None, help="Experiments t
            experiments_dir: Optional[Path] = typer.Option(None, help=EXPERIMENTS_HELP)) -> None:
     """Rebuild tables (Markdown + LaTeX, ours beside the paper's) and figures (PNG) from the result CSVs."""
     from fyexp.report import build_report
+    from fyexp.results import ResultStore
+    from fyexp.specs import available_specs
 
-    results = _results_dir(results_dir)
+    results = _results_dir(results_dir, writable=True)
+    for name in names or available_specs(experiments_dir):
+        for path, problem in ResultStore(results, name).damaged_cells():
+            err.print(f"warning: skipped damaged cell file {path} ({problem}); `fyexp run` redoes it",
+                      markup=False, highlight=False)
     for rep in build_report(names, results, experiments_dir):
         for title, profile, status, files in rep.tables:
-            out.print(f"{rep.spec.name}: {title} [{profile}] {status} → {files[0]}")
+            out.print(f"{rep.spec.name}: {title} [{profile}] {status} → {files[0]}", markup=False, highlight=False)
         for path in rep.figures:
-            out.print(f"{rep.spec.name}: figure → {path}")
+            out.print(f"{rep.spec.name}: figure → {path}", markup=False, highlight=False)
         if not rep.rows:
-            out.print(f"{rep.spec.name}: not yet run")
-    out.print(f"index → {results / 'README.md'}")
+            out.print(f"{rep.spec.name}: not yet run", markup=False, highlight=False)
+    out.print(f"index → {results / 'README.md'}", markup=False, highlight=False)
 
 
 def version_callback(value: bool) -> None:
@@ -170,33 +214,92 @@ def version_callback(value: bool) -> None:
 
 @app.callback()
 def _root(version: bool = typer.Option(False, "--version", callback=version_callback, is_eager=True,
-                                       help="Print fyexp's version and exit.")) -> None:
+                                       help="Print fyexp's version and exit."),
+          debug: bool = typer.Option(False, "--debug", help="Show the full traceback of an error (also $FYEXP_DEBUG=1).")) -> None:
     """fyexp: reproduce generalized variational inference papers."""
 
 
-def main() -> None:
-    """Console entry point: user errors print one line and exit 2; Ctrl-C exits 130 with finished cells kept."""
+INTERRUPTED = "interrupted: finished cells are saved; rerun the same command to resume"
+
+
+def _say(message: str) -> None:
+    """One line on stderr, never read as markup, never wrapped."""
+    err.print(message, markup=False, highlight=False, soft_wrap=True)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def _os_error(exc: OSError) -> str:
+    import errno
+
+    where = f" '{exc.filename}'" if exc.filename else ""
+    if exc.errno == errno.ENOSPC:
+        return f"error: disk full while writing{where}; finished cells are kept, free space and rerun to resume"
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return f"error: cannot write{where} ({exc.strerror}); choose a writable --results-dir"
+    if exc.errno in (errno.ENOTDIR, errno.EEXIST, errno.EISDIR):
+        return f"error:{where} {exc.strerror}: a file stands where a folder is expected, or the reverse"
+    return f"error:{where} {exc.strerror or exc}"
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    """Console entry point: every error is one line on stderr, no traceback (unless --debug).
+
+    Exit status: 0 success; 2 bad input (usage, spec, option, missing file); 1 the environment failed (an
+    unwritable folder, a full disk) or an unexpected error; 130 interrupted (finished cells are kept).
+    """
+    args = sys.argv[1:] if argv is None else argv
+    debug = "--debug" in args or os.environ.get("FYEXP_DEBUG", "") not in ("", "0")
     try:
-        code = app(standalone_mode=False)
+        code = app(args=args, prog_name="fyexp", standalone_mode=False)
+        if code == 130:  # typer turns Ctrl-C into Exit(130), returned as the exit code here
+            _say(INTERRUPTED)
         if isinstance(code, int) and code:
             sys.exit(code)
+    except SystemExit:
+        raise
     except FyexpError as exc:
-        err.print(f"error: {exc}", style="bold red", markup=False, highlight=False)
-        sys.exit(2)
-    except KeyboardInterrupt:
-        err.print("[yellow]interrupted: finished cells are saved; rerun the same command to resume[/]")
+        if debug:
+            raise
+        _say(f"error: {_one_line(exc)}")
+        sys.exit(exc.exit_code)
+    except (KeyboardInterrupt, typer.Abort):
+        _say(INTERRUPTED)
         sys.exit(130)
     except typer.Exit as exc:
+        if exc.exit_code == 130 or isinstance(exc.__cause__, KeyboardInterrupt):  # typer turns Ctrl-C into Exit(130)
+            _say(INTERRUPTED)
+            sys.exit(130)
         sys.exit(exc.exit_code)
-    except typer.Abort:
-        sys.exit(130)
-    except Exception as exc:  # click usage errors
-        import click
+    except OSError as exc:
+        if debug:
+            raise
+        _say(_one_line(_os_error(exc)))
+        sys.exit(1)
+    except Exception as exc:
+        if _is_usage_error(exc):
+            _usage_error(exc)
+        if debug:
+            raise
+        _say(f"error: unexpected {type(exc).__name__}: {_one_line(exc)} (rerun with --debug for the traceback)")
+        sys.exit(1)
 
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
-        raise
+
+def _is_usage_error(exc: Exception) -> bool:
+    """Typer's usage errors (its own copy of click's since typer 0.26, click's before), found by their shape."""
+    return hasattr(exc, "format_message") and isinstance(getattr(exc, "exit_code", None), int)
+
+
+def _usage_error(exc: Exception) -> None:
+    if type(exc).__name__ == "NoArgsIsHelpError":  # bare `fyexp` or `fyexp run`: show the help
+        exc.show()
+        sys.exit(exc.exit_code)
+    ctx = getattr(exc, "ctx", None)
+    command = ctx.command_path if ctx is not None else "fyexp"
+    _say(f"error: {command}: {_one_line(exc.format_message())} (see '{command} --help')")
+    sys.exit(exc.exit_code or 2)
 
 
 if __name__ == "__main__":

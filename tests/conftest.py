@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,15 +14,76 @@ ROOT = Path(__file__).resolve().parents[1]
 TOY_SPECS = ROOT / "tests" / "specs"
 
 
+def fyexp_script() -> str:
+    """The installed ``fyexp`` console script of this interpreter's environment (what a user runs)."""
+    script = Path(sys.executable).parent / "fyexp"
+    if not script.is_file():
+        found = shutil.which("fyexp")
+        if found is None:
+            pytest.fail("the `fyexp` console script is not installed: run `pip install -e .` first")
+        script = Path(found)
+    return str(script)
+
+
+def cli_env(env: dict | None = None) -> dict:
+    """The environment of a spawned CLI: the toy runner importable, a wide terminal for rich."""
+    return {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+            "COLUMNS": "200", **(env or {})}
+
+
 def run_cli(*args: str, env: dict | None = None, cwd: Path | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
-    """Run ``python -m fyexp.cli ARGS`` in a subprocess (as a user would), returning its result."""
-    full_env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
-                "COLUMNS": "200", **(env or {})}
-    return subprocess.run([sys.executable, "-m", "fyexp.cli", *args], capture_output=True, text=True,
-                          env=full_env, cwd=cwd or ROOT, timeout=timeout)
+    """Run the installed ``fyexp ARGS`` in a subprocess (as a user would), returning its result."""
+    return subprocess.run([fyexp_script(), *args], capture_output=True, text=True,
+                          env=cli_env(env), cwd=cwd or ROOT, timeout=timeout)
 
 
 @pytest.fixture
 def toy_env(tmp_path):
     """Environment pointing fyexp at the toy specs and a fresh results folder."""
     return {"FYEXP_EXPERIMENTS_DIR": str(TOY_SPECS), "FYEXP_RESULTS_DIR": str(tmp_path / "results")}
+
+
+def run_in_terminal(*args: str, env: dict | None = None, cwd: Path | None = None, timeout: float = 600,
+                    columns: int = 100) -> tuple[int, str]:
+    """Run the installed ``fyexp ARGS`` under a pseudo-terminal (rich draws its live bars there, as for a user).
+
+    Returns the exit status and everything the program wrote to the terminal (stdout and stderr together).
+    """
+    import pty
+    import select
+    import time
+
+    master, slave = pty.openpty()
+    full_env = cli_env({"TERM": "xterm-256color", "COLUMNS": str(columns), "LINES": "40", **(env or {})})
+    full_env.pop("NO_COLOR", None)
+    proc = subprocess.Popen([fyexp_script(), *args], stdin=slave, stdout=slave, stderr=slave, env=full_env,
+                            cwd=cwd or ROOT, close_fds=True)
+    os.close(slave)
+    chunks, deadline = [], time.time() + timeout
+    try:
+        while time.time() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.2)
+            if ready:
+                try:
+                    data = os.read(master, 65536)
+                except OSError:  # the terminal closed: the program has exited
+                    break
+                if not data:
+                    break
+                chunks.append(data)
+            elif proc.poll() is not None:
+                break
+        else:
+            proc.kill()
+            pytest.fail(f"fyexp {' '.join(args)} did not finish in {timeout} s")
+        code = proc.wait(timeout=30)
+    finally:
+        os.close(master)
+    return code, b"".join(chunks).decode("utf-8", errors="replace")
+
+
+def strip_ansi(text: str) -> str:
+    """Terminal output without colour and cursor escape sequences."""
+    import re
+
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from tests.conftest import ROOT, run_cli
+from tests.conftest import ROOT, fyexp_script, run_cli
 
 
 def test_list_show_and_help(toy_env):
@@ -29,7 +29,7 @@ def test_bad_input_gives_one_clear_line_and_exit_2(toy_env, tmp_path):
         (("run", "nope"), "unknown experiment 'nope'"),
         (("run", "toy", "--profile", "huge"), "toy.yaml: key 'profiles': expected a profile named one of"),
         (("run", "toy", "--device", "tpu"), "--device: expected one of auto, cpu, cuda"),
-        (("run", "toy", "--seeds", "x"), "--seeds: expected integers"),
+        (("run", "toy", "--seeds", "x"), "--seeds: expected non-negative integers"),
         (("run", "toy", "--data-dir", str(tmp_path / "missing")), "is not a folder"),
     ]
     for args, expected in cases:
@@ -90,7 +90,7 @@ def test_kill_9_loses_no_finished_cell_and_resume_finishes(toy_env, tmp_path):
     (specs / "toy.yaml").write_text(text)
     env = {**os.environ, **toy_env, "FYEXP_EXPERIMENTS_DIR": str(specs), "PYTHONPATH": str(ROOT)}
     cells = Path(toy_env["FYEXP_RESULTS_DIR"]) / "toy" / "cells" / "quick"
-    proc = subprocess.Popen([sys.executable, "-m", "fyexp.cli", "run", "toy", "--profile", "quick", "--no-progress"],
+    proc = subprocess.Popen([fyexp_script(), "run", "toy", "--profile", "quick", "--no-progress"],
                             env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 60
     while time.time() < deadline and len(list(cells.glob("*.csv"))) < 2:

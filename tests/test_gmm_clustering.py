@@ -7,12 +7,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from typer.testing import CliRunner
 
-from fyexp.cli import app
 from fyexp.data.gmm_blobs import BlobsSpec, make_gmm_blobs
 from fyexp.errors import ConfigValueError
 from fyexp.experiments.gmm_clustering import GMMClusteringConfig, clustering_scores
+from tests.conftest import run_in_terminal, strip_ansi
 
 EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
 CENTERS = [[0, 0], [1, 1], [1, -1], [-1, -1]]
@@ -54,10 +53,13 @@ def test_config_rejects_bad_values(bad):
 
 
 def test_quick_profile_end_to_end(tmp_path):
-    runner = CliRunner()
+    """The installed `fyexp` with its live progress bar (under a terminal) runs every cell, then `report`."""
     common = ["--results-dir", str(tmp_path), "--experiments-dir", str(EXPERIMENTS)]
-    result = runner.invoke(app, ["run", "gmm-clustering", "--profile", "quick", "--no-progress", *common])
-    assert result.exit_code == 0, result.output
+    code, screen = run_in_terminal("run", "gmm-clustering", "--profile", "quick", *common)
+    assert code == 0, screen
+    assert "\x1b[" in screen and "━" in screen  # rich drew a live bar on the terminal
+    screen = strip_ansi(screen)
+    assert "Traceback" not in screen and "12 cells run" in screen and "gmm-clustering [quick]" in screen
     frame = pd.read_csv(tmp_path / "gmm-clustering" / "results.csv")
     assert set(frame["method"]) == {"standard", "hard", "sparse", "truncated", "sklearn"}
     assert (frame["status"] == "ok").all()
@@ -67,8 +69,8 @@ def test_quick_profile_end_to_end(tmp_path):
     zeros = frame[(frame["metric"] == "estep_zeros")]
     assert (zeros[zeros["method"] == "hard"]["value"] == 3).all()  # K − 1 zeros per sample
     assert (zeros[zeros["method"] == "truncated"]["value"] == 2).all()  # K − C′
-    report = runner.invoke(app, ["report", "gmm-clustering", *common])
-    assert report.exit_code == 0, report.output
+    code, screen = run_in_terminal("report", "gmm-clustering", *common)
+    assert code == 0 and "Traceback" not in screen, screen
     figures = tmp_path / "gmm-clustering" / "figures"
     assert (figures / "fyvi-figure1-quick.png").is_file() and (figures / "fyvi-figure2-quick.png").is_file()
     assert (tmp_path / "gmm-clustering" / "tables" / "fyvi-table1-quick.md").is_file()
