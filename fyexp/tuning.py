@@ -35,7 +35,7 @@ import yaml
 from optuna.storages import RDBStorage
 from optuna.trial import FrozenTrial, Trial, TrialState
 
-from fyexp.results import atomic_write_text
+from fyexp.io import atomic_write_text
 
 STUDY_DB = "study.db"
 COUNTED_STATES = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.RUNNING, TrialState.WAITING)
@@ -280,3 +280,164 @@ def report_study(best_params: Path, figures_dir: Path, title: str = "") -> list[
     lines += ["", f"![optimization history]({png.name})", ""]
     atomic_write_text(figures_dir / f"{stem}.md", "\n".join(lines))
     return [png]
+
+
+# ------------------------------------------------------------------------------ any spec with a search space
+BEST_PARAMS = "best_params.yaml"
+
+
+def get_path(obj: Any, path: str) -> Any:
+    """The value at a dotted path of nested dataclasses (``train.optimizer.lr``)."""
+    for part in path.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _hint_at(config_cls: type, path: str) -> Any:
+    import typing
+
+    hint: Any = config_cls
+    for part in path.split("."):
+        hint = typing.get_type_hints(hint)[part]
+    return hint
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def config_with(config: Any, params: dict, source: Path | str, where: str = "params") -> Any:
+    """``config`` with the values of ``params`` (dotted paths) set, validated like a spec (errors name ``source``)."""
+    import dataclasses
+
+    from fyexp.specs import build_config
+
+    values = _plain(dataclasses.asdict(config))
+    for path, value in params.items():
+        *parents, leaf = path.split(".")
+        target = values
+        for part in parents:
+            target = target[part]
+        target[leaf] = value
+    return build_config(type(config), values, Path(source), where)
+
+
+def check_search(search: dict, config_cls: type, tunable: tuple[str, ...] | None = None) -> None:
+    """Raise :class:`fyexp.errors.ConfigValueError` for a search entry that names no config path or is malformed."""
+    from fyexp.errors import ConfigValueError
+
+    for path, space in search.items():
+        try:
+            _hint_at(config_cls, path)
+        except (KeyError, TypeError, AttributeError):
+            raise ConfigValueError(f"search.{path}", "a path of the config's parameters (e.g. train.optimizer.lr)",
+                                   path) from None
+        if tunable is not None and path not in tunable:
+            raise ConfigValueError(f"search.{path}", f"one of {list(tunable)}", path)
+        if not (isinstance(space, dict) and ("choices" in space or {"low", "high"} <= set(space))):
+            raise ConfigValueError(f"search.{path}", "a mapping with 'choices', or 'low' and 'high' (and optionally "
+                                   "'log', 'step')", space)
+
+
+def suggest(trial: Trial, search: dict, config: Any) -> dict:
+    """One value per entry of ``search``, typed by the config's annotation at that path."""
+    values = {}
+    for path, space in search.items():
+        if "choices" in space:
+            values[path] = trial.suggest_categorical(path, list(space["choices"]))
+        elif _hint_at(type(config), path) is int:
+            values[path] = trial.suggest_int(path, int(space["low"]), int(space["high"]),
+                                             step=int(space.get("step", 1)), log=bool(space.get("log")))
+        else:
+            values[path] = trial.suggest_float(path, float(space["low"]), float(space["high"]),
+                                               log=bool(space.get("log")))
+    return values
+
+
+def public_url(url: str) -> str:
+    """A storage URL without its password."""
+    from sqlalchemy.engine import make_url
+
+    return make_url(url).render_as_string(hide_password=True)
+
+
+def tune_experiment(experiment: Any, config: Any, ctx: Any, *, n_trials: int | None = None,
+                    timeout: float | None = None, storage: str | None = None,
+                    results_dir: Path | None = None) -> None:
+    """``fyexp tune NAME`` for any experiment whose profile has a ``search`` space.
+
+    The experiment provides ``trial(config, ctx, report, work_dir) -> float``: train at ``config`` and return the
+    validation metric, calling ``report(step, value)`` after each epoch (median pruning).  The study settings are
+    the config's ``search``, ``n_trials``, ``tune_seed``, ``heartbeat_interval``, ``grace_period`` and
+    (optionally) ``direction``; the best parameters go to ``results/<name>/best_params.yaml``.
+    """
+    from fyexp.errors import FyexpError
+
+    search = getattr(config, "search", None)
+    if not search:
+        raise FyexpError(f"{ctx.experiment}: the profile '{ctx.profile}' defines no 'search' space")
+    folder = Path(results_dir or "results") / ctx.experiment
+    n_budget = getattr(config, "n_trials", 20)
+    options = StudyOptions(direction=getattr(config, "direction", "minimize"), seed=getattr(config, "tune_seed", 0),
+                           heartbeat_interval=getattr(config, "heartbeat_interval", 30),
+                           grace_period=getattr(config, "grace_period", 120),
+                           n_startup_trials=min(10, max(2, n_budget // 5)),
+                           n_warmup_steps=max(1, min(5, _lowest_epochs(config) // 2)))
+    url = storage or default_storage_url(folder)
+    study = open_study(f"{ctx.experiment}-{ctx.profile}", url, options)
+
+    def objective(trial: Trial) -> float:
+        trial_config = config_with(config, suggest(trial, search, config), f"{ctx.experiment} trial {trial.number}")
+        work = ctx.work_dir / f"trial-{retry_root(trial)}"
+
+        def report(step: int, value: float) -> None:
+            trial.report(value, step)
+            if trial.should_prune():
+                raise optuna.TrialPruned(f"validation value {value:.4g} after epoch {step}")
+
+        try:
+            return experiment.trial(trial_config, ctx, report, work)
+        finally:  # a finished or pruned trial's checkpoints are not needed; a killed one's are kept
+            import shutil
+
+            shutil.rmtree(work, ignore_errors=True)
+
+    def after_trial(study: optuna.Study) -> None:
+        if any(t.state.name == "COMPLETE" for t in study.get_trials(deepcopy=False)):
+            write_best_params(study, folder / BEST_PARAMS, {"profile": ctx.profile, "storage": public_url(url)})
+
+    budget = None if n_trials is not None else n_budget
+    ran = run_study(study, objective, budget=budget, n_trials=n_trials, timeout=timeout, on_trial_end=after_trial)
+    after_trial(study)
+    print(f"{ctx.experiment}: {ran} trials run in this call; study '{study.study_name}' in {public_url(url)}")
+
+
+def _lowest_epochs(config: Any) -> int:
+    space = getattr(config, "search", {}).get("train.epochs")
+    if not space:
+        train = getattr(config, "train", None)
+        return getattr(train, "epochs", 5)
+    return int(min(space["choices"])) if "choices" in space else int(space["low"])
+
+
+def with_best(resolved: Any, results_dir: Path, aliases: dict[str, str] | None = None) -> Any:
+    """``resolved`` with the parameters of ``results/<name>/best_params.yaml`` (``--best`` for any tuned
+    experiment); ``aliases`` maps older flat names (``learning_rate``) to config paths."""
+    from fyexp.errors import FyexpError
+    from fyexp.specs import ResolvedSpec
+
+    path = Path(results_dir) / resolved.name / BEST_PARAMS
+    if not path.is_file():
+        raise FyexpError(f"--best: no {path}; run `fyexp tune {resolved.name}` first")
+    try:
+        params = read_best_params(path)
+    except ValueError as exc:
+        raise FyexpError(f"--best: {exc}") from None
+    params = {(aliases or {}).get(k, k): v for k, v in params.items()}
+    config = config_with(resolved.config, params, path, "params")
+    return ResolvedSpec(spec=resolved.spec, profile=resolved.profile, seeds=resolved.seeds, config=config,
+                        raw={**resolved.raw, **params})

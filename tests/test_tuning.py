@@ -128,6 +128,56 @@ def test_two_workers_share_one_budget(tmp_path, backend):
     _check_exact(url, name, 8, log)
 
 
+from dataclasses import dataclass, field  # noqa: E402
+
+from fyexp.train import OptimizerConfig, TrainConfig  # noqa: E402
+
+
+@dataclass
+class Cfg:
+    """A tunable toy config: a nested train: block and a search space."""
+
+    width: int = 3
+    train: TrainConfig = field(default_factory=lambda: TrainConfig(epochs=2, optimizer=OptimizerConfig(lr=0.5)))
+    search: dict = field(default_factory=dict)
+    n_trials: int = 5
+    tune_seed: int = 0
+    heartbeat_interval: int = 30
+    grace_period: int = 120
+
+
+def test_any_spec_with_a_search_space_tunes_and_best_applies_dotted_paths(tmp_path):
+    """fyexp.tuning.tune_experiment / with_best: generic over the config (nested train: paths), found via the spec."""
+    from types import SimpleNamespace
+
+    import yaml
+
+    from fyexp.errors import ConfigValueError
+    from fyexp.specs import ResolvedSpec
+    from fyexp.tuning import check_search, tune_experiment, with_best
+
+    class Quadratic:
+        def trial(self, config, ctx, report, work_dir):
+            value = (config.train.optimizer.lr - 0.01) ** 2 + (config.width - 4) ** 2
+            report(1, value)
+            return value
+
+    search = {"train.optimizer.lr": {"low": 1e-3, "high": 1.0, "log": True}, "width": {"choices": [2, 4]}}
+    config = Cfg(search=search)
+    ctx = SimpleNamespace(experiment="toy", profile="quick", work_dir=tmp_path / "work", device="cpu")
+    tune_experiment(Quadratic(), config, ctx, results_dir=tmp_path)
+    best = yaml.safe_load((tmp_path / "toy" / "best_params.yaml").read_text())
+    assert sum(best["trials"].values()) == 5 and set(best["params"]) == {"train.optimizer.lr", "width"}
+    resolved = ResolvedSpec(spec=SimpleNamespace(name="toy"), profile="quick", seeds=(0,), config=config, raw={})
+    tuned = with_best(resolved, tmp_path).config
+    assert tuned.train.optimizer.lr == best["params"]["train.optimizer.lr"] and tuned.width == best["params"]["width"]
+    assert tuned.train.epochs == 2  # the rest of the nested config is kept
+    with pytest.raises(ConfigValueError, match="search.train.optimiser.lr"):
+        check_search({"train.optimiser.lr": {"low": 1, "high": 2}}, Cfg)
+    with pytest.raises(ConfigValueError, match="search.width"):
+        check_search({"width": {"low": 1}}, Cfg)
+
+
 if __name__ == "__main__":
     import optuna
 

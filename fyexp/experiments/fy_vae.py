@@ -1,15 +1,15 @@
 """FY β-VAEs on MNIST and Fashion-MNIST (FYVI §4.2, Table 2, Appendix C; samples like FYVL Figure 3).
 
-Each cell trains one MLP VAE (:class:`fyexp.models.vae.MLPVAE`) with a β-Gaussian posterior q_i of index ρ
-(:class:`fyexp.distributions.beta_gaussian.BetaGaussian`: 1 Gaussian, 3/2 biweight, 2 Epanechnikov) and a
-binary ρ′-entmax observation model (:mod:`fyexp.losses.binary_entmax`: 1 Bernoulli, 2 Ψ₂ sparse binary) by
-minimising the FY ELBO objective (FYVI §4.2)
+Each cell composes shared pieces: an MLP VAE (:func:`fyexp.models.build_vae`, 784–512–256) with a β-Gaussian
+posterior of index ρ (1 Gaussian, 3/2 biweight, 2 Epanechnikov) and a binary ρ′-entmax head (1 Bernoulli,
+2 Ψ₂ sparse binary), trained by :class:`fyexp.train.VariationalTask` on the FY β-ELBO
+(:class:`fyexp.objectives.ELBO` with β, FYVI §4.2 / eq. 25)
 
-    Σ_i E_{Z∼q_i}[L_Ψ_ρ′(θ(Z); x_i)] + β L_Ω_ρ(η_N(0,I); q_i),
+    −Σ_i ( E_{Z∼q_i}[L_Ψ_ρ′(θ(Z); x_i)] + β L_Ω_ρ(η_N(0,I); q_i) ),
 
-with one reparameterized sample per image, averaged over the mini-batch (Adam is invariant to the sum/mean
-scale).  ``regularizer: fy`` uses the FY loss in closed form (the KL at ρ = 1); ``regularizer: authors`` the
-authors' code's term (β-Gaussian rows only; see :func:`~fyexp.distributions.beta_gaussian.authors_regularizer`).
+one reparameterized sample per image, averaged over the mini-batch, with the spec's ``train:`` settings.
+``regularizer: fy`` uses the FY loss in closed form (the KL at ρ = 1); ``regularizer: authors`` the authors'
+code's term (β-Gaussian rows only; see :func:`~fyexp.distributions.beta_gaussian.authors_regularizer`).
 
 Metric (FYVI Appendix C): ``l1_reconstruction_error`` = mean over test images of Σ_pixels |x − x̂|, with x̂ the
 decoder's mean at one latent sample from the model's own posterior; ``..._mode`` at the posterior mode μ;
@@ -19,6 +19,7 @@ for β-Gaussian encoders).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from dataclasses import dataclass, field
@@ -30,13 +31,13 @@ import pandas as pd
 import torch
 
 from fyexp.data.vision import DATASETS, image_splits
-from fyexp.distributions.beta_gaussian import BetaGaussian, authors_regularizer, fy_regularizer
+from fyexp.distributions.beta_gaussian import BetaGaussian
 from fyexp.errors import require
 from fyexp.experiments import Experiment, register
-from fyexp.losses.binary_entmax import binary_entmax, binary_fy_loss
-from fyexp.models.vae import MLPVAE
+from fyexp.models import VAE, ModelConfig, build_vae
+from fyexp.objectives import ELBO
 from fyexp.results import Cell
-from fyexp.train import TrainConfig, Trainer, TrainTask, seed_everything
+from fyexp.train import OptimizerConfig, TrainConfig, Trainer, VariationalTask, seed_everything
 
 LATENT_NAMES = {1.0: "Gaussian rho=1", 1.5: "Biweight rho=3/2", 2.0: "Epanechnikov rho=2"}
 OBSERVATION_NAMES = {1.0: "Bernoulli rho'=1", 2.0: "Psi_2 sparse binary rho'=2"}
@@ -54,14 +55,11 @@ class Config:
     n_train: int = 55_000
     n_valid: int = 5_000
     n_test: int | None = None
-    epochs: int = 50
-    batch_size: int = 64
-    lr: float = 5e-5
+    train: TrainConfig = field(default_factory=lambda: TrainConfig(epochs=50, batch_size=64,
+                                                                   optimizer=OptimizerConfig(lr=5e-5)))
     beta: float = 0.01
     hidden: int = 512
     latent: int = 256
-    amp: bool = False
-    compile: bool = False
     figure_seed: int = 0
     n_prior_samples: int = 64
     n_reconstructions: int = 16
@@ -72,10 +70,9 @@ class Config:
         require(set(self.observation_rhos) <= set(OBSERVATION_NAMES), "observation_rhos",
                 "values among [1, 2]", self.observation_rhos)
         require(set(self.latent_rhos) <= set(LATENT_NAMES), "latent_rhos", "values among [1, 1.5, 2]", self.latent_rhos)
-        for key in ("n_train", "n_valid", "epochs", "batch_size", "hidden", "latent"):
+        for key in ("n_train", "n_valid", "hidden", "latent"):
             require(getattr(self, key) > 0, key, "a positive integer", getattr(self, key))
         require(self.n_test is None or self.n_test > 0, "n_test", "a positive integer or null", self.n_test)
-        require(self.lr > 0, "lr", "a number > 0", self.lr)
         require(self.beta >= 0, "beta", "a number >= 0", self.beta)
 
 
@@ -84,53 +81,24 @@ def paper_row(obs_rho: float, latent_rho: float) -> str:
     return f"{OBSERVATION_NAMES[obs_rho]} / {LATENT_NAMES[latent_rho]}"
 
 
-class FYVAETask(TrainTask):
-    """The FY ELBO of one (ρ′, ρ, regularizer) combination as a :class:`~fyexp.train.TrainTask`."""
-
-    def __init__(self, model: MLPVAE, obs_rho: float, latent_rho: float, regularizer: str, beta: float, lr: float,
-                 valid: torch.Tensor):
-        self.model, self.obs_rho, self.latent_rho = model, obs_rho, latent_rho
-        self.regularize = fy_regularizer if regularizer == "fy" else authors_regularizer
-        self.beta, self.lr, self.valid = beta, lr, valid
-
-    def configure_optimizers(self):
-        self.valid = self.valid.to(next(self.model.parameters()).device)
-        return {"adam": torch.optim.Adam(self.model.parameters(), lr=self.lr)}
-
-    def posterior(self, x: torch.Tensor) -> BetaGaussian:
-        mu, log_var = self.model.encode(x)
-        # no argument validation: a NaN must reach the loss, where the trainer fails the cell cleanly
-        return BetaGaussian(mu, (0.5 * log_var).exp(), self.latent_rho, validate_args=False)
-
-    def terms(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Per-image reconstruction FY loss, regularizer and l1 error at one posterior sample; each (B,)."""
-        q = self.posterior(x)
-        scores = self.model.decode(q.rsample())
-        recon = binary_fy_loss(scores, x, self.obs_rho).sum(-1)
-        l1 = (x - binary_entmax(scores.detach(), self.obs_rho)).abs().sum(-1)
-        return recon, self.regularize(q), l1
-
-    def loss(self, batch):
-        (x,) = batch
-        recon, reg, _ = self.terms(x)
-        recon, reg = recon.mean(), reg.mean()
-        return recon + self.beta * reg, {"reconstruction": recon, "regularizer": reg}
-
-    def validate(self, epoch):
-        recon, reg, l1 = self.terms(self.valid)
-        return {"valid_loss": float((recon + self.beta * reg).mean()), "valid_l1": float(l1.mean())}
+def build_model(config: Config, n_in: int, obs_rho: float, latent_rho: float, regularizer: str) -> VAE:
+    """The authors' MLP (``mvb.py``): 784 → 512 (ReLU) → (μ, log σ²) ∈ ℝ^{2·256}; 256 → 512 (ReLU) → 784 scores."""
+    return build_vae(ModelConfig(latent=[config.latent], encoder_hidden=[[config.hidden]],
+                                 decoder_hidden=[[config.hidden]], activation="relu", posterior="beta_gaussian",
+                                 posterior_rho=latent_rho, regularizer=regularizer, observation="binary_entmax",
+                                 observation_rho=obs_rho), n_in)
 
 
 @torch.no_grad()
-def l1_errors(task: FYVAETask, images: torch.Tensor, chunk: int = 2_500) -> dict[str, torch.Tensor]:
+def l1_errors(model: VAE, images: torch.Tensor, chunk: int = 2_500) -> dict[str, torch.Tensor]:
     """Per-image Σ_pixels |x − x̂| at a posterior sample, at the mode, and at a Gaussian sample; each (N,)."""
     out: dict[str, list[torch.Tensor]] = {"sample": [], "mode": [], "gaussian_sample": []}
     for x in images.split(chunk):
-        q = task.posterior(x)
+        q = model.posterior(x)
         latents = {"sample": q.rsample(), "mode": q.mode,
                    "gaussian_sample": q.loc + q.scale * torch.randn_like(q.loc)}
         for key, z in latents.items():
-            x_hat = binary_entmax(task.model.decode(z), task.obs_rho)
+            x_hat = model.observation.mean(model.decode(z))
             out[key].append((x - x_hat).abs().sum(-1))
     return {k: torch.cat(v) for k, v in out.items()}
 
@@ -154,19 +122,17 @@ class FYVAE(Experiment):
         p = cell.params
         data = image_splits(p["dataset"], ctx.data_dir, config.n_train, config.n_valid, config.n_test)
         seed_everything(cell.seed)
-        model = MLPVAE(data.train.shape[1], config.hidden, config.latent)
-        task = FYVAETask(model, p["obs_rho"], p["latent_rho"], p["regularizer"], config.beta, config.lr, data.valid)
-        trainer = Trainer(TrainConfig(epochs=config.epochs, batch_size=config.batch_size, seed=cell.seed,
-                                      amp=config.amp, compile=config.compile),
-                          device=ctx.device, work_dir=ctx.work_dir, subtask=ctx.subtask,
-                          label=f"{ctx.experiment}/{cell.key}")
+        model = build_model(config, data.train.shape[1], p["obs_rho"], p["latent_rho"], p["regularizer"])
+        task = VariationalTask(model, ELBO(beta=config.beta), data.valid)
+        trainer = Trainer(dataclasses.replace(config.train, seed=cell.seed), device=ctx.device,
+                          work_dir=ctx.work_dir, subtask=ctx.subtask, label=f"{ctx.experiment}/{cell.key}")
         history = trainer.fit(task, (data.train,))
 
         model.eval()
         test = data.test.to(ctx.device)
-        errors = l1_errors(task, test)
+        errors = l1_errors(model, test)
         if cell.seed == config.figure_seed:
-            self._save_artifacts(config, cell, task, test, ctx.artifact_dir)
+            self._save_artifacts(config, cell, model, test, ctx.artifact_dir)
 
         row_name = paper_row(p["obs_rho"], p["latent_rho"])
         keys = {"paper": "fyvi", "table": "2", "setting": p["dataset"], "rho": p["latent_rho"],
@@ -189,15 +155,15 @@ class FYVAE(Experiment):
         return rows
 
     @staticmethod
-    def _save_artifacts(config: Config, cell: Cell, task: FYVAETask, test: torch.Tensor, folder: Path) -> None:
+    def _save_artifacts(config: Config, cell: Cell, model: VAE, test: torch.Tensor, folder: Path) -> None:
         """Decoded prior samples (from q* = β-Gaussian(0, I), the entmax of η) and test reconstructions."""
         with torch.no_grad():
             n = config.latent
             prior = BetaGaussian(torch.zeros(n, device=test.device), torch.ones(n, device=test.device),
-                                 task.latent_rho)
-            samples = binary_entmax(task.model.decode(prior.rsample((config.n_prior_samples,))), task.obs_rho)
+                                 cell.params["latent_rho"])
+            samples = model.observation.mean(model.decode(prior.rsample((config.n_prior_samples,))))
             originals = test[:config.n_reconstructions]
-            recon = binary_entmax(task.model.decode(task.posterior(originals).mode), task.obs_rho)
+            recon = model.observation.mean(model.decode(model.posterior(originals).mode))
         folder.mkdir(parents=True, exist_ok=True)
         np.savez_compressed(folder / f"{cell.key}.npz", samples=_to_uint8(samples), originals=_to_uint8(originals),
                             reconstructions=_to_uint8(recon))
