@@ -146,7 +146,10 @@ def run(name: str = typer.Argument(..., help="Experiment name (see `fyexp list`)
         require_clean_tree(allow_dirty, type(experiment).__module__)
     results = _results_dir(results_dir, writable=True)
     if best:
-        resolved = experiment.with_best(resolved, results) if hasattr(experiment, "with_best") else _no_best(name)
+        from fyexp.tuning import with_best
+
+        resolved = (with_best(resolved, results, getattr(experiment, "PARAM_ALIASES", None))
+                    if getattr(resolved.config, "search", None) else _no_best(name))
     summary = run_experiment(resolved, experiment, device=resolve_device(device), data_dir=_data_dir(data_dir),
                              results_dir=results, force=force, console=err, show_progress=progress)
     err.print(f"[green]{escape(f'{name} [{profile}]')}:[/] {summary.ran} cells run, {summary.skipped} already "
@@ -179,7 +182,10 @@ def tune(name: str = typer.Argument(..., help="Experiment name with a tuning stu
     store = ResultStore(results, name)
     ctx = RunContext(experiment=name, profile=profile, device=resolve_device(device), data_dir=_data_dir(data_dir),
                      work_dir=store.folder / "work" / profile / "tune", artifact_dir=store.artifact_dir(profile))
-    experiment.tune(resolved.config, ctx, n_trials=n_trials, timeout=timeout, storage=storage, results_dir=results)
+    from fyexp.tuning import tune_experiment
+
+    tune_experiment(experiment, resolved.config, ctx, n_trials=n_trials, timeout=timeout, storage=storage,
+                    results_dir=results)
 
 
 @app.command()
