@@ -239,7 +239,8 @@ def format_cells(table: ComparedTable) -> tuple[list[str], list[list[str]]]:
     metrics = list(dict.fromkeys(pub["metric"]))
     conventions = [m for m in metrics if pub.loc[pub["metric"] == m, "convention_n"].fillna(0).gt(0).any()] \
         if "convention_n" in pub else []
-    extras = [m for m in dict.fromkeys(cells.loc[cells["kind"] == "ours", "metric"]) if m not in metrics]
+    extras = [m for m in dict.fromkeys(cells.loc[cells["kind"] == "ours", "metric"])
+              if m not in metrics and m.removesuffix(CONVENTION) not in conventions]
     header = ["Setting", "Row", "seeds"]
     for metric in metrics:
         header += [f"{metric} (ours)", f"{metric} (paper)"]
@@ -273,7 +274,10 @@ def format_cells(table: ComparedTable) -> tuple[list[str], list[list[str]]]:
             line += [ours, paper]
             if metric in conventions:
                 conv = ""
-                if cell.get("convention_n", 0):
+                own = by_metric.get(metric + CONVENTION)  # a row the paper does not print: ours only, no mark
+                if cell["kind"] != "paper" and own is not None and not np.isnan(own["mean"]):
+                    conv = _num(own["mean"], digits) + (f" ± {_num(own['std'], digits)}" if own["n"] > 1 else "")
+                elif cell.get("convention_n", 0):
                     conv = _num(cell["convention_mean"], digits)
                     if cell["convention_n"] > 1:
                         conv += f" ± {_num(cell['convention_std'], digits)}"
