@@ -39,6 +39,7 @@ class CoverageLine:
     at_paper: int
     at_any: int
     within: int
+    exact: int
     by_convention: int
     status: str
     experiments: tuple[str, ...]
@@ -81,7 +82,7 @@ def coverage(specs, summaries: pd.DataFrame) -> list[CoverageLine]:
         same = table_title(*home) if home != (paper, table) and table != "text" else ""
         numeric = int(pub["value_num"].notna().sum())
         ours = summaries[summaries["experiment"].isin(owners)] if owners else summaries.iloc[0:0]
-        at_paper = within = convention = 0
+        at_paper = within = convention = exact = 0
         at_any = set()
         for profile, rows in ours.groupby("profile", sort=False):
             scored = score_cells(pub, rows)
@@ -92,6 +93,7 @@ def coverage(specs, summaries: pd.DataFrame) -> list[CoverageLine]:
                 agrees = scored["status"].isin([EXACT, WITHIN])
                 by_conv = ~agrees & scored["convention_agrees"]
                 within, convention = int((agrees | by_conv).sum()), int(by_conv.sum())
+                exact = int(((scored["status"] == EXACT) | (by_conv & (scored["convention_status"] == EXACT))).sum())
         if not owners:
             status = "not implemented"
         elif not at_any:
@@ -101,7 +103,7 @@ def coverage(specs, summaries: pd.DataFrame) -> list[CoverageLine]:
         else:
             status = table_status(numeric, at_paper, within, True)
         lines.append(CoverageLine(paper=paper, part=part, published=len(pub), numeric=numeric, at_paper=at_paper,
-                                  at_any=len(at_any), within=within, by_convention=convention, status=status,
+                                  at_any=len(at_any), within=within, exact=exact, by_convention=convention, status=status,
                                   experiments=tuple(owners), same_as=same))
     return lines
 
@@ -113,7 +115,9 @@ def coverage_markdown(lines: list[CoverageLine], links: dict[str, str] | None = 
     out = ["| paper | table | published cells | with a `paper`-profile result | with a result at any profile | "
            "within tolerance (`paper`) | status | experiments |", "|---|---|---|---|---|---|---|---|"]
     for line in lines:
-        within = str(line.within) + (f" (incl. {line.by_convention} by the authors' convention)" if line.by_convention else "")
+        notes = ([f"{line.exact} exact"] if line.within else []) + \
+            ([f"{line.by_convention} by the authors' convention"] if line.by_convention else [])
+        within = str(line.within) + (f" ({', '.join(notes)})" if notes else "")
         table = line.part.split(" ", 1)[1] if " " in line.part else line.part
         if line.same_as:
             table += f" (= {line.same_as})"
@@ -128,8 +132,10 @@ def coverage_markdown(lines: list[CoverageLine], links: dict[str, str] | None = 
     at_paper = sum(line.at_paper for line in lines)
     at_any = sum(line.at_any for line in lines)
     within = sum(line.within for line in lines)
+    exact = sum(line.exact for line in lines)
     out += ["", f"**Totals:** {total} published cells in {len(lines)} tables; {at_paper} with a `paper`-profile result, "
-                f"{at_any} with a result at some profile, {within} within tolerance at the `paper` profile."]
+                f"{at_any} with a result at some profile, {within} within tolerance at the `paper` profile "
+                f"({exact} of them exact at the printed precision)."]
     counts: dict[str, int] = {}
     for line in lines:
         key = line.status.split(" (")[0]

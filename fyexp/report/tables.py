@@ -125,8 +125,8 @@ def table_status(scorable: int, with_result: int, agreeing: int, paper_profile: 
     specs): every scorable published cell within tolerance at the ``paper`` profile → ``reproduced``."""
     if with_result == 0:
         return "not run"
-    if not paper_profile:
-        return "reduced profile only"
+    if not paper_profile:  # a table of another profile (reduced, or e.g. `paper-text`) never claims the paper's
+        return f"not the paper profile ({agreeing} of {scorable} cells within tolerance)"
     if agreeing >= scorable:
         return "reproduced"
     if agreeing == 0:
