@@ -33,13 +33,13 @@ def _link(path: Path, root: Path) -> str:
 
 
 def provenance_markdown(reports, results_dir: Path) -> list[str]:
-    lines = ["| experiment | profile | rows | cells finished | cells failed | seeds finished (planned) | commits | "
+    lines = ["| experiment | profile | rows | cells finished | cells failed | seeds finished of planned | commits | "
              "dirty rows | stale rows |", "|---|---|---|---|---|---|---|---|---|"]
     totals = {"rows": 0, "dirty": 0, "stale": 0, "unknown": 0}
     for rep in reports:
         for run in rep.facts.profiles.values():
-            planned = f" ({run.planned_seeds})" if run.planned_seeds is not None else ""
-            seeds = (", ".join(map(str, run.seeds_ok)) or "none") + planned
+            of = f" of {run.planned_seeds}" if run.planned_seeds is not None else ""
+            seeds = f"{len(run.seeds_ok)}{of}: " + (", ".join(map(str, run.seeds_ok)) or "none")
             stale = str(run.stale_rows) + (f" (+{run.unknown_rows} unknown)" if run.unknown_rows else "")
             lines.append(f"| `{rep.spec.name}` | `{run.profile}` | {run.rows} | {run.cells_ok} | {run.cells_failed} | "
                          f"{seeds} | {', '.join(f'`{c}`' for c in run.commits)} | {run.dirty_rows} | {stale} |")
