@@ -24,7 +24,7 @@ def _synthetic(name, data_dir, n_train, n_valid, n_test=None):
 @pytest.fixture
 def tiny(monkeypatch):
     monkeypatch.setattr(fy_vae, "image_splits", _synthetic)
-    return build_config(fy_vae.Config, {"datasets": ["MNIST"], "n_train": 96, "n_valid": 16, "n_test": 40,
+    return build_config(fy_vae.Config, {"grid": {"dataset": ["MNIST"]}, "n_train": 96, "n_valid": 16, "n_test": 40,
                                         "train": {"epochs": 2, "batch_size": 32, "optimizer": {"lr": 1e-3}}, "hidden": 16, "latent": 4,
                                         "n_prior_samples": 4, "n_reconstructions": 3}, "tiny.yaml", "profiles.tiny")
 

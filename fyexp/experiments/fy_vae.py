@@ -33,7 +33,8 @@ import torch
 from fyexp.data.vision import DATASETS, image_splits
 from fyexp.distributions.beta_gaussian import BetaGaussian
 from fyexp.errors import require
-from fyexp.experiments import Experiment, register
+from fyexp.experiments import register
+from fyexp.grid import GridExperiment, PaperKeys, check_axes, metric
 from fyexp.models import VAE, ModelConfig, build_vae
 from fyexp.objectives import ELBO
 from fyexp.results import Cell
@@ -45,13 +46,26 @@ SIDE = 28
 
 
 @dataclass
+class Grid:
+    """The axes of the grid (FYVI Table 2): data set × observation ρ′ × posterior ρ × regularizer."""
+
+    dataset: list[str] = field(default_factory=lambda: list(DATASETS))
+    obs_rho: list[float] = field(default_factory=lambda: [1.0, 2.0])
+    latent_rho: list[float] = field(default_factory=lambda: [1.0, 1.5, 2.0])
+    regularizer: list[Literal["fy", "authors"]] = field(default_factory=lambda: ["fy", "authors"])
+
+    def __post_init__(self):
+        check_axes(self)
+        require(set(self.dataset) <= set(DATASETS), "dataset", f"names among {list(DATASETS)}", self.dataset)
+        require(set(self.obs_rho) <= set(OBSERVATION_NAMES), "obs_rho", "values among [1, 2]", self.obs_rho)
+        require(set(self.latent_rho) <= set(LATENT_NAMES), "latent_rho", "values among [1, 1.5, 2]", self.latent_rho)
+
+
+@dataclass
 class Config:
     """Hyperparameters of the FY β-VAE grid (FYVI Appendix C; the paper profile follows ``anchors.md``)."""
 
-    datasets: list[str] = field(default_factory=lambda: list(DATASETS))
-    observation_rhos: list[float] = field(default_factory=lambda: [1.0, 2.0])
-    latent_rhos: list[float] = field(default_factory=lambda: [1.0, 1.5, 2.0])
-    regularizers: list[Literal["fy", "authors"]] = field(default_factory=lambda: ["fy", "authors"])
+    grid: Grid = field(default_factory=Grid)
     n_train: int = 55_000
     n_valid: int = 5_000
     n_test: int | None = None
@@ -65,11 +79,6 @@ class Config:
     n_reconstructions: int = 16
 
     def __post_init__(self):
-        for name in self.datasets:
-            require(name in DATASETS, "datasets", f"names among {list(DATASETS)}", self.datasets)
-        require(set(self.observation_rhos) <= set(OBSERVATION_NAMES), "observation_rhos",
-                "values among [1, 2]", self.observation_rhos)
-        require(set(self.latent_rhos) <= set(LATENT_NAMES), "latent_rhos", "values among [1, 1.5, 2]", self.latent_rhos)
         for key in ("n_train", "n_valid", "hidden", "latent"):
             require(getattr(self, key) > 0, key, "a positive integer", getattr(self, key))
         require(self.n_test is None or self.n_test > 0, "n_test", "a positive integer or null", self.n_test)
@@ -107,18 +116,32 @@ def _to_uint8(images: torch.Tensor) -> np.ndarray:
     return (images.clamp(0, 1) * 255).round().to(torch.uint8).reshape(-1, SIDE, SIDE).cpu().numpy()
 
 
+def _table2_row(cell: Cell) -> str:
+    p = cell.params
+    return paper_row(p["obs_rho"], p["latent_rho"]) if p["regularizer"] == "fy" else ""
+
+
+def _authors_label(cell: Cell) -> str | None:
+    p = cell.params
+    return f"{paper_row(p['obs_rho'], p['latent_rho'])} [authors' regularizer]" if p["regularizer"] == "authors" else None
+
+
+L1_METRICS = ("l1_reconstruction_error", "l1_reconstruction_error_mode", "l1_reconstruction_error_gaussian_sample")
+
+
 @register
-class FYVAE(Experiment):
+class FYVAE(GridExperiment):
     name = "fy_vae"
     Config = Config
+    exclude = ({"regularizer": "authors", "latent_rho": 1.0},)  # the authors' term exists for β-Gaussians only
+    columns = {"setting": "dataset", "rho": "latent_rho", "rho_prime": "obs_rho", "regularizer": "regularizer"}
+    paper_keys = PaperKeys(tables=(("fyvi", "2"),), metrics=L1_METRICS, row=_table2_row, label=_authors_label)
 
-    def cells(self, config: Config, seeds):
-        return [Cell(f"{OBSERVATION_NAMES[o].split()[0].lower()}-{LATENT_NAMES[r].split()[0].lower()}", seed,
-                     {"dataset": d, "obs_rho": o, "latent_rho": r, "regularizer": reg})
-                for d in config.datasets for o in config.observation_rhos for r in config.latent_rhos
-                for reg in config.regularizers if not (reg == "authors" and r == 1.0) for seed in seeds]
+    def method(self, config: Config, params: dict) -> str:
+        return f"{OBSERVATION_NAMES[params['obs_rho']].split()[0].lower()}-" \
+               f"{LATENT_NAMES[params['latent_rho']].split()[0].lower()}"
 
-    def run_cell(self, config: Config, cell: Cell, ctx):
+    def measure(self, config: Config, cell: Cell, ctx):
         p = cell.params
         data = image_splits(p["dataset"], ctx.data_dir, config.n_train, config.n_valid, config.n_test)
         seed_everything(cell.seed)
@@ -133,26 +156,14 @@ class FYVAE(Experiment):
         errors = l1_errors(model, test)
         if cell.seed == config.figure_seed:
             self._save_artifacts(config, cell, model, test, ctx.artifact_dir)
-
-        row_name = paper_row(p["obs_rho"], p["latent_rho"])
-        keys = {"paper": "fyvi", "table": "2", "setting": p["dataset"], "rho": p["latent_rho"],
-                "rho_prime": p["obs_rho"], "regularizer": p["regularizer"]}
-        keys.update({"paper_row": row_name} if p["regularizer"] == "fy" else
-                    {"paper_row": "", "label": f"{row_name} [authors' regularizer]"})
-        metrics = {"l1_reconstruction_error": errors["sample"], "l1_reconstruction_error_mode": errors["mode"]}
-        if p["latent_rho"] != 1.0:
-            metrics["l1_reconstruction_error_gaussian_sample"] = errors["gaussian_sample"]
-        rows = []
-        for metric, per_image in metrics.items():
-            se = float(per_image.std()) / math.sqrt(len(per_image))
-            rows.append({**keys, "metric": metric, "value": float(per_image.mean()), "tolerance": 2 * se})
+        per_image = dict(zip(L1_METRICS, (errors["sample"], errors["mode"], errors["gaussian_sample"])))
+        if p["latent_rho"] == 1.0:  # a Gaussian sample of a Gaussian posterior is its own sample
+            del per_image["l1_reconstruction_error_gaussian_sample"]
+        out = [metric(name, float(v.mean()), 2 * (float(v.std()) / math.sqrt(len(v)))) for name, v in per_image.items()]
         last = history[-1]
         epoch_time = float(np.mean([h["epoch_time_s"] for h in history])) if history else float("nan")
-        for metric, value in [("final_train_loss", last["train_loss"]), ("final_valid_l1", last["valid_l1"]),
-                              ("epoch_time_s", epoch_time)]:
-            rows.append({"metric": metric, "value": value, "setting": p["dataset"], "rho": p["latent_rho"],
-                         "rho_prime": p["obs_rho"], "regularizer": p["regularizer"]})
-        return rows
+        return out + [metric("final_train_loss", last["train_loss"]), metric("final_valid_l1", last["valid_l1"]),
+                      metric("epoch_time_s", epoch_time)]
 
     @staticmethod
     def _save_artifacts(config: Config, cell: Cell, model: VAE, test: torch.Tensor, folder: Path) -> None:

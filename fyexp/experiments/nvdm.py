@@ -33,7 +33,8 @@ import pandas as pd
 import torch
 
 from fyexp.errors import CellFailed, require
-from fyexp.experiments import Experiment, RunContext, register
+from fyexp.experiments import RunContext, register
+from fyexp.grid import GridExperiment, Metric, PaperKeys, metric
 from fyexp.io import atomic_write_text
 from fyexp.models import VAE, build_nvdm
 from fyexp.models.nvdm import perplexity, reconstruction_error, topic_word_weights
@@ -87,14 +88,6 @@ class NVDMConfig:
     def alpha(self) -> float:
         """The observation model's Tsallis index: ρ′ for FY-NVDM, 1 (softmax) for NVDM."""
         return self.rho_prime if self.observation == "entmax" else 1.0
-
-    def run_params(self) -> dict:
-        """The hyperparameters that name a cell (so a tuned run never reuses an untuned run's cells)."""
-        from fyexp.tuning import get_path
-
-        return {name: get_path(self, path) for name, path in IDENTITY.items()
-                if name != "rho_prime" or self.observation == "entmax"}
-
 
 # ---------------------------------------------------------------------------------------------- training
 class NVDMTask(VariationalTask):
@@ -168,15 +161,24 @@ def load_corpus(config: NVDMConfig, ctx: RunContext):
 
 # ------------------------------------------------------------------------------------------- experiment
 @register
-class NVDMExperiment(Experiment):
+class NVDMExperiment(GridExperiment):
     name = "nvdm"
     Config = NVDMConfig
-    PARAM_ALIASES = {name: path for name, path in IDENTITY.items()}  # best_params.yaml of the first studies
+    identity = IDENTITY
+    PARAM_ALIASES = dict(IDENTITY)  # best_params.yaml of the first studies
+    paper_keys = PaperKeys(tables=TABLES, metrics=("avg_reconstruction_error",), row=lambda cell: cell.method,
+                           setting=SETTING)
 
-    def cells(self, config: NVDMConfig, seeds: tuple[int, ...]) -> list[Cell]:
-        return [Cell(ROW[config.observation], seed, config.run_params()) for seed in seeds]
+    def method(self, config: NVDMConfig, params: dict) -> str:
+        return ROW[config.observation]
 
-    def run_cell(self, config: NVDMConfig, cell: Cell, ctx: RunContext) -> list[dict]:
+    def run_identity(self, config: NVDMConfig) -> dict:
+        """The hyperparameters that name a cell (so a tuned run never reuses an untuned run's cells); NVDM's
+        softmax has no ρ′."""
+        fixed = super().run_identity(config)
+        return fixed if config.observation == "entmax" else {k: v for k, v in fixed.items() if k != "rho_prime"}
+
+    def measure(self, config: NVDMConfig, cell: Cell, ctx: RunContext) -> list[Metric]:
         train, valid, test, vocabulary = load_corpus(config, ctx)
         model, history = train_nvdm(config, train, valid, seed=cell.seed, device=ctx.device, work_dir=ctx.work_dir,
                                     subtask=ctx.subtask, label=f"{ctx.experiment}/{cell.key}")
@@ -185,24 +187,21 @@ class NVDMExperiment(Experiment):
         if not torch.isfinite(test_re).all():
             raise CellFailed("non-finite reconstruction error on the test set")
         row = ROW[config.observation]
-        rows = [{"metric": "avg_reconstruction_error", "value": float(test_re.mean()), "paper": paper, "table": table,
-                 "setting": SETTING, "paper_row": row, "tolerance": float(2 * test_re.std() / math.sqrt(len(test_re)))}
-                for paper, table in TABLES]
-        rows.append({"metric": "valid_reconstruction_error",
-                     "value": float(reconstruction_error(model, valid, config.alpha).mean()),
-                     "label": f"{row} validation RE (1,000 docs)"})
-        rows += [{"metric": "documents", "value": float(len(split)), "split": name, "label": f"{name} documents"}
-                 for name, split in (("train", train), ("valid", valid), ("test", test))]
-        rows.append({"metric": "epoch_time_s", "value": float(np.mean([h["epoch_time_s"] for h in history]))
-                     * 2 * config.alternating_epochs, "label": "wall seconds per NVDM epoch"})
+        out = [metric("avg_reconstruction_error", float(test_re.mean()),
+                      float(2 * test_re.std() / math.sqrt(len(test_re)))),
+               metric("valid_reconstruction_error", float(reconstruction_error(model, valid, config.alpha).mean()),
+                      label=f"{row} validation RE (1,000 docs)")]
+        out += [metric("documents", float(len(split)), split=name, label=f"{name} documents")
+                for name, split in (("train", train), ("valid", valid), ("test", test))]
+        out.append(metric("epoch_time_s", float(np.mean([h["epoch_time_s"] for h in history]))
+                          * 2 * config.alternating_epochs, label="wall seconds per NVDM epoch"))
         if config.observation == "multinomial":
             torch.manual_seed(cell.seed)
-            rows.append({"metric": "perplexity", "value": perplexity(model, test, config.perplexity_samples),
-                         "label": "NVDM test perplexity"})
-        rows += self._coherence_rows(config, cell, ctx, model, vocabulary)
-        return rows
+            out.append(metric("perplexity", perplexity(model, test, config.perplexity_samples),
+                              label="NVDM test perplexity"))
+        return out + self._coherence(config, cell, ctx, model, vocabulary)
 
-    def _coherence_rows(self, config, cell, ctx, model, vocabulary) -> list[dict]:
+    def _coherence(self, config, cell, ctx, model, vocabulary) -> list[Metric]:
         from fyexp.topics import load_embedder, top_words, topic_coherence
 
         topics = top_words(topic_word_weights(model).numpy(), vocabulary, max(config.coherence_sizes))
@@ -212,8 +211,7 @@ class NVDMExperiment(Experiment):
         if embedder is None:
             return []
         scores = topic_coherence(topics, embedder, config.coherence_sizes)
-        return [{"metric": "topic_coherence", "value": v, "k": n, "label": f"coherence of the top {n} words"}
-                for n, v in scores.items()]
+        return [metric("topic_coherence", v, k=n, label=f"coherence of the top {n} words") for n, v in scores.items()]
 
     # ------------------------------------------------------------------------------------------- tuning
     def trial(self, config: NVDMConfig, ctx: RunContext, report: Callable[[int, float], None], work_dir: Path) -> float:
