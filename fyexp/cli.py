@@ -134,7 +134,16 @@ def run(name: str = typer.Argument(..., help="Experiment name (see `fyexp list`)
         force: bool = typer.Option(False, "--force", help="Redo cells that are already finished (default: skip them)."),
         allow_dirty: bool = typer.Option(False, "--allow-dirty", help="With --profile paper: run although the source tree has uncommitted changes (every row is then marked +dirty)."),
         best: bool = typer.Option(False, "--best", help="Use the best parameters found by `fyexp tune NAME` (tuned experiments only)."),
-        progress: bool = typer.Option(True, "--progress/--no-progress", help="Live progress bars on a terminal (default); --no-progress prints one plain line per cell instead (as does output that is not a terminal).")) -> None:
+        progress: bool = typer.Option(True, "--progress/--no-progress", help="Live progress bars on a terminal (default); --no-progress prints one plain line per cell instead (as does output that is not a terminal)."),
+        executor: Optional[str] = typer.Option(None, "--executor", help="Run the cells as jobs of submitit: 'local' (this machine, --jobs at once) or 'slurm' (a job array). Default: in this process, one cell after another.", rich_help_panel="Executors"),
+        jobs: Optional[int] = typer.Option(None, "--jobs", help="Cells at once: local default one per core; slurm: the array's parallelism (default all).", rich_help_panel="Executors"),
+        threads_per_job: int = typer.Option(1, "--threads-per-job", help="Threads of each job (torch and BLAS). One single-threaded cell per core is fastest on a CPU.", rich_help_panel="Executors"),
+        slurm_partition: Optional[str] = typer.Option(None, "--slurm-partition", help="SLURM partition of the jobs.", rich_help_panel="Executors"),
+        slurm_gpus_per_job: int = typer.Option(0, "--slurm-gpus-per-job", help="GPUs per SLURM job (use with --device cuda).", rich_help_panel="Executors"),
+        slurm_cpus_per_job: Optional[int] = typer.Option(None, "--slurm-cpus-per-job", help="CPUs per SLURM job (default: --threads-per-job).", rich_help_panel="Executors"),
+        slurm_mem_gb: Optional[float] = typer.Option(None, "--slurm-mem-gb", help="Memory per SLURM job in GiB (default: the partition's).", rich_help_panel="Executors"),
+        slurm_time: int = typer.Option(24 * 60, "--slurm-time", help="Time limit of each SLURM job, in minutes.", rich_help_panel="Executors"),
+        dry_run: bool = typer.Option(False, "--dry-run", help="With --executor slurm: print the sbatch script and the array's cells; submit nothing.", rich_help_panel="Executors")) -> None:
     """Run an experiment's grid of cells; finished cells are kept and skipped on a rerun."""
     from fyexp.devices import resolve_device
     from fyexp.runner import run_experiment
@@ -150,8 +159,30 @@ def run(name: str = typer.Argument(..., help="Experiment name (see `fyexp list`)
 
         resolved = (with_best(resolved, results, getattr(experiment, "PARAM_ALIASES", None))
                     if getattr(resolved.config, "search", None) else _no_best(name))
+    options = None
+    if executor is not None:
+        from fyexp.executors import ExecutorOptions
+
+        options = ExecutorOptions(kind=executor, jobs=jobs, threads_per_job=threads_per_job,
+                                  slurm_partition=slurm_partition, slurm_gpus_per_job=slurm_gpus_per_job,
+                                  slurm_cpus_per_job=slurm_cpus_per_job, slurm_mem_gb=slurm_mem_gb,
+                                  slurm_time_min=slurm_time, dry_run=dry_run)
+    elif dry_run or jobs is not None:
+        raise FyexpError("--jobs and --dry-run need --executor local or slurm")
+    if options is not None and options.dry_run:
+        from fyexp.executors import describe_slurm_submission
+        from fyexp.results import ResultStore
+        from fyexp.runner import pending_cells
+
+        store = ResultStore(results, name)
+        todo = pending_cells(resolved, experiment, store, force)[1]
+        print(describe_slurm_submission(resolved, todo, store, options))
+        err.print(f"dry run: {len(todo)} cells would be submitted as one SLURM array; nothing was submitted",
+                  markup=False, highlight=False)
+        return
     summary = run_experiment(resolved, experiment, device=resolve_device(device), data_dir=_data_dir(data_dir),
-                             results_dir=results, force=force, console=err, show_progress=progress)
+                             results_dir=results, force=force, console=err, show_progress=progress,
+                             executor=options)
     err.print(f"[green]{escape(f'{name} [{profile}]')}:[/] {summary.ran} cells run, {summary.skipped} already "
               f"finished, {summary.failed} failed, {summary.wall_time_s:.1f} s → {escape(str(summary.results_csv))}")
     if summary.failed:

@@ -65,17 +65,18 @@ class LineProgress(RunProgress):
     def __init__(self, console: Console, heartbeat_s: float = 30.0):
         self.console = console
         self.heartbeat_s = heartbeat_s
-        self.title, self.total, self.done, self.t0 = "", 0, 0, time.perf_counter()
+        self.title, self.total, self.done, self.started, self.t0 = "", 0, 0, 0, time.perf_counter()
 
     def _print(self, text: str) -> None:
         self.console.print(text, markup=False, highlight=False, soft_wrap=True)
 
     def start(self, title: str, total: int) -> None:
-        self.title, self.total, self.done, self.t0 = title, total, 0, time.perf_counter()
+        self.title, self.total, self.done, self.started, self.t0 = title, total, 0, 0, time.perf_counter()
         self._print(f"{title}: {total} cell(s) to run")
 
     def cell_started(self, key: str) -> None:
-        self._print(f"[{self.done + 1}/{self.total}] {key} ...")
+        self.started += 1
+        self._print(f"[{self.started}/{self.total}] {key} ...")
 
     def cell_finished(self, key: str, status: str, seconds: float) -> None:
         self.done += 1
@@ -126,7 +127,7 @@ class LiveProgress(RunProgress):
                 self.fallback.note(f"warning: progress display failed ({type(exc).__name__}: {exc}); "
                                    f"continuing with plain progress lines")
                 self.fallback.title, self.fallback.total = self._title, self._total
-                self.fallback.done = self._done
+                self.fallback.done = self.fallback.started = self._done
         return replay(self.fallback)
 
     def start(self, title: str, total: int) -> None:

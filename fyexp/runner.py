@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
@@ -12,8 +13,11 @@ from fyexp.errors import CellFailed
 from fyexp.experiments import Experiment, RunContext
 from fyexp.progress import RunProgress, make_progress
 from fyexp.provenance import provenance
-from fyexp.results import ResultStore
+from fyexp.results import Cell, ResultStore
 from fyexp.specs import ResolvedSpec
+
+if TYPE_CHECKING:
+    from fyexp.executors import ExecutorOptions
 
 
 @dataclass
@@ -25,19 +29,49 @@ class RunSummary:
     results_csv: Path
 
 
+def pending_cells(resolved: ResolvedSpec, experiment: Experiment, store: ResultStore,
+                  force: bool) -> tuple[list[Cell], list[Cell]]:
+    """All cells of the grid and those still to run (every cell with ``force``; else the unfinished ones)."""
+    cells = experiment.cells(resolved.config, resolved.seeds)
+    return cells, [c for c in cells if force or not store.is_finished(resolved.profile, c)]
+
+
+def execute_cell(resolved: ResolvedSpec, experiment: Experiment, cell: Cell, store: ResultStore, *, device: str,
+                 data_dir: Path | None, force: bool, progress: RunProgress) -> str:
+    """Run one cell and store its rows (or its failure) atomically; return ``'ok'`` or ``'failed'``.
+
+    The one code path of a cell, whether it runs in this process or in an executor's job.
+    """
+    ctx = RunContext(experiment=resolved.name, profile=resolved.profile, device=device, data_dir=data_dir,
+                     work_dir=store.work_dir(resolved.profile, cell),
+                     artifact_dir=store.artifact_dir(resolved.profile), progress=progress, force=force)
+    cell_start = time.perf_counter()
+    try:
+        rows = list(experiment.run_cell(resolved.config, cell, ctx))
+    except CellFailed as exc:
+        progress.note(f"cell {cell.key} failed: {exc}")
+        store.write_failure(resolved.profile, cell, str(exc),
+                            provenance(device, time.perf_counter() - cell_start, experiment))
+        return "failed"
+    store.write_cell(resolved.profile, cell, rows, provenance(device, time.perf_counter() - cell_start, experiment))
+    return "ok"
+
+
 def run_experiment(resolved: ResolvedSpec, experiment: Experiment, *, device: str, data_dir: Path | None,
                    results_dir: Path, force: bool = False, console: Console | None = None,
-                   show_progress: bool = True, progress: RunProgress | None = None) -> RunSummary:
+                   show_progress: bool = True, progress: RunProgress | None = None,
+                   executor: "ExecutorOptions | None" = None) -> RunSummary:
     """Run every unfinished cell of ``resolved`` (all of them with ``force``) and consolidate the results.
 
-    A cell's rows are written the moment it finishes; an interruption loses at most the cell in flight.
-    ``progress`` defaults to a live bar on a terminal (``show_progress``) and plain lines otherwise.
+    A cell's rows are written the moment it finishes; an interruption loses at most the cells in flight.
+    ``progress`` defaults to a live bar on a terminal (``show_progress``) and plain lines otherwise.  With an
+    ``executor`` (:mod:`fyexp.executors`: submitit's local or SLURM executor) the cells run as jobs, each through
+    :func:`execute_cell`, writing to the same results folder.
     """
     console = console or Console(stderr=True)
     progress = progress or make_progress(console, live=show_progress)
     store = ResultStore(results_dir, resolved.name)
-    cells = experiment.cells(resolved.config, resolved.seeds)
-    todo = [c for c in cells if force or not store.is_finished(resolved.profile, c)]
+    cells, todo = pending_cells(resolved, experiment, store, force)
     skipped = len(cells) - len(todo)
     for path, problem in store.damaged_cells():
         progress.note(f"warning: {path}: damaged cell file ({problem}); it will be redone")
@@ -47,24 +81,19 @@ def run_experiment(resolved: ResolvedSpec, experiment: Experiment, *, device: st
     start = time.perf_counter()
     try:
         progress.start(f"{resolved.name} [{resolved.profile}]", len(todo))
-        for cell in todo:
-            progress.cell_started(cell.key)
-            ctx = RunContext(experiment=resolved.name, profile=resolved.profile, device=device, data_dir=data_dir,
-                             work_dir=store.work_dir(resolved.profile, cell),
-                             artifact_dir=store.artifact_dir(resolved.profile), progress=progress, force=force)
-            cell_start = time.perf_counter()
-            try:
-                rows = list(experiment.run_cell(resolved.config, cell, ctx))
-            except CellFailed as exc:
-                failed += 1
-                progress.note(f"cell {cell.key} failed: {exc}")
-                store.write_failure(resolved.profile, cell, str(exc),
-                                    provenance(device, time.perf_counter() - cell_start, experiment))
-                status = "failed"
-            else:
-                store.write_cell(resolved.profile, cell, rows, provenance(device, time.perf_counter() - cell_start, experiment))
-                status = "ok"
-            progress.cell_finished(cell.key, status, time.perf_counter() - cell_start)
+        if executor is not None and todo:
+            from fyexp.executors import run_cells_as_jobs
+
+            failed = run_cells_as_jobs(resolved, todo, store, options=executor, device=device, data_dir=data_dir,
+                                       force=force, progress=progress)
+        else:
+            for cell in todo:
+                progress.cell_started(cell.key)
+                cell_start = time.perf_counter()
+                status = execute_cell(resolved, experiment, cell, store, device=device, data_dir=data_dir,
+                                      force=force, progress=progress)
+                failed += status != "ok"
+                progress.cell_finished(cell.key, status, time.perf_counter() - cell_start)
     finally:
         progress.stop()
         store.consolidate()

@@ -1,0 +1,215 @@
+"""Cells as jobs of an existing engine: submitit's local executor (this machine) or SLURM (a cluster).
+
+``fyexp run NAME --executor local|slurm`` hands the unfinished cells of a grid to submitit.  Each job runs one
+cell through :func:`fyexp.runner.execute_cell` — the code path of the in-process runner — and writes its
+atomic cell file into the shared results folder, so resume, ``--force`` and failure records behave the same:
+a job killed mid-cell leaves no file and its cell is redone by the next run; a finished cell is never redone
+or duplicated.  Job logs (stdout/stderr, pickled calls) live under ``results/<exp>/work/<profile>/jobs/``.
+
+* ``local``: at most ``jobs`` cells at once (default: one per core), each limited to ``threads_per_job``
+  threads (default 1).  On a CPU one single-threaded cell per core beats one multi-threaded process: the small
+  GEMMs of these models do not scale across threads (``scripts/bench_grid.py``).
+* ``slurm``: one job array (``map_array``), ``jobs`` = the array's parallelism (``%N``); partition, GPUs per
+  job, CPUs per job, memory and time limit from the options.  ``dry_run`` renders the sbatch script and the
+  array without submitting (no cluster needed).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from fyexp.errors import FyexpError
+from fyexp.progress import LineProgress, RunProgress
+from fyexp.results import Cell, ResultStore
+
+ExecutorKind = Literal["local", "slurm"]
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+POLL_S = 0.5
+
+
+@dataclass(frozen=True)
+class ExecutorOptions:
+    """How cells become jobs.  ``jobs``: concurrent jobs (local: default one per core; slurm: array parallelism)."""
+
+    kind: ExecutorKind = "local"
+    jobs: int | None = None
+    threads_per_job: int = 1
+    timeout_min: int = 7 * 24 * 60
+    slurm_partition: str | None = None
+    slurm_gpus_per_job: int = 0
+    slurm_cpus_per_job: int | None = None
+    slurm_mem_gb: float | None = None
+    slurm_time_min: int = 24 * 60
+    slurm_setup: tuple[str, ...] = field(default_factory=tuple)
+    dry_run: bool = False
+
+    def __post_init__(self):
+        if self.kind not in ("local", "slurm"):
+            raise FyexpError(f"--executor: expected one of local, slurm, got '{self.kind}'")
+        if self.jobs is not None and self.jobs < 1:
+            raise FyexpError(f"--jobs: expected a positive integer, got {self.jobs}")
+        if self.threads_per_job < 1:
+            raise FyexpError(f"--threads-per-job: expected a positive integer, got {self.threads_per_job}")
+        if self.slurm_time_min < 1 or self.slurm_gpus_per_job < 0:
+            raise FyexpError("--slurm-time must be ≥ 1 minute and --slurm-gpus-per-job ≥ 0")
+        if self.dry_run and self.kind != "slurm":  # the local executor has nothing to render
+            raise FyexpError("--dry-run: only with --executor slurm (it shows the sbatch script)")
+
+    def concurrency(self, n_cells: int) -> int:
+        default = (os.cpu_count() or 1) if self.kind == "local" else n_cells
+        return max(1, min(n_cells, self.jobs or default))
+
+
+def slurm_parameters(options: ExecutorOptions, n_cells: int, job_name: str) -> dict[str, Any]:
+    """The parameters of ``submitit.SlurmExecutor.update_parameters`` for ``n_cells`` cells."""
+    params: dict[str, Any] = {"job_name": job_name, "time": options.slurm_time_min, "nodes": 1, "ntasks_per_node": 1,
+                              "cpus_per_task": options.slurm_cpus_per_job or options.threads_per_job,
+                              "array_parallelism": options.concurrency(n_cells)}
+    if options.slurm_partition:
+        params["partition"] = options.slurm_partition
+    if options.slurm_gpus_per_job:
+        params["gpus_per_node"] = options.slurm_gpus_per_job
+    if options.slurm_mem_gb:
+        params["mem"] = f"{int(options.slurm_mem_gb * 1024)}M"
+    if options.slurm_setup:
+        params["setup"] = list(options.slurm_setup)
+    return params
+
+
+def make_executor(options: ExecutorOptions, folder: Path, n_cells: int, job_name: str):
+    """A configured submitit executor writing its logs under ``folder``."""
+    import submitit
+
+    folder.mkdir(parents=True, exist_ok=True)
+    if options.kind == "local":
+        executor = submitit.LocalExecutor(folder=folder)
+        executor.update_parameters(timeout_min=options.timeout_min)
+    else:
+        executor = submitit.SlurmExecutor(folder=folder)
+        executor.update_parameters(**slurm_parameters(options, n_cells, job_name))
+    return executor
+
+
+def render_slurm_script(options: ExecutorOptions, folder: Path, n_cells: int, job_name: str) -> str:
+    """The sbatch script submitit would submit for an array of ``n_cells`` jobs (nothing is submitted)."""
+    import shlex
+    import sys
+
+    from submitit.slurm import slurm
+
+    command = " ".join([shlex.quote(sys.executable), "-u -m submitit.core._submit", shlex.quote(str(folder))])
+    return slurm._make_sbatch_string(command=command, folder=folder, map_count=n_cells,
+                                     **slurm_parameters(options, n_cells, job_name))
+
+
+def run_cell_job(resolved: Any, cell: Cell, *, results_dir: str, device: str, data_dir: str | None, force: bool,
+                 threads: int) -> str:
+    """The body of one job: limit threads, run ``cell`` through the in-process code path, return its status."""
+    print(f"fyexp job: {resolved.name} [{resolved.profile}] cell {cell.key}, {threads} thread(s), pid {os.getpid()}",
+          flush=True)
+    for name in THREAD_VARIABLES:
+        os.environ[name] = str(threads)
+    import torch
+    from threadpoolctl import threadpool_limits
+
+    from fyexp.experiments import get_experiment
+    from fyexp.runner import execute_cell
+
+    torch.set_num_threads(threads)
+    experiment = get_experiment(resolved.spec.runner)
+    store = ResultStore(Path(results_dir), resolved.name)
+    from rich.console import Console
+
+    progress = LineProgress(Console(file=None, soft_wrap=True), heartbeat_s=60)
+    with threadpool_limits(threads):
+        if not force and store.is_finished(resolved.profile, cell):  # finished meanwhile by another run
+            return "ok"
+        return execute_cell(resolved, experiment, cell, store, device=device,
+                            data_dir=Path(data_dir) if data_dir else None, force=force, progress=progress)
+
+
+def describe_slurm_submission(resolved: Any, cells: list[Cell], store: ResultStore, options: ExecutorOptions) -> str:
+    """What ``--executor slurm`` would submit: the sbatch script, then one line per array task (its cell)."""
+    folder = store.folder / "work" / resolved.profile / "jobs"
+    lines = [render_slurm_script(options, folder, len(cells), f"fyexp-{resolved.name}-{resolved.profile}"), ""]
+    lines += [f"# array task {i}: fyexp.executors.run_cell_job({resolved.name} [{resolved.profile}], {cell.key})"
+              for i, cell in enumerate(cells)]
+    return "\n".join(lines)
+
+
+def run_cells_as_jobs(resolved: Any, cells: list[Cell], store: ResultStore, *, options: ExecutorOptions,
+                      device: str, data_dir: Path | None, force: bool, progress: RunProgress) -> int:
+    """Submit ``cells`` as jobs, wait with progress, and return how many failed (a failed job names its log)."""
+    folder = store.folder / "work" / resolved.profile / "jobs"
+    job_name = f"fyexp-{resolved.name}-{resolved.profile}"
+    kwargs = dict(results_dir=str(Path(store.root).resolve()), device=device,
+                  data_dir=str(Path(data_dir).resolve()) if data_dir else None, force=force,
+                  threads=options.threads_per_job)
+    if options.kind == "slurm":
+        return _run_slurm(resolved, cells, folder, job_name, options, kwargs, progress)
+    return _run_local(resolved, cells, folder, job_name, options, kwargs, progress)
+
+
+def _job_failure(job, cell: Cell, progress: RunProgress) -> bool:
+    """Whether ``job`` failed; if so, say so in one line with the path of its log."""
+    try:
+        status = job.result()
+    except Exception as exc:  # the job raised, was killed, or timed out: its cell has no file
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[-1][:200]
+        progress.note(f"cell {cell.key}: job {job.job_id} failed ({first}); log: {job.paths.stderr}")
+        return True
+    return status != "ok"
+
+
+def _run_local(resolved, cells, folder, job_name, options, kwargs, progress) -> int:
+    executor = make_executor(options, folder, len(cells), job_name)
+    limit = options.concurrency(len(cells))
+    queue, running, failed = list(cells), {}, 0
+    saved = {name: os.environ.get(name) for name in THREAD_VARIABLES}
+    try:
+        for name in THREAD_VARIABLES:  # the job processes start with these (import-time thread pools)
+            os.environ[name] = str(options.threads_per_job)
+        while queue or running:
+            while queue and len(running) < limit:
+                cell = queue.pop(0)
+                progress.cell_started(cell.key)
+                running[executor.submit(run_cell_job, resolved, cell, **kwargs)] = (cell, time.perf_counter())
+            time.sleep(POLL_S)
+            for job in [j for j in running if j.done()]:
+                cell, started = running.pop(job)
+                bad = _job_failure(job, cell, progress)
+                failed += bad
+                progress.cell_finished(cell.key, "failed" if bad else "ok", time.perf_counter() - started)
+    except BaseException:
+        for job in running:  # Ctrl-C: stop the jobs in flight; their cells have no file and will be redone
+            job.cancel(check=False)
+        raise
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+    return failed
+
+
+def _run_slurm(resolved, cells, folder, job_name, options, kwargs, progress) -> int:
+    executor = make_executor(options, folder, len(cells), job_name)
+    jobs = executor.map_array(functools.partial(run_cell_job, resolved, **kwargs), cells)
+    started = time.perf_counter()
+    for job, cell in zip(jobs, cells):
+        progress.cell_started(cell.key)
+    pending, failed = dict(zip(jobs, cells)), 0
+    while pending:
+        time.sleep(max(POLL_S, 10.0))
+        for job in [j for j in pending if j.done()]:
+            cell = pending.pop(job)
+            bad = _job_failure(job, cell, progress)
+            failed += bad
+            progress.cell_finished(cell.key, "failed" if bad else "ok", time.perf_counter() - started)
+    return failed
