@@ -108,7 +108,7 @@ class BatchedBNN(LatentVariableModel):
 
     def noise(self, n_samples: int) -> Tensor:
         """ε ∼ N(0, I) of shape (M, P, K), model m's slice from its own generator (drawn on the CPU)."""
-        eps = torch.empty(self.n_models, self.n_params, n_samples)
+        eps = torch.empty(self.n_models, self.n_params, n_samples, dtype=self.mean_param.dtype)
         for m, g in enumerate(self.generators):
             torch.randn(self.n_params, n_samples, generator=g, out=eps[m])
         return eps.to(self.mean_param.device)

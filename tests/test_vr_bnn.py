@@ -1,0 +1,132 @@
+"""Batched Bayesian neural nets of vr-bnn: the network, q and prior densities, eq. 23, the metrics in original
+units, per-model α, and the batched run equal to training a split alone."""
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+import torch
+from torch.distributions import Normal
+
+from fyexp.data.uci import standardize
+from fyexp.errors import CellFailed
+from fyexp.experiments.base import RunContext
+from fyexp.experiments.vr_bnn import METHODS, VRBNN, Config, fit_group
+from fyexp.models.bnn import BatchedBNN, RegressionBatch, predictive_metrics
+from fyexp.objectives import minibatch_log_weights, vr_bound
+from fyexp.objectives.per_column import PerColumnVR
+from fyexp.objectives.terms import LatentTerms
+from fyexp.results import Cell
+from fyexp.train import OptimizerConfig, TrainConfig
+
+
+def small_bnn(n_models=3, d=2, h=4, seed=0):
+    model = BatchedBNN([torch.Generator().manual_seed(seed + m) for m in range(n_models)], d, h, init_log_var=-2.0)
+    return model.double()
+
+
+def test_predict_matches_a_loop_over_models_and_samples():
+    model = small_bnn()
+    w = model.sample(5)
+    x = torch.randn(3, 7, 2, dtype=torch.float64)
+    f = model.predict(w.theta, x)
+    d, h = 2, 4
+    for m in range(3):
+        for k in range(5):
+            t = w.theta[m, :, k]
+            w1, b1, w2, b2 = t[:d * h].reshape(d, h), t[d * h:d * h + h], t[d * h + h:d * h + 2 * h], t[-1]
+            expected = torch.relu(x[m] @ w1 + b1) @ w2 + b2
+            torch.testing.assert_close(f[m, k], expected)
+
+
+def test_log_prior_and_log_q_match_torch_distributions():
+    model = small_bnn()
+    w = model.sample(4)
+    prior = Normal(0.0, math.sqrt(model.prior_var)).log_prob(w.theta).sum(1)
+    q = Normal(w.mean.unsqueeze(-1), w.std.unsqueeze(-1)).log_prob(w.theta).sum(1)
+    torch.testing.assert_close(model.log_prior(w), prior)
+    torch.testing.assert_close(model.log_q(w), q)
+    mean, var = model.q_params()
+    kl = torch.distributions.kl_divergence(Normal(mean, var.sqrt()), Normal(0.0, 1.0)).sum(-1)
+    torch.testing.assert_close(model.kl(mean, var), kl)
+
+
+def test_log_weights_are_the_minibatch_bound_of_eq_23():
+    model = small_bnn(n_models=2)
+    x, y = torch.randn(2, 6, 2, dtype=torch.float64), torch.randn(2, 6, dtype=torch.float64)
+    n_data = torch.tensor([50, 80])
+    state = [g.get_state() for g in model.generators]
+    terms = model.terms(RegressionBatch(x, y, n_data), 3)
+    for g, s in zip(model.generators, state):
+        g.set_state(s)
+    w = model.sample(3)
+    f = model.predict(w.theta, x)
+    per_point = Normal(f, model.noise_var().sqrt()[:, None, None]).log_prob(y.unsqueeze(1))  # (M, K, B)
+    for m in range(2):
+        expected = minibatch_log_weights(model.log_prior(w)[m], per_point[m], model.log_q(w)[m], int(n_data[m]))
+        torch.testing.assert_close(terms.log_weights()[:, m], expected)
+
+
+def test_test_loglik_and_rmse_in_original_units_by_hand():
+    f = torch.tensor([[[0.0, 1.0], [2.0, -1.0]]], dtype=torch.float64)  # (M=1, K=2, N=2), standardized units
+    noise_var = torch.tensor([0.25], dtype=torch.float64)
+    y = torch.tensor([[11.0, 9.0]], dtype=torch.float64)
+    y_mean, y_std = torch.tensor([10.0], dtype=torch.float64), torch.tensor([2.0], dtype=torch.float64)
+    ll, rmse = predictive_metrics(f, noise_var, y, y_mean, y_std)
+    sd = 0.5 * 2.0  # σ s_y
+    pred = np.array([[10.0, 12.0], [14.0, 8.0]])  # [k][n] = f s_y + μ_y
+    dens = lambda v, mu: math.exp(-0.5 * ((v - mu) / sd) ** 2) / (sd * math.sqrt(2 * math.pi))
+    by_hand = np.mean([math.log(0.5 * (dens(11.0, pred[0, 0]) + dens(11.0, pred[1, 0]))),
+                       math.log(0.5 * (dens(9.0, pred[0, 1]) + dens(9.0, pred[1, 1])))])
+    assert float(ll[0]) == pytest.approx(by_hand, rel=1e-12)
+    mean_pred = pred.mean(0)  # [12, 10]
+    assert float(rmse[0]) == pytest.approx(math.sqrt(((11 - 12) ** 2 + (9 - 10) ** 2) / 2), rel=1e-12)
+    assert mean_pred.tolist() == [12.0, 10.0]
+
+
+def test_per_column_vr_gives_each_column_its_own_bound_and_gradient():
+    log_w = torch.randn(6, 4, dtype=torch.float64, requires_grad=True)
+    alphas = (1.0, 0.5, 0.0, -math.inf)
+    terms = LatentTerms(log_w, torch.zeros_like(log_w), torch.zeros_like(log_w))
+    bound = PerColumnVR(n_samples=6, alphas=alphas).bound(terms)
+    for m, a in enumerate(alphas):
+        torch.testing.assert_close(bound[m], vr_bound(log_w[:, m], a))
+    grad, = torch.autograd.grad(bound[2], log_w, retain_graph=True)
+    assert torch.all(grad[:, [0, 1, 3]] == 0)
+    vr_max_grad, = torch.autograd.grad(bound[3], log_w)
+    assert vr_max_grad[:, 3].tolist().count(1.0) == 1  # VR-max: the max sample only
+
+
+def synthetic_splits(n_splits=2, n=24, n_test=6, d=3):
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(n + n_test, d))
+    y = x @ rng.normal(size=d) + 0.3 * rng.normal(size=n + n_test) + 5
+    out = []
+    for s in range(n_splits):
+        perm = np.random.default_rng(10 + s).permutation(n + n_test)
+        tr, te = perm[:n], perm[n:]
+        out.append((s, standardize(x[tr], y[tr], x[te], y[te])))
+    return out
+
+
+def test_batched_grid_equals_training_one_split_and_method_alone():
+    config = Config()
+    train = TrainConfig(epochs=3, batch_size=8, optimizer=OptimizerConfig(lr=1e-2))
+    splits = synthetic_splits()
+    methods = ["VI", "VR-0.0", "VR-max"]
+    kwargs = dict(hidden=5, n_samples=4, train=train, seed=3, config=config)
+    together = fit_group(splits, methods, **kwargs)
+    alone = fit_group([splits[1]], ["VR-max"], **kwargs)
+    a = methods.index("VR-max")
+    np.testing.assert_allclose(alone.test_loglik[0, 0], together.test_loglik[a, 1], rtol=1e-5)
+    np.testing.assert_allclose(alone.test_rmse[0, 0], together.test_rmse[a, 1], rtol=1e-5)
+    alone_vi = fit_group([splits[0]], ["VI"], **kwargs)
+    np.testing.assert_allclose(alone_vi.test_loglik[0, 0], together.test_loglik[0, 0], rtol=1e-5)
+    assert len({float(v) for v in together.test_loglik.ravel()}) == 6  # the models differ
+
+
+def test_missing_year_is_not_run_data_missing(tmp_path):
+    ctx = RunContext("vr-bnn", "quick", "cpu", tmp_path, tmp_path / "w", tmp_path / "a")
+    with pytest.raises(CellFailed, match=r"^not run: data missing .*UCI/year-prediction-MSD"):
+        VRBNN().run_cell(Config(), Cell("bnn", 0, {"dataset": "year"}), ctx)
