@@ -198,11 +198,17 @@ def tune(name: str = typer.Argument(..., help="Experiment name with a tuning stu
          profile: str = typer.Option("paper", "--profile", "-p", help=PROFILE_HELP),
          n_trials: Optional[int] = typer.Option(None, help="Trials still to run in this study (default: the profile's)."),
          timeout: Optional[float] = typer.Option(None, help="Stop starting new trials after this many seconds."),
-         storage: Optional[str] = typer.Option(None, help="SQLAlchemy URL of the study database. Default: SQLite under the results folder."),
+         storage: Optional[str] = typer.Option(None, help="SQLAlchemy URL of the study database, or journal:PATH (Optuna's journal file, for workers on a cluster's shared file system). Default: SQLite under the results folder."),
          device: str = typer.Option("auto", help="auto, cpu or cuda."),
          data_dir: Optional[Path] = typer.Option(None, help=DATA_HELP),
          results_dir: Optional[Path] = typer.Option(None, help=RESULTS_HELP),
-         experiments_dir: Optional[Path] = typer.Option(None, help=EXPERIMENTS_HELP)) -> None:
+         experiments_dir: Optional[Path] = typer.Option(None, help=EXPERIMENTS_HELP),
+         executor: Optional[str] = typer.Option(None, "--executor", help="Run --jobs Optuna workers as submitit jobs on one study: 'local' or 'slurm'. Default: one worker in this process.", rich_help_panel="Executors"),
+         jobs: Optional[int] = typer.Option(None, "--jobs", help="Workers (jobs) on the study; they share one exact trial budget. Default: one per core.", rich_help_panel="Executors"),
+         threads_per_job: int = typer.Option(1, "--threads-per-job", help="Threads of each worker.", rich_help_panel="Executors"),
+         slurm_partition: Optional[str] = typer.Option(None, "--slurm-partition", help="SLURM partition of the workers.", rich_help_panel="Executors"),
+         slurm_gpus_per_job: int = typer.Option(0, "--slurm-gpus-per-job", help="GPUs per worker.", rich_help_panel="Executors"),
+         slurm_time: int = typer.Option(24 * 60, "--slurm-time", help="Time limit of each worker, in minutes.", rich_help_panel="Executors")) -> None:
     """Tune an experiment's hyperparameters with Optuna; rerunning continues the same study."""
     from fyexp.devices import resolve_device
     from fyexp.experiments import RunContext
@@ -213,10 +219,25 @@ def tune(name: str = typer.Argument(..., help="Experiment name with a tuning stu
     store = ResultStore(results, name)
     ctx = RunContext(experiment=name, profile=profile, device=resolve_device(device), data_dir=_data_dir(data_dir),
                      work_dir=store.folder / "work" / profile / "tune", artifact_dir=store.artifact_dir(profile))
-    from fyexp.tuning import tune_experiment
+    from fyexp.tuning import default_storage_url, tune_experiment
 
-    tune_experiment(experiment, resolved.config, ctx, n_trials=n_trials, timeout=timeout, storage=storage,
-                    results_dir=results)
+    if executor is None:
+        if jobs is not None:
+            raise FyexpError("--jobs needs --executor local or slurm")
+        tune_experiment(experiment, resolved.config, ctx, n_trials=n_trials, timeout=timeout, storage=storage,
+                        results_dir=results)
+        return
+    from fyexp.executors import ExecutorOptions, tune_as_jobs
+    from fyexp.progress import make_progress
+
+    options = ExecutorOptions(kind=executor, jobs=jobs, threads_per_job=threads_per_job,
+                              slurm_partition=slurm_partition, slurm_gpus_per_job=slurm_gpus_per_job,
+                              slurm_time_min=slurm_time)
+    failed = tune_as_jobs(experiment, resolved.config, ctx, options=options, n_trials=n_trials, timeout=timeout,
+                          storage=storage or default_storage_url(store.folder), results_dir=results,
+                          progress=make_progress(err, live=True))
+    if failed:
+        raise typer.Exit(1)
 
 
 @app.command()

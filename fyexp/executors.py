@@ -213,3 +213,58 @@ def _run_slurm(resolved, cells, folder, job_name, options, kwargs, progress) -> 
             failed += bad
             progress.cell_finished(cell.key, "failed" if bad else "ok", time.perf_counter() - started)
     return failed
+
+
+def tune_job(experiment: Any, config: Any, ctx: Any, *, storage: str, results_dir: str, budget: int,
+             timeout: float | None, threads: int) -> str:
+    """The body of one tuning worker: trials of the shared study until its ``budget`` is used up."""
+    print(f"fyexp tune worker: {ctx.experiment} [{ctx.profile}], budget {budget}, pid {os.getpid()}", flush=True)
+    import torch
+
+    from fyexp.tuning import tune_experiment
+
+    torch.set_num_threads(threads)
+    tune_experiment(experiment, config, ctx, timeout=timeout, storage=storage, results_dir=Path(results_dir),
+                    budget=budget)
+    return "ok"
+
+
+def tune_as_jobs(experiment: Any, config: Any, ctx: Any, *, options: ExecutorOptions, n_trials: int | None,
+                 timeout: float | None, storage: str, results_dir: Path, progress: RunProgress) -> int:
+    """Run ``options.jobs`` Optuna workers as jobs on one study; return how many workers failed.
+
+    The workers share an exact budget: the profile's ``n_trials`` in all, or, with ``n_trials``, that many more
+    than the study already counts (:func:`fyexp.tuning.counted_trials`).
+    """
+    from fyexp.tuning import StudyOptions, counted_trials, open_study
+
+    study = open_study(f"{ctx.experiment}-{ctx.profile}", storage, StudyOptions())
+    budget = counted_trials(study) + n_trials if n_trials is not None else getattr(config, "n_trials", 20)
+    workers = options.jobs or (os.cpu_count() or 1)
+    folder = Path(results_dir) / ctx.experiment / "work" / ctx.profile / "tune-jobs"
+    executor = make_executor(options, folder, workers, f"fyexp-tune-{ctx.experiment}-{ctx.profile}")
+    call = functools.partial(tune_job, experiment, config, ctx, storage=storage,
+                             results_dir=str(Path(results_dir).resolve()), budget=budget, timeout=timeout,
+                             threads=options.threads_per_job)
+    progress.start(f"tune {ctx.experiment} [{ctx.profile}]: {workers} workers, budget {budget} trials", workers)
+    jobs = executor.map_array(lambda index: call(), list(range(workers))) if options.kind == "slurm" else \
+        [executor.submit(call) for _ in range(workers)]
+    started, pending, failed = time.perf_counter(), {job: i for i, job in enumerate(jobs)}, 0
+    for job, index in pending.items():
+        progress.cell_started(f"worker {index} (job {job.job_id})")
+    try:
+        while pending:
+            time.sleep(POLL_S if options.kind == "local" else 10.0)
+            for job in [j for j in pending if j.done()]:
+                index = pending.pop(job)
+                bad = _job_failure(job, Cell("worker", index), progress)
+                failed += bad
+                progress.cell_finished(f"worker {index}", "failed" if bad else "ok", time.perf_counter() - started)
+    except BaseException:
+        if options.kind == "local":
+            for job in pending:
+                job.cancel(check=False)
+        raise
+    finally:
+        progress.stop()
+    return failed

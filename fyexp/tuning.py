@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-import numpy as np
 import optuna
 import sqlalchemy
 import yaml
@@ -68,7 +67,19 @@ def default_storage_url(folder: Path) -> str:
 
 
 def make_storage(url: str, options: StudyOptions = StudyOptions()) -> RDBStorage:
-    """An RDB storage with heartbeats, retry of dead workers' trials, and a connect timeout for SQLite."""
+    """An RDB storage with heartbeats, retry of dead workers' trials, and a connect timeout for SQLite.
+
+    ``journal:PATH`` instead gives Optuna's journal file storage (append-only log with file locks): the storage
+    for workers on a cluster's shared file system, where SQLite's locking is unreliable.  It has no heartbeat,
+    so a killed worker's trial stays RUNNING (it is not counted against the budget, and is not retried).
+    """
+    if url.startswith("journal:"):
+        from optuna.storages import JournalStorage
+        from optuna.storages.journal import JournalFileBackend
+
+        path = Path(url[len("journal:"):].removeprefix("//"))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return JournalStorage(JournalFileBackend(str(path)))
     if url.startswith("sqlite"):
         engine_kwargs: dict[str, Any] = {"connect_args": {"timeout": options.connect_timeout_s}}
     else:
@@ -220,68 +231,6 @@ def trials_frame(storage: str, name: str):
     return study.trials_dataframe(attrs=("number", "value", "state", "params", "datetime_complete"))
 
 
-def report_study(best_params: Path, figures_dir: Path, title: str = "") -> list[Path]:
-    """Optimization-history PNG and a Markdown summary of the study named in a best-parameters file.
-
-    The study is read from the SQLite file beside ``best_params`` (``study.db``) or else from the storage URL
-    recorded in the file.  Returns the PNG path (nothing when there is no study yet); the Markdown goes next
-    to it as ``<stem>.md``.
-    """
-    best_params = Path(best_params)
-    if not best_params.is_file():
-        return []
-    info = yaml.safe_load(best_params.read_text()) or {}
-    local = best_params.parent / STUDY_DB
-    url = f"sqlite:///{local.resolve()}" if local.is_file() else info.get("storage")
-    if not url or "***" in url:
-        return []
-    try:
-        study = optuna.load_study(study_name=info["study"], storage=url)
-    except Exception:  # a storage that is gone or unreachable: no figure
-        return []
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import matplotlib.ticker
-
-    trials = study.get_trials(deepcopy=False)
-    done = [t for t in trials if t.state == TrialState.COMPLETE and t.value is not None]
-    pruned = [t for t in trials if t.state == TrialState.PRUNED and t.intermediate_values]
-    fig, ax = plt.subplots(figsize=(5.5, 3.4))
-    if done:
-        xs = [t.number for t in done]
-        ys = [t.value for t in done]
-        ax.scatter(xs, ys, s=14, label="complete")
-        best = np.minimum.accumulate(ys) if study.direction == optuna.study.StudyDirection.MINIMIZE \
-            else np.maximum.accumulate(ys)
-        ax.step(xs, best, where="post", color="C3", label="best so far")
-    if pruned:
-        ax.scatter([t.number for t in pruned], [t.intermediate_values[max(t.intermediate_values)] for t in pruned],
-                   s=10, marker="x", color="0.6", label="pruned (last reported)")
-    ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
-    ax.set_xlabel("trial")
-    ax.set_ylabel("objective")
-    ax.set_title(title or study.study_name)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    figures_dir.mkdir(parents=True, exist_ok=True)
-    stem = f"study_{study.study_name}"
-    png = figures_dir / f"{stem}.png"
-    fig.savefig(png, dpi=150)
-    plt.close(fig)
-    summary = study_summary(study)
-    counts = ", ".join(f"{n} {state}" for state, n in summary["trials"].items() if n)
-    lines = [f"# Optuna study `{study.study_name}`", "", f"Trials: {counts}.", ""]
-    if summary["best_trial"] is not None:
-        lines += [f"Best value {summary['best_value']:.6g} (trial {summary['best_trial']}), parameters:", "",
-                  "| parameter | value |", "|---|---|"]
-        lines += [f"| {k} | {v:.6g} |" if isinstance(v, float) else f"| {k} | {v} |" for k, v in summary["params"].items()]
-    lines += ["", f"![optimization history]({png.name})", ""]
-    atomic_write_text(figures_dir / f"{stem}.md", "\n".join(lines))
-    return [png]
-
-
 # ------------------------------------------------------------------------------ any spec with a search space
 BEST_PARAMS = "best_params.yaml"
 
@@ -362,12 +311,14 @@ def public_url(url: str) -> str:
     """A storage URL without its password."""
     from sqlalchemy.engine import make_url
 
+    if url.startswith("journal:"):
+        return url
     return make_url(url).render_as_string(hide_password=True)
 
 
 def tune_experiment(experiment: Any, config: Any, ctx: Any, *, n_trials: int | None = None,
                     timeout: float | None = None, storage: str | None = None,
-                    results_dir: Path | None = None) -> None:
+                    results_dir: Path | None = None, budget: int | None = None) -> None:
     """``fyexp tune NAME`` for any experiment whose profile has a ``search`` space.
 
     The experiment provides ``trial(config, ctx, report, work_dir) -> float``: train at ``config`` and return the
@@ -410,7 +361,8 @@ def tune_experiment(experiment: Any, config: Any, ctx: Any, *, n_trials: int | N
         if any(t.state.name == "COMPLETE" for t in study.get_trials(deepcopy=False)):
             write_best_params(study, folder / BEST_PARAMS, {"profile": ctx.profile, "storage": public_url(url)})
 
-    budget = None if n_trials is not None else n_budget
+    if budget is None:  # an explicit budget (workers sharing one study) wins over the profile's
+        budget = None if n_trials is not None else n_budget
     ran = run_study(study, objective, budget=budget, n_trials=n_trials, timeout=timeout, on_trial_end=after_trial)
     after_trial(study)
     print(f"{ctx.experiment}: {ran} trials run in this call; study '{study.study_name}' in {public_url(url)}")

@@ -21,7 +21,6 @@ import pytest
 from tests.conftest import ROOT, TOY_SPECS, cli_env, fyexp_script, run_cli, run_in_terminal, strip_ansi
 
 EXPERIMENTS = ROOT / "experiments"
-DATA = Path(os.environ.get("FYEXP_DATA_DIR", ROOT.parent / "shared" / "data"))
 
 
 def _one_clean_line(stderr: str) -> str:
@@ -258,15 +257,12 @@ def test_show_prints_unicode_and_messages_keep_the_profile(toy_env):
 
 # --- tune ------------------------------------------------------------------------------------------------------
 
-@pytest.mark.skipif(not (DATA / "20newsgroups").is_dir(), reason=f"no 20newsgroups data under {DATA}")
-def test_tune_two_trials_in_a_terminal(tmp_path):
-    code, screen = run_in_terminal("tune", "nvdm", "--profile", "quick", "--n-trials", "2", "--data-dir", str(DATA),
-                                   "--results-dir", str(tmp_path), "--experiments-dir", str(EXPERIMENTS),
-                                   timeout=900)
+def test_tune_two_trials_in_a_terminal(toy_env, tmp_path):
+    results = Path(toy_env["FYEXP_RESULTS_DIR"])
+    code, screen = run_in_terminal("tune", "toy", "--profile", "tune", "--n-trials", "2", env=toy_env)
     assert code == 0 and "Traceback" not in screen, strip_ansi(screen)[-3000:]
     import optuna
 
-    databases = list(tmp_path.rglob("*.db"))
-    assert databases, list(tmp_path.rglob("*"))
-    summaries = optuna.get_all_study_summaries(f"sqlite:///{databases[0]}")
-    assert sum(s.n_trials for s in summaries) == 2
+    study = optuna.load_study(study_name="toy-tune", storage=f"sqlite:///{results / 'toy' / 'study.db'}")
+    assert len(study.trials) == 2 and all(t.state.name == "COMPLETE" for t in study.trials)
+    assert (results / "toy" / "best_params.yaml").is_file()

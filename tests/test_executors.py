@@ -102,3 +102,20 @@ def test_executor_options_are_validated():
 def test_jobs_without_an_executor_is_an_error(toy_env):
     result = run_cli("run", "toy", "--profile", "quick", "--jobs", "2", env=toy_env)
     assert result.returncode == 2 and "--jobs and --dry-run need --executor" in result.stderr
+
+
+def test_two_tune_workers_share_one_journal_study_with_an_exact_budget(toy_env, tmp_path):
+    journal = tmp_path / "study.journal"
+    tuned = run_cli("tune", "toy", "--profile", "tune", "--executor", "local", "--jobs", "2",
+                    "--storage", f"journal:{journal}", env=toy_env)
+    assert tuned.returncode == 0, tuned.stderr
+    import optuna
+    from optuna.storages import JournalStorage
+    from optuna.storages.journal import JournalFileBackend
+
+    study = optuna.load_study(study_name="toy-tune", storage=JournalStorage(JournalFileBackend(str(journal))))
+    complete = [t for t in study.trials if t.state.name == "COMPLETE"]
+    assert len(complete) == 5  # the profile's n_trials, shared by both workers
+    assert all(t.user_attrs.get("surplus") for t in study.trials if t.state.name != "COMPLETE")
+    logs = list((Path(toy_env["FYEXP_RESULTS_DIR"]) / "toy" / "work" / "tune" / "tune-jobs").glob("*_log.out"))
+    assert len([p for p in logs if "fyexp tune worker" in p.read_text()]) == 2

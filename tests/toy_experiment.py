@@ -16,6 +16,9 @@ class ToyConfig:
     sleep_s: float = 0.0
     fail_on: float = -1.0
     mode: str = "square"
+    lr: float = 0.1
+    n_trials: int = 4
+    search: dict = field(default_factory=dict)
 
     def __post_init__(self):
         require(self.sleep_s >= 0, "sleep_s", "a number >= 0", self.sleep_s)
@@ -38,3 +41,12 @@ class Toy(Experiment):
         power = 2 if config.mode == "square" else 3
         return [{"metric": "adjusted_mi", "value": x ** power + cell.seed, "paper": "fyvi", "table": "1",
                  "setting": "synthetic GMM", "paper_row": "Standard EM"}]
+
+    def trial(self, config, ctx, report, work_dir):
+        """A tuning trial: the 'validation loss' (log10 lr + 1)² is smallest at lr = 0.1."""
+        import math
+
+        time.sleep(config.sleep_s)
+        loss = (math.log10(config.lr) + 1.0) ** 2
+        report(1, loss)
+        return loss
