@@ -88,6 +88,12 @@ def experiment_markdown(rep, results_dir: Path) -> list[str]:
         for title in rep.not_run_tables:
             lines.append(f"| {title} | — | not run | | |")
         lines.append("")
+    linked = {p for _, _, _, files in rep.tables for p in files}
+    own = [p for p in sorted((results_dir / spec.name / "tables").glob("*.md")) if p not in linked]
+    if own:  # tables an experiment writes with no published counterpart (e.g. tvem-bsc's bars-test recovery)
+        lines += ["Tables with no published counterpart (nothing to compare against):", ""]
+        lines += [f"- [{p.stem}]({_link(p, results_dir)})" for p in own]
+        lines.append("")
     figures = sorted((results_dir / spec.name / "figures").glob("*.png"))  # on disk: the same index whatever was redrawn
     if figures:
         lines += ["Figures:", ""]
