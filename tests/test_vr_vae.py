@@ -64,3 +64,17 @@ def test_single_backward_iwae_gradient_equals_full_iwae_in_expectation():
     assert (single - full).abs().max() < 0.08 * scale
     bound, _ = VRSingle(n_samples=5)(vae, x[:3])
     assert bound.shape == (3,)
+
+
+@pytest.mark.parametrize("alpha", [-0.5, 0.0, 0.5, 1.0, 1.5])
+def test_exact_renyi_between_gaussians_against_monte_carlo_with_large_k(alpha):
+    from fyexp.experiments.vr_renyi_gaussians import exact_neg_renyi, mc_neg_renyi
+
+    g = torch.Generator().manual_seed(0)
+    est = mc_neg_renyi(alpha, 200_000, 4, [1.0, 1.0], [0.0, 0.0], g)
+    exact = exact_neg_renyi(alpha, [1.0, 1.0], [0.0, 0.0])
+    assert exact == pytest.approx(-alpha)  # ||Δμ||² = 2
+    assert float(est.mean()) == pytest.approx(exact, abs=0.02)
+    if alpha < 1:  # Theorem 2: the K = 1 estimate is -KL in expectation, below the exact value for α < 1
+        small = mc_neg_renyi(alpha, 1, 20_000, [1.0, 1.0], [0.0, 0.0], g)
+        assert float(small.mean()) == pytest.approx(-1.0, abs=0.05)
