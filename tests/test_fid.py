@@ -1,0 +1,96 @@
+"""FID and its offline proxy (fyexp.metrics.fid): the Fréchet distance against closed forms and pytorch-fid, the
+Inception code path on random weights (pytorch-fid optional), the 'missing' record, the cached proxy."""
+
+import numpy as np
+import pytest
+import torch
+
+from fyexp.metrics import fid as F
+
+
+def test_frechet_distance_closed_form():
+    """Commuting (diagonal) covariances: d² = ‖Δμ‖² + Σ_i (σ₁ᵢ − σ₂ᵢ)²; zero for identical Gaussians."""
+    mu1, mu2 = np.array([0.0, 1.0, 2.0]), np.array([1.0, 1.0, 0.0])
+    s1, s2 = np.array([1.0, 4.0, 0.25]), np.array([4.0, 1.0, 0.25])
+    expected = 1 + 0 + 4 + (1 - 2) ** 2 + (2 - 1) ** 2 + 0
+    assert F.frechet_distance(mu1, np.diag(s1), mu2, np.diag(s2)) == pytest.approx(expected, abs=1e-9)
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=(5, 5))
+    cov = a @ a.T
+    assert F.frechet_distance(mu1[:1].repeat(5), cov, mu1[:1].repeat(5), cov) == pytest.approx(0.0, abs=1e-6)
+
+
+def test_frechet_distance_matches_pytorch_fid():
+    fid_score = pytest.importorskip("pytorch_fid.fid_score", reason="pytorch-fid (the 'fid' extra) is not installed")
+    rng = np.random.default_rng(1)
+    x, y = rng.normal(size=(200, 6)), rng.normal(loc=0.3, scale=1.5, size=(150, 6))
+    mine = F.frechet_between(x, y)
+    theirs = fid_score.calculate_frechet_distance(*F.feature_statistics(x), *F.feature_statistics(y))
+    assert mine == pytest.approx(float(theirs), rel=1e-8)
+
+
+def test_missing_record_without_weights(tmp_path, monkeypatch):
+    """No weights file anywhere → FID is 'missing' with a one-line reason; a bad explicit path is named."""
+    monkeypatch.delenv(F.ENV_WEIGHTS, raising=False)
+    monkeypatch.setenv("TORCH_HOME", str(tmp_path / "torch"))
+    images = torch.rand(4, 784)
+    result = F.fid(images, images)
+    assert result.status == "missing" and np.isnan(result.value)
+    assert "\n" not in result.reason and result.reason
+    if "pytorch-fid is not installed" not in result.reason:
+        assert F.FID_WEIGHTS_FILE in result.reason
+        bad = F.fid(images, images, weights=str(tmp_path / "nope.pth"))
+        assert bad.status == "missing" and "nope.pth" in bad.reason
+
+
+def test_fid_code_path_with_random_inception():
+    """Everything but the weights: pytorch-fid's InceptionV3 built offline with random weights, gray 28×28 images
+    → 2,048 features, and the distance of a set to itself is ~0 while a shifted set is farther."""
+    pytest.importorskip("pytorch_fid", reason="pytorch-fid (the 'fid' extra) is not installed")
+    torch.manual_seed(0)
+    net = F.inception_network(None)
+    images = torch.rand(6, 784)
+    features = F.inception_features(net, images, batch_size=3)
+    assert features.shape == (6, 2048) and np.isfinite(features).all()
+    again = F.inception_features(net, images, batch_size=6)
+    assert np.allclose(features, again, atol=1e-4)
+    low = features[:, :4]   # a 2,048-dimensional sqrtm takes a minute on 2 cores; the formula is tested above
+    assert F.frechet_between(low, low) == pytest.approx(0.0, abs=1e-6)
+
+
+def test_fid_with_a_weights_file(tmp_path, monkeypatch):
+    """The weights path: a state dict saved to a file is what the network loads (random weights stand in)."""
+    pytest.importorskip("pytorch_fid", reason="pytorch-fid (the 'fid' extra) is not installed")
+    torch.manual_seed(1)
+    from pytorch_fid import inception as fid_inception
+    import torchvision
+    from unittest import mock
+
+    with mock.patch.object(fid_inception, "load_state_dict_from_url", lambda *a, **k: {}), \
+            mock.patch.object(torchvision.models.inception.Inception3, "load_state_dict", lambda *a, **k: None):
+        source = fid_inception.fid_inception_v3()
+    path = tmp_path / F.FID_WEIGHTS_FILE
+    torch.save(source.state_dict(), path)
+    net = F.inception_network(path)
+    assert torch.equal(net.blocks[0][0].conv.weight, source.Conv2d_1a_3x3.conv.weight)
+    real = F.inception_features
+    monkeypatch.setattr(F, "inception_features", lambda *a, **k: real(*a, **k)[:, :2])   # a fast sqrtm
+    result = F.fid(torch.rand(4, 784), torch.rand(4, 784), weights=str(path))
+    assert result.status == "ok" and np.isfinite(result.value)
+
+
+def test_proxy_classifier_is_deterministic_and_cached(tmp_path):
+    """Two trainings with the same settings give identical weights; the second call reads the cache."""
+    g = torch.Generator().manual_seed(0)
+    labels = torch.randint(0, 10, (64,), generator=g)
+    images = (torch.rand(64, 784, generator=g) * 0.3 + labels[:, None] / 12.0).clamp(0, 1)
+    settings = F.ProxySettings(n_train=64, epochs=2, batch_size=16)
+    a, acc_a = F.train_proxy(images, labels, images, labels, settings)
+    b, acc_b = F.train_proxy(images, labels, images, labels, settings)
+    assert all(torch.equal(p, q) for p, q in zip(a.state_dict().values(), b.state_dict().values()))
+    assert acc_a == acc_b
+    c, acc_c = F.cached_proxy(tmp_path, images, labels, images, labels, settings)
+    d, acc_d = F.cached_proxy(tmp_path, images[:1], labels[:1], images, labels, settings)   # read, not retrained
+    assert acc_c == acc_d == acc_a and (tmp_path / f"proxy-{settings.key}.json").is_file()
+    assert F.proxy_frechet(d, images, images) == pytest.approx(0.0, abs=1e-6)
+    assert F.proxy_frechet(d, images, images.flip(0)[:32]) > 0
