@@ -78,3 +78,59 @@ def test_exact_renyi_between_gaussians_against_monte_carlo_with_large_k(alpha):
     if alpha < 1:  # Theorem 2: the K = 1 estimate is -KL in expectation, below the exact value for α < 1
         small = mc_neg_renyi(alpha, 1, 20_000, [1.0, 1.0], [0.0, 0.0], g)
         assert float(small.mean()) == pytest.approx(-1.0, abs=0.05)
+
+
+def test_cross_validation_folds_partition_frey_face_exactly():
+    from fyexp.data.freyface import cv_folds, fold_split
+
+    folds = cv_folds(1965, 10, seed=0)
+    joined = np.concatenate(folds)
+    assert len(folds) == 10 and sorted(joined.tolist()) == list(range(1965))
+    assert {len(f) for f in folds} == {196, 197}
+    data = torch.arange(1965, dtype=torch.float32).unsqueeze(1)
+    train, test = fold_split(data, 3)
+    assert sorted(torch.cat([train, test]).squeeze(1).long().tolist()) == list(range(1965))
+    assert set(test.squeeze(1).long().tolist()) == set(folds[3].tolist())
+
+
+def test_data_errors_are_one_line_naming_the_file(tmp_path):
+    from fyexp.data.caltech import load_caltech
+    from fyexp.data.freyface import load_freyface
+    from fyexp.errors import FyexpError
+
+    with pytest.raises(FyexpError, match=r"no file .*FreyFace/freyfaces\.pkl"):
+        load_freyface(str(tmp_path))
+    with pytest.raises(FyexpError, match=r"no file .*caltech101_silhouettes_28_split1\.mat"):
+        load_caltech(str(tmp_path))
+    (tmp_path / "FreyFace").mkdir()
+    (tmp_path / "FreyFace" / "freyfaces.pkl").write_bytes(b"not a pickle")
+    with pytest.raises(FyexpError, match=r"freyfaces\.pkl: not a pickled") as err:
+        load_freyface(str(tmp_path))
+    assert "\n" not in str(err.value)
+
+
+def test_frey_face_cell_end_to_end_on_synthetic_faces(tmp_path):
+    import pickle
+
+    from fyexp.experiments.base import RunContext
+    from fyexp.experiments.vr_vae import VRVAE, Config
+    from fyexp.results import Cell
+    from fyexp.train import OptimizerConfig, TrainConfig
+
+    (tmp_path / "FreyFace").mkdir()
+    faces = np.random.default_rng(0).integers(0, 256, size=(40, 560), dtype=np.uint8)
+    with open(tmp_path / "FreyFace" / "freyfaces.pkl", "wb") as handle:
+        pickle.dump([faces], handle)
+    config = Config(settings=["freyface:1:5"], folds=[0], n_folds=4, test_samples=20, test_chunk=10,
+                    train_freyface=TrainConfig(epochs=1, batch_size=10, optimizer=OptimizerConfig(lr=1e-3)),
+                    bias_points=5, bias_samples=[5], bias_repetitions=2)
+    ctx = RunContext("vr-vae", "test", "cpu", tmp_path, tmp_path / "work", tmp_path / "art")
+    rows = VRVAE().run_cell(config, Cell("vae", 0, {"dataset": "freyface", "L": 1, "K": 5, "fold": 0}), ctx)
+    ll = [r for r in rows if r["metric"] == "test_loglik"]
+    assert len(ll) == 1 and ll[0]["setting"] == "Frey Face L=1 K=5" and ll[0]["paper_row"] == "VAE"
+    assert math.isfinite(ll[0]["value"])
+    bias = {r["alpha"]: r["value"] for r in rows if r["metric"] == "bias_mean"}
+    assert sorted(bias) == [-500.0, -50.0, -5.0, -1.0, 0.0]
+    rows = VRVAE().run_cell(config, Cell("vr_max", 0, {"dataset": "freyface", "L": 1, "K": 5, "fold": 0}), ctx)
+    saved = np.load(next((tmp_path / "art").glob("samples-vr_max*.npz")))
+    assert saved["images"].shape == (config.n_figure_samples, 560) and tuple(saved["shape"]) == (28, 20)
