@@ -40,3 +40,61 @@ def figure2b(ctx: FigureContext) -> list[Path]:
         ax.legend(fontsize=8)
         paths.append(save_figure(fig, ctx.figures_dir / f"vr-figure2b-{profile}.png"))
     return paths
+
+
+@figure("vr-figure3")
+def figure3(ctx: FigureContext) -> list[Path]:
+    """Per profile: decoded samples of every VR-max model that saved ``samples-<cell>.npz`` (one panel each)."""
+    from fyexp.report.figures import plt, save_figure
+
+    paths = []
+    for profile in sorted(ctx.frame["profile"].dropna().unique()):
+        files = sorted((ctx.artifacts / str(profile)).glob("samples-vr_max*.npz"))
+        if not files:
+            continue
+        fig, axes = plt.subplots(1, len(files), figsize=(3.0 * len(files), 3.4), squeeze=False)
+        for ax, path in zip(axes[0], files):
+            saved = np.load(path)
+            height, width = (int(v) for v in saved["shape"])
+            ax.imshow(_tile(saved["images"].reshape(-1, height, width), 8), cmap="gray", vmin=0, vmax=255)
+            ax.set_title(str(saved["setting"]), fontsize=8)
+            ax.axis("off")
+        fig.suptitle(f"VR Figure 3: samples from the VR-max models (profile {profile})", fontsize=9)
+        paths.append(save_figure(fig, ctx.figures_dir / f"vr-figure3-{profile}.png"))
+    return paths
+
+
+def _tile(images: np.ndarray, columns: int) -> np.ndarray:
+    n, h, w = images.shape
+    rows = math.ceil(n / columns)
+    canvas = np.full((rows * (h + 1) + 1, columns * (w + 1) + 1), 255, dtype=np.uint8)
+    for i, image in enumerate(images):
+        r, c = divmod(i, columns)
+        canvas[1 + r * (h + 1):1 + r * (h + 1) + h, 1 + c * (w + 1):1 + c * (w + 1) + w] = image
+    return canvas
+
+
+@figure("vr-figure4")
+def figure4(ctx: FigureContext) -> list[Path]:
+    """Per profile: the bias L̂_{0,S} − L̂_{α,K} against α (symlog axis), one panel per K, mean ± std."""
+    from fyexp.report.figures import plt, save_figure
+
+    paths = []
+    rows_all = ctx.frame[ctx.frame["metric"].isin(["bias_mean", "bias_std"])]
+    for profile, rows in rows_all.groupby("profile", sort=False):
+        rows = rows.assign(alpha=_num(rows, "alpha"), K=_num(rows, "K"), value=_num(rows, "value"))
+        ks = sorted(rows["K"].dropna().unique())
+        fig, axes = plt.subplots(1, len(ks), figsize=(4.0 * len(ks), 3.3), squeeze=False)
+        for ax, k in zip(axes[0], ks):
+            sub = rows[rows["K"] == k]
+            mean = sub[sub["metric"] == "bias_mean"].sort_values("alpha")
+            std = sub[sub["metric"] == "bias_std"].sort_values("alpha")
+            ax.errorbar(mean["alpha"], mean["value"], yerr=std["value"].to_numpy(), marker="o", capsize=3)
+            ax.set_xscale("symlog", linthresh=1.0)
+            ax.axhline(0.0, color="0.6", lw=0.8)
+            ax.set_xlabel("α")
+            ax.set_ylabel(r"$\hat L_{0,S} - \hat L_{\alpha,K}$")
+            ax.set_title(f"K = {int(k)}")
+        fig.suptitle(f"VR Figure 4: bias on Frey Face test points (profile {profile})", fontsize=9)
+        paths.append(save_figure(fig, ctx.figures_dir / f"vr-figure4-{profile}.png"))
+    return paths
