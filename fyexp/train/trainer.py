@@ -170,13 +170,17 @@ class TensorBatches:
     def __len__(self) -> int:
         return self.n // self.batch_size if self.drop_last else math.ceil(self.n / self.batch_size)
 
-    def __iter__(self) -> Iterator[tuple[torch.Tensor, ...]]:
+    def batch_indices(self) -> Iterator[torch.Tensor]:
+        """The index tensor of every batch of one epoch (one permutation drawn from ``generator``)."""
         if self.shuffle:
             order = torch.randperm(self.n, generator=self.generator).to(self.device, non_blocking=True)
         else:
             order = torch.arange(self.n, device=self.device)
         for b in range(len(self)):
-            index = order[b * self.batch_size:(b + 1) * self.batch_size]
+            yield order[b * self.batch_size:(b + 1) * self.batch_size]
+
+    def __iter__(self) -> Iterator[tuple[torch.Tensor, ...]]:
+        for index in self.batch_indices():
             yield tuple(t[index] for t in self.tensors)
 
 
@@ -206,6 +210,10 @@ class TrainConfig:
     sets ``seed`` per cell.  ``num_workers=None`` picks 0 on the CPU and up to 4 on CUDA (DataLoader path
     only).  ``amp`` uses bf16 autocast on CUDA (no gradient scaler needed) and is ignored on the CPU.
     ``log_every`` is how often (in steps) the progress bar is refreshed and the NaN guard synchronises.
+    ``ensemble`` asks the runner to train the seeds of a cell as one model (:meth:`Trainer.fit_ensemble`,
+    :mod:`fyexp.train.ensemble`): worth it on a GPU, where one small model is launch-bound; off by default,
+    since on a 2-core CPU the ensemble is slower than the same models one after another
+    (``scripts/bench_grid.py``).
     """
 
     epochs: int = 1
@@ -219,6 +227,7 @@ class TrainConfig:
     drop_last: bool = False
     log_every: int = 50
     check_grads: bool = True
+    ensemble: bool = False
 
     def __post_init__(self):
         require(self.epochs >= 1, "epochs", "an integer >= 1", self.epochs)
@@ -271,37 +280,20 @@ class Trainer:
         return self.work_dir / CHECKPOINT if self.work_dir is not None else None
 
     def _save(self, task: TrainTask, optimizers: dict, generator: torch.Generator, epoch: int, done: bool) -> None:
-        if self.work_dir is None:
-            return
-        self.work_dir.mkdir(parents=True, exist_ok=True)
-        state = {"epoch": epoch, "done": done, "model": task.model.state_dict(),
-                 "optimizers": {k: o.state_dict() for k, o in optimizers.items()},
-                 "rng": rng_state(), "shuffle_rng": generator.get_state(), "history": self.history,
-                 "extra": task.extra_state()}
-        buffer = io.BytesIO()
-        torch.save(state, buffer)
-        atomic_write_bytes(self.checkpoint_path, buffer.getvalue())
-        columns = list(dict.fromkeys(k for row in self.history for k in row))
-        lines = [",".join(columns)] + [",".join(_csv_value(row.get(c)) for c in columns) for row in self.history]
-        atomic_write_text(self.work_dir / METRICS, "\n".join(lines) + "\n")
+        if self.work_dir is not None:
+            save_checkpoint(self.work_dir, task, optimizers, generator, rng_state(), self.history, epoch, done)
 
     def _load(self, task: TrainTask, optimizers: dict, generator: torch.Generator) -> tuple[int, bool]:
-        path = self.checkpoint_path
-        if path is None or not path.is_file():
+        state = load_checkpoint(self.work_dir, self.device, task, optimizers, generator)
+        if state is None:
             return 0, False
-        state = torch.load(path, map_location=self.device, weights_only=False)
-        task.model.load_state_dict(state["model"])
-        for name, opt in optimizers.items():
-            opt.load_state_dict(state["optimizers"][name])
         set_rng_state(state["rng"])
-        generator.set_state(state["shuffle_rng"])
         self.history = list(state["history"])
-        task.load_extra_state(state["extra"])
         return int(state["epoch"]), bool(state["done"])
 
     # ----------------------------------------------------------------------------------------- guard
     def _fail(self, epoch: int, what: str) -> None:
-        raise CellFailed(f"{self.label}: non-finite {what} in epoch {epoch}; training stopped")
+        raise failure(self.label, epoch, what)
 
     # ------------------------------------------------------------------------------------------- fit
     def fit(self, task: TrainTask, train_data: Any) -> list[dict]:
@@ -315,9 +307,7 @@ class Trainer:
         task.train_config = cfg
         optimizers = task.configure_optimizers()
         task._optimizer_names = tuple(optimizers)
-        for opt in optimizers.values():  # the schedule scales each group's initial rate (checkpointed with it)
-            for group in opt.param_groups:
-                group.setdefault("initial_lr", group["lr"])
+        remember_initial_lr(optimizers.values())
         generator = torch.Generator().manual_seed(cfg.seed)
         start_epoch, done = self._load(task, optimizers, generator)
         if done:
@@ -334,10 +324,7 @@ class Trainer:
 
         for epoch in range(start_epoch + 1, cfg.epochs + 1):
             task.model.train()
-            lr_factor = cfg.schedule.factor(epoch)
-            for opt in optimizers.values():
-                for group in opt.param_groups:
-                    group["lr"] = group["initial_lr"] * lr_factor
+            apply_schedule(optimizers.values(), cfg.schedule.factor(epoch))
             task.on_epoch_start(epoch)
             active = [optimizers[name] for name in task.optimizers_for_epoch(epoch)]
             sums: dict[str, torch.Tensor] = {}
@@ -388,6 +375,69 @@ class Trainer:
                 self._save(task, optimizers, generator, epoch, done=True)
                 break
         return self.history
+
+    def fit_ensemble(self, members: Sequence[Any]) -> list:
+        """Train ``members`` (:class:`fyexp.train.ensemble.EnsembleMember`, e.g. the seeds of a cell) as one
+        model with a leading ensemble dimension; one :class:`~fyexp.train.ensemble.MemberResult` per member.
+
+        Each member equals its solo :meth:`fit` (same seed, work_dir) to float tolerance and writes the same
+        checkpoint; ``self.work_dir`` is not used (each member has its own), ``self.label`` names the progress bar.
+        """
+        from fyexp.train.ensemble import fit_ensemble
+        return fit_ensemble(self.config, members, device=self.device, subtask=self.subtask, label=self.label)
+
+
+# --------------------------------------------------------------- pieces shared with the ensemble
+def failure(label: str, epoch: int, what: str) -> CellFailed:
+    """The error of a run whose ``what`` (loss or gradient) became non-finite in ``epoch``."""
+    return CellFailed(f"{label}: non-finite {what} in epoch {epoch}; training stopped")
+
+
+def remember_initial_lr(optimizers: Iterable[torch.optim.Optimizer]) -> None:
+    """Keep each group's base rate as ``initial_lr`` (checkpointed with the optimizer); the schedule scales it."""
+    for opt in optimizers:
+        for group in opt.param_groups:
+            group.setdefault("initial_lr", group["lr"])
+
+
+def apply_schedule(optimizers: Iterable[torch.optim.Optimizer], factor: float) -> None:
+    """lr = initial_lr × factor in every group (the schedule's factor of the epoch)."""
+    for opt in optimizers:
+        for group in opt.param_groups:
+            group["lr"] = group["initial_lr"] * factor
+
+
+def save_checkpoint(work_dir: Path, task: TrainTask, optimizers: Mapping[str, torch.optim.Optimizer],
+                    generator: torch.Generator, rng: Mapping, history: list[dict], epoch: int, done: bool) -> None:
+    """Write ``work_dir/checkpoint.pt`` (model, optimizers, RNG states, epoch, history) and ``metrics.csv``
+    atomically; the ensemble writes each member's in the same format, so either trainer resumes either's."""
+    work_dir.mkdir(parents=True, exist_ok=True)
+    state = {"epoch": epoch, "done": done, "model": task.model.state_dict(),
+             "optimizers": {k: o.state_dict() for k, o in optimizers.items()},
+             "rng": dict(rng), "shuffle_rng": generator.get_state(), "history": history,
+             "extra": task.extra_state()}
+    buffer = io.BytesIO()
+    torch.save(state, buffer)
+    atomic_write_bytes(work_dir / CHECKPOINT, buffer.getvalue())
+    columns = list(dict.fromkeys(k for row in history for k in row))
+    lines = [",".join(columns)] + [",".join(_csv_value(row.get(c)) for c in columns) for row in history]
+    atomic_write_text(work_dir / METRICS, "\n".join(lines) + "\n")
+
+
+def load_checkpoint(work_dir: Path | None, device: str, task: TrainTask,
+                    optimizers: Mapping[str, torch.optim.Optimizer], generator: torch.Generator) -> dict | None:
+    """Restore model, optimizers, shuffling generator and task state from ``work_dir/checkpoint.pt``; return the
+    checkpoint (its ``rng``, ``history``, ``epoch``, ``done`` for the caller), or None when there is none."""
+    path = work_dir / CHECKPOINT if work_dir is not None else None
+    if path is None or not path.is_file():
+        return None
+    state = torch.load(path, map_location=device, weights_only=False)
+    task.model.load_state_dict(state["model"])
+    for name, opt in optimizers.items():
+        opt.load_state_dict(state["optimizers"][name])
+    generator.set_state(state["shuffle_rng"])
+    task.load_extra_state(state["extra"])
+    return state
 
 
 def _csv_value(value: Any) -> str:
