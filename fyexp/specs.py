@@ -7,7 +7,8 @@ A spec file ``experiments/<name>.yaml`` looks like::
     runner: gmm_clustering        # module in fyexp.experiments
     paper: fyvi
     tables: ["fyvi Table 1"]
-    figures: ["fyvi Figure 1", "fyvi Figure 2"]
+    figures: ["fyvi Figure 1", "fyvi Figure 2"]   # what the paper calls them (for `fyexp list`)
+    plots: [fyvi-figure1, fyvi-figure2]    # figure functions of fyexp.report.figures, each `name` or `{name: {options}}`
     description: ...
     defaults:                     # parameters shared by every profile
       n_iter: 200
@@ -43,6 +44,7 @@ TOP_LEVEL_KEYS = {
     "paper": str,
     "tables": list,
     "figures": list,
+    "plots": list,
     "description": str,
     "defaults": dict,
     "profiles": dict,
@@ -73,6 +75,7 @@ class ExperimentSpec:
     paper: str = ""
     tables: tuple[str, ...] = ()
     figures: tuple[str, ...] = ()
+    plots: tuple[tuple[str, dict], ...] = ()      # figure functions of fyexp.report.figures: (name, options)
     description: str = ""
     defaults: dict = field(default_factory=dict)
     profiles: dict = field(default_factory=dict)
@@ -160,6 +163,7 @@ def load_spec(name: str, directory: Path | None = None) -> ExperimentSpec:
         if not isinstance(overrides, dict):
             raise SpecError(path, f"profiles.{profile}", "a mapping of parameters", overrides)
     return ExperimentSpec(
+        plots=_check_plots(data.get("plots", []), path),
         name=data["name"],
         title=data["title"],
         runner=data["runner"],
@@ -171,6 +175,21 @@ def load_spec(name: str, directory: Path | None = None) -> ExperimentSpec:
         defaults=data.get("defaults", {}) or {},
         profiles=data["profiles"],
     )
+
+
+def _check_plots(entries: list, path: Path) -> tuple[tuple[str, dict], ...]:
+    """``plots:`` → (figure name, options) pairs, each name registered in :mod:`fyexp.report.figures`."""
+    if not entries:
+        return ()
+    from fyexp.report.figures import check_plot
+
+    checked = []
+    for i, entry in enumerate(entries):
+        try:
+            checked.append(check_plot(entry))
+        except ConfigValueError as exc:
+            raise SpecError(path, f"plots[{i}]", exc.expected, exc.got) from None
+    return tuple(checked)
 
 
 def deep_merge(base: dict, override: dict) -> dict:

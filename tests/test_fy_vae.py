@@ -10,6 +10,7 @@ from fyexp.data.vision import ImageSplits
 from fyexp.experiments import fy_vae
 from fyexp.experiments.base import RunContext
 from fyexp.objectives import ELBO
+from fyexp.report.figures import FigureContext, draw_figures
 from fyexp.results import ResultStore
 from fyexp.specs import build_config
 
@@ -60,7 +61,8 @@ def test_end_to_end_rows_artifacts_and_figures(tiny, tmp_path):
         assert (ctx.work_dir / "metrics.csv").is_file()
         assert (ctx.artifact_dir / f"{cell.key}.npz").is_file()
     frame = store.consolidate()
-    paths = exp.report(frame, tmp_path / "figures", tmp_path / "fy-vae" / "artifacts")
+    ctx = FigureContext("fy-vae", frame, store.folder, load=lambda name: frame)
+    paths = draw_figures((("vae-prior-samples", {}), ("vae-reconstructions", {})), ctx)
     assert {p.name for p in paths} == {"samples-MNIST-tiny.png", "reconstructions-MNIST-tiny.png"}
 
 

@@ -7,8 +7,11 @@ spec, type-annotated, validated in ``__post_init__`` with :func:`fyexp.errors.re
 1. resolves the spec's profile into a ``Config`` (:mod:`fyexp.specs`),
 2. asks :meth:`Experiment.cells` for the grid (method × parameters × seed),
 3. calls :meth:`Experiment.run_cell` for each cell not yet finished and stores its rows atomically
-   (:mod:`fyexp.results`),
-4. and at ``fyexp report`` time calls :meth:`Experiment.report` with the tidy rows to draw figures.
+   (:mod:`fyexp.results`).
+
+``fyexp report`` draws the figure functions the spec names in ``plots:`` (:mod:`fyexp.report.figures`) from
+the stored rows alone, without importing the runner.  A runner whose cells are a declared ``grid:`` and whose
+cells return metrics only derives from :class:`fyexp.grid.GridExperiment`.
 """
 
 from __future__ import annotations
@@ -16,8 +19,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Iterable
-
-import pandas as pd
 
 from fyexp.results import Cell
 
@@ -60,10 +61,6 @@ class Experiment:
     def run_cell(self, config: Any, cell: Cell, ctx: RunContext) -> Iterable[dict]:
         """Run one cell and return its tidy rows (``metric``, ``value`` and optional paper keys)."""
         raise NotImplementedError
-
-    def report(self, frame: pd.DataFrame, figures_dir: Path, artifacts_root: Path) -> list[Path]:
-        """Draw this experiment's figures from its rows (and small artifacts); return the PNG paths."""
-        return []
 
     def tune(self, config: Any, ctx: RunContext, **options: Any) -> None:
         """Hyperparameter search (only experiments that have one override this)."""

@@ -20,14 +20,12 @@ for β-Gaussian encoders).
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 import numpy as np
-import pandas as pd
 import torch
 
 from fyexp.data.vision import DATASETS, image_splits
@@ -178,66 +176,3 @@ class FYVAE(GridExperiment):
         folder.mkdir(parents=True, exist_ok=True)
         np.savez_compressed(folder / f"{cell.key}.npz", samples=_to_uint8(samples), originals=_to_uint8(originals),
                             reconstructions=_to_uint8(recon))
-
-    def report(self, frame: pd.DataFrame, figures_dir: Path, artifacts_root: Path) -> list[Path]:
-        """Per profile and data set: decoded prior samples of the six FY models, and test reconstructions."""
-        paths = []
-        for profile in sorted(frame["profile"].dropna().unique()):
-            cells = frame[frame["profile"] == profile].drop_duplicates("cell").set_index("cell")["params"]
-            found = {}
-            for path in sorted((artifacts_root / profile).glob("*.npz")):
-                if path.stem in cells.index:
-                    params = json.loads(cells[path.stem])
-                    found[(params["dataset"], params["obs_rho"], params["latent_rho"], params["regularizer"])] = path
-            for dataset in DATASETS:
-                models = {k[1:]: v for k, v in sorted(found.items()) if k[0] == dataset}
-                if models:
-                    paths += _draw(dataset, profile, models, figures_dir)
-        return paths
-
-
-def _grid(images: np.ndarray, columns: int) -> np.ndarray:
-    """Tile (N, 28, 28) images into one array with ``columns`` per row and a 1-pixel gap."""
-    rows = math.ceil(len(images) / columns)
-    canvas = np.ones((rows * (SIDE + 1) + 1, columns * (SIDE + 1) + 1))
-    for i, image in enumerate(images):
-        r, c = divmod(i, columns)
-        canvas[1 + r * (SIDE + 1):1 + r * (SIDE + 1) + SIDE, 1 + c * (SIDE + 1):1 + c * (SIDE + 1) + SIDE] = image / 255
-    return canvas
-
-
-def _model_title(obs_rho: float, latent_rho: float, regularizer: str) -> str:
-    title = f"{OBSERVATION_NAMES[obs_rho].split()[0]} ρ′={obs_rho:g} / {LATENT_NAMES[latent_rho].split()[0]} ρ={latent_rho:g}"
-    return title + (" [authors' reg.]" if regularizer == "authors" else "")
-
-
-def _draw(dataset: str, profile: str, models: dict, figures_dir: Path) -> list[Path]:
-    from fyexp.report.figures import plt, save_figure
-
-    figures_dir.mkdir(parents=True, exist_ok=True)
-    arrays = {key: np.load(path) for key, path in models.items()}
-    fy = [key for key in arrays if key[2] == "fy"]
-    out = []
-    if fy:
-        cols = min(3, len(fy))
-        fig, axes = plt.subplots(math.ceil(len(fy) / cols), cols, figsize=(3.2 * cols, 3.4 * math.ceil(len(fy) / cols)),
-                                 squeeze=False)
-        for ax in axes.flat:
-            ax.axis("off")
-        for ax, key in zip(axes.flat, fy):
-            ax.imshow(_grid(arrays[key]["samples"], 8), cmap="gray", vmin=0, vmax=1)
-            ax.set_title(_model_title(*key), fontsize=8)
-        fig.suptitle(f"FY β-VAE decoded prior samples, {dataset} (profile {profile})", fontsize=10)
-        out.append(save_figure(fig, figures_dir / f"samples-{dataset}-{profile}.png"))
-    keys = list(arrays)
-    first = arrays[keys[0]]["originals"]
-    fig, axes = plt.subplots(len(keys) + 1, 1, figsize=(8, 0.62 * (len(keys) + 1) + 0.6), squeeze=False)
-    for ax, (title, images) in zip(axes[:, 0], [("test images", first)] +
-                                   [(_model_title(*k), arrays[k]["reconstructions"]) for k in keys]):
-        ax.imshow(_grid(images, len(images)), cmap="gray", vmin=0, vmax=1)
-        ax.set_ylabel(title, rotation=0, ha="right", va="center", fontsize=7)
-        ax.set_xticks([])
-        ax.set_yticks([])
-    fig.suptitle(f"Reconstructions at the posterior mode, {dataset} (profile {profile})", fontsize=10)
-    out.append(save_figure(fig, figures_dir / f"reconstructions-{dataset}-{profile}.png"))
-    return out

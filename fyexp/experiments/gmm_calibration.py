@@ -9,14 +9,12 @@ The pieces are in :mod:`fyexp.calibration`: data → CAVI fits → intervals →
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Literal
 
 import numpy as np
 import pandas as pd
 
-from fyexp.calibration import figures, importance, intervals, strategies
-from fyexp.calibration.notes import write_notes
+from fyexp.calibration import importance, intervals, strategies
 from fyexp.calibration.data import MixtureSetting, simulate
 from fyexp.calibration.study import FitOptions, run_study
 from fyexp.errors import CellFailed, require
@@ -230,15 +228,3 @@ class GmmCalibration(Experiment):
         label = "n=20 K=2 mu=±1/2 (Figure 2)"
         return [{"metric": f"log10_msd_{stat}", "value": float(fn(log10_msd)), "label": label}
                 for stat, fn in (("median", np.median), ("mean", np.mean), ("min", np.min), ("max", np.max))]
-
-    # figures ----------------------------------------------------------------------------------------------
-    def report(self, frame: pd.DataFrame, figures_dir: Path, artifacts_root: Path) -> list[Path]:
-        paths = []
-        write_notes(frame, figures_dir.parent / "NOTES.md")
-        for profile in frame["profile"].dropna().unique():
-            rows = frame[frame["profile"] == profile]
-            paths += figures.coverage_and_length(rows, figures_dir / f"coverage-length-{profile}.png")
-            artifact = artifacts_root / profile / "figure2.npz"
-            if artifact.is_file():
-                paths += figures.interpolation(artifact, figures_dir / f"figure2-{profile}.png")
-        return paths

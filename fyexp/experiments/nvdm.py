@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import Callable, Literal
 
 import numpy as np
-import pandas as pd
 import torch
 
 from fyexp.errors import CellFailed, require
@@ -225,29 +224,3 @@ class NVDMExperiment(GridExperiment):
         if not hasattr(self, "_cached_corpus"):
             self._cached_corpus = load_corpus(config, ctx)
         return self._cached_corpus
-
-    # ------------------------------------------------------------------------------------------- report
-    def report(self, frame: pd.DataFrame, figures_dir: Path, artifacts_root: Path) -> list[Path]:
-        """Figure 3 (coherence of NVDM vs FY-NVDM, read from both experiments' results) and the study's history."""
-        from fyexp.topics.figures import coherence_figure
-        from fyexp.tuning import report_study
-
-        folder = artifacts_root.parent
-        frames = {}
-        for name in SIBLINGS:
-            frames[name] = frame if name == folder.name else _read_results(folder.parent / name)
-        paths = coherence_figure({LABELS[k]: v for k, v in frames.items()}, figures_dir, stem="topic_coherence")
-        paths += report_study(folder / "best_params.yaml", figures_dir, title=f"{folder.name} tuning")
-        return paths
-
-
-SIBLINGS = ("nvdm", "fy-nvdm")
-LABELS = {"nvdm": "NVDM", "fy-nvdm": "FY-NVDM"}
-
-
-def _read_results(folder: Path) -> pd.DataFrame:
-    path = folder / "results.csv"
-    if not path.is_file():
-        return pd.DataFrame()
-    frame = pd.read_csv(path)
-    return frame[frame["status"].fillna("ok") == "ok"]

@@ -1,7 +1,8 @@
 """``fyexp report``: rebuild every table (Markdown + LaTeX) and figure (PNG) from the result CSVs alone.
 
 Writes, for each experiment with results, ``results/<experiment>/tables/*.{md,tex}`` (row-level statuses,
-:mod:`fyexp.report.tables`) and ``results/<experiment>/figures/*.png``, and over all experiments the index
+:mod:`fyexp.report.tables`) and ``results/<experiment>/figures/*.png`` (the figure functions its spec names in
+``plots:``, :mod:`fyexp.report.figures`; the report never imports the runners), and over all experiments the index
 ``results/README.md`` (:mod:`fyexp.report.index`): the coverage of every published table
 (:mod:`fyexp.report.coverage`), dirty and stale rows, and the facts of each run (:mod:`fyexp.report.runs`).
 """
@@ -13,8 +14,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from fyexp.experiments import get_experiment
 from fyexp.report.coverage import coverage, declared_tables, parse_table_ref
+from fyexp.report.figures import FigureContext, draw_figures
 from fyexp.report.index import index_markdown
 from fyexp.report.runs import RunFacts, planned_seeds, run_facts
 from fyexp.report.tables import SUMMARY_COLUMNS, compare, summarize, write_table
@@ -98,10 +99,22 @@ def report_experiment(spec: ExperimentSpec, results_dir: Path, loaded: dict[str,
             report.not_run_tables.append(ref)
     if not figures:
         return report
-    experiment = get_experiment(spec.runner)
-    ok = frame[frame["status"].fillna("ok") == "ok"]
-    report.figures = experiment.report(ok, store.folder / "figures", store.folder / "artifacts")
+    report.figures = draw_figures(spec.plots, FigureContext(spec.name, _ok(frame), store.folder,
+                                                            _loader(loaded, results_dir)))
     return report
+
+
+def _ok(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame[frame["status"].fillna("ok") == "ok"] if not frame.empty else frame
+
+
+def _loader(loaded: dict[str, _Loaded], results_dir: Path):
+    """Any experiment's rows (status ok) by name, for figures that compare experiments."""
+    def load(name: str) -> pd.DataFrame:
+        frame = loaded[name].frame if name in loaded else ResultStore(results_dir, name).load()
+        return _ok(frame)
+
+    return load
 
 
 def write_index(reports: list[ExperimentReport], loaded: dict[str, _Loaded], results_dir: Path) -> Path:

@@ -1,4 +1,5 @@
-"""Figures of the calibration study, drawn from the tidy result rows and the Figure 2 artifact."""
+"""Figures of the calibration study (gmm-calibration), drawn from the tidy result rows and the Figure 2 artifact,
+and the notes that go with its tables."""
 
 from __future__ import annotations
 
@@ -7,7 +8,37 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from fyexp.report.figures import plt, save_figure
+from fyexp.report.figures import FigureContext, figure
+
+
+@figure("frac-coverage-length")
+def coverage_length_figure(ctx: FigureContext) -> list[Path]:
+    """Per profile: κ and ℓ of every component against γ (:func:`coverage_and_length`)."""
+    paths = []
+    for profile in ctx.frame["profile"].dropna().unique():
+        rows = ctx.frame[ctx.frame["profile"] == profile]
+        paths += coverage_and_length(rows, ctx.figures_dir / f"coverage-length-{profile}.png")
+    return paths
+
+
+@figure("frac-figure2")
+def figure2(ctx: FigureContext) -> list[Path]:
+    """Per profile with its ``figure2.npz`` artifact: frac Figure 2 (:func:`interpolation`)."""
+    paths = []
+    for profile in ctx.frame["profile"].dropna().unique():
+        artifact = ctx.artifacts / profile / "figure2.npz"
+        if artifact.is_file():
+            paths += interpolation(artifact, ctx.figures_dir / f"figure2-{profile}.png")
+    return paths
+
+
+@figure("frac-calibration-notes")
+def notes(ctx: FigureContext) -> list[Path]:
+    """Not a PNG: writes ``NOTES.md`` beside the tables (how agreement is judged, the columns), from the rows."""
+    from fyexp.calibration.notes import write_notes
+
+    write_notes(ctx.frame, ctx.folder / "NOTES.md")
+    return []
 
 
 def coverage_and_length(rows: pd.DataFrame, path: Path) -> list[Path]:
@@ -16,6 +47,8 @@ def coverage_and_length(rows: pd.DataFrame, path: Path) -> list[Path]:
     ``rows`` are the tidy rows of one profile; only ``label`` ``L_γ`` rows with ``kappa_mu*``/``l_mu*``
     metrics are used.
     """
+    from fyexp.report.figures.output import plt, save_figure
+
     fractional = rows[rows["label"].astype(str).str.match(r"^L_\d") & rows["metric"].astype(str).str.match(r"^(kappa|l)_mu")]
     if fractional.empty:
         return []
@@ -45,6 +78,8 @@ def coverage_and_length(rows: pd.DataFrame, path: Path) -> list[Path]:
 def interpolation(artifact: Path, path: Path) -> list[Path]:
     """Figure 2 (§C.2): (a) histogram over data sets of log10 mean-squared differences between the precisions
     of the learnt q_γ and of the interpolations p^{1−γ} r^γ; (b) both precisions against γ for one data set."""
+    from fyexp.report.figures.output import plt, save_figure
+
     data = np.load(artifact)
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
     left.hist(data["log10_msd"], bins=60, color="tab:blue", alpha=0.8)

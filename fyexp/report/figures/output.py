@@ -1,4 +1,4 @@
-"""Figure output shared by every experiment's ``report()``: headless backend, one way to save a PNG."""
+"""Figure output shared by every figure function: headless backend, one way to save a PNG."""
 
 from __future__ import annotations
 

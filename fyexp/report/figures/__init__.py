@@ -1,0 +1,115 @@
+"""Figure functions over tidy frames, registered by name and named by each spec's ``plots:`` list.
+
+A spec says which figures its results make::
+
+    plots:
+      - fyvi-figure1
+      - topic-coherence: {models: {nvdm: NVDM, fy-nvdm: FY-NVDM}}   # a name with keyword options
+
+A figure function is registered with :func:`figure` and called as ``fn(ctx, **options)`` with a
+:class:`FigureContext`: the experiment's rows (status ``ok``), its results folder (artifacts, study files) and a
+loader of **any** experiment's rows, so a figure can compare experiments (NVDM vs FY-NVDM coherence) without a
+runner opening another's CSV.  It returns the PNG paths it wrote.  Nothing here imports
+:mod:`fyexp.experiments`; figures read what the runs wrote, never the runners.  Matplotlib is imported by the
+drawing functions only (:mod:`fyexp.report.figures.output`), so naming and checking figures stays cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import pandas as pd
+
+__all__ = ["FigureContext", "figure", "figure_names", "get_figure", "check_plot", "draw_figures", "save_figure", "plt"]
+
+FigureFunction = Callable[..., list[Path]]
+_FIGURES: dict[str, FigureFunction] = {}
+_MODULES = ("clustering", "calibration", "vae", "topics", "study", "tvem", "vr")
+
+
+@dataclass
+class FigureContext:
+    """What a figure function reads: one experiment's rows and folder, and every experiment's rows by name."""
+
+    experiment: str
+    frame: pd.DataFrame
+    folder: Path
+    load: Callable[[str], pd.DataFrame]
+
+    @property
+    def figures_dir(self) -> Path:
+        return self.folder / "figures"
+
+    @property
+    def artifacts(self) -> Path:
+        return self.folder / "artifacts"
+
+
+def figure(name: str) -> Callable[[FigureFunction], FigureFunction]:
+    """Decorator: register ``fn(ctx, **options) -> list[Path]`` under ``name``."""
+
+    def register(fn: FigureFunction) -> FigureFunction:
+        if name in _FIGURES and _FIGURES[name] is not fn:
+            raise ValueError(f"figure '{name}' is registered twice")
+        _FIGURES[name] = fn
+        return fn
+
+    return register
+
+
+def _registry() -> dict[str, FigureFunction]:
+    """Every figure of every module of this package (a new figure module registers itself by being here)."""
+    for module in pkgutil.iter_modules(__path__):
+        if module.name != "output":
+            importlib.import_module(f"{__name__}.{module.name}")
+    return _FIGURES
+
+
+def figure_names() -> list[str]:
+    return sorted(_registry())
+
+
+def get_figure(name: str) -> FigureFunction:
+    return _registry()[name]
+
+
+def check_plot(entry: Any) -> tuple[str, dict]:
+    """``(name, options)`` of a ``plots:`` entry; :class:`fyexp.errors.ConfigValueError` when the name is not
+    registered, the entry is malformed or an option is not a keyword of the figure function."""
+    from fyexp.errors import ConfigValueError
+
+    if isinstance(entry, str):
+        name, options = entry, {}
+    elif isinstance(entry, dict) and len(entry) == 1 and isinstance(next(iter(entry.values())) or {}, dict):
+        name, options = next(iter(entry)), next(iter(entry.values())) or {}
+    else:
+        raise ConfigValueError("plots", "a figure name, or a one-key mapping of a figure name to its options", entry)
+    registry = _registry()
+    if name not in registry:
+        raise ConfigValueError("plots", f"a figure among {sorted(registry)}", name)
+    accepted = [p for p, v in inspect.signature(registry[name]).parameters.items() if v.kind == v.KEYWORD_ONLY]
+    unknown = sorted(set(options) - set(accepted))
+    if unknown:
+        raise ConfigValueError("plots", f"options of '{name}' among {accepted}", unknown)
+    return name, dict(options)
+
+
+def draw_figures(plots: tuple[tuple[str, dict], ...], ctx: FigureContext) -> list[Path]:
+    """Every figure the spec names, in order; returns the PNG paths written."""
+    paths: list[Path] = []
+    for name, options in plots:
+        paths += get_figure(name)(ctx, **options)
+    return paths
+
+
+def __getattr__(name: str) -> Any:  # ``from fyexp.report.figures import plt, save_figure`` loads matplotlib lazily
+    if name in ("plt", "save_figure"):
+        from fyexp.report.figures import output
+
+        return getattr(output, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

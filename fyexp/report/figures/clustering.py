@@ -1,0 +1,114 @@
+"""FYVI Figures 1 and 2 (gmm-clustering): fitted mixtures, and sparse EM's metrics against ρ."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from fyexp.data.gmm_blobs import BlobsSpec, make_gmm_blobs
+from fyexp.report.figures import FigureContext, figure
+
+FIGURE1_PANELS = (("standard", None, "Standard EM"), ("sparse", 2.0, "Sparse EM (ρ=2)"), ("hard", None, "Hard EM"))
+FIGURE2_METRICS = (("adjusted_mi", "adjusted MI"), ("adjusted_ri", "adjusted RI"),
+                   ("silhouette_score", "silhouette score"), ("estep_zeros", "zero responsibilities / sample"))
+
+
+@figure("fyvi-figure1")
+def figure1(ctx: FigureContext) -> list[Path]:
+    """Per profile with a ``dataset.json`` artifact: FYVI Figure 1, points by true label (outliers ×), true 2σ
+    ellipses coloured, the fitted ellipses of standard, sparse (ρ = 2) and hard EM in black (lowest seed)."""
+    paths = []
+    for profile, rows in ctx.frame.groupby("profile", sort=False):
+        artifacts = ctx.artifacts / str(profile)
+        if (artifacts / "dataset.json").is_file():
+            paths.append(_draw_figure1(rows, artifacts, ctx.figures_dir / f"fyvi-figure1-{profile}.png"))
+    return paths
+
+
+@figure("fyvi-figure2")
+def figure2(ctx: FigureContext) -> list[Path]:
+    """Per profile: FYVI Figure 2, clustering metrics and E-step sparsity of sparse EM against ρ (mean ± std
+    over seeds)."""
+    paths = []
+    for profile, rows in ctx.frame.groupby("profile", sort=False):
+        paths += _draw_figure2(rows, ctx.figures_dir / f"fyvi-figure2-{profile}.png")
+    return paths
+
+
+def _ellipse(ax, mean, covariance, n_std: float = 2.0, **style) -> None:
+    """The level curve of N(mean, covariance) at Mahalanobis radius ``n_std``."""
+    from matplotlib.patches import Ellipse
+
+    values, vectors = np.linalg.eigh(np.asarray(covariance))
+    angle = math.degrees(math.atan2(vectors[1, -1], vectors[0, -1]))
+    width, height = 2 * n_std * np.sqrt(values[::-1])
+    ax.add_patch(Ellipse(mean, width, height, angle=angle, fill=False, **style))
+
+
+def _select(rows: pd.DataFrame, method: str, rho: float | None) -> pd.DataFrame:
+    chosen = rows[rows["method"] == method]
+    if rho is not None:
+        chosen = chosen[pd.to_numeric(chosen["rho"], errors="coerce") == rho]
+    return chosen
+
+
+def _draw_figure1(rows: pd.DataFrame, artifacts: Path, path: Path) -> Path:
+    from fyexp.report.figures.output import plt, save_figure
+
+    meta = json.loads((artifacts / "dataset.json").read_text())
+    spec = BlobsSpec.from_lists(meta.pop("centers"), meta.pop("spread"), **meta)
+    data = make_gmm_blobs(spec)
+    colours = plt.get_cmap("tab10").colors
+    fig, axes = plt.subplots(1, len(FIGURE1_PANELS), figsize=(4.2 * len(FIGURE1_PANELS), 4.2), sharex=True,
+                             sharey=True)
+    for ax, (method, rho, title) in zip(axes, FIGURE1_PANELS):
+        chosen = _select(rows, method, rho)
+        for k, (centre, cov) in enumerate(zip(spec.centers, spec.true_covariances)):
+            members = data.labels == k
+            ax.scatter(*data.X[members].T, s=6, color=colours[k], alpha=0.5, linewidths=0)
+            _ellipse(ax, centre, cov, color=colours[k], lw=2)
+        ax.scatter(*data.X[~data.inliers].T, s=14, marker="x", color="0.3", linewidths=0.8)
+        if not chosen.empty:
+            seed = int(chosen["seed"].min())
+            fit_file = artifacts / "fits" / f"{chosen[chosen['seed'] == seed]['cell'].iloc[0]}.json"
+            if fit_file.is_file():
+                fitted = json.loads(fit_file.read_text())
+                for mean, cov, weight in zip(fitted["means"], fitted["covariances"], fitted["weights"]):
+                    if weight > 0:
+                        _ellipse(ax, mean, cov, color="black", lw=1.2)
+                title += f" (seed {seed})"
+        ax.set_title(title)
+        ax.set_aspect("equal")
+    box = spec.outlier_box
+    axes[0].set_xlim(-box, box)
+    axes[0].set_ylim(-box, box)
+    fig.suptitle("2σ level curves: fitted (black), true (coloured); × outliers")
+    return save_figure(fig, path)
+
+
+def _draw_figure2(rows: pd.DataFrame, path: Path) -> list[Path]:
+    from fyexp.report.figures.output import plt, save_figure
+
+    sparse = rows[rows["method"] == "sparse"].copy()
+    if sparse.empty:
+        return []
+    sparse["rho"] = pd.to_numeric(sparse["rho"], errors="coerce")
+    sparse["value"] = pd.to_numeric(sparse["value"], errors="coerce")
+    stats = sparse.groupby(["metric", "rho"])["value"].agg(mean="mean", std=lambda v: float(np.std(v, ddof=0)))
+    fig, axes = plt.subplots(1, len(FIGURE2_METRICS), figsize=(3.6 * len(FIGURE2_METRICS), 3.3))
+    for ax, (metric, title) in zip(axes, FIGURE2_METRICS):
+        if metric not in stats.index.get_level_values(0):
+            continue
+        curve = stats.loc[metric].sort_index()
+        rho, mean, std = curve.index.to_numpy(), curve["mean"].to_numpy(), curve["std"].to_numpy()
+        ax.plot(rho, mean, marker="o")
+        ax.fill_between(rho, mean - std, mean + std, alpha=0.25)
+        ax.axvline(1.0, color="0.6", lw=0.8, ls=":")
+        ax.set_xlabel("ρ")
+        ax.set_title(title)
+    fig.suptitle(f"sparse EM against ρ (mean ± std over {sparse['seed'].nunique()} seeds)")
+    return [save_figure(fig, path)]

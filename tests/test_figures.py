@@ -1,0 +1,91 @@
+"""Figures apart from runners: named in the spec's ``plots:``, drawn from tidy frames, checked when the spec loads."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pandas as pd
+import pytest
+
+from fyexp.errors import SpecError
+from fyexp.report.figures import FigureContext, draw_figures, figure_names
+from fyexp.specs import available_specs, load_spec
+
+SPEC = """\
+name: toy-plots
+title: plots entries
+runner: gmm_clustering
+plots: {plots}
+profiles:
+  quick: {{seeds: [0]}}
+"""
+
+
+def _write(tmp_path, plots: str):
+    (tmp_path / "toy-plots.yaml").write_text(SPEC.format(plots=plots))
+    return tmp_path
+
+
+def test_every_spec_names_registered_figures():
+    for name in available_specs():
+        for figure, _ in load_spec(name).plots:
+            assert figure in figure_names()
+
+
+def test_names_and_options_are_parsed(tmp_path):
+    spec = load_spec("toy-plots", _write(tmp_path, "[fyvi-figure2, {topic-coherence: {models: {a: A}}}]"))
+    assert spec.plots == (("fyvi-figure2", {}), ("topic-coherence", {"models": {"a": "A"}}))
+
+
+@pytest.mark.parametrize("plots, message", [
+    ("[fyvi-figure1, no-such-figure]", r"key 'plots\[1\]': expected a figure among \[.*'fyvi-figure1'.*\], "
+                                       r"got 'no-such-figure'$"),
+    ("[{topic-coherence: {colour: red}}]", r"key 'plots\[0\]': expected options of 'topic-coherence' among "
+                                           r"\['models', 'stem'\], got \['colour'\]$"),
+    ("[[fyvi-figure1]]", r"key 'plots\[0\]': expected a figure name, or a one-key mapping"),
+])
+def test_a_bad_plots_entry_is_a_one_line_spec_error(tmp_path, plots, message):
+    with pytest.raises(SpecError, match=message) as err:
+        load_spec("toy-plots", _write(tmp_path, plots))
+    assert "\n" not in str(err.value)
+
+
+def test_the_report_does_not_import_the_runners():
+    code = textwrap.dedent("""
+        import sys
+        import fyexp.report
+        from fyexp.report.figures import figure_names
+        figure_names()
+        bad = [m for m in sys.modules if m.startswith("fyexp.experiments")]
+        assert not bad, bad
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+def _coherence_rows(profile: str, values: list[float], seeds=(0, 1)) -> pd.DataFrame:
+    return pd.DataFrame([{"profile": profile, "metric": "topic_coherence", "k": k, "seed": seed, "value": v + seed / 100}
+                         for seed in seeds for k, v in zip((5, 10), values)])
+
+
+def test_a_figure_reads_another_experiments_rows_through_the_loader(tmp_path):
+    own = _coherence_rows("quick", [0.3, 0.2])
+    asked = []
+
+    def load(name):
+        asked.append(name)
+        return _coherence_rows("quick", [0.4, 0.35], seeds=(0,))
+
+    ctx = FigureContext("nvdm", own, tmp_path / "nvdm", load)
+    paths = draw_figures((("topic-coherence", {"models": {"nvdm": "NVDM", "fy-nvdm": "FY-NVDM"}}),), ctx)
+    assert asked == ["fy-nvdm"]
+    assert [p.name for p in paths] == ["topic_coherence_quick.png"] and paths[0].stat().st_size > 1000
+    assert paths[0].parent == tmp_path / "nvdm" / "figures"
+
+
+def test_a_figure_without_its_rows_or_artifacts_draws_nothing(tmp_path):
+    empty = pd.DataFrame(columns=["profile", "metric", "value", "seed", "method", "cell", "params"])
+    ctx = FigureContext("x", empty, tmp_path, lambda name: empty)
+    assert draw_figures(tuple((name, {}) for name in figure_names() if name != "frac-calibration-notes"), ctx) == []
