@@ -130,3 +130,12 @@ def test_missing_year_is_not_run_data_missing(tmp_path):
     ctx = RunContext("vr-bnn", "quick", "cpu", tmp_path, tmp_path / "w", tmp_path / "a")
     with pytest.raises(CellFailed, match=r"^not run: data missing .*UCI/year-prediction-MSD"):
         VRBNN().run_cell(Config(), Cell("bnn", 0, {"dataset": "year"}), ctx)
+
+
+def test_model_chunks_give_the_same_network_outputs():
+    model = small_bnn(n_models=6)
+    w = model.sample(3)
+    x = torch.randn(3, 5, 2, dtype=torch.float64)
+    whole = model.predict(w.theta, x)
+    model.model_chunk = 4
+    torch.testing.assert_close(model.predict(w.theta, x), whole)

@@ -62,6 +62,7 @@ class Config:
     init_log_var: float = -10.0
     analytic_kl: bool = True
     num_threads: int | None = 1
+    model_chunk: int | None = 8  # models per batched product (cache-sized on a CPU; null: all at once)
     train: TrainConfig = field(default_factory=lambda: TrainConfig(batch_size=32, optimizer=OptimizerConfig(lr=1e-3)))
 
     def __post_init__(self):
@@ -160,6 +161,7 @@ def fit_group(splits: Sequence[tuple[int, Standardized]], methods: Sequence[str]
     y = torch.tensor(np.stack([d.y_train for _, d in splits]), dtype=torch.float32)
     gens = [torch.Generator().manual_seed(stream_seed(seed, s, METHOD_CODES[a])) for a in methods for s in split_ids]
     model = BatchedBNN(gens, x.shape[2], hidden, config.prior_var, config.init_std, config.init_log_var)
+    model.model_chunk = config.model_chunk
     objective = PerColumnVR(n_samples=n_samples, alphas=tuple(METHODS[a] for a in methods for _ in split_ids),
                             analytic_kl=config.analytic_kl)
     task = BNNTask(model, objective, x, y, [torch.Generator().manual_seed(stream_seed(seed, s)) for s in split_ids])

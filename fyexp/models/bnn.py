@@ -90,6 +90,7 @@ class BatchedBNN(LatentVariableModel):
         self.mean_param = nn.Parameter(init[:, 0].clone())
         self.log_var_param = nn.Parameter(init[:, 1] + init_log_var)
         self.log_noise_var = nn.Parameter(torch.full((len(self.generators),), math.log(init_noise_var)))
+        self.model_chunk: int | None = None  # see predict()
 
     @property
     def n_models(self) -> int:
@@ -142,11 +143,18 @@ class BatchedBNN(LatentVariableModel):
     def predict(self, theta: Tensor, x: Tensor) -> Tensor:
         """F_θ(x) of shape (M, K, B) for weights θ (M, P, K) and inputs x (G, B, D), model m reading group m % G.
 
-        The first layer of all K samples is one product per model: x (B, D) @ W₁ (D, H·K)."""
-        M, _, K = theta.shape
-        D, H = self.n_in, self.n_hidden
+        The first layer of all K samples is one product per model: x (B, D) @ W₁ (D, H·K).  With
+        ``model_chunk`` set, the model axis is cut into chunks of that many models, so that each operation's
+        working set (chunk × B × H × K floats) stays in the CPU's cache; the result is the same."""
+        M = theta.shape[0]
         G = x.shape[0]
         xm = x.repeat(M // G, 1, 1) if G != M else x  # (M, B, D), model-major layout m = a·G + g
+        chunk = self.model_chunk or M
+        return torch.cat([self._predict(theta[i:i + chunk], xm[i:i + chunk]) for i in range(0, M, chunk)])
+
+    def _predict(self, theta: Tensor, xm: Tensor) -> Tensor:
+        M, _, K = theta.shape
+        D, H = self.n_in, self.n_hidden
         w1 = theta[:, :D * H].reshape(M, D, H * K)
         b1 = theta[:, D * H:D * H + H].reshape(M, 1, H * K)
         w2 = theta[:, D * H + H:D * H + 2 * H]  # (M, H, K)
