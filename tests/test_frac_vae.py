@@ -240,3 +240,84 @@ def test_degeneracy_statistics():
     assert table["totvar_skew"] == pytest.approx(stats.skew(np.trace(cov.numpy(), axis1=1, axis2=2)))
     point = degeneracy_table(torch.full((500, 3, 2), 0.3, dtype=torch.float64))
     assert point["genvar_max"] == 0.0 and point["totvar_max"] == 0.0
+
+
+# ------------------------------------------------------------------------------ the runner
+def write_idx(folder, images, labels, prefix):
+    import struct
+
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{prefix}-images-idx3-ubyte").write_bytes(struct.pack(">IIII", 2051, len(images), 28, 28)
+                                                         + images.astype(np.uint8).tobytes())
+    (folder / f"{prefix}-labels-idx1-ubyte").write_bytes(struct.pack(">II", 2049, len(labels))
+                                                         + labels.astype(np.uint8).tobytes())
+
+
+@pytest.fixture
+def tiny_data(tmp_path):
+    """MNIST and Fashion-MNIST stand-ins in torchvision's raw layout: 48 training and 12 test images each."""
+    rng = np.random.default_rng(0)
+    for name in ("MNIST", "FashionMNIST"):
+        for prefix, n in (("train", 48), ("t10k", 12)):
+            labels = rng.integers(0, 10, n)
+            images = (rng.random((n, 28, 28)) * 60 + labels[:, None, None] * 20).clip(0, 255)
+            write_idx(tmp_path / "data" / name / "raw", images, labels, prefix)
+    return tmp_path
+
+
+def test_inverse_cdf_grid():
+    """Midpoints (i + ½)/n of the unit square mapped by Φ⁻¹ coordinate-wise: Φ(z) recovers them, rows run from high
+    z₂ to low, the grid is symmetric about 0 and n² points long."""
+    from fyexp.experiments.frac_vae import inverse_cdf_grid
+
+    z = inverse_cdf_grid(5)
+    assert z.shape == (25, 2)
+    u = torch.distributions.Normal(0.0, 1.0).cdf(z)
+    assert torch.allclose(u[:5, 0], (torch.arange(5, dtype=torch.float64) + 0.5) / 5)
+    assert torch.allclose(u[::5, 1], 1 - (torch.arange(5, dtype=torch.float64) + 0.5) / 5)
+    assert torch.allclose(z.sum(0), torch.zeros(2, dtype=torch.float64), atol=1e-12)
+    assert float(z[12].abs().max()) < 1e-12
+
+
+def test_runner_cells_rows_and_figures(tiny_data, monkeypatch):
+    """A few cells of the quick profile on stand-in data: paper keys of Tables 2, 6, 7, 8, 9, γ = 1's objective and
+    ELBO columns agree, the authors' rows carry _authors, FID is a 'missing' record, and the figures are drawn."""
+    import pandas as pd
+
+    from fyexp.experiments import RunContext
+    from fyexp.experiments.frac_vae import Config, FracVAE
+    from fyexp.specs import load_spec, resolve
+
+    monkeypatch.delenv("FYEXP_FID_WEIGHTS", raising=False)
+    monkeypatch.setenv("TORCH_HOME", str(tiny_data / "torch"))
+    config = resolve(load_spec("frac-vae"), "quick", Config).config
+    config = Config(**{**config.__dict__, "n_train": 32, "n_test": 8, "n_generated": 16, "proxy_n_train": 48})
+    experiment = FracVAE()
+    cells = experiment.cells(config, (0,))
+    wanted = [c for c in cells if (c.method, c.params["dataset"], c.params["value"], c.params["parameterization"]) in {
+        ("L", "MNIST", 1.0, "consistent"), ("Lbh-alt", "MNIST", 0.5, "consistent"),
+        ("L-fixed-decoder", "MNIST", 0.5, "consistent"), ("Lbeta", "FashionMNIST", 1000.0, "authors")}]
+    assert len(wanted) == 4
+    results = tiny_data / "results"
+    frames = []
+    for cell in wanted:
+        ctx = RunContext(experiment="frac-vae", profile="quick", device="cpu", data_dir=tiny_data / "data",
+                         work_dir=results / "work" / "quick" / cell.key, artifact_dir=results / "artifacts" / "quick")
+        rows = pd.DataFrame(list(experiment.run_cell(config, cell, ctx)))
+        rows["cell"], rows["method"], rows["params"], rows["profile"] = cell.key, cell.method, cell.params_json, "quick"
+        frames.append(rows)
+    frame = pd.concat(frames, ignore_index=True)
+    keyed = frame.dropna(subset=["paper"])
+    got = set(zip(keyed["table"].astype(str), keyed["paper_row"]))
+    assert {("2", "L_1.0"), ("7", "L_1.0 (reference)"), ("6", "L^bh-alt_0.5"), ("8", "L^bh-alt_0.5"),
+            ("7", "L_0.5"), ("9", "L^beta_10^3")} <= got
+    elbo = keyed[(keyed["table"] == "2") & (keyed["paper_row"] == "L_1.0")].set_index("metric")["value"]
+    assert elbo["test_obj_total"] == pytest.approx(elbo["test_elbo_total"])
+    assert np.isfinite(keyed["value"]).all()
+    beta = keyed[keyed["paper_row"] == "L^beta_10^3"]
+    assert set(beta["metric"]) >= {"test_obj_div_authors", "frechet_proxy_authors", "train_total_authors"}
+    fid = frame[frame["metric"] == "fid"]
+    assert len(fid) == 1 and fid["status"].iloc[0] == "missing" and "Inception" in fid["label"].iloc[0]
+    paths = experiment.report(frame, tiny_data / "figures", results / "artifacts")
+    assert {p.name for p in paths} >= {"figure3-quick.png", "figure4-quick.png", "figure5-quick.png",
+                                       "figure6-quick.png", "figure7-quick.png"}
