@@ -158,3 +158,58 @@ def test_member_randomness_draws_each_members_stream_under_vmap():
         torch.manual_seed(seed)
         dropped = torch.nn.functional.dropout(torch.ones(5), 0.5)
         assert torch.allclose(row, torch.randn(2) + torch.empty(3).normal_().sum() + dropped.sum())
+
+
+# ------------------------------------------------------------------------------------ fy-vae on the ensemble
+def test_fy_vae_prefit_trains_the_seeds_together_and_cells_report_their_solo_numbers(tmp_path, monkeypatch):
+    """``FYVAE.prefit`` (train.ensemble: true) then ``run_cell`` gives each seed the rows of its solo run."""
+    from fyexp.data.vision import ImageSplits
+    from fyexp.experiments import fy_vae
+    from fyexp.experiments.base import RunContext
+    from fyexp.results import ResultStore
+    from fyexp.specs import build_config
+
+    def synthetic(name, data_dir, n_train, n_valid, n_test=None):
+        g = torch.Generator().manual_seed(0)
+        images = (torch.rand(n_train + n_valid + 24, 784, generator=g) > 0.8).float()
+        return ImageSplits(train=images[:n_train], valid=images[n_train:n_train + n_valid], test=images[-24:])
+
+    monkeypatch.setattr(fy_vae, "image_splits", synthetic)
+    values = {"grid": {"dataset": ["MNIST"], "obs_rho": [2.0], "latent_rho": [1.0], "regularizer": ["fy"]},
+              "n_train": 64, "n_valid": 8, "train": {"epochs": 2, "batch_size": 32, "optimizer": {"lr": 1e-3}},
+              "hidden": 16, "latent": 4, "n_prior_samples": 2, "n_reconstructions": 2, "figure_seed": 99}
+    solo_cfg = build_config(fy_vae.Config, values, "t.yaml", "profiles.t")
+    ens_cfg = build_config(fy_vae.Config, {**values, "train": {**values["train"], "ensemble": True}}, "t.yaml",
+                           "profiles.t")
+    exp = fy_vae.FYVAE()
+
+    def ctxs(root, cells):
+        store = ResultStore(root, "fy-vae")
+        return [RunContext(experiment="fy-vae", profile="t", device="cpu", data_dir=None,
+                           work_dir=store.work_dir("t", c), artifact_dir=store.artifact_dir("t")) for c in cells]
+
+    cells = exp.cells(ens_cfg, (0, 1, 2))
+    ens_ctxs = ctxs(tmp_path / "ens", cells)
+    exp.prefit(ens_cfg, cells, ens_ctxs)
+    assert all(torch.load(c.work_dir / "checkpoint.pt", weights_only=False)["done"] for c in ens_ctxs)
+
+    class MustNotTrain(VariationalTask):
+        def loss(self, batch):
+            raise AssertionError("the cell retrained after prefit")
+
+    original = exp._task
+    monkeypatch.setattr(exp, "_task", lambda *a: _retype(original(*a), MustNotTrain))
+    ensemble_rows = [exp.run_cell(ens_cfg, c, x) for c, x in zip(cells, ens_ctxs)]
+    monkeypatch.setattr(exp, "_task", original)
+    solo_rows = [exp.run_cell(solo_cfg, c, x) for c, x in zip(cells, ctxs(tmp_path / "solo", cells))]
+    for ens, solo in zip(ensemble_rows, solo_rows):
+        ens_values = {r["metric"]: r["value"] for r in ens if r["metric"] != "epoch_time_s"}
+        solo_values = {r["metric"]: r["value"] for r in solo if r["metric"] != "epoch_time_s"}
+        assert ens_values.keys() == solo_values.keys()
+        for key in ens_values:
+            assert ens_values[key] == pytest.approx(solo_values[key], rel=1e-5), key
+
+
+def _retype(task, cls):
+    task.__class__ = cls
+    return task

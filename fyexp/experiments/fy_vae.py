@@ -36,7 +36,7 @@ from fyexp.grid import GridExperiment, PaperKeys, check_axes, metric
 from fyexp.models import VAE, ModelConfig, build_vae
 from fyexp.objectives import ELBO
 from fyexp.results import Cell
-from fyexp.train import OptimizerConfig, TrainConfig, Trainer, VariationalTask, seed_everything
+from fyexp.train import EnsembleMember, OptimizerConfig, TrainConfig, Trainer, VariationalTask, seed_everything
 
 LATENT_NAMES = {1.0: "Gaussian rho=1", 1.5: "Biweight rho=3/2", 2.0: "Epanechnikov rho=2"}
 OBSERVATION_NAMES = {1.0: "Bernoulli rho'=1", 2.0: "Psi_2 sparse binary rho'=2"}
@@ -139,12 +139,41 @@ class FYVAE(GridExperiment):
         return f"{OBSERVATION_NAMES[params['obs_rho']].split()[0].lower()}-" \
                f"{LATENT_NAMES[params['latent_rho']].split()[0].lower()}"
 
+    @staticmethod
+    def _task(config: Config, cell: Cell, data) -> VariationalTask:
+        """The cell's model and objective, seeded as every run of the cell seeds them."""
+        p = cell.params
+        seed_everything(cell.seed)
+        model = build_model(config, data.train.shape[1], p["obs_rho"], p["latent_rho"], p["regularizer"])
+        return VariationalTask(model, ELBO(beta=config.beta), data.valid)
+
+    def prefit(self, config: Config, cells: list[Cell], ctxs: list) -> None:
+        """With ``train.ensemble``: train ``cells`` (the seeds of a cell, or cells of one architecture and data
+        size) as one ensemble (:meth:`fyexp.train.Trainer.fit_ensemble`).  Each member writes its solo run's
+        checkpoint to its cell's work_dir, so :meth:`measure` then finds it finished and only evaluates — with
+        the numbers of the solo run (to float tolerance); a member that failed is resumed, and fails, there.
+        Cells at ρ > 1 are left to :meth:`measure`: their β-Gaussian sampler draws through
+        ``torch.distributions.Beta``, which ``vmap`` refuses (see :mod:`fyexp.train.ensemble`)."""
+        cells_ctxs = [(c, x) for c, x in zip(cells, ctxs) if c.params["latent_rho"] == 1.0]
+        if not config.train.ensemble or len(cells_ctxs) < 2:
+            return
+        splits: dict[str, object] = {}
+        members = []
+        for cell, ctx in cells_ctxs:
+            name = cell.params["dataset"]
+            data = splits.setdefault(name, image_splits(name, ctx.data_dir, config.n_train, config.n_valid,
+                                                        config.n_test))
+            members.append(EnsembleMember(self._task(config, cell, data), (data.train,), cell.seed, ctx.work_dir,
+                                          f"{ctx.experiment}/{cell.key}"))
+        first = cells_ctxs[0][1]
+        Trainer(config.train, device=first.device, subtask=first.subtask,
+                label=f"{first.experiment}/ensemble").fit_ensemble(members)
+
     def measure(self, config: Config, cell: Cell, ctx):
         p = cell.params
         data = image_splits(p["dataset"], ctx.data_dir, config.n_train, config.n_valid, config.n_test)
-        seed_everything(cell.seed)
-        model = build_model(config, data.train.shape[1], p["obs_rho"], p["latent_rho"], p["regularizer"])
-        task = VariationalTask(model, ELBO(beta=config.beta), data.valid)
+        task = self._task(config, cell, data)
+        model = task.model
         trainer = Trainer(dataclasses.replace(config.train, seed=cell.seed), device=ctx.device,
                           work_dir=ctx.work_dir, subtask=ctx.subtask, label=f"{ctx.experiment}/{cell.key}")
         history = trainer.fit(task, (data.train,))
