@@ -22,7 +22,6 @@ import math
 import statistics
 import time
 
-import numpy as np
 import torch
 
 from fyexp.models import ModelConfig, build_vae

@@ -1,7 +1,6 @@
 """Batched Bayesian neural nets of vr-bnn: the network, q and prior densities, eq. 23, the metrics in original
 units, per-model α, and the batched run equal to training a split alone."""
 
-import dataclasses
 import math
 
 import numpy as np
@@ -12,7 +11,7 @@ from torch.distributions import Normal
 from fyexp.data.uci import standardize
 from fyexp.errors import CellFailed
 from fyexp.experiments.base import RunContext
-from fyexp.experiments.vr_bnn import METHODS, VRBNN, Config, fit_group
+from fyexp.experiments.vr_bnn import VRBNN, Config, fit_group
 from fyexp.models.bnn import BatchedBNN, RegressionBatch, predictive_metrics
 from fyexp.objectives import minibatch_log_weights, vr_bound
 from fyexp.objectives.per_column import PerColumnVR

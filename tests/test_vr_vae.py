@@ -9,7 +9,7 @@ import torch
 
 from fyexp.models import ModelConfig, build_vae
 from fyexp.models.replay import vae_noise, vae_terms_from_noise
-from fyexp.objectives import IWAE, iwae_bound
+from fyexp.objectives import IWAE
 from fyexp.objectives.single_backward import VRMaxSingle, VRSingle
 
 

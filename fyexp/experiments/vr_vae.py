@@ -38,7 +38,7 @@ from fyexp.data.freyface import HEIGHT as FREY_H
 from fyexp.data.freyface import WIDTH as FREY_W
 from fyexp.data.freyface import fold_split, load_freyface
 from fyexp.data.vision import load_images
-from fyexp.errors import CellFailed, require
+from fyexp.errors import CellFailed, FyexpError, require
 from fyexp.experiments import Experiment, register
 from fyexp.models import VAE, ModelConfig, build_vae
 from fyexp.objectives import ELBO, IWAE, VR, mc_log_likelihood, vr_bound
@@ -145,7 +145,6 @@ def load_data(config: Config, dataset: str, fold: int | None, root) -> VRData:
         train, test, binarize = splits.train, splits.test, False
     else:
         if root is None:
-            from fyexp.errors import FyexpError
             raise FyexpError("MNIST needs a data root (pass --data-dir or FYEXP_DATA_DIR)")
         train, gray_test = load_images("MNIST", root, True), load_images("MNIST", root, False)
         test = torch.bernoulli(gray_test, generator=torch.Generator().manual_seed(0))
