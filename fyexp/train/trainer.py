@@ -211,9 +211,11 @@ class TrainConfig:
     only).  ``amp`` uses bf16 autocast on CUDA (no gradient scaler needed) and is ignored on the CPU.
     ``log_every`` is how often (in steps) the progress bar is refreshed and the NaN guard synchronises.
     ``ensemble`` asks the runner to train the seeds of a cell as one model (:meth:`Trainer.fit_ensemble`,
-    :mod:`fyexp.train.ensemble`): worth it on a GPU, where one small model is launch-bound; off by default,
-    since on a 2-core CPU the ensemble is slower than the same models one after another
-    (``scripts/bench_grid.py``).
+    :mod:`fyexp.train.ensemble`): meant for a GPU, where one small model is launch-bound; off by default, since
+    on the CPU it does not pay — ``scripts/bench_grid.py`` on the shared 2-core machine (load average ≈ 11),
+    12 FYVI Table 2 networks: 0.91× the throughput of one after another at 1 thread, and at 2 threads 2.1× of
+    a 2-thread sequential run that is itself ~9× slower than 1 thread; one single-threaded cell per core
+    (``fyexp run NAME --executor local``) is the CPU's best use.
     """
 
     epochs: int = 1
