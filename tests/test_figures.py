@@ -89,3 +89,12 @@ def test_a_figure_without_its_rows_or_artifacts_draws_nothing(tmp_path):
     empty = pd.DataFrame(columns=["profile", "metric", "value", "seed", "method", "cell", "params"])
     ctx = FigureContext("x", empty, tmp_path, lambda name: empty)
     assert draw_figures(tuple((name, {}) for name in figure_names() if name != "frac-calibration-notes"), ctx) == []
+
+
+def test_save_figure_is_still_importable_from_the_package(tmp_path):
+    from fyexp.report.figures import plt, save_figure
+
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [1, 0])
+    path = save_figure(fig, tmp_path / "sub" / "line.png")
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
