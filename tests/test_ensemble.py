@@ -114,16 +114,17 @@ def test_resume_of_an_interrupted_ensemble_equals_an_uninterrupted_run(tmp_path)
     class Interrupt(Exception):
         pass
 
+    target = []
+
     class Interrupted(VariationalTask):
         def on_epoch_end(self, epoch, metrics):
-            if epoch == 2 and self.interrupt:
+            if epoch == 2 and self is target[0]:
                 raise Interrupt   # member 0 has saved epoch 2, the others only epoch 1: two start epochs on resume
             return False
 
     dirs = [tmp_path / str(seed) for seed in SEEDS]
     members = _members("fy-vae", work_dirs=dirs, task_cls=Interrupted)
-    for i, member in enumerate(members):
-        member.task.interrupt = i == 0
+    target.append(members[0].task)
     with pytest.raises(Interrupt):
         Trainer(_config(4), label="t").fit_ensemble(members)
     assert [torch.load(d / "checkpoint.pt", weights_only=False)["epoch"] for d in dirs] == [2, 1, 1]
@@ -137,10 +138,18 @@ def test_resume_of_an_interrupted_ensemble_equals_an_uninterrupted_run(tmp_path)
     assert again[-1]["valid_l1"] == pytest.approx(_solo("fy-vae", SEEDS[2], epochs=4)[0][-1]["valid_l1"], rel=1e-5)
 
 
-def test_members_must_share_the_architecture():
-    members = _members("fy-vae", seeds=(0,)) + _members("gaussian-iwae", seeds=(1,))
+def test_members_must_share_architecture_and_settings():
+    members = _members("fy-vae", seeds=(0, 1))
     members[1].task.model = build_vae(ModelConfig(latent=[3], encoder_hidden=[[8]], decoder_hidden=[[8]]), 6)
-    with pytest.raises(FyexpError, match="one task type, architecture"):
+    with pytest.raises(FyexpError, match="one task, architecture and settings"):
+        Trainer(_config(1), label="t").fit_ensemble(members)
+    members = _members("fy-vae", seeds=(0, 1))   # same shapes, another head ρ′: the loss code would differ
+    members[1].task.model.observation.rho = 1.0
+    with pytest.raises(FyexpError, match="differs from t/0"):
+        Trainer(_config(1), label="t").fit_ensemble(members)
+    members = _members("fy-vae", seeds=(0, 1))   # another β
+    members[1].task.objective = ELBO(beta=1.0)
+    with pytest.raises(FyexpError, match="differs from t/0"):
         Trainer(_config(1), label="t").fit_ensemble(members)
 
 

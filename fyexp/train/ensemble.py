@@ -272,19 +272,44 @@ class _TaskLoss(nn.Module):
         return loss, {k: torch.as_tensor(v, device=self.device) for k, v in logs.items()}
 
 
+_NOT_SETTINGS = {"train_config", "_optimizer_names", "_forward_hooks_with_kwargs", "_forward_hooks_always_called"}
+
+
+def settings(obj: Any, depth: int = 0) -> Any:
+    """The plain settings of ``obj`` and of everything it holds (attributes, modules, dataclasses), recursively:
+    numbers, strings, types and function names as they are, tensors as (shape, dtype).  The loss of an ensemble
+    is its first member's code with each member's parameters, so members must agree on all of these (an
+    observation head's ρ′, an objective's β, a regularizer) — they differ in parameters, data and seed only."""
+    if isinstance(obj, (bool, int, float, str, type(None))):
+        return obj
+    if isinstance(obj, torch.Tensor):
+        return ("tensor", tuple(obj.shape), obj.dtype)
+    if isinstance(obj, type) or callable(obj) and not hasattr(obj, "__dict__") or depth > 12:
+        return getattr(obj, "__qualname__", type(obj).__qualname__)
+    if isinstance(obj, (list, tuple)):
+        return tuple(settings(v, depth + 1) for v in obj)
+    if isinstance(obj, dict):
+        return tuple((str(k), settings(v, depth + 1)) for k, v in obj.items() if k not in _NOT_SETTINGS)
+    if hasattr(obj, "__dict__") and not callable(getattr(obj, "__func__", None)):
+        if isinstance(obj, type(settings)):   # a plain function
+            return obj.__qualname__
+        return type(obj).__qualname__, settings(vars(obj), depth + 1)
+    return type(obj).__qualname__
+
+
 def _check_same_architecture(runs: Sequence[_Run]) -> None:
     first = runs[0]
 
     def signature(run: _Run):
-        shapes = [(n, tuple(p.shape), p.dtype) for n, p in run.member.task.model.named_parameters()]
         groups = {name: [{k: v for k, v in g.items() if k != "params"} for g in opt.param_groups]
                   for name, opt in run.optimizers.items()}
-        return type(run.member.task), shapes, {k: type(o) for k, o in run.optimizers.items()}, groups
+        return settings(run.member.task), {k: type(o) for k, o in run.optimizers.items()}, groups
 
     for run in runs[1:]:
         if signature(run) != signature(first):
-            raise FyexpError(f"{run.member.label}: an ensemble needs members of one task type, architecture and "
-                             f"optimizer settings; it differs from {first.member.label}")
+            raise FyexpError(f"{run.member.label}: an ensemble needs members of one task, architecture and "
+                             f"settings (they differ in parameters, data and seed only); it differs from "
+                             f"{first.member.label}")
 
 
 def _stacked_optimizer(runs: Sequence[_Run], name: str, params: dict[str, torch.Tensor]) -> torch.optim.Optimizer:
