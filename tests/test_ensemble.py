@@ -265,3 +265,15 @@ def test_alternating_optimizers_and_dropout_members_equal_solo_runs():
         _close(result.unwrap(), history, keys=("train_loss", "train_mse"))
         for a, b in zip(member.task.model.parameters(), solo.model.parameters()):
             assert torch.allclose(a, b, rtol=1e-5, atol=1e-7)
+
+
+def test_a_loss_that_cannot_run_under_vmap_is_a_one_line_error():
+    """β-Gaussian ρ = 2 samples its radius with torch.distributions.Beta (an autograd.Function vmap refuses)."""
+    members = []
+    for seed in (0, 1):
+        seed_everything(seed)
+        model = build_vae(ModelConfig(latent=[2], encoder_hidden=[[8]], decoder_hidden=[[8]], posterior="beta_gaussian",
+                                      posterior_rho=2.0), 6)
+        members.append(EnsembleMember(VariationalTask(model, ELBO()), (_images(),), seed, label=str(seed)))
+    with pytest.raises(FyexpError, match="cannot train as an ensemble; use train.ensemble: false"):
+        Trainer(_config(1), label="t").fit_ensemble(members)

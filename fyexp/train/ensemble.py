@@ -357,6 +357,22 @@ def fit_ensemble(config: TrainConfig, members: Sequence[EnsembleMember], *, devi
     return [MemberResult(run.member.label, run.history, run.error, run.rng) for run in runs]
 
 
+@contextmanager
+def _vmap_errors(label: str) -> Iterator[None]:
+    """The two ways a loss cannot run under ``vmap``, as one-line errors."""
+    try:
+        yield
+    except RuntimeError as exc:
+        if "autograd.Function" in str(exc):
+            raise FyexpError(f"{label}: the loss calls an autograd.Function without a vmap rule (torch.distributions' "
+                             f"Beta/Dirichlet/Gamma sample is one), so these runs cannot train as an ensemble; "
+                             f"use train.ensemble: false") from exc
+        if "randomness" in str(exc):
+            raise FyexpError(f"{label}: the loss draws with a random op the ensemble does not split per member "
+                             f"(fyexp.train.ensemble.RANDOM_FUNCTIONS); use train.ensemble: false") from exc
+        raise
+
+
 def _gather(runs: Sequence[_Run], indices: Sequence[torch.Tensor]) -> tuple[torch.Tensor, ...]:
     """The members' batches stacked, (M, B, ...): one gather when the members share their data tensors."""
     tensors = runs[0].batches.tensors
@@ -412,7 +428,7 @@ def _train(config: TrainConfig, runs: list[_Run], start_epoch: int, device: str,
         for step, indices in enumerate(zip(*(run.batches.batch_indices() for run in runs)), 1):
             batch = _gather(runs, indices)
             n = len(indices[0])
-            with autocast, randomness:
+            with autocast, randomness, _vmap_errors(label):
                 losses, logs = batched_loss(*prefixed, batch)
             for opt in optimizers.values():
                 opt.zero_grad(set_to_none=True)
