@@ -49,7 +49,7 @@ from torch.overrides import TorchFunctionMode
 
 from fyexp.errors import CellFailed, FyexpError
 from fyexp.train.trainer import (TensorBatches, TrainConfig, TrainTask, apply_schedule, failure, load_checkpoint,
-                                 remember_initial_lr, rng_state, save_checkpoint)
+                                 remember_initial_lr, rng_state, save_checkpoint, set_rng_state)
 
 __all__ = ["EnsembleMember", "MemberResult", "MemberRandomness", "fit_ensemble"]
 
@@ -103,7 +103,6 @@ class MemberResult:
 
     def restore_rng(self) -> None:
         """Set the global RNG to where the member's solo run leaves it, so what follows (evaluation) draws the same."""
-        from fyexp.train.trainer import set_rng_state
         set_rng_state(self.rng)
 
 
@@ -341,7 +340,8 @@ def fit_ensemble(config: TrainConfig, members: Sequence[EnsembleMember], *, devi
     """Train ``members`` as one model (or return at once those already finished); one result per member, in order.
 
     ``config`` is shared (its ``seed`` is replaced by each member's).  A member's failure is in its result's
-    ``error``; exceptions from task hooks (e.g. a pruned trial) propagate.
+    ``error``; exceptions from task hooks (e.g. a pruned trial) propagate.  The global RNG state afterwards is
+    none of the members'; :meth:`MemberResult.restore_rng` sets the one member m's solo run would leave.
     """
     if not members:
         raise FyexpError(f"{label}: an ensemble needs at least one member")
