@@ -12,6 +12,9 @@ or duplicated.  Job logs (stdout/stderr, pickled calls) live under ``results/<ex
 * ``slurm``: one job array (``map_array``), ``jobs`` = the array's parallelism (``%N``); partition, GPUs per
   job, CPUs per job, memory and time limit from the options.  ``dry_run`` renders the sbatch script and the
   array without submitting (no cluster needed).
+
+``train.ensemble: true`` (seeds of a cell trained as one model, :mod:`fyexp.train.ensemble`) applies to the
+in-process runner; under an executor each job trains its own cell.
 """
 
 from __future__ import annotations

@@ -57,6 +57,29 @@ def execute_cell(resolved: ResolvedSpec, experiment: Experiment, cell: Cell, sto
     return "ok"
 
 
+def prefit_ensembles(resolved: ResolvedSpec, experiment: Experiment, todo: list[Cell], store: ResultStore, *,
+                     device: str, data_dir: Path | None, force: bool, progress: RunProgress) -> None:
+    """With ``train.ensemble: true``: let the experiment train the seeds of each pending cell as one ensemble.
+
+    Cells that differ only by seed form a group; ``experiment.prefit(config, cells, ctxs)`` trains them together
+    and leaves each member's solo-format checkpoint in its cell's work folder, so :func:`execute_cell` then only
+    evaluates (with the solo run's numbers).  An experiment without ``prefit`` trains every cell alone.
+    """
+    train = getattr(resolved.config, "train", None)
+    if not getattr(train, "ensemble", False) or not hasattr(experiment, "prefit"):
+        return
+    groups: dict[tuple[str, str], list[Cell]] = {}
+    for cell in todo:
+        groups.setdefault((cell.method, cell.params_json), []).append(cell)
+    for cells in groups.values():
+        ctxs = [RunContext(experiment=resolved.name, profile=resolved.profile, device=device, data_dir=data_dir,
+                           work_dir=store.work_dir(resolved.profile, c),
+                           artifact_dir=store.artifact_dir(resolved.profile), progress=progress, force=force)
+                for c in cells]
+        progress.note(f"ensemble: training {len(cells)} seed(s) of {cells[0].key.rsplit('__seed=', 1)[0]} together")
+        experiment.prefit(resolved.config, cells, ctxs)
+
+
 def run_experiment(resolved: ResolvedSpec, experiment: Experiment, *, device: str, data_dir: Path | None,
                    results_dir: Path, force: bool = False, console: Console | None = None,
                    show_progress: bool = True, progress: RunProgress | None = None,
@@ -87,6 +110,8 @@ def run_experiment(resolved: ResolvedSpec, experiment: Experiment, *, device: st
             failed = run_cells_as_jobs(resolved, todo, store, options=executor, device=device, data_dir=data_dir,
                                        force=force, progress=progress)
         else:
+            prefit_ensembles(resolved, experiment, todo, store, device=device, data_dir=data_dir, force=force,
+                             progress=progress)
             for cell in todo:
                 progress.cell_started(cell.key)
                 cell_start = time.perf_counter()
