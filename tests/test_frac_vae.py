@@ -318,6 +318,9 @@ def test_runner_cells_rows_and_figures(tiny_data, monkeypatch):
     assert set(beta["metric"]) >= {"test_obj_div_authors", "frechet_proxy_authors", "train_total_authors"}
     fid = frame[frame["metric"] == "fid"]
     assert len(fid) == 1 and fid["status"].iloc[0] == "missing" and "Inception" in fid["label"].iloc[0]
-    paths = experiment.report(frame, tiny_data / "figures", results / "artifacts")
-    assert {p.name for p in paths} >= {"figure3-quick.png", "figure4-quick.png", "figure5-quick.png",
-                                       "figure6-quick.png", "figure7-quick.png"}
+    from fyexp.report.figures import FigureContext, draw_figures
+    from fyexp.specs import load_spec as spec
+
+    ctx = FigureContext("frac-vae", frame[frame["status"] == "ok"], results, lambda name: frame)
+    paths = draw_figures(spec("frac-vae").plots, ctx)
+    assert {p.name for p in paths} >= {f"frac-figure{i}-quick.png" for i in (3, 4, 5, 6, 7)}

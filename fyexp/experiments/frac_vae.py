@@ -32,7 +32,6 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
-import pandas as pd
 import torch
 
 from fyexp.data.vision import image_splits, load_images
@@ -400,8 +399,3 @@ class FracVAE(Experiment):
         buffer = io.BytesIO()
         np.savez_compressed(buffer, **{k: (v.astype(np.float16) if v.dtype.kind == "f" else v) for k, v in out.items()})
         atomic_write_bytes(path, buffer.getvalue())
-
-    def report(self, frame: pd.DataFrame, figures_dir: Path, artifacts_root: Path) -> list[Path]:
-        from fyexp.experiments.frac_vae_figures import draw_figures
-
-        return draw_figures(frame, figures_dir, artifacts_root)
