@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import io
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +38,7 @@ import torch
 from fyexp.data.vision import image_splits, load_images
 from fyexp.errors import FyexpError, require
 from fyexp.experiments import Experiment, register
+from fyexp.io import atomic_write_bytes
 from fyexp.metrics import fid as fid_metrics
 from fyexp.metrics.degeneracy import degeneracy_table
 from fyexp.metrics.evidence import EvalPlan, evidence_breakdown
@@ -83,7 +85,7 @@ class Config:
     cb_clamp: float = 1e-4
     degeneracy_samples: int = 500
     n_generated: int = 10_000
-    fid_weights: str | None = None
+    fid_weights: str | None = None          # Inception weights file; else $FYEXP_FID_WEIGHTS, else torch's hub cache
     proxy_n_train: int = 60_000
     proxy_epochs: int = 2
     figure_seed: int = 0
@@ -392,10 +394,6 @@ class FracVAE(Experiment):
             out["samples"] = model.sample(mu, log_var, 1)[0].cpu().numpy()
         ctx.artifact_dir.mkdir(parents=True, exist_ok=True)
         path = ctx.artifact_dir / f"{cell.key}.npz"
-        import io
-
-        from fyexp.io import atomic_write_bytes
-
         buffer = io.BytesIO()
         np.savez_compressed(buffer, **{k: (v.astype(np.float16) if v.dtype.kind == "f" else v) for k, v in out.items()})
         atomic_write_bytes(path, buffer.getvalue())
