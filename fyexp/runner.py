@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -100,6 +101,9 @@ def run_experiment(resolved: ResolvedSpec, experiment: Experiment, *, device: st
         progress.note(f"warning: {path}: damaged cell file ({problem}); it will be redone")
     if skipped:
         progress.note(f"{skipped} of {len(cells)} cells already finished in {store.folder} (use --force to redo)")
+    if force:  # redo means retrain: a finished checkpoint in a cell's work folder must not be reloaded
+        for cell in todo:
+            shutil.rmtree(store.work_dir(resolved.profile, cell), ignore_errors=True)
     failed = 0
     start = time.perf_counter()
     try:

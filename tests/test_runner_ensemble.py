@@ -55,3 +55,17 @@ def test_no_prefit_without_ensemble(tmp_path):
     run_experiment(_resolved(config, (0, 1)), experiment, device="cpu", data_dir=None, results_dir=tmp_path,
                    show_progress=False)
     assert not [c for c in experiment.calls if c[0] == "prefit"]
+
+
+def test_force_discards_a_cells_checkpoints_so_it_retrains(tmp_path):
+    experiment = Recording()
+    resolved = _resolved(Config(train=SimpleNamespace(ensemble=False)), (0,))
+    run_experiment(resolved, experiment, device="cpu", data_dir=None, results_dir=tmp_path, show_progress=False)
+    stale = tmp_path / "recording" / "work" / "quick" / "m__a=1__seed=0" / "checkpoint.pt"
+    stale.parent.mkdir(parents=True)
+    stale.write_bytes(b"a finished run's checkpoint")
+    run_experiment(resolved, experiment, device="cpu", data_dir=None, results_dir=tmp_path, show_progress=False)
+    assert stale.exists()  # a rerun without --force skips the finished cell and leaves its folder alone
+    run_experiment(resolved, experiment, device="cpu", data_dir=None, results_dir=tmp_path, show_progress=False,
+                   force=True)
+    assert not stale.exists()
