@@ -38,6 +38,7 @@ class TableMeta:
     assumed: str
     source: str
     settings: tuple[tuple[str, int], ...] = ()
+    reference_rows: tuple[str, ...] = ()  # other methods' rows, shown for reference, never scored
 
     def runs(self, setting: str) -> int | None:
         return dict(self.settings).get(setting, self.n_runs)
@@ -80,7 +81,8 @@ def table_meta(paper: str, table: str) -> TableMeta:
     return TableMeta(ref=table_ref(paper, table), n_runs=entry.get("n_runs"), spread=entry.get("spread", "none"),
                      spread_stated=entry.get("spread_stated", True), assumed=entry.get("assumed", ""),
                      source=entry.get("source", ""),
-                     settings=tuple((str(k), int(v)) for k, v in (entry.get("settings") or {}).items()))
+                     settings=tuple((str(k), int(v)) for k, v in (entry.get("settings") or {}).items()),
+                     reference_rows=tuple(entry.get("reference_rows") or ()))
 
 
 def _same_as() -> dict[str, dict]:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from fyexp.reference.rows import home_of, joined_cells, table_title
+from fyexp.reference.rows import home_of, joined_cells, table_meta, table_title
 from fyexp.report.tables import CONVENTION, score_cells, table_status
 from fyexp.report.tolerance import EXACT, NOT_SCORED, WITHIN
 
@@ -36,6 +36,7 @@ class CoverageLine:
     part: str
     published: int
     numeric: int
+    reference: int  # other methods' published cells, shown for reference, never scored
     at_paper: int
     at_any: int
     within: int
@@ -80,7 +81,10 @@ def coverage(specs, summaries: pd.DataFrame) -> list[CoverageLine]:
         if table == "text":
             owners = declared.get(home, [])
         same = table_title(*home) if home != (paper, table) and table != "text" else ""
-        numeric = int(pub["value_num"].notna().sum())
+        reference = pub["row"].isin(table_meta(home[0], home[1]).reference_rows) if table != "text" else \
+            pd.Series(False, index=pub.index)
+        numeric = int((pub["value_num"].notna() & ~reference).sum())
+        n_reference = int(reference.sum())
         ours = summaries[summaries["experiment"].isin(owners)] if owners else summaries.iloc[0:0]
         at_paper = within = convention = exact = 0
         at_any = set()
@@ -102,7 +106,8 @@ def coverage(specs, summaries: pd.DataFrame) -> list[CoverageLine]:
             status = "reduced profile only"
         else:
             status = table_status(numeric, at_paper, within, True)
-        lines.append(CoverageLine(paper=paper, part=part, published=len(pub), numeric=numeric, at_paper=at_paper,
+        lines.append(CoverageLine(paper=paper, part=part, published=len(pub), numeric=numeric, reference=n_reference,
+                                  at_paper=at_paper,
                                   at_any=len(at_any), within=within, exact=exact, by_convention=convention, status=status,
                                   experiments=tuple(owners), same_as=same))
     return lines
@@ -121,10 +126,12 @@ def coverage_markdown(lines: list[CoverageLine], links: dict[str, str] | None = 
         table = line.part.split(" ", 1)[1] if " " in line.part else line.part
         if line.same_as:
             table += f" (= {line.same_as})"
-        if line.published != line.numeric:
-            published = f"{line.published} ({line.published - line.numeric} not numeric)"
-        else:
-            published = str(line.published)
+        kinds = []
+        if line.published - line.numeric - line.reference:
+            kinds.append(f"{line.published - line.numeric - line.reference} not numeric")
+        if line.reference:
+            kinds.append(f"{line.reference} of other methods, for reference")
+        published = f"{line.published} ({', '.join(kinds)})" if kinds else str(line.published)
         experiments = ", ".join(f"[`{e}`]({links[e]})" if e in links else f"`{e}`" for e in line.experiments) or "—"
         out.append(f"| {line.paper} | {table} | {published} | {line.at_paper} | {line.at_any} | {within} | "
                    f"{line.status} | {experiments} |")

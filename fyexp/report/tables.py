@@ -98,6 +98,7 @@ class ComparedTable:
         pub = self.published
         c = {s: int((pub["status"] == s).sum()) for s in (EXACT, WITHIN, OUTSIDE, NOT_RUN, NOT_SCORED)}
         c["published"] = len(pub)
+        c["reference"] = int(pub["reference"].fillna(False).astype(bool).sum()) if "reference" in pub else 0
         c["convention"] = int((pub["status"].isin([OUTSIDE, NOT_RUN]) & pub["convention_agrees"]).sum())
         c["own_error_only"] = int(pub["own_error_only"].sum())
         return c
@@ -112,8 +113,10 @@ class ComparedTable:
         c = self.counts()
         parts = [f"✓ exact {c[EXACT]}", f"✓ within {c[WITHIN]}", f"✗ {c[OUTSIDE]}", f"— not run {c[NOT_RUN]}"]
         line = " · ".join(parts) + f" (of {c['published']} published cells"
-        if c[NOT_SCORED]:
-            line += f"; {c[NOT_SCORED]} not numeric"
+        if c[NOT_SCORED] - c["reference"]:
+            line += f"; {c[NOT_SCORED] - c['reference']} not numeric"
+        if c["reference"]:
+            line += f"; {c['reference']} of other methods, shown for reference"
         line += ")"
         if c["convention"]:
             line += f"; of the ✗, {c['convention']} are within tolerance by the authors' convention column"
@@ -199,6 +202,9 @@ def compare(summary: pd.DataFrame, paper: str, table: str, profile: str, *, plan
     excluded = {row for rows in (exclude_rows or {}).values() for row in rows}
     pub = pub[~pub["row"].isin(excluded)]
     scored = score_cells(pub, ours)
+    reference = scored["paper_row"].isin(table_meta(paper, table).reference_rows)
+    scored["reference"] = reference
+    scored.loc[reference, "status"] = NOT_SCORED
     own = ours[(ours["paper"] == paper) & (ours["table"] == table)]
     published_keys = set(zip(pub["setting"], pub["row"], pub["column"]))
     published_keys |= {(s, r, c + CONVENTION) for s, r, c in published_keys}
@@ -261,6 +267,8 @@ def format_cells(table: ComparedTable) -> tuple[list[str], list[list[str]]]:
             digits = _digits(cell["unit"])
             if cell["n"] == 0 or np.isnan(cell["mean"]):
                 ours = "— not run" if cell["kind"] == "paper" and cell["status"] != NOT_SCORED else ""
+                if cell.get("reference") == True:  # noqa: E712 (NaN for our extra rows)
+                    ours = "reference only"
             else:
                 ours = _num(cell["mean"], digits)
                 if cell["n"] > 1:

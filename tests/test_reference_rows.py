@@ -1,0 +1,47 @@
+"""Other methods' rows (VR Tables 2–3: PBP, BB-α) are shown for reference: never scored, never counted missing."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from fyexp.reference.rows import joined_cells, table_meta
+from fyexp.report.coverage import coverage, coverage_markdown
+from fyexp.report.tables import SUMMARY_COLUMNS, compare
+
+
+@dataclass
+class FakeSpec:
+    name: str
+    tables: tuple
+    paper: str = "vr"
+    description: str = ""
+
+
+def _our_rows(methods):
+    ref = joined_cells()
+    cells = ref[(ref["paper"] == "vr") & (ref["table"] == "2") & ref["row"].isin(methods)]
+    return pd.DataFrame.from_records([
+        {"profile": "paper", "paper": "vr", "table": "2", "setting": c.setting, "paper_row": c.row, "label": c.row,
+         "metric": c.column, "mean": c.value_num, "std": 0.0, "sd": 0.0, "n": 20, "own_tol": float("nan"),
+         "failed": 0, "seeds": tuple(range(20)), "experiment": "bnn"} for c in cells.itertuples()])
+
+
+def test_a_table_of_our_methods_alone_can_be_reproduced():
+    ours = _our_rows(["VI", "VR-0.5", "VR-0.0", "VR-max"])
+    assert set(table_meta("vr", "2").reference_rows) == {"PBP", "BB-alpha=BO"}
+    line = {l.part: l for l in coverage([FakeSpec("bnn", ("vr Table 2",))], ours)}["vr Table 2"]
+    assert line.reference == 14 and line.numeric == 28  # 7 data sets × (PBP, BB-α) and × our 4 methods
+    assert line.status == "reproduced"
+    assert "14 of other methods, for reference" in "\n".join(coverage_markdown([line]))
+    table = compare(ours[SUMMARY_COLUMNS], "vr", "2", "paper")
+    assert table.status == "reproduced"
+    pbp = table.published[table.published["paper_row"] == "PBP"]
+    assert len(pbp) == 7 and (pbp["reference"] == True).all()  # noqa: E712 (one test-LL cell per data set)
+
+
+def test_a_missing_method_of_ours_still_counts_against_the_table():
+    ours = _our_rows(["VI", "VR-0.5", "VR-0.0"])
+    line = {l.part: l for l in coverage([FakeSpec("bnn", ("vr Table 2",))], ours)}["vr Table 2"]
+    assert line.status == "partly reproduced (21 of 28 cells)"
