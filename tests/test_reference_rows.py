@@ -45,3 +45,14 @@ def test_a_missing_method_of_ours_still_counts_against_the_table():
     ours = _our_rows(["VI", "VR-0.5", "VR-0.0"])
     line = {l.part: l for l in coverage([FakeSpec("bnn", ("vr Table 2",))], ours)}["vr Table 2"]
     assert line.status == "partly reproduced (21 of 28 cells)"
+
+
+def test_a_printed_zero_that_means_below_1e_10_is_not_exact_for_3e_5():
+    from fyexp.reference import load_paper_tables
+    from fyexp.report.tolerance import EXACT, judge
+
+    ref = load_paper_tables()
+    zero = ref[(ref["paper"] == "frac") & (ref["table"] == "8") & (ref["value"] == "0")].iloc[0]
+    assert zero["unit"] == 2e-10
+    assert judge(3e-5, 0.0, unit=zero["unit"], n_ours=3).status != EXACT
+    assert judge(5e-11, 0.0, unit=zero["unit"], n_ours=3).status == EXACT

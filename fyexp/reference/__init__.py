@@ -42,6 +42,10 @@ def load_paper_tables() -> pd.DataFrame:
     frame["spread_num"] = frame["spread"].map(_to_float)
     frame["spread_std"] = np.where(frame["spread_kind"] == "3std", frame["spread_num"] / 3.0, frame["spread_num"])
     frame["unit"] = frame["value"].map(printed_unit)
+    # frac Table 8 prints "0" for a statistic below 1e-10 (its caption): such a zero means |x| < 1e-10, so its
+    # printed-precision band is 1e-10 (a unit of 2e-10), not half of the integer digit
+    below = frame["note"].str.contains("below 10^-10", regex=False) & (frame["value_num"] == 0)
+    frame.loc[below, "unit"] = 2e-10
     return frame
 
 
