@@ -121,7 +121,18 @@ class ContinuousBernoulliHead:
 
 
 # ----------------------------------------------------------------------------------------- the model
-class ConvVAE(LatentVariableModel):
+class DecoderSplit:
+    """Parameters split for training a part alone (frac Table 7 refits encoders against a frozen decoder): the
+    decoder's (a ``decoder`` submodule), and every other parameter (the encoder's)."""
+
+    def encoder_parameters(self) -> list[nn.Parameter]:
+        return [p for name, p in self.named_parameters() if not name.startswith("decoder.")]
+
+    def decoder_parameters(self) -> list[nn.Parameter]:
+        return list(self.decoder.parameters())
+
+
+class ConvVAE(DecoderSplit, LatentVariableModel):
     """Conv encoder → explicit Gaussian q(z|x); conv decoder → continuous Bernoulli p(x|z); p(z) = N(0, I).
 
     Parameters
@@ -147,13 +158,6 @@ class ConvVAE(LatentVariableModel):
         self.fc_logvar = nn.Linear(self.trunk.n_features, latent)
         self.decoder = ConvDecoder(latent, width)
         self.head = ContinuousBernoulliHead(cb_clamp)
-
-    # -------------------------------------------------------------------------------- parameters
-    def encoder_parameters(self) -> list[nn.Parameter]:
-        return [p for name, p in self.named_parameters() if not name.startswith("decoder.")]
-
-    def decoder_parameters(self) -> list[nn.Parameter]:
-        return list(self.decoder.parameters())
 
     # ------------------------------------------------------------------------------------- parts
     def encode(self, x: Tensor) -> tuple[Tensor, Tensor]:

@@ -20,7 +20,8 @@ from torch import Tensor, nn
 from fyexp.errors import require
 from fyexp.models.base import LatentVariableModel
 from fyexp.models.conv_vae import (PARAMETERIZATIONS, PIXELS, ContinuousBernoulliHead, ConvDecoder, ConvTrunk,
-                                   Parameterization, gaussian_log_q, posterior_std, standard_normal_log_prob)
+                                   DecoderSplit, Parameterization, gaussian_log_q, posterior_std,
+                                   standard_normal_log_prob)
 from fyexp.objectives.semi_implicit import HierarchicalTerms
 from fyexp.objectives.terms import LatentTerms
 
@@ -51,7 +52,7 @@ class ImplicitMixer(nn.Module):
         return h
 
 
-class SemiImplicitVAE(LatentVariableModel):
+class SemiImplicitVAE(DecoderSplit, LatentVariableModel):
     """Conv VAE whose encoder is semi-implicit; ``bayes`` adds the Bayes posterior r(z | x, u) of L^bh.
 
     ``terms(x, K)`` (the generic protocol) draws ``n_implicit`` u's and K / ``n_implicit`` z's per u and returns
@@ -74,11 +75,6 @@ class SemiImplicitVAE(LatentVariableModel):
         self.decoder = ConvDecoder(latent, width)
         self.head = ContinuousBernoulliHead(cb_clamp)
 
-    def encoder_parameters(self) -> list[nn.Parameter]:
-        return [p for name, p in self.named_parameters() if not name.startswith("decoder.")]
-
-    def decoder_parameters(self) -> list[nn.Parameter]:
-        return list(self.decoder.parameters())
 
     # ------------------------------------------------------------------------------------------ parts
     def implicit(self, x: Tensor, n: int) -> Tensor:
