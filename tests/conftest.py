@@ -37,6 +37,18 @@ def run_cli(*args: str, env: dict | None = None, cwd: Path | None = None, timeou
                           env=cli_env(env), cwd=cwd or ROOT, timeout=timeout)
 
 
+@pytest.fixture(autouse=True)
+def _default_dtype_is_restored():
+    """A test that changes torch's default dtype at import or in its body must not leak it into the next test."""
+    import torch
+
+    torch.set_default_dtype(torch.float32)
+    yield
+    changed = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float32)
+    assert changed == torch.float32, f"the test left torch's default dtype at {changed}"
+
+
 @pytest.fixture
 def toy_env(tmp_path):
     """Environment pointing fyexp at the toy specs and a fresh results folder."""

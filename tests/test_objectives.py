@@ -12,7 +12,15 @@ from fyexp.objectives import (ELBO, VR, Fractional, IWAE, VRMax, elbo_mc, fracti
                               make_objective, mc_log_likelihood, minibatch_log_weights, vr_bound, vr_max_bound)
 from fyexp.errors import ConfigValueError
 
-torch.set_default_dtype(torch.float64)
+
+
+@pytest.fixture(autouse=True)
+def _float64():
+    """Closed forms are compared in float64; the default is restored for the tests of other modules."""
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    yield
+    torch.set_default_dtype(previous)
 
 
 def _toy(dim_x=3, dim_z=2, seed=0, noise=0.7):
