@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-from fyexp.experiments import Experiment, register
-from fyexp.results import Cell
-from tests.toy_experiment import ToyConfig
+from fyexp.experiments import register
+from tests.toy_experiment import Toy
 
 
 @register
-class BrokenToy(Experiment):
-    name = "toy"
-    Config = ToyConfig
-
-    def cells(self, config, seeds):
-        return [Cell("toy", seed, {"x": v}) for v in config.values for seed in seeds]
+class BrokenToy(Toy):
+    """The toy's grid, with a cell that raises ZeroDivisionError."""
 
     def run_cell(self, config, cell, ctx):
         return [{"metric": "ratio", "value": cell.params["x"] / 0}]
