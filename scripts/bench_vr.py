@@ -4,7 +4,7 @@
    samples as one batched computation (:class:`fyexp.models.bnn.BatchedBNN`) vs a Python loop over the K samples
    (the same network, one sample per call, the K log-weights stacked before the bound).  Aim ≥ 10×.
 2. One epoch of the whole Boston grid (20 splits × 4 methods = 80 models, K = 100) as one batched computation (all
-   80 models per product, and in cache-sized chunks of 8 models, the runner's default) vs split by split (20 runs of
+   80 models per product, and in cache-sized chunks of 4 models, the runner's default) vs split by split (20 runs of
    the 4 methods of a split).  Per-epoch times; training is 500 such epochs.  Aim ≥ 5×.
 3. One training step of the one-layer MNIST VAE (784-200-200-50, tanh, batch 20, K = 50): VR-max with one backward
    pass through the max-weight sample (:class:`~fyexp.objectives.single_backward.VRMaxSingle`) vs IWAE back-
@@ -100,7 +100,7 @@ def main() -> None:
         times["batched K"].append(bnn_epoch(1, (0.0,)))
         times["loop K"].append(bnn_epoch(1, (0.0,), loop_samples=True))
         times["grid batched"].append(bnn_epoch(20, ALPHAS))
-        times["grid chunked"].append(bnn_epoch(20, ALPHAS, chunk=8))
+        times["grid chunked"].append(bnn_epoch(20, ALPHAS, chunk=4))
         times["grid by split"].append(sum(bnn_epoch(1, ALPHAS) for _ in range(20)))
         times["vr-max single"].append(vae_steps(VRMaxSingle(n_samples=50), args.vae_steps))
         times["iwae full"].append(vae_steps(IWAE(n_samples=50), args.vae_steps))
@@ -108,7 +108,7 @@ def main() -> None:
     print(f"torch {torch.__version__}, 1 thread, median of {args.rounds} interleaved rounds")
     print(f"1. BNN epoch, Boston, K = {K}, one model: batched {med['batched K']:.3f} s, loop over K "
           f"{med['loop K']:.3f} s -> speed-up {med['loop K'] / med['batched K']:.1f}x (aim >= 10x)")
-    print(f"2. Boston grid epoch, 20 splits x 4 methods: batched {med['grid batched']:.2f} s (in chunks of 8 models "
+    print(f"2. Boston grid epoch, 20 splits x 4 methods: batched {med['grid batched']:.2f} s (in chunks of 4 models "
           f"{med['grid chunked']:.2f} s), split by split {med['grid by split']:.2f} s -> speed-up "
           f"{med['grid by split'] / med['grid batched']:.1f}x ({med['grid by split'] / med['grid chunked']:.1f}x "
           f"chunked; aim >= 5x); 500 epochs ~ {500 * med['grid chunked'] / 60:.0f} min chunked")

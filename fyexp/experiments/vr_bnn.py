@@ -62,7 +62,7 @@ class Config:
     init_log_var: float = -10.0
     analytic_kl: bool = True
     num_threads: int | None = 1
-    model_chunk: int | None = 8  # models per batched product (cache-sized on a CPU; null: all at once)
+    model_chunk: int | None = 4  # models per batched product (cache-sized on a CPU; null: all at once)
     train: TrainConfig = field(default_factory=lambda: TrainConfig(batch_size=32, optimizer=OptimizerConfig(lr=1e-3)))
 
     def __post_init__(self):

@@ -143,24 +143,24 @@ class BatchedBNN(LatentVariableModel):
     def predict(self, theta: Tensor, x: Tensor) -> Tensor:
         """F_θ(x) of shape (M, K, B) for weights θ (M, P, K) and inputs x (G, B, D), model m reading group m % G.
 
-        The first layer of all K samples is one product per model: x (B, D) @ W₁ (D, H·K).  With
-        ``model_chunk`` set, the model axis is cut into chunks of that many models, so that each operation's
-        working set (chunk × B × H × K floats) stays in the CPU's cache; the result is the same."""
+        Each (model, sample) pair is one matrix of a batched product: relu(x W₁ + b₁) W₂ + b₂ with batch M·K.
+        With ``model_chunk`` set, the model axis is cut into chunks of that many models, so that each operation's
+        working set (chunk × K × B × H floats) stays in the CPU's cache; the result is the same."""
         M = theta.shape[0]
         G = x.shape[0]
         xm = x.repeat(M // G, 1, 1) if G != M else x  # (M, B, D), model-major layout m = a·G + g
         chunk = self.model_chunk or M
-        return torch.cat([self._predict(theta[i:i + chunk], xm[i:i + chunk]) for i in range(0, M, chunk)])
+        # torch.split, not slicing: its backward is one concatenation, where each slice's backward would fill a
+        # zero tensor of θ's full size.
+        return torch.cat([self._predict(t, xc) for t, xc in zip(theta.split(chunk), xm.split(chunk))])
 
     def _predict(self, theta: Tensor, xm: Tensor) -> Tensor:
         M, _, K = theta.shape
-        D, H = self.n_in, self.n_hidden
-        w1 = theta[:, :D * H].reshape(M, D, H * K)
-        b1 = theta[:, D * H:D * H + H].reshape(M, 1, H * K)
-        w2 = theta[:, D * H + H:D * H + 2 * H]  # (M, H, K)
-        b2 = theta[:, -1]  # (M, K)
-        hidden = torch.relu(torch.baddbmm(b1, xm, w1)).view(M, -1, H, K)  # (M, B, H, K)
-        return ((hidden * w2.unsqueeze(1)).sum(2) + b2.unsqueeze(1)).transpose(1, 2)
+        D, H, B = self.n_in, self.n_hidden, xm.shape[1]
+        w1, b1, w2, b2 = theta.transpose(1, 2).split([D * H, H, H, 1], dim=2)  # each (M, K, ·)
+        x = xm.unsqueeze(1).expand(M, K, B, D).reshape(M * K, B, D)
+        hidden = torch.relu(torch.baddbmm(b1.reshape(M * K, 1, H), x, w1.reshape(M * K, D, H)))  # (M·K, B, H)
+        return torch.bmm(hidden, w2.reshape(M * K, H, 1)).view(M, K, B) + b2
 
     def noise_var(self) -> Tensor:
         """σ², (M,)."""
