@@ -8,7 +8,7 @@ import pytest
 import torch
 from torch.distributions import Normal, kl_divergence
 
-from fyexp.distributions.beta_gaussian import BetaGaussian, authors_regularizer, fy_regularizer
+from fyexp.distributions.beta_gaussian import BetaGaussian, authors_regularizer, fy_regularizer, log_radius
 
 ALPHAS = [1.0, 1.5, 2.0]
 
@@ -56,6 +56,24 @@ def test_numerical_variance_and_tsallis_entropy_match_closed_forms_2d(alpha):
     else:
         h = (1 - (p ** alpha).sum() * da) / (alpha * (alpha - 1))
     assert float(h) == pytest.approx(float(q.entropy()), abs=5e-3)
+
+
+@pytest.mark.parametrize("alpha", [1.5, 2.0])
+def test_radius_is_drawn_as_torch_distributions_beta_draws_it(alpha):
+    """r² ~ Beta(n/2, α/(α−1)) through torch._sample_dirichlet (so the ensemble's vmap can draw it): the same
+    numbers from the same RNG state as torch.distributions.Beta, hence the same samples as before the change."""
+    from torch.distributions import Beta
+
+    n, shape = 3, (5, 4)
+    q = BetaGaussian(torch.zeros(shape[1], n), torch.ones(shape[1], n), alpha)
+    torch.manual_seed(7)
+    x = q.rsample((shape[0],))
+    torch.manual_seed(7)
+    eps = torch.randn(*shape, n)
+    r2 = Beta(torch.tensor(n / 2), torch.tensor(alpha / (alpha - 1))).sample(shape)
+    # at μ = 0, Σ = I: x = c √r² u with c = exp(log_radius) and u = ε/‖ε‖
+    assert torch.allclose(x.norm(dim=-1) / math.exp(log_radius(alpha, n)), r2.sqrt(), rtol=1e-5)
+    assert torch.allclose(x / x.norm(dim=-1, keepdim=True), eps / eps.norm(dim=-1, keepdim=True), atol=1e-6)
 
 
 @pytest.mark.parametrize("alpha", [1.5, 2.0])

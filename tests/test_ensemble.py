@@ -24,6 +24,9 @@ MODELS = {
     # fy-vae's network at ρ = 1 (β-Gaussian class, torch.randn) with the sparse ρ′ = 2 head and the β-ELBO
     "fy-vae": (dict(posterior="beta_gaussian", posterior_rho=1.0, observation="binary_entmax", observation_rho=2.0,
                     activation="relu"), lambda: ELBO(beta=0.01)),
+    # fy-vae at ρ = 1.5: the β-Gaussian's radius r² ~ Beta, drawn with torch._sample_dirichlet once per member
+    "fy-vae-sparse": (dict(posterior="beta_gaussian", posterior_rho=1.5, observation="binary_entmax",
+                           observation_rho=2.0, activation="relu"), lambda: ELBO(beta=0.01)),
 }
 
 
@@ -186,7 +189,7 @@ def test_fy_vae_prefit_trains_the_seeds_together_and_cells_report_their_solo_num
         return ImageSplits(train=images[:n_train], valid=images[n_train:n_train + n_valid], test=images[-24:])
 
     monkeypatch.setattr(fy_vae, "image_splits", synthetic)
-    values = {"grid": {"dataset": ["MNIST"], "obs_rho": [2.0], "latent_rho": [1.0], "regularizer": ["fy"]},
+    values = {"grid": {"dataset": ["MNIST"], "obs_rho": [2.0], "latent_rho": [1.0, 1.5], "regularizer": ["fy"]},
               "n_train": 64, "n_valid": 8, "train": {"epochs": 2, "batch_size": 32, "optimizer": {"lr": 1e-3}},
               "hidden": 16, "latent": 4, "n_prior_samples": 2, "n_reconstructions": 2, "figure_seed": 99}
     solo_cfg = build_config(fy_vae.Config, values, "t.yaml", "profiles.t")
@@ -268,12 +271,15 @@ def test_alternating_optimizers_and_dropout_members_equal_solo_runs():
 
 
 def test_a_loss_that_cannot_run_under_vmap_is_a_one_line_error():
-    """β-Gaussian ρ = 2 samples its radius with torch.distributions.Beta (an autograd.Function vmap refuses)."""
-    members = []
-    for seed in (0, 1):
-        seed_everything(seed)
-        model = build_vae(ModelConfig(latent=[2], encoder_hidden=[[8]], decoder_hidden=[[8]], posterior="beta_gaussian",
-                                      posterior_rho=2.0), 6)
-        members.append(EnsembleMember(VariationalTask(model, ELBO()), (_images(),), seed, label=str(seed)))
+    """torch.distributions.Beta draws through an autograd.Function, which vmap refuses."""
+    from torch.distributions import Beta
+
+    class BetaNoise(VariationalTask):
+        def loss(self, batch):
+            loss, parts = super().loss(batch)
+            return loss * Beta(torch.tensor(2.0), torch.tensor(3.0)).sample(), parts
+
+    members = [EnsembleMember(_retype(_task("fy-vae", seed), BetaNoise), (_images(),), seed, label=str(seed))
+               for seed in (0, 1)]
     with pytest.raises(FyexpError, match="cannot train as an ensemble; use train.ensemble: false"):
         Trainer(_config(1), label="t").fit_ensemble(members)

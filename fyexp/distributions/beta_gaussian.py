@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 
 import torch
-from torch.distributions import Beta, Distribution, constraints
+from torch.distributions import Distribution, constraints
 
 __all__ = ["BetaGaussian", "fy_regularizer", "authors_regularizer", "log_radius"]
 
@@ -133,7 +133,10 @@ class BetaGaussian(Distribution):
         am1 = self.alpha - 1.0
         u = eps / eps.norm(dim=-1, keepdim=True)
         conc = torch.tensor([self.n / 2.0, self.alpha / am1], dtype=self.loc.dtype, device=self.loc.device)
-        r2 = Beta(conc[0], conc[1]).sample(shape[:-1]).unsqueeze(-1)
+        # r² ~ Beta(n/2, α/(α−1)), drawn as torch.distributions.Beta draws it (the first coordinate of a
+        # Dirichlet(n/2, α/(α−1)) sample: the same numbers from the same RNG state), but through the plain torch
+        # function, which the ensemble's vmap can draw once per member; Beta.sample's autograd.Function cannot.
+        r2 = torch._sample_dirichlet(conc.expand(*shape[:-1], 2)).select(-1, 0).unsqueeze(-1)
         z = math.exp(log_radius(self.alpha, self.n)) * r2.sqrt() * u
         shrink = torch.exp(-self.log_det_sigma / (2 * self.n + 4.0 / am1)).unsqueeze(-1)
         return self.loc + shrink * self.scale * z

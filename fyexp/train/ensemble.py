@@ -28,7 +28,8 @@ from different epochs train as separate ensembles, one per start epoch.
 Limits: the tensor data path only (a tensor or tuple of tensors of the same shapes for every member); buffers
 are read, not updated, by the loss; a random draw must go through a torch function (``torch.distributions``'
 Beta/Dirichlet/Gamma ``sample`` use an autograd.Function that ``vmap`` refuses; draw ``torch._sample_dirichlet``
-directly instead); python/numpy randomness inside a loss is not per member; ``train.compile`` is not applied.
+directly instead, as :class:`~fyexp.distributions.BetaGaussian` does); python/numpy randomness inside a loss is
+not per member; ``train.compile`` is not applied.
 """
 
 from __future__ import annotations
