@@ -134,6 +134,7 @@ def run(name: str = typer.Argument(..., help="Experiment name (see `fyexp list`)
         force: bool = typer.Option(False, "--force", help="Redo cells that are already finished (default: skip them)."),
         allow_dirty: bool = typer.Option(False, "--allow-dirty", help="With --profile paper: run although the source tree has uncommitted changes (every row is then marked +dirty)."),
         best: bool = typer.Option(False, "--best", help="Use the best parameters found by `fyexp tune NAME` (tuned experiments only)."),
+        only: Optional[list[str]] = typer.Option(None, "--only", help="Run part of the grid: KEY=PATTERN[,PATTERN...], KEY a cell parameter, 'method' or 'seed', PATTERN shell-style (e.g. --only dataset=caltech --only K=5). Repeat to narrow further; the other cells are left for a later run."),
         progress: bool = typer.Option(True, "--progress/--no-progress", help="Live progress bars on a terminal (default); --no-progress prints one plain line per cell instead (as does output that is not a terminal)."),
         executor: Optional[str] = typer.Option(None, "--executor", help="Run the cells as jobs of submitit: 'local' (this machine, --jobs at once) or 'slurm' (a job array). Default: in this process, one cell after another.", rich_help_panel="Executors"),
         jobs: Optional[int] = typer.Option(None, "--jobs", help="Cells at once: local default one per core; slurm: the array's parallelism (default all).", rich_help_panel="Executors"),
@@ -148,6 +149,9 @@ def run(name: str = typer.Argument(..., help="Experiment name (see `fyexp list`)
     from fyexp.devices import resolve_device
     from fyexp.runner import run_experiment
 
+    from fyexp.cell_filter import parse_only
+
+    cell_filter = parse_only(only)
     spec, experiment, resolved = _resolve(name, profile, seeds, experiments_dir)
     if profile == "paper":
         from fyexp.provenance import require_clean_tree
@@ -175,14 +179,14 @@ def run(name: str = typer.Argument(..., help="Experiment name (see `fyexp list`)
         from fyexp.runner import pending_cells
 
         store = ResultStore(results, name)
-        todo = pending_cells(resolved, experiment, store, force)[1]
+        todo = pending_cells(resolved, experiment, store, force, cell_filter)[1]
         print(describe_slurm_submission(resolved, todo, store, options))
         err.print(f"dry run: {len(todo)} cells would be submitted as one SLURM array; nothing was submitted",
                   markup=False, highlight=False)
         return
     summary = run_experiment(resolved, experiment, device=resolve_device(device), data_dir=_data_dir(data_dir),
                              results_dir=results, force=force, console=err, show_progress=progress,
-                             executor=options)
+                             executor=options, only=cell_filter)
     err.print(f"[green]{escape(f'{name} [{profile}]')}:[/] {summary.ran} cells run, {summary.skipped} already "
               f"finished, {summary.failed} failed, {summary.wall_time_s:.1f} s → {escape(str(summary.results_csv))}")
     if summary.failed:

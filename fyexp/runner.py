@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 
+from fyexp.cell_filter import CellFilter
 from fyexp.errors import CellFailed
 from fyexp.experiments import Experiment, RunContext
 from fyexp.progress import RunProgress, make_progress
@@ -31,9 +32,11 @@ class RunSummary:
 
 
 def pending_cells(resolved: ResolvedSpec, experiment: Experiment, store: ResultStore,
-                  force: bool) -> tuple[list[Cell], list[Cell]]:
-    """All cells of the grid and those still to run (every cell with ``force``; else the unfinished ones)."""
+                  force: bool, only: CellFilter | None = None) -> tuple[list[Cell], list[Cell]]:
+    """The grid's cells (those ``only`` selects) and those still to run (all with ``force``; else the unfinished)."""
     cells = experiment.cells(resolved.config, resolved.seeds)
+    if only is not None:
+        cells = only.select(cells)
     return cells, [c for c in cells if force or not store.is_finished(resolved.profile, c)]
 
 
@@ -84,8 +87,9 @@ def prefit_ensembles(resolved: ResolvedSpec, experiment: Experiment, todo: list[
 def run_experiment(resolved: ResolvedSpec, experiment: Experiment, *, device: str, data_dir: Path | None,
                    results_dir: Path, force: bool = False, console: Console | None = None,
                    show_progress: bool = True, progress: RunProgress | None = None,
-                   executor: "ExecutorOptions | None" = None) -> RunSummary:
-    """Run every unfinished cell of ``resolved`` (all of them with ``force``) and consolidate the results.
+                   executor: "ExecutorOptions | None" = None, only: CellFilter | None = None) -> RunSummary:
+    """Run every unfinished cell of ``resolved`` (all of them with ``force``; ``only`` the cells it selects,
+    :mod:`fyexp.cell_filter`) and consolidate the results.
 
     A cell's rows are written the moment it finishes; an interruption loses at most the cells in flight.
     ``progress`` defaults to a live bar on a terminal (``show_progress``) and plain lines otherwise.  With an
@@ -95,7 +99,7 @@ def run_experiment(resolved: ResolvedSpec, experiment: Experiment, *, device: st
     console = console or Console(stderr=True)
     progress = progress or make_progress(console, live=show_progress)
     store = ResultStore(results_dir, resolved.name)
-    cells, todo = pending_cells(resolved, experiment, store, force)
+    cells, todo = pending_cells(resolved, experiment, store, force, only)
     skipped = len(cells) - len(todo)
     for path, problem in store.damaged_cells():
         progress.note(f"warning: {path}: damaged cell file ({problem}); it will be redone")

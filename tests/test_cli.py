@@ -31,6 +31,9 @@ def test_bad_input_gives_one_clear_line_and_exit_2(toy_env, tmp_path):
         (("run", "toy", "--device", "tpu"), "--device: expected one of auto, cpu, cuda"),
         (("run", "toy", "--seeds", "x"), "--seeds: expected non-negative integers"),
         (("run", "toy", "--data-dir", str(tmp_path / "missing")), "is not a folder"),
+        (("run", "toy", "--only", "x"), "--only 'x': expected KEY=PATTERN[,PATTERN...]"),
+        (("run", "toy", "--only", "y=1"), "--only y=...: the cells have no key 'y'; expected one of method, seed, x"),
+        (("run", "toy", "--only", "x=9"), "--only x=9: no cell of the grid matches (values in the grid: x: 1, 2)"),
     ]
     for args, expected in cases:
         result = run_cli(*args, env=toy_env)
@@ -48,6 +51,24 @@ def test_bad_spec_value(toy_env, tmp_path):
     assert result.returncode == 2 and "Traceback" not in result.stderr
     message = " ".join(result.stderr.split())
     assert "toy.yaml: key 'profiles.quick.mode': expected one of 'square', 'cube', got 'cubic'" in message
+
+
+def test_only_runs_part_of_the_grid_and_a_later_run_the_rest(toy_env):
+    """--only KEY=PATTERN selects cells by parameter, method or seed (shell patterns, commas = or, repeats = and)."""
+    results = Path(toy_env["FYEXP_RESULTS_DIR"])
+
+    def finished():
+        return sorted(p.stem for p in (results / "toy" / "cells" / "paper").glob("*.csv"))
+
+    first = run_cli("run", "toy", "--no-progress", "--only", "x=2", env=toy_env)
+    assert first.returncode == 0, first.stderr
+    assert finished() == ["toy__x=2__seed=0", "toy__x=2__seed=1"]
+    second = run_cli("run", "toy", "--no-progress", "--only", "x=1*,7", "--only", "seed=0", env=toy_env)
+    assert "1 cells run, 0 already finished" in " ".join(second.stderr.split()), second.stderr
+    assert finished() == ["toy__x=1__seed=0", "toy__x=2__seed=0", "toy__x=2__seed=1"]
+    rest = run_cli("run", "toy", "--no-progress", env=toy_env)
+    assert "1 cells run, 3 already finished" in " ".join(rest.stderr.split()), rest.stderr
+    assert len(pd.read_csv(results / "toy" / "results.csv")) == 4
 
 
 def test_run_skip_force_and_report(toy_env):
