@@ -50,6 +50,17 @@ def _default_dtype_is_restored():
 
 
 @pytest.fixture
+def float64_default():
+    """torch's default dtype float64 for one test (closed forms are compared in double precision), then back."""
+    import torch
+
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    yield
+    torch.set_default_dtype(previous)
+
+
+@pytest.fixture
 def toy_env(tmp_path):
     """Environment pointing fyexp at the toy specs and a fresh results folder."""
     return {"FYEXP_EXPERIMENTS_DIR": str(TOY_SPECS), "FYEXP_RESULTS_DIR": str(tmp_path / "results")}

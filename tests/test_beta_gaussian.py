@@ -13,12 +13,8 @@ from fyexp.distributions.beta_gaussian import BetaGaussian, authors_regularizer,
 ALPHAS = [1.0, 1.5, 2.0]
 
 
-@pytest.fixture(autouse=True)
-def _float64():
-    previous = torch.get_default_dtype()
-    torch.set_default_dtype(torch.float64)
-    yield
-    torch.set_default_dtype(previous)
+# closed forms are compared in float64 (conftest.py's fixture restores the default after each test)
+pytestmark = pytest.mark.usefixtures("float64_default")
 
 
 def _q(mu, scale, alpha):

@@ -204,7 +204,9 @@ def test_fy_vae_prefit_trains_the_seeds_together_and_cells_report_their_solo_num
 
     cells = exp.cells(ens_cfg, (0, 1, 2))
     ens_ctxs = ctxs(tmp_path / "ens", cells)
-    exp.prefit(ens_cfg, cells, ens_ctxs)
+    for rho in (1.0, 1.5):   # one ensemble per cell, its seeds, as fyexp.runner.prefit_ensembles groups them
+        group = [i for i, c in enumerate(cells) if c.params["latent_rho"] == rho]
+        exp.prefit(ens_cfg, [cells[i] for i in group], [ens_ctxs[i] for i in group])
     assert all(torch.load(c.work_dir / "checkpoint.pt", weights_only=False)["done"] for c in ens_ctxs)
 
     class MustNotTrain(VariationalTask):

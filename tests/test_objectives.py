@@ -14,13 +14,8 @@ from fyexp.errors import ConfigValueError
 
 
 
-@pytest.fixture(autouse=True)
-def _float64():
-    """Closed forms are compared in float64; the default is restored for the tests of other modules."""
-    previous = torch.get_default_dtype()
-    torch.set_default_dtype(torch.float64)
-    yield
-    torch.set_default_dtype(previous)
+# closed forms are compared in float64 (conftest.py's fixture restores the default after each test)
+pytestmark = pytest.mark.usefixtures("float64_default")
 
 
 def _toy(dim_x=3, dim_z=2, seed=0, noise=0.7):

@@ -148,31 +148,25 @@ class FYVAE(GridExperiment):
         return VariationalTask(model, ELBO(beta=config.beta), data.valid)
 
     def prefit(self, config: Config, cells: list[Cell], ctxs: list) -> None:
-        """With ``train.ensemble``: train the seeds of each cell in ``cells`` as one ensemble
-        (:meth:`fyexp.train.Trainer.fit_ensemble`).  Each member writes its solo run's checkpoint to its cell's
-        work_dir, so :meth:`measure` then finds it finished and only evaluates — with the numbers of the solo run
-        (to float tolerance); a member that failed is resumed, and fails, there.
-        Every latent ρ trains in the ensemble: the β-Gaussian sampler's radius draw is a plain torch function
-        that the ensemble draws once per member (see :mod:`fyexp.train.ensemble`)."""
-        if not config.train.ensemble:
+        """With ``train.ensemble``: train ``cells`` — the seeds of one cell, grouped by
+        :func:`fyexp.runner.prefit_ensembles` — as one ensemble (:meth:`fyexp.train.Trainer.fit_ensemble`).  Each
+        member writes its solo run's checkpoint to its cell's work_dir, so :meth:`measure` then finds it finished
+        and only evaluates — with the numbers of the solo run (to float tolerance); a member that failed is
+        resumed, and fails, there.  Every latent ρ trains in the ensemble: the β-Gaussian sampler's radius draw is
+        a plain torch function that the ensemble draws once per member (see :mod:`fyexp.train.ensemble`)."""
+        if not config.train.ensemble or len(cells) < 2:
             return
-        same_cell: dict[tuple, list] = {}  # a cell's seeds share task, architecture and settings
-        for cell, ctx in zip(cells, ctxs):
-            same_cell.setdefault((cell.method, tuple(sorted(cell.params.items()))), []).append((cell, ctx))
         splits: dict[str, object] = {}
-        for cells_ctxs in same_cell.values():
-            if len(cells_ctxs) < 2:
-                continue
-            members = []
-            for cell, ctx in cells_ctxs:
-                name = cell.params["dataset"]
-                data = splits.setdefault(name, image_splits(name, ctx.data_dir, config.n_train, config.n_valid,
-                                                            config.n_test))
-                members.append(EnsembleMember(self._task(config, cell, data), (data.train,), cell.seed,
-                                              ctx.work_dir, f"{ctx.experiment}/{cell.key}"))
-            first = cells_ctxs[0][1]
-            Trainer(config.train, device=first.device, subtask=first.subtask,
-                    label=f"{first.experiment}/ensemble").fit_ensemble(members)
+        members = []
+        for cell, ctx in zip(cells, ctxs):
+            name = cell.params["dataset"]
+            data = splits.setdefault(name, image_splits(name, ctx.data_dir, config.n_train, config.n_valid,
+                                                        config.n_test))
+            members.append(EnsembleMember(self._task(config, cell, data), (data.train,), cell.seed, ctx.work_dir,
+                                          f"{ctx.experiment}/{cell.key}"))
+        first = ctxs[0]
+        Trainer(config.train, device=first.device, subtask=first.subtask,
+                label=f"{first.experiment}/ensemble").fit_ensemble(members)
 
     def measure(self, config: Config, cell: Cell, ctx):
         p = cell.params
