@@ -179,6 +179,19 @@ def test_iwae_schedule_learning_rates_per_epoch():
     assert learning_rates(ScheduleConfig(), 0.1, 3) == [0.1, 0.1, 0.1]
 
 
+def test_vr_caltech_schedule_has_stages_of_two_to_the_i_epochs():
+    """VRbound exp_details.tex l. 13: Caltech as MNIST but Σ_{i=0}^{7} 2^i = 255 epochs (stage i: 2^{i−1})."""
+    schedule = ScheduleConfig(name="iwae", rounded=True, stage_growth=2)
+    assert schedule.iwae_epochs == 255
+    rates = learning_rates(schedule, 1e-3, 255)
+    starts = [1 + sum(2 ** j for j in range(i - 1)) for i in range(1, 9)]
+    assert starts == [1, 2, 4, 8, 16, 32, 64, 128]
+    assert [rates[s - 1] for s in starts] == pytest.approx([1e-3, 7.2e-4, 5.2e-4, 3.7e-4, 2.7e-4, 1.9e-4, 1.4e-4,
+                                                            1e-4])
+    assert [schedule.stage(e) for e in (1, 2, 3, 4, 7, 8, 127, 128, 255)] == [1, 2, 2, 3, 3, 4, 7, 8, 8]
+    assert len(set(rates[127:255])) == 1  # the last stage's 128 epochs at one rate
+
+
 class TinyVAE(VariationalTask):
     def __init__(self):
         model = build_vae(ModelConfig(latent=[2], encoder_hidden=[[8]], decoder_hidden=[[8]], activation="tanh"), 6)

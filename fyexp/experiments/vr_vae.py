@@ -96,8 +96,8 @@ class Config:
     fold_seed: int = 0
     train_freyface: TrainConfig = field(default_factory=lambda: TrainConfig(
         epochs=1000, batch_size=100, optimizer=OptimizerConfig(lr=5e-4)))
-    train_caltech: TrainConfig = field(default_factory=lambda: TrainConfig(
-        epochs=255, batch_size=100, optimizer=OptimizerConfig(lr=1e-3)))
+    train_caltech: TrainConfig = field(default_factory=lambda: dataclasses.replace(
+        _iwae_train(), epochs=255, schedule=ScheduleConfig(name="iwae", rounded=True, stage_growth=2)))
     train_mnist: TrainConfig = field(default_factory=_iwae_train)
     n_train: dict[str, int] = field(default_factory=dict)  # cap on training images per data set (cpu profiles)
     n_test: dict[str, int] = field(default_factory=dict)  # cap on test images per data set
