@@ -134,3 +134,42 @@ def test_frey_face_cell_end_to_end_on_synthetic_faces(tmp_path):
     rows = VRVAE().run_cell(config, Cell("vr_max", 0, {"dataset": "freyface", "L": 1, "K": 5, "fold": 0}), ctx)
     saved = np.load(next((tmp_path / "art").glob("samples-vr_max*.npz")))
     assert saved["images"].shape == (config.n_figure_samples, 560) and tuple(saved["shape"]) == (28, 20)
+
+
+def test_stopping_epoch_on_held_out_images_is_the_argmax_of_the_validation_bound(tmp_path, monkeypatch):
+    """`validation: {freyface: n}` holds out the training part's last n images; the cell reports the VI bound on
+    them every `valid_every` epochs and its argmax epoch (VR §5.1: stopping epochs tuned on the VI setting)."""
+    import pickle
+
+    from fyexp.errors import ConfigValueError
+    from fyexp.experiments import vr_vae
+    from fyexp.experiments.base import RunContext
+    from fyexp.results import Cell
+    from fyexp.train import OptimizerConfig, TrainConfig
+
+    (tmp_path / "FreyFace").mkdir()
+    faces = np.random.default_rng(0).integers(0, 256, size=(40, 560), dtype=np.uint8)
+    with open(tmp_path / "FreyFace" / "freyfaces.pkl", "wb") as handle:
+        pickle.dump([faces], handle)
+    config = vr_vae.Config(settings=["freyface:1:5"], folds=[0], n_folds=4, test_samples=10, test_chunk=10,
+                           train_freyface=TrainConfig(epochs=6, batch_size=10, optimizer=OptimizerConfig(lr=1e-3)),
+                           validation={"freyface": 8}, valid_every=2, bias_points=2, bias_samples=[5],
+                           bias_repetitions=2)
+    seen = {}
+    real_fit = vr_vae.Trainer.fit
+
+    def spy(self, task, data):
+        seen["train"], seen["valid"] = len(data[0]), len(task.valid)
+        return real_fit(self, task, data)
+
+    monkeypatch.setattr(vr_vae.Trainer, "fit", spy)
+    ctx = RunContext("vr-vae", "test", "cpu", tmp_path, tmp_path / "work", tmp_path / "art")
+    rows = vr_vae.VRVAE().run_cell(config, Cell("vae", 0, {"dataset": "freyface", "L": 1, "K": 5, "fold": 0}), ctx)
+    assert seen == {"train": 30 - 8, "valid": 8}  # fold 0 of 4 leaves 30 training faces, the last 8 held out
+    curve = {r["epoch"]: r["value"] for r in rows if r["metric"] == "valid_bound"}
+    assert sorted(curve) == [2, 4, 6]
+    best = next(r["value"] for r in rows if r["metric"] == "best_epoch")
+    assert best == max(curve, key=curve.get)
+    assert next(r["value"] for r in rows if r["metric"] == "best_valid_bound") == max(curve.values())
+    with pytest.raises(ConfigValueError, match="validation"):
+        vr_vae.Config(validation={"omniglot": 5})

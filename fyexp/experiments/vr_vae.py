@@ -101,6 +101,11 @@ class Config:
     train_mnist: TrainConfig = field(default_factory=_iwae_train)
     n_train: dict[str, int] = field(default_factory=dict)  # cap on training images per data set (cpu profiles)
     n_test: dict[str, int] = field(default_factory=dict)  # cap on test images per data set
+    # images held out from the END of the training part per data set, for choosing a stopping epoch on the VI
+    # setting ("the learning rates and stopping epochs were tuned on the VI setting", VR §5.1): the cell then
+    # reports the validation bound every ``valid_every`` epochs (``valid_bound``) and its argmax (``best_epoch``)
+    validation: dict[str, int] = field(default_factory=dict)
+    valid_every: int = 10
     test_samples: int = 5000
     test_chunk: int = 500
     test_batch: int = 100
@@ -122,6 +127,10 @@ class Config:
             require(m in METHODS, "methods", f"names among {list(METHODS)}", m)
         require(all(0 <= f < self.n_folds for f in self.folds), "folds", f"folds in 0..{self.n_folds - 1}", self.folds)
         require(self.test_samples >= 1 and self.test_chunk >= 1, "test_samples", "integers >= 1", self.test_samples)
+        require(self.valid_every >= 1, "valid_every", "an integer >= 1", self.valid_every)
+        for d, n in self.validation.items():
+            require(d in DATASETS and isinstance(n, int) and n >= 1, "validation",
+                    f"a mapping from data sets among {list(DATASETS)} to a number of images >= 1", {d: n})
 
     def train_config(self, dataset: str) -> TrainConfig:
         return getattr(self, f"train_{dataset}")
@@ -132,6 +141,7 @@ class VRData:
     train: torch.Tensor
     test: torch.Tensor
     binarize: bool
+    valid: torch.Tensor | None = None
 
 
 def load_data(config: Config, dataset: str, fold: int | None, root) -> VRData:
@@ -151,15 +161,24 @@ def load_data(config: Config, dataset: str, fold: int | None, root) -> VRData:
         binarize = True
     train = train[:config.n_train.get(dataset)]
     test = test[:config.n_test.get(dataset)]
+    n_valid = config.validation.get(dataset, 0)
+    if n_valid >= len(train):
+        raise FyexpError(f"validation: {n_valid} images of {dataset} held out, but its training part has {len(train)}")
+    if n_valid:
+        return VRData(train[:-n_valid], test, binarize, train[-n_valid:])
     return VRData(train, test, binarize)
 
 
 class BinarizingTask(VariationalTask):
-    """:class:`VariationalTask` that draws x ∼ Bernoulli(gray levels) for every training batch (dynamic binarization)."""
+    """:class:`VariationalTask` that draws x ∼ Bernoulli(gray levels) for every training batch (dynamic binarization)
+    and, given held-out images, computes the training objective's bound on them every ``valid_every`` epochs."""
 
-    def __init__(self, model, objective, binarize: bool):
-        super().__init__(model, objective)
-        self.binarize = binarize
+    def __init__(self, model, objective, binarize: bool, valid: torch.Tensor | None = None, valid_every: int = 1):
+        super().__init__(model, objective, valid)
+        self.binarize, self.valid_every = binarize, valid_every
+
+    def validate(self, epoch: int) -> dict[str, float]:
+        return super().validate(epoch) if epoch % self.valid_every == 0 else {}
 
     def loss(self, batch):
         x = batch[0] if isinstance(batch, (tuple, list)) else batch
@@ -192,6 +211,19 @@ def bias_curve(model: VAE, x: torch.Tensor, reference: torch.Tensor, alphas, ks,
     return rows
 
 
+def stopping_rows(history: list[dict], setting: str, row: str, extra: dict) -> list[dict]:
+    """The validation bound at each validated epoch (``valid_bound``) and the epoch that maximizes it
+    (``best_epoch``): the stopping epoch "tuned on the VI setting" (VR §5.1) when the cell is the VAE."""
+    curve = [(h["epoch"], -h["valid_loss"]) for h in history if "valid_loss" in h]
+    if not curve:
+        return []
+    common = {"setting": setting, "label": row, **extra}
+    best_epoch, best = max(curve, key=lambda point: point[1])
+    return [{"metric": "valid_bound", "value": bound, "epoch": epoch, **common} for epoch, bound in curve] + [
+        {"metric": "best_epoch", "value": float(best_epoch), **common},
+        {"metric": "best_valid_bound", "value": best, **common}]
+
+
 @register
 class VRVAE(Experiment):
     name = "vr_vae"
@@ -218,7 +250,7 @@ class VRVAE(Experiment):
         seed_everything(cell.seed)
         model = build_vae(model_config(dataset, layers), data.train.shape[1])
         make_objective, table, row = METHODS[cell.method]
-        task = BinarizingTask(model, make_objective(k), data.binarize)
+        task = BinarizingTask(model, make_objective(k), data.binarize, data.valid, config.valid_every)
         train = dataclasses.replace(config.train_config(dataset), seed=cell.seed)
         trainer = Trainer(train, device=ctx.device, work_dir=ctx.work_dir, subtask=ctx.subtask,
                           label=f"{ctx.experiment}/{cell.key}")
@@ -241,6 +273,7 @@ class VRVAE(Experiment):
                  "label": row, **extra},
                 {"metric": "final_train_bound", "value": -history[-1]["train_loss"], "setting": setting, "label": row,
                  **extra}]
+        rows += stopping_rows(history, setting, row, extra)
         if cell.method == "vr_max" and fold in (None, 0):
             images = prior_samples(model, config.n_figure_samples).clamp(0, 1)
             ctx.artifact_dir.mkdir(parents=True, exist_ok=True)
