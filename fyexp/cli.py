@@ -268,6 +268,42 @@ def report(names: Optional[List[str]] = typer.Argument(None, help="Experiments t
     out.print(f"index → {results / 'README.md'}", markup=False, highlight=False)
 
 
+@app.command()
+def claims(paper: Optional[str] = typer.Argument(None, help="fyvi, fyvl, vr, tvem or frac (default: all five)."),
+           profile: Optional[str] = typer.Option(None, "--profile", "-p", help="Judge at this profile only (default: every profile with the claim's rows)."),
+           as_json: bool = typer.Option(False, "--json", help="Print a JSON list of verdicts for scripts."),
+           results_dir: Optional[Path] = typer.Option(None, help=RESULTS_HELP),
+           experiments_dir: Optional[Path] = typer.Option(None, help=EXPERIMENTS_HELP)) -> None:
+    """Which claims of the papers hold: each claim's verdict (supported, supported in direction not in magnitude,
+    not supported, reversed, not run, data missing) at every profile with its rows, from the result CSVs."""
+    from fyexp.claims.command import claims_command
+
+    claims_command(paper, profile, as_json, _results_dir(results_dir), experiments_dir, out)
+
+
+@app.command()
+def reproduce(paper: str = typer.Argument(..., help="fyvi, fyvl, vr, tvem, frac, or all."),
+              profile: str = typer.Option("paper", "--profile", "-p", help=PROFILE_HELP),
+              dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan: experiments, cells finished / to run, and a time estimate from recorded wall times; run nothing."),
+              device: str = typer.Option("auto", help="auto, cpu or cuda."),
+              data_dir: Optional[Path] = typer.Option(None, help=DATA_HELP),
+              results_dir: Optional[Path] = typer.Option(None, help=RESULTS_HELP),
+              experiments_dir: Optional[Path] = typer.Option(None, help=EXPERIMENTS_HELP),
+              only: Optional[list[str]] = typer.Option(None, "--only", help="As for `run`: KEY=PATTERN[,PATTERN...]; experiments whose grid lacks KEY are left out."),
+              allow_dirty: bool = typer.Option(False, "--allow-dirty", help="As for `run`."),
+              executor: Optional[str] = typer.Option(None, "--executor", help="As for `run`: local or slurm."),
+              jobs: Optional[int] = typer.Option(None, "--jobs", help="As for `run`.")) -> None:
+    """Reproduce a paper: run every experiment it needs at the profile (resuming), then `report` and `claims`."""
+    from fyexp.claims.command import reproduce_command
+
+    options = dict(device=device, data_dir=data_dir, allow_dirty=allow_dirty, progress=True, executor=executor,
+                   jobs=jobs, threads_per_job=1, slurm_partition=None, slurm_gpus_per_job=0,
+                   slurm_cpus_per_job=None, slurm_mem_gb=None, slurm_time=24 * 60, dry_run=False)
+    reproduce_command(paper, profile=profile, dry_run=dry_run, only=only, run_options=options,
+                      results_dir=_results_dir(results_dir, writable=not dry_run), experiments_dir=experiments_dir,
+                      console=out)
+
+
 def version_callback(value: bool) -> None:
     if value:
         out.print(f"fyexp {__version__}")

@@ -47,3 +47,13 @@ def test_report_is_byte_identical_and_complete(tmp_path):
     table = first["toy/tables/fyvi-table1-paper.md"].decode()
     assert "1 of 2 (1 failed)" in table and "fewer seeds than planned" in table
     assert "— not run" in table and "✗" in table  # Hard EM is off by far more than the spreads
+
+
+def test_index_opens_with_the_claims_and_writes_each_papers_table(tmp_path):
+    _results(tmp_path)
+    build_report(None, tmp_path, TOY_SPECS)
+    index = (tmp_path / "README.md").read_text()
+    assert index.index("## Claims of each paper") < index.index("## Coverage of the published tables")
+    assert "| `vr` |" in index and "[md](claims/vr.md)" in index
+    assert "not run" in (tmp_path / "claims" / "fyvi.md").read_text()  # the toy results feed no claim
+    assert (tmp_path / "claims" / "frac.tex").read_text().startswith("\\begin{tabular}")

@@ -124,8 +124,21 @@ def write_index(reports: list[ExperimentReport], loaded: dict[str, _Loaded], res
         pd.DataFrame(columns=SUMMARY_COLUMNS + ["experiment"])
     lines = coverage(specs, summaries)
     path = results_dir / "README.md"
-    atomic_write_text(path, index_markdown(sorted(reports, key=lambda r: r.spec.name), lines, results_dir, specs))
+    atomic_write_text(path, index_markdown(sorted(reports, key=lambda r: r.spec.name), lines, results_dir, specs,
+                                           claims_lines=write_claims(loaded, results_dir)))
     return path
+
+
+def write_claims(loaded: dict[str, _Loaded], results_dir: Path) -> list[str]:
+    """Each paper's claims table (``results/claims/<paper>.{md,tex}``) and the summary lines for the index."""
+    from fyexp.claims import judge_all, load_claims
+    from fyexp.claims.render import summary_markdown, write_paper_tables
+
+    claims = load_claims()
+    frames = {name: x.frame for name, x in loaded.items()}
+    verdicts = judge_all(claims.claims, frames, {name: x.spec for name, x in loaded.items()})
+    written = write_paper_tables(verdicts, claims.findings, results_dir / "claims")
+    return summary_markdown(verdicts, {p: files[0].relative_to(results_dir).as_posix() for p, files in written.items()})
 
 
 def build_report(names: list[str] | None, results_dir: Path, experiments_dir: Path | None = None) -> list[ExperimentReport]:

@@ -104,9 +104,16 @@ def experiment_markdown(rep, results_dir: Path) -> list[str]:
     return lines
 
 
-def index_markdown(reports, coverage_lines: list[CoverageLine], results_dir: Path, specs=()) -> str:
+def index_markdown(reports, coverage_lines: list[CoverageLine], results_dir: Path, specs=(),
+                   claims_lines: list[str] | None = None) -> str:
+    """The index; ``claims_lines`` (:func:`fyexp.claims.render.summary_markdown`) open it when given."""
     links = {rep.spec.name: f"#{_anchor(rep.spec.title, rep.spec.name)}" for rep in reports}
-    lines = ["# fyexp results", "", INTRO, "", "## Coverage of the published tables", ""]
+    lines = ["# fyexp results", "", INTRO, ""]
+    if claims_lines:
+        lines += ["## Claims of each paper", "", "Which claims hold, judged from the rows below "
+                  "(`fyexp claims` prints the same; claims are data in "
+                  "[`claims.yaml`](../fyexp/reference/claims.yaml)).", ""] + claims_lines + [""]
+    lines += ["## Coverage of the published tables", ""]
     lines += coverage_markdown(coverage_lines, links, specs) + [""]
     lines += HOW_TO_READ + [""]
     lines += ["## Provenance", ""] + provenance_markdown(reports, results_dir) + [""]

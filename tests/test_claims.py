@@ -1,0 +1,102 @@
+"""Claims as data: loading (a claim naming rows nobody writes fails in one line), intervals and every verdict."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from fyexp.claims.model import load_claims
+from fyexp.claims.stats import difference
+from fyexp.claims.verdicts import (DIRECTION_ONLY, MISSING, NOT_RUN, NOT_SUPPORTED, REVERSED, SUPPORTED, judge)
+from fyexp.errors import FyexpError
+
+CLAIM = """
+claims:
+  - id: toy-a-above-b
+    paper: fyvi
+    where: Table 1
+    claim: a above b
+    direction: greater
+    {extra}
+    rows: {{experiment: gmm-clustering, metric: adjusted_mi}}
+    a: {{method: sparse}}
+    b: {{method: standard}}
+"""
+
+
+def _claim(tmp_path, extra: str = "", text: str | None = None):
+    path = tmp_path / "claims.yaml"
+    path.write_text(text if text is not None else CLAIM.format(extra=extra))
+    return load_claims(path).claims[0]
+
+
+def _frame(a, b, profile="paper", paired=True):
+    rows = [{"experiment": "gmm-clustering", "profile": profile, "method": m, "metric": "adjusted_mi",
+             "value": v, "seed": i if paired else 100 * (m == "sparse") + i, "params": "{}", "status": "ok",
+             "git_commit": "abc", "cell": f"{m}{i}"}
+            for m, values in (("sparse", a), ("standard", b)) for i, v in enumerate(values)]
+    return {"gmm-clustering": pd.DataFrame(rows)}
+
+
+def test_the_shipped_claims_load_and_cover_the_five_papers():
+    claims = load_claims()
+    assert len(claims.claims) >= 30
+    assert {c.paper for c in claims.claims} == {"fyvi", "fyvl", "vr", "tvem", "frac"}
+    assert {f.claim for f in claims.findings} <= {c.id for c in claims.claims}
+
+
+def test_a_claim_naming_a_metric_no_experiment_writes_fails_in_one_line(tmp_path):
+    text = CLAIM.format(extra="").replace("metric: adjusted_mi", "metric: no_such_metric")
+    with pytest.raises(FyexpError, match=r"claim 'toy-a-above-b': experiment 'gmm-clustering' writes no metric "
+                                         r"'no_such_metric'") as info:
+        _claim(tmp_path, text=text)
+    assert "\n" not in str(info.value)
+    with pytest.raises(FyexpError, match="experiment 'nope' does not exist"):
+        _claim(tmp_path, text=CLAIM.format(extra="").replace("experiment: gmm-clustering", "experiment: nope"))
+
+
+def test_paired_interval_is_scipys_one_sample_t_interval():
+    a, b = np.array([1.0, 2.5, 3.1, 4.0]), np.array([0.5, 2.0, 2.0, 3.9])
+    d = difference(pd.DataFrame({"value": a, "seed": range(4)}), pd.DataFrame({"value": b, "seed": range(4)}))
+    ci = stats.ttest_1samp(a - b, 0).confidence_interval(0.95)
+    assert d.paired and (d.low, d.high) == pytest.approx((ci.low, ci.high))
+
+
+def test_unpaired_interval_is_welchs():
+    a, b = np.array([1.0, 2.5, 3.1]), np.array([0.5, 2.0, 2.0, 3.9, 1.0])
+    d = difference(pd.DataFrame({"value": a, "seed": [0, 1, 2]}), pd.DataFrame({"value": b, "seed": [5, 6, 7, 8, 9]}))
+    ci = stats.ttest_ind(a, b, equal_var=False).confidence_interval(0.95)
+    assert not d.paired and (d.low, d.high) == pytest.approx((ci.low, ci.high)) and d.n_text() == "3 vs 5"
+
+
+@pytest.mark.parametrize("a, b, extra, expected", [
+    ([0.9, 0.91, 0.93, 0.92], [0.5, 0.52, 0.49, 0.5], "", SUPPORTED),                      # a clear win
+    ([0.9, 0.91, 0.93, 0.92], [0.5, 0.52, 0.49, 0.5], "magnitude: 0.01", DIRECTION_ONLY),  # win, not the size
+    ([0.5, 0.6, 0.4, 0.5], [0.52, 0.45, 0.55, 0.5], "", NOT_SUPPORTED),                   # a tie
+    ([0.1, 0.12, 0.11, 0.1], [0.5, 0.52, 0.49, 0.5], "", REVERSED),                      # a reversal
+])
+def test_verdicts_on_paired_rows(tmp_path, a, b, extra, expected):
+    verdict, = judge(_claim(tmp_path, extra), _frame(a, b))
+    assert verdict.verdict == expected and verdict.n == "4 pairs" and verdict.profile == "paper"
+
+
+def test_unpaired_win_and_reduced_profile_say_so(tmp_path):
+    verdict, = judge(_claim(tmp_path), _frame([0.9, 0.92, 0.91], [0.5, 0.51, 0.49, 0.5], "cpu", paired=False))
+    assert verdict.verdict == SUPPORTED and verdict.n == "3 vs 4"
+    assert verdict.reduced and "reduced profile cpu" in verdict.label
+
+
+def test_missing_row_and_not_run(tmp_path):
+    claim = _claim(tmp_path)
+    frames = _frame([0.9, 0.92], [0.5, 0.5])
+    frames["gmm-clustering"] = frames["gmm-clustering"].query("method == 'sparse'")
+    verdict, = judge(claim, frames)
+    assert verdict.verdict == MISSING and "method=standard" in verdict.label
+    assert judge(claim, {})[0].verdict == NOT_RUN
+
+
+def test_single_values_decide_by_sign_and_say_so(tmp_path):
+    verdict, = judge(_claim(tmp_path), _frame([0.9], [0.5]))
+    assert verdict.verdict == SUPPORTED and "n = 1, sign only" in verdict.label

@@ -1,0 +1,57 @@
+"""`fyexp claims`, `fyexp reproduce --dry-run` and the report's claims, through the installed script."""
+
+from __future__ import annotations
+
+import json
+
+from fyexp.cell_filter import parse_only
+from fyexp.reproduce import describe, plan
+from fyexp.results import Cell, ResultStore
+from tests.conftest import ROOT, TOY_SPECS, run_cli
+
+PROV = {"git_commit": "unknown", "fyexp_version": "0", "device": "cpu", "wall_time_s": 30.0,
+        "timestamp": "2026-01-01T00:00:00+00:00"}
+
+
+def _record(root, seeds=(0,), values=(1.0,), profile="paper"):
+    store = ResultStore(root, "toy")
+    for v in values:
+        for s in seeds:
+            store.write_cell(profile, Cell("toy", s, {"x": v}), [{"metric": "adjusted_mi", "value": v}], PROV)
+
+
+def test_dry_run_counts_cells_and_estimates_from_recorded_times(tmp_path):
+    _record(tmp_path)  # one of the paper profile's four cells (values 1, 2 × seeds 0, 1), 30 s
+    line, = plan("fyvi", "paper", tmp_path, TOY_SPECS)
+    assert (line.cells, line.finished, line.to_run, line.estimate_s) == (4, 1, 3, 90.0)
+    assert "toy: 4 cells, 1 finished, 3 to run, estimate 90 s" in describe("fyvi", "paper", [line])
+    line, = plan("fyvi", "paper", tmp_path, TOY_SPECS, parse_only(["x=2"]))
+    assert (line.cells, line.to_run) == (2, 2)
+    line, = plan("fyvi", "quick", tmp_path, TOY_SPECS)  # nothing recorded at that profile
+    assert line.estimate_s is None and "estimate unknown" in describe("fyvi", "quick", [line])
+
+
+def test_installed_reproduce_dry_run(tmp_path):
+    _record(tmp_path / "results")
+    result = run_cli("reproduce", "fyvi", "--dry-run", "--results-dir", str(tmp_path / "results"),
+                     "--experiments-dir", str(TOY_SPECS))
+    assert result.returncode == 0, result.stderr
+    assert "toy: 4 cells, 1 finished, 3 to run, estimate 90 s" in result.stdout
+    assert not (tmp_path / "results" / "toy" / "results.csv").exists()  # a dry run writes nothing
+    bad = run_cli("reproduce", "nope", "--dry-run", "--experiments-dir", str(TOY_SPECS))
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "unknown paper 'nope'" in bad.stderr
+
+
+def test_installed_claims_on_the_committed_results_read_only():
+    before = {p: p.stat().st_mtime_ns for p in (ROOT / "results").rglob("results.csv")}
+    result = run_cli("claims", "tvem", "--json", "--results-dir", str(ROOT / "results"))
+    assert result.returncode == 0, result.stderr
+    verdicts = json.loads(result.stdout)
+    assert {v["id"] for v in verdicts} == {"tvem-bars-recovered", "tvem-free-energy-states",
+                                           "tvem-vs-exact-likelihood"}
+    bars = next(v for v in verdicts if v["id"] == "tvem-bars-recovered")
+    assert bars["verdict"] == "supported" and bars["profile"] == "paper" and bars["n"] == "20"
+    table = run_cli("claims", "tvem", "--results-dir", str(ROOT / "results"))
+    assert table.returncode == 0 and max(len(l) for l in table.stdout.splitlines()) <= 100
+    assert "tvem-bars" in table.stdout and "supported" in table.stdout and "paper" in table.stdout
+    assert before == {p: p.stat().st_mtime_ns for p in (ROOT / "results").rglob("results.csv")}
