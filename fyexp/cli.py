@@ -272,13 +272,14 @@ def report(names: Optional[List[str]] = typer.Argument(None, help="Experiments t
 def claims(paper: Optional[str] = typer.Argument(None, help="fyvi, fyvl, vr, tvem or frac (default: all five)."),
            profile: Optional[str] = typer.Option(None, "--profile", "-p", help="Judge at this profile only (default: every profile with the claim's rows)."),
            as_json: bool = typer.Option(False, "--json", help="Print a JSON list of verdicts for scripts."),
+           long: bool = typer.Option(False, "--long", help="Each verdict in full: the claim, the paper's numbers, ours with the 95% interval, the notes."),
            results_dir: Optional[Path] = typer.Option(None, help=RESULTS_HELP),
            experiments_dir: Optional[Path] = typer.Option(None, help=EXPERIMENTS_HELP)) -> None:
     """Which claims of the papers hold: each claim's verdict (supported, supported in direction not in magnitude,
     not supported, reversed, not run, data missing) at every profile with its rows, from the result CSVs."""
     from fyexp.claims.command import claims_command
 
-    claims_command(paper, profile, as_json, _results_dir(results_dir), experiments_dir, out)
+    claims_command(paper, profile, as_json, _results_dir(results_dir), experiments_dir, out, long)
 
 
 @app.command()

@@ -101,10 +101,17 @@ def _module_file(name: str, package_root: Path) -> Path | None:
     return None
 
 
-def _imports(path: Path, module: str) -> set[str]:
+def _imports(path: Path, module: str) -> frozenset[str]:
     """The ``fyexp`` modules that ``path`` (module ``module``) imports, by absolute or relative import."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    return _imported(path.read_text(encoding="utf-8"), package)
+
+
+@functools.lru_cache(maxsize=None)
+def _imported(source: str, package: str) -> frozenset[str]:
+    """:func:`_imports` of a module's ``source`` in ``package``: parsed once per text and process (a file and its
+    copy in the unpacked HEAD are one parse)."""
+    tree = ast.parse(source)
     found: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -118,8 +125,8 @@ def _imports(path: Path, module: str) -> set[str]:
                 target = node.module or ""
             found.add(target)
             found |= {f"{target}.{a.name}" for a in node.names}  # names that are submodules
-    return {name for name in found if (name == "fyexp" or name.startswith("fyexp."))
-            and not any(name == p or name.startswith(p + ".") for p in BOOKKEEPING)}
+    return frozenset(name for name in found if (name == "fyexp" or name.startswith("fyexp."))
+                     and not any(name == p or name.startswith(p + ".") for p in BOOKKEEPING))
 
 
 @functools.lru_cache(maxsize=None)
@@ -180,7 +187,13 @@ def head_code_hash(module: str, root: Path = SOURCE_ROOT) -> str | None:
     if not in_git_checkout(root):
         return None
     head = _head_checkout(root)
-    return None if head is None else code_hash(module, head)
+    return None if head is None else _frozen_code_hash(module, head)
+
+
+@functools.lru_cache(maxsize=None)
+def _frozen_code_hash(module: str, head: Path) -> str:
+    """:func:`code_hash` of an unpacked HEAD (its files never change: computed once per module and unpacking)."""
+    return code_hash(module, head)
 
 
 @functools.lru_cache(maxsize=None)

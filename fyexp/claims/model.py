@@ -201,40 +201,54 @@ def _finding(path: Path, body: dict, claim_ids: set[str]) -> Finding:
 
 # ---- what the experiments write ------------------------------------------------------------------------------
 @functools.lru_cache(maxsize=None)
-def _experiment_vocabulary(experiments_dir: Path | None) -> dict[str, str]:
-    """Experiment name → the text in which a metric it writes must appear: the source of its runner's module tree
+def experiment_names(experiments_dir: Path | None) -> tuple[str, ...]:
+    from fyexp.specs import available_specs
+
+    return tuple(available_specs(experiments_dir))
+
+
+@functools.lru_cache(maxsize=None)
+def experiment_spec(name: str, experiments_dir: Path | None):
+    """The spec of ``name``, read once per process (the vocabulary and the verdicts' freshness both need it)."""
+    from fyexp.specs import load_spec
+
+    return load_spec(name, experiments_dir)
+
+
+@functools.lru_cache(maxsize=None)
+def _experiment_vocabulary(name: str, experiments_dir: Path | None) -> str:
+    """The text in which a metric experiment ``name`` writes must appear: the source of its runner's module tree
     (metric names written literally) and the columns of its paper's published tables (names built from parts,
-    e.g. ``test_elbo_data``, ``kappa_mu1``)."""
+    e.g. ``test_elbo_data``, ``kappa_mu1``).  Built once per experiment and process, for the experiments that
+    claims name."""
+    from fyexp.provenance import SOURCE_ROOT, module_tree, runner_module
+
+    spec = experiment_spec(name, experiments_dir)
+    text = "".join((SOURCE_ROOT / p).read_text(encoding="utf-8") for p in module_tree(runner_module(spec.runner)))
+    columns = _published()
+    columns = columns[columns["paper"] == spec.paper]["column"].dropna()
+    return text + "\n" + "\n".join(sorted(set(columns)))
+
+
+@functools.lru_cache(maxsize=None)
+def _published():
     import pandas as pd
 
-    from fyexp.provenance import module_tree, runner_module
-    from fyexp.specs import available_specs, load_spec
-
-    published = pd.read_csv(CLAIMS_FILE.parent / "paper_tables.csv", dtype=str)
-    out = {}
-    for name in available_specs(experiments_dir):
-        spec = load_spec(name, experiments_dir)
-        text = "".join(p.read_text(encoding="utf-8") for p in module_tree(runner_module(spec.runner)))
-        columns = published[published["paper"] == spec.paper]["column"].dropna()
-        out[name] = text + "\n" + "\n".join(sorted(set(columns)))
-    return out
+    return pd.read_csv(CLAIMS_FILE.parent / "paper_tables.csv", dtype=str)
 
 
 @functools.lru_cache(maxsize=None)
 def _published_rows() -> dict[str, set[str]]:
-    import pandas as pd
-
-    published = pd.read_csv(CLAIMS_FILE.parent / "paper_tables.csv", dtype=str)
-    return {paper: set(g["row"]) for paper, g in published.groupby("paper")}
+    return {paper: set(g["row"]) for paper, g in _published().groupby("paper")}
 
 
 def check_selector(selector: Selector, owner: str, path: Path, experiments_dir: Path | None = None) -> None:
     """One line naming ``owner`` when the selector names an experiment, metric or published row nobody writes."""
-    vocabulary = _experiment_vocabulary(experiments_dir)
-    if selector.experiment not in vocabulary:
+    names = experiment_names(experiments_dir)
+    if selector.experiment not in names:
         raise FyexpError(f"{path}: {owner}: experiment '{selector.experiment}' does not exist; expected one of "
-                         f"{', '.join(sorted(vocabulary))}")
-    if selector.metric not in vocabulary[selector.experiment]:
+                         f"{', '.join(sorted(names))}")
+    if selector.metric not in _experiment_vocabulary(selector.experiment, experiments_dir):
         raise FyexpError(f"{path}: {owner}: experiment '{selector.experiment}' writes no metric "
                          f"'{selector.metric}'")
     if selector.paper_row is not None:

@@ -7,11 +7,14 @@ Terminal (rich, readable at 100 columns), Markdown and LaTeX per paper (written 
 from __future__ import annotations
 
 import json
+import re
+import textwrap
 from collections import Counter
 from pathlib import Path
 
 from fyexp.claims.model import PAPERS
-from fyexp.claims.verdicts import VERDICTS, Verdict
+from fyexp.claims.verdicts import (DIRECTION_ONLY, MISSING, NOT_RUN, NOT_SUPPORTED, REVERSED, SUPPORTED, VERDICTS,
+                                    Verdict)
 
 COLUMNS = ("id", "claim", "paper", "ours", "verdict", "n", "profile")
 
@@ -21,24 +24,90 @@ def _cells(v: Verdict) -> tuple[str, ...]:
     return (v.claim.id, claim, v.claim.paper_numbers or "—", v.ours or "—", v.label, v.n or "—", v.profile or "—")
 
 
-def print_table(verdicts: list[Verdict], console) -> None:
-    from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table
+#: the verdict as the terminal table prints it (the full word stays in ``--long``, JSON, Markdown and LaTeX)
+SHORT = {SUPPORTED: "supported", DIRECTION_ONLY: "direction only", NOT_SUPPORTED: "not supported",
+         REVERSED: "reversed", NOT_RUN: "not run", MISSING: "data missing"}
+WIDTH = 100  # the table's width when piped, and its most in a terminal
+ID_WIDTH, VERDICT_WIDTH, N_WIDTH, PROFILE_WIDTH = 31, 14, 8, 11
+REDUCED_MARK = "*"
 
-    if not console.is_terminal:  # piped: the table is laid out for 100 columns
-        console = Console(width=100, soft_wrap=False)
-    table = Table(show_lines=True, width=min(console.width, 100))
-    fixed = {"n": 8, "profile": 10}
-    for name in COLUMNS:
-        if name in fixed:
-            table.add_column(name, no_wrap=True, min_width=fixed[name])
-        else:
-            table.add_column(name, overflow="fold", ratio={"id": 3, "claim": 5, "paper": 3, "ours": 4,
-                                                            "verdict": 4}[name])
+
+def _fit(text: str, width: int, sep: str = " ") -> str:
+    """``text`` in at most ``width`` characters: cut at the last ``sep`` that fits (a whole word), else hard, with
+    ``…`` marking the cut."""
+    if len(text) <= width:
+        return text
+    head = text[: width - 1]
+    cut = head.rfind(sep)
+    return (head[:cut] if cut > width // 2 else head).rstrip(" -;,") + "…"
+
+
+def _compact(ours: str) -> str:
+    """Our numbers without their interval: ``0.636 vs 0.6056; diff 0.03 [0.0003, 0.06]`` → ``0.636 vs 0.6056``."""
+    return re.sub(r"\s*\[[^]]*\]", "", ours.split("; diff")[0]).strip()
+
+
+def _line(v: Verdict, first: bool, width: int) -> str:
+    profile = (v.profile or "—") + (REDUCED_MARK if v.reduced else "")
+    head = (f"{_fit(v.claim.id, ID_WIDTH, '-') if first else '':<{ID_WIDTH}} {SHORT[v.verdict]:<{VERDICT_WIDTH}} "
+            f"{_fit(v.n or '—', N_WIDTH):<{N_WIDTH}} {_fit(profile, PROFILE_WIDTH, '-'):<{PROFILE_WIDTH}} ")
+    return head + _fit(_compact(v.ours) or "—", width - len(head))
+
+
+def _about(v: Verdict) -> str:
+    where = f"{v.claim.where}: " if v.claim.where else ""
+    paper = f" · paper {v.claim.paper_numbers}" if v.claim.paper_numbers else ""
+    return f"{where}{v.claim.text}{paper}"
+
+
+def short_lines(verdicts: list[Verdict], width: int = WIDTH) -> list[tuple[str, str]]:
+    """(line, style) pairs: per claim, one line per profile judged (id, verdict, n, profile, ours without the
+    interval), its notes (stale or dirty rows, n = 1, what is missing) dimmed under it, and the claim with the
+    paper's numbers dimmed under the claim; every line at most ``width`` characters."""
+    head = f"{'id':<{ID_WIDTH}} {'verdict':<{VERDICT_WIDTH}} {'n':<{N_WIDTH}} {'profile':<{PROFILE_WIDTH}} ours"
+    out = [(head, "bold")]
+    for claim_id in dict.fromkeys(v.claim.id for v in verdicts):
+        mine = [v for v in verdicts if v.claim.id == claim_id]
+        for i, v in enumerate(mine):
+            out.append((_line(v, i == 0, width), ""))
+            if v.notes:
+                out.append((_fit("    " + "; ".join(v.notes), width), "dim"))
+        out.append((_fit("  " + _about(mine[0]), width), "dim"))
+    if any(v.reduced for v in verdicts):
+        out.append((f"{REDUCED_MARK} a reduced profile: the verdict holds at that profile only, never at the "
+                    "paper's", "dim"))
+    return out
+
+
+def long_lines(verdicts: list[Verdict], width: int = WIDTH) -> list[tuple[str, str]]:
+    """(line, style) pairs: per judgement, its id, full verdict, n and profile, then the claim, the paper's
+    numbers, ours with the interval and the notes, each wrapped to ``width``."""
+    out = []
     for v in verdicts:
-        table.add_row(*(escape(c) for c in _cells(v)))
-    console.print(table)
+        reduced = " (reduced profile)" if v.reduced else ""
+        out.append((_fit(f"{v.claim.id}  {v.verdict}{reduced}  n = {v.n or '—'}  profile {v.profile or '—'}", width),
+                    "bold"))
+        claim = f"{v.claim.text} ({v.claim.where})" if v.claim.where else v.claim.text
+        for name, text in (("claim", claim), ("paper", v.claim.paper_numbers), ("ours", v.ours),
+                           ("notes", "; ".join(v.notes))):
+            if text:
+                out += [(line, "") for line in textwrap.wrap(text, width, initial_indent=f"  {name + ':':<7}",
+                                                              subsequent_indent=" " * 9)]
+        out.append(("", ""))
+    return out
+
+
+def print_table(verdicts: list[Verdict], console, long: bool = False) -> None:
+    """The table on ``console`` (:func:`short_lines`, or :func:`long_lines` with ``long``), at most 100 columns
+    (a narrower terminal's width when it has one; piped: 100)."""
+    from rich.console import Console
+    from rich.text import Text
+
+    if not console.is_terminal:  # piped: laid out for 100 columns whatever COLUMNS says
+        console = Console(width=WIDTH, soft_wrap=False)
+    width = min(console.width, WIDTH)
+    for line, style in (long_lines if long else short_lines)(verdicts, width):
+        console.print(Text(line, style=style), no_wrap=True, overflow="ellipsis", crop=False, width=width)
 
 
 def as_json(verdicts: list[Verdict]) -> str:

@@ -40,7 +40,13 @@ class Difference:
 
 
 def _keys(frame: pd.DataFrame, columns: list[str]) -> pd.Series:
-    return frame[columns].astype(str).agg("|".join, axis=1) if columns else pd.Series(dtype=str)
+    """Per row, its pairing columns as text joined by ``|`` (``seed|split|fold``)."""
+    if not columns:
+        return pd.Series(dtype=str)
+    text = frame[columns].astype(str)
+    if text.empty or len(columns) == 1:
+        return text.agg("|".join, axis=1)
+    return text[columns[0]].str.cat([text[c] for c in columns[1:]], sep="|")
 
 
 def difference(a: pd.DataFrame, b: pd.DataFrame) -> Difference:

@@ -213,15 +213,34 @@ JUDGES = {"greater": _pairwise, "less": _pairwise, "approx": _approx, "best_of":
 
 
 # ---- every claim, every profile ------------------------------------------------------------------------------
-def _rows_at(claim: Claim, frames: dict[str, pd.DataFrame], profile: str | None) -> dict:
+def split_by_metric(frames: dict[str, pd.DataFrame]) -> dict[tuple[str, str], pd.DataFrame]:
+    """(experiment, metric) → that metric's rows (in their order); an experiment's absent metric → its empty frame.
+    Splitting once lets every selector filter a few rows instead of the whole experiment."""
+    out: dict[tuple[str, str], pd.DataFrame] = {}
+    for name, frame in frames.items():
+        if frame.empty or "metric" not in frame:
+            continue
+        out[(name, "")] = frame.iloc[:0]
+        out.update({(name, metric): part for metric, part in frame.groupby("metric", sort=False)})
+    return out
+
+
+def _rows_at(claim: Claim, by_metric: dict, profile: str | None) -> dict:
     def pick(selector: Selector) -> pd.DataFrame:
-        rows = select(frames.get(selector.experiment, pd.DataFrame()), selector)
-        return rows if profile is None else rows[rows["profile"].astype(str) == profile]
+        frame = by_metric.get((selector.experiment, selector.metric), by_metric.get((selector.experiment, "")))
+        return select(pd.DataFrame() if frame is None else frame, selector)
 
     out: dict = {k: pick(s) for k, s in claim.sides.items()}
     out["others"] = [pick(s) for s in claim.others]
     out["series"] = [pick(s) for s in claim.series]
-    return out
+    return out if profile is None else _at_profile(out, profile)
+
+
+def _at_profile(rows: dict, profile: str) -> dict:
+    def keep(frame: pd.DataFrame) -> pd.DataFrame:
+        return frame[frame["profile"].astype(str) == profile]
+
+    return {k: [keep(f) for f in v] if isinstance(v, list) else keep(v) for k, v in rows.items()}
 
 
 def _missing(claim: Claim, rows: dict) -> list[str]:
@@ -231,8 +250,9 @@ def _missing(claim: Claim, rows: dict) -> list[str]:
 
 
 def _freshness_notes(rows: dict, specs: dict) -> list[str]:
-    """``k stale rows``, ``k dirty rows`` among the rows a verdict read (via :func:`profile_runs`)."""
-    from fyexp.report.runs import profile_runs
+    """``k stale rows``, ``k dirty rows`` among the distinct rows a verdict read (counted as
+    :func:`fyexp.report.runs.profile_runs` counts them: a commit ending ``+dirty``; a row stale against HEAD)."""
+    from fyexp.report.runs import row_states
 
     frames = [rows[k] for k in ("a", "b") if k in rows] + rows["others"] + rows["series"]
     used = pd.concat([f for f in frames if not f.empty], ignore_index=True)
@@ -240,19 +260,22 @@ def _freshness_notes(rows: dict, specs: dict) -> list[str]:
     for name, part in used.groupby("experiment"):
         if name not in specs:
             continue
-        for run in profile_runs(specs[name], part.drop_duplicates()).values():
-            dirty += run.dirty_rows
-            stale += run.stale_rows
+        part = part.drop_duplicates()
+        dirty += int(part["git_commit"].astype(str).str.endswith("+dirty").sum())
+        stale += int((row_states(specs[name], part) == "stale").sum())
     return [f"{n} {kind} rows" for n, kind in ((stale, "stale"), (dirty, "dirty")) if n]
 
 
 def judge(claim: Claim, frames: dict[str, pd.DataFrame], specs: dict | None = None,
-          profile: str | None = None) -> list[Verdict]:
-    """The claim's verdict at every profile with rows of its experiments (only ``profile`` if given)."""
+          profile: str | None = None, by_metric: dict | None = None) -> list[Verdict]:
+    """The claim's verdict at every profile with rows of its experiments (only ``profile`` if given);
+    ``by_metric``: :func:`split_by_metric` of ``frames``, when the caller judges many claims."""
     present = [frames[e] for e in claim.experiments if e in frames and not frames[e].empty]
     if not present:
         return [Verdict(claim, profile, NOT_RUN, notes=[f"no rows of {', '.join(claim.experiments)}"])]
-    everything = _rows_at(claim, frames, None)
+    if by_metric is None:
+        by_metric = split_by_metric({e: frames[e] for e in claim.experiments if e in frames})
+    everything = _rows_at(claim, by_metric, None)
     pieces = [everything[k] for k in claim.sides] + everything["others"] + everything["series"]
     profiles = list(dict.fromkeys(p for f in pieces for p in f["profile"].astype(str)))
     if profile is not None:
@@ -262,7 +285,7 @@ def judge(claim: Claim, frames: dict[str, pd.DataFrame], specs: dict | None = No
         return [Verdict(claim, profile, MISSING, notes=[f"no rows for {missing[0]}"])]
     out = []
     for p in profiles:
-        rows = _rows_at(claim, frames, p)
+        rows = _at_profile(everything, p)
         missing = _missing(claim, rows)
         if missing:
             out.append(Verdict(claim, p, MISSING, notes=[f"no rows for {missing[0]}"]))
@@ -275,15 +298,19 @@ def judge(claim: Claim, frames: dict[str, pd.DataFrame], specs: dict | None = No
 
 def judge_all(claims, frames: dict[str, pd.DataFrame], specs: dict | None = None,
               profile: str | None = None) -> list[Verdict]:
-    return [v for c in claims for v in judge(c, frames, specs, profile)]
+    by_metric = split_by_metric(frames)
+    return [v for c in claims for v in judge(c, frames, specs, profile, by_metric)]
 
 
-def load_frames(results_dir, experiments_dir=None) -> tuple[dict[str, pd.DataFrame], dict]:
-    """Every experiment's rows (its ``results.csv`` or cell files, :class:`fyexp.results.ResultStore`) and spec."""
+def load_frames(results_dir, experiments_dir=None, names=None) -> tuple[dict[str, pd.DataFrame], dict]:
+    """The rows (its ``results.csv`` or cell files, :class:`fyexp.results.ResultStore`) and spec of every experiment
+    in ``names`` (default: every experiment with a spec; names without one are skipped)."""
+    from fyexp.claims.model import experiment_names, experiment_spec
     from fyexp.results import ResultStore
-    from fyexp.specs import available_specs, load_spec
 
-    specs = {name: load_spec(name, experiments_dir) for name in available_specs(experiments_dir)}
+    known = experiment_names(experiments_dir)
+    names = known if names is None else [n for n in dict.fromkeys(names) if n in known]
+    specs = {name: experiment_spec(name, experiments_dir) for name in names}
     return {name: _read_only(ResultStore(results_dir, name)) for name in specs}, specs
 
 

@@ -59,18 +59,24 @@ def planned_seeds(spec: ExperimentSpec, profile: str) -> int | None:
     return len(seeds) if isinstance(seeds, list) else None
 
 
+def row_states(spec: ExperimentSpec, frame: pd.DataFrame) -> pd.Series:
+    """Per row: ``fresh``, ``stale`` or ``unknown`` (:func:`fyexp.provenance.row_freshness`), judged once per
+    distinct (commit, code hash) pair."""
+    module = runner_module(spec.runner)
+    hashes = frame["code_hash"] if "code_hash" in frame else pd.Series(None, index=frame.index, dtype=object)
+    keys = list(zip(frame["git_commit"].astype(str), hashes.where(hashes.notna(), None)))
+    fresh = {key: row_freshness(key[0], key[1], module) for key in set(keys)}
+    return pd.Series([fresh[key] for key in keys], index=frame.index, dtype=object)
+
+
 def profile_runs(spec: ExperimentSpec, frame: pd.DataFrame) -> dict[str, ProfileRun]:
     """Per profile present in ``frame``: cells and seeds finished or failed, dirty and stale rows, commits."""
     out = {}
     if frame.empty:
         return out
     status = frame["status"].fillna("ok")
-    module = runner_module(spec.runner)
-    hashes = frame["code_hash"] if "code_hash" in frame else pd.Series(None, index=frame.index, dtype=object)
     commits = frame["git_commit"].astype(str)
-    fresh = {key: row_freshness(key[0], key[1], module)
-             for key in set(zip(commits, hashes.where(hashes.notna(), None)))}
-    freshness = pd.Series([fresh[key] for key in zip(commits, hashes.where(hashes.notna(), None))], index=frame.index)
+    freshness = row_states(spec, frame)
     for profile in dict.fromkeys(frame["profile"].astype(str)):
         mask = frame["profile"].astype(str) == profile
         rows = frame[mask]

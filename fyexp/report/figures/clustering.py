@@ -9,7 +9,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from fyexp.data.gmm_blobs import BlobsSpec, make_gmm_blobs
 from fyexp.report.figures import FigureContext, figure
 
 FIGURE1_PANELS = (("standard", None, "Standard EM"), ("sparse", 2.0, "Sparse EM (ρ=2)"), ("hard", None, "Hard EM"))
@@ -57,6 +56,7 @@ def _select(rows: pd.DataFrame, method: str, rho: float | None) -> pd.DataFrame:
 
 
 def _draw_figure1(rows: pd.DataFrame, artifacts: Path, path: Path) -> Path:
+    from fyexp.data.gmm_blobs import BlobsSpec, make_gmm_blobs  # torch: imported only to draw
     from fyexp.report.figures.output import plt, save_figure
 
     meta = json.loads((artifacts / "dataset.json").read_text())

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import numpy as np
 
-from fyexp.data.vision import DATASETS
 from fyexp.report.figures import FigureContext, figure
 
 SIDE = 28
@@ -20,6 +19,8 @@ SIDE = 28
 
 def _models(ctx: FigureContext) -> dict[tuple[str, str], dict[tuple, tuple[Path, str]]]:
     """(profile, data set) → {(ρ′, ρ, regularizer): (artifact, method)} for every cell that saved images."""
+    from fyexp.data.vision import DATASETS  # torch: imported only to draw, not to check a spec's plots
+
     out = {}
     frame = ctx.frame
     for profile in sorted(frame["profile"].dropna().unique()):
