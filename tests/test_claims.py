@@ -8,8 +8,10 @@ import pytest
 from scipy import stats
 
 from fyexp.claims.model import load_claims
+from fyexp.claims.render import SHORT, VERDICT_WIDTH, long_lines, short_lines
 from fyexp.claims.stats import difference
-from fyexp.claims.verdicts import (DIRECTION_ONLY, MISSING, NOT_RUN, NOT_SUPPORTED, REVERSED, SUPPORTED, judge)
+from fyexp.claims.verdicts import (DIRECTION_ONLY, MISSING, NOT_RUN, NOT_SUPPORTED, REVERSED, SUPPORTED, VERDICTS,
+                                   judge)
 from fyexp.errors import FyexpError
 
 CLAIM = """
@@ -100,3 +102,29 @@ def test_missing_row_and_not_run(tmp_path):
 def test_single_values_decide_by_sign_and_say_so(tmp_path):
     verdict, = judge(_claim(tmp_path), _frame([0.9], [0.5]))
     assert verdict.verdict == SUPPORTED and "n = 1, sign only" in verdict.label
+
+
+def test_table_lines_fit_100_columns_and_long_keeps_everything(tmp_path):
+    long_id = "toy-" + "-".join(f"word{i}" for i in range(10))
+    text = CLAIM.format(extra="").replace("toy-a-above-b", long_id).replace("claim: a above b",
+                                                                             "claim: " + "a above b " * 20)
+    claim = _claim(tmp_path, text=text)
+    frames = _frame([0.9, 0.91, 0.93, 0.92], [0.5, 0.52, 0.49, 0.5], "cpu")
+    verdict, = judge(claim, frames)
+    verdict.notes.append("a long note " * 12)
+    short = [line for line, _ in short_lines([verdict])]
+    assert max(len(line) for line in short) <= 100
+    shown_id, word, n, pairs, profile, *ours = short[1].split()
+    assert shown_id.endswith("…") and long_id[len(shown_id) - 1] == "-"  # cut between two words of the id
+    assert (word, n, pairs, profile) == ("supported", "4", "pairs", "cpu*")  # reduced: marked
+    assert "[" not in short[1] and "a long note" in short[2] and short[3].lstrip().startswith("Table 1: a above b")
+    assert short[-1].startswith("* a reduced profile")
+    long = [line for line, _ in long_lines([verdict])]
+    assert max(len(line) for line in long) <= 100
+    joined = " ".join(line.strip() for line in long)
+    assert long_id in joined and claim.text in joined and f"[{verdict.low:.4g}, {verdict.high:.4g}]" in joined
+    assert "a long note " * 11 in joined + " "
+
+
+def test_every_verdict_has_a_short_word():
+    assert set(SHORT) == set(VERDICTS) and max(len(w) for w in SHORT.values()) <= VERDICT_WIDTH

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from fyexp.cell_filter import parse_only
+from fyexp.cli import main
 from fyexp.reproduce import describe, plan
 from fyexp.results import Cell, ResultStore
 from tests.conftest import ROOT, TOY_SPECS, run_cli
@@ -31,27 +34,37 @@ def test_dry_run_counts_cells_and_estimates_from_recorded_times(tmp_path):
     assert line.estimate_s is None and "estimate unknown" in describe("fyvi", "quick", [line])
 
 
-def test_installed_reproduce_dry_run(tmp_path):
+def test_installed_reproduce_dry_run(tmp_path, capsys):
     _record(tmp_path / "results")
     result = run_cli("reproduce", "fyvi", "--dry-run", "--results-dir", str(tmp_path / "results"),
                      "--experiments-dir", str(TOY_SPECS))
     assert result.returncode == 0, result.stderr
     assert "toy: 4 cells, 1 finished, 3 to run, estimate 90 s" in result.stdout
     assert not (tmp_path / "results" / "toy" / "results.csv").exists()  # a dry run writes nothing
-    bad = run_cli("reproduce", "nope", "--dry-run", "--experiments-dir", str(TOY_SPECS))
-    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "unknown paper 'nope'" in bad.stderr
+    with pytest.raises(SystemExit) as exit_:  # the script's entry point, in-process: one line, exit 2
+        main(["reproduce", "nope", "--dry-run", "--experiments-dir", str(TOY_SPECS)])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and err.count("\n") == 1 and "unknown paper 'nope'" in err
 
 
-def test_installed_claims_on_the_committed_results_read_only():
+def _lines(text: str) -> list[str]:
+    return text.splitlines()
+
+
+def test_installed_claims_table_fits_100_columns_on_the_committed_results(capsys):
     before = {p: p.stat().st_mtime_ns for p in (ROOT / "results").rglob("results.csv")}
-    result = run_cli("claims", "tvem", "--json", "--results-dir", str(ROOT / "results"))
-    assert result.returncode == 0, result.stderr
-    verdicts = json.loads(result.stdout)
+    table = run_cli("claims", "tvem", "--results-dir", str(ROOT / "results"), env={"COLUMNS": "100"})
+    assert table.returncode == 0, table.stderr
+    lines = _lines(table.stdout)
+    assert max(len(line) for line in lines) <= 100
+    bars = next(line for line in lines if line.startswith("tvem-bars-recovered"))
+    assert bars.split()[1:5] == ["supported", "20", "paper", "85%"]  # id, verdict, n, profile, ours on one line
+    assert len(lines) <= 1 + 3 * 3  # header; per claim: its line, its notes, the claim
+    main(["claims", "tvem", "--json", "--results-dir", str(ROOT / "results")])
+    verdicts = json.loads(capsys.readouterr().out)
     assert {v["id"] for v in verdicts} == {"tvem-bars-recovered", "tvem-free-energy-states",
                                            "tvem-vs-exact-likelihood"}
     bars = next(v for v in verdicts if v["id"] == "tvem-bars-recovered")
     assert bars["verdict"] == "supported" and bars["profile"] == "paper" and bars["n"] == "20"
-    table = run_cli("claims", "tvem", "--results-dir", str(ROOT / "results"))
-    assert table.returncode == 0 and max(len(l) for l in table.stdout.splitlines()) <= 100
-    assert "tvem-bars" in table.stdout and "supported" in table.stdout and "paper" in table.stdout
+    assert bars["ours"] == "85% of runs [62%, 97%]" and bars["low"] is not None  # --json keeps the interval
     assert before == {p: p.stat().st_mtime_ns for p in (ROOT / "results").rglob("results.csv")}
