@@ -60,6 +60,7 @@ def test_the_report_does_not_import_the_runners():
         figure_names()
         bad = [m for m in sys.modules if m.startswith("fyexp.experiments")]
         assert not bad, bad
+        assert "torch" not in sys.modules  # checking a spec's plots (fyexp claims, report) stays light
     """)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
