@@ -202,6 +202,7 @@ def _finding(path: Path, body: dict, claim_ids: set[str]) -> Finding:
 # ---- what the experiments write ------------------------------------------------------------------------------
 @functools.lru_cache(maxsize=None)
 def experiment_names(experiments_dir: Path | None) -> tuple[str, ...]:
+    """The experiments with a spec (listed once per process)."""
     from fyexp.specs import available_specs
 
     return tuple(available_specs(experiments_dir))
@@ -232,6 +233,7 @@ def _experiment_vocabulary(name: str, experiments_dir: Path | None) -> str:
 
 @functools.lru_cache(maxsize=None)
 def _published():
+    """``paper_tables.csv`` as text, read once per process."""
     import pandas as pd
 
     return pd.read_csv(CLAIMS_FILE.parent / "paper_tables.csv", dtype=str)
