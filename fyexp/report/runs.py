@@ -53,8 +53,9 @@ class RunFacts:
 
 
 def planned_seeds(spec: ExperimentSpec, profile: str) -> int | None:
-    """The number of seeds the spec's ``profile`` plans (its ``seeds``, else the defaults'); ``None`` if unsaid."""
-    body = spec.profiles.get(profile) or {}
+    """The number of seeds the spec's ``profile`` plans (its ``seeds``, else the defaults'); ``None`` if unsaid.
+    A ``--set`` variant (``paper+lr=1e-4``) plans what its profile plans."""
+    body = spec.profiles.get(profile) or spec.profiles.get(profile.split("+", 1)[0]) or {}  # a --set variant
     seeds = body.get("seeds", (spec.defaults or {}).get("seeds"))
     return len(seeds) if isinstance(seeds, list) else None
 
