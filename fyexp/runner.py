@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import time
 from dataclasses import dataclass
@@ -12,7 +13,9 @@ from rich.console import Console
 
 from fyexp.cell_filter import CellFilter
 from fyexp.errors import CellFailed
+from fyexp.executed import ExecutedCode, prefit_record_path, write_record
 from fyexp.experiments import Experiment, RunContext
+from fyexp.io import atomic_write_text
 from fyexp.progress import RunProgress, make_progress
 from fyexp.provenance import provenance
 from fyexp.results import Cell, ResultStore
@@ -77,22 +80,35 @@ def execute_cell(resolved: ResolvedSpec, experiment: Experiment, cell: Cell, sto
     if overrides:
         identity["overrides"] = ",".join(f"{k}={v}" for k, v in overrides)
     cell_start = time.perf_counter()
+    recorder = ExecutedCode()
     try:
-        rows = list(experiment.run_cell(resolved.config, cell, ctx))
+        with recorder:
+            rows = list(experiment.run_cell(resolved.config, cell, ctx))
     except CellFailed as exc:
         progress.note(f"cell {cell.key} failed: {exc}")
         _store(store, resolved.profile, cell, settings, lambda prov: store.write_failure(
-            resolved.profile, cell, str(exc), {**prov, **identity}), device, cell_start, experiment)
+            resolved.profile, cell, str(exc), {**prov, **identity}), device, cell_start, experiment,
+            _executed(recorder, ctx.work_dir))
         return "failed"
     _store(store, resolved.profile, cell, settings, lambda prov: store.write_cell(
-        resolved.profile, cell, rows, {**prov, **identity}), device, cell_start, experiment)
+        resolved.profile, cell, rows, {**prov, **identity}), device, cell_start, experiment,
+        _executed(recorder, ctx.work_dir))
     return "ok"
 
 
+def _executed(recorder: ExecutedCode, work_dir: Path) -> set[str]:
+    """The functions the cell ran, with those its ensemble's prefit ran for it (:func:`prefit_ensembles`)."""
+    functions = recorder.functions()
+    path = prefit_record_path(work_dir)
+    if path.is_file():
+        functions |= set(json.loads(path.read_text(encoding="utf-8")))
+    return functions
+
+
 def _store(store: ResultStore, profile: str, cell: Cell, settings: dict, write, device: str, cell_start: float,
-           experiment: Experiment) -> None:
-    """Supersede a finished file at other settings, write the settings sidecar, then the cell file (last: it is
-    what marks the cell finished)."""
+           experiment: Experiment, functions: set[str]) -> None:
+    """Supersede a finished file at other settings, write the settings sidecar and the executed-code record
+    (:mod:`fyexp.executed`), then the cell file (last: it is what marks the cell finished)."""
     from fyexp.results import read_cell_file
     from fyexp.settings import recorded_settings
 
@@ -103,6 +119,7 @@ def _store(store: ResultStore, profile: str, cell: Cell, settings: dict, write, 
             supersede(store, profile, cell)
     path.parent.mkdir(parents=True, exist_ok=True)
     write_sidecar(path, settings)
+    write_record(path, functions)
     write(provenance(device, time.perf_counter() - cell_start, experiment))
 
 
@@ -126,7 +143,11 @@ def prefit_ensembles(resolved: ResolvedSpec, experiment: Experiment, todo: list[
                            artifact_dir=store.artifact_dir(resolved.profile), progress=progress, force=force)
                 for c in cells]
         progress.note(f"ensemble: training {len(cells)} seed(s) of {cells[0].key.rsplit('__seed=', 1)[0]} together")
-        experiment.prefit(resolved.config, cells, ctxs)
+        with ExecutedCode() as recorder:
+            experiment.prefit(resolved.config, cells, ctxs)
+        for ctx in ctxs:
+            Path(ctx.work_dir).mkdir(parents=True, exist_ok=True)
+            atomic_write_text(prefit_record_path(ctx.work_dir), json.dumps(sorted(recorder.functions())) + "\n")
 
 
 def run_experiment(resolved: ResolvedSpec, experiment: Experiment, *, device: str, data_dir: Path | None,

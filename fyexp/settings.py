@@ -14,8 +14,9 @@ The settings of a cell are everything besides the code that decides its numbers:
 ``settings_hash``) and the cell's settings are written readably beside its file (``<cell-key>.settings.json``).
 
 **Rows without a hash (written before this rule, "legacy").**  They are kept current unless the spec changed since
-they ran: the profile as merged from ``git show <row's git_commit>:<spec file>`` is compared with the profile as it
-is now (seeds aside).  When git cannot tell (no checkout, unknown commit, the spec outside the repository), a legacy
+they ran: the profile as merged from ``git show <row's git_commit>:<spec file>`` is validated by today's runner
+``Config`` and compared with the profile as it is now (seeds aside); an old spec that no longer validates (its keys
+were since renamed) cannot be compared and its rows stay current.  When git cannot tell (no checkout, unknown commit, the spec outside the repository), a legacy
 row is kept current ("unknown (legacy)"): committed results are never thrown away for lack of a record.
 
 When a cell reruns because its settings changed, its old file (and sidecar) moves to
@@ -140,15 +141,31 @@ def spec_at_commit(spec_path: Path, commit: str) -> dict | None:
     return data if isinstance(data, dict) else None
 
 
-def legacy_settings_changed(spec: Any, profile: str, git_commit_value: object) -> bool | None:
+def legacy_settings_changed(spec: Any, profile: str, git_commit_value: object,
+                            config_cls: type | None = None) -> bool | None:
     """For a row without ``settings_hash``: whether ``profile`` of ``spec`` changed since the row's commit
-    (``None``: git cannot tell, the row is kept current)."""
+    (``None``: cannot tell, the row is kept current).
+
+    With the runner's ``config_cls`` both versions are validated and their configs compared, so a spec that was
+    only rewritten (a key moved into ``train:``, a default made explicit) changes nothing; an old spec that no longer
+    validates cannot be compared (``None``).  Without it the merged YAML is compared as written."""
+    from fyexp.errors import FyexpError
+    from fyexp.specs import build_config
+
     commit = str(git_commit_value).split("+", 1)[0] if isinstance(git_commit_value, str) else ""
     old = spec_at_commit(Path(spec.path), commit)
     if old is None:
         return None
+    then = merged_profile(old, profile)
     now = merged_profile({"defaults": spec.defaults, "profiles": spec.profiles}, profile)
-    return merged_profile(old, profile) != now
+    if config_cls is None or then is None or now is None:
+        return then != now
+    try:
+        then_config, now_config = (build_config(config_cls, merged, spec.path, f"profiles.{profile}")
+                                   for merged in (then, now))
+    except (FyexpError, TypeError, ValueError):
+        return None
+    return jsonable(then_config) != jsonable(now_config)
 
 
 def recorded_settings(frame: Any) -> tuple[str | None, str | None]:
@@ -162,12 +179,12 @@ def recorded_settings(frame: Any) -> tuple[str | None, str | None]:
     return first("settings_hash"), first("git_commit")
 
 
-def settings_verdict(frame: Any, expected_hash: str, spec: Any, profile: str) -> str:
+def settings_verdict(frame: Any, expected_hash: str, spec: Any, profile: str, config_cls: type | None = None) -> str:
     """``same``, ``changed`` or ``legacy`` (no hash, kept current) for a finished cell file's rows."""
     recorded, commit = recorded_settings(frame)
     if recorded is not None:
         return "same" if recorded == expected_hash else "changed"
-    return "changed" if legacy_settings_changed(spec, profile, commit) else "legacy"
+    return "changed" if legacy_settings_changed(spec, profile, commit, config_cls) else "legacy"
 
 
 # ---- the finished check and superseding, on a results store ---------------------------------------------------
@@ -187,7 +204,8 @@ def finished_verdict(store: Any, resolved: Any, cell: Any, expected_hash: str) -
     spec = getattr(resolved, "spec", None)
     if spec is None:  # no spec to compare a legacy file with: same hash or kept
         return "changed" if recorded_settings(frame)[0] not in (None, expected_hash) else "same"
-    return settings_verdict(frame, expected_hash, spec, getattr(resolved, "base_profile", resolved.profile))
+    return settings_verdict(frame, expected_hash, spec, getattr(resolved, "base_profile", resolved.profile),
+                            type(resolved.config))
 
 
 def superseded_dir(store: Any, profile: str) -> Path:

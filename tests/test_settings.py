@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from tests.conftest import TOY_SPECS, run_cli
+from fyexp.report.runs import profile_runs
 from fyexp.settings import legacy_settings_changed
 from fyexp.specs import load_spec
 
@@ -26,6 +27,11 @@ def _rows(tmp_path: Path, profile: str) -> pd.DataFrame:
     return pd.concat([pd.read_csv(f) for f in files], ignore_index=True)
 
 
+def _old_settings_rows(tmp_path: Path, spec: Path) -> int:
+    frame = pd.read_csv(tmp_path / "results/toy/results.csv")
+    return profile_runs(load_spec("toy", spec.parent), frame, tmp_path / "results/toy")["quick"].settings_changed_rows
+
+
 def test_a_settings_edit_reruns_the_affected_cells_and_keeps_the_old_rows_as_superseded(tmp_path):
     env, spec = _env(tmp_path)
     assert run_cli("run", "toy", "-p", "quick", "--no-progress", env=env).returncode == 0
@@ -38,6 +44,7 @@ def test_a_settings_edit_reruns_the_affected_cells_and_keeps_the_old_rows_as_sup
     assert "settings changed" not in again.stderr and "0 cells run, 1 already finished" in again.stderr
 
     spec.write_text(spec.read_text().replace("    values: [0.5]", "    values: [0.5]\n    mode: cube"))
+    assert _old_settings_rows(tmp_path, spec) == 1  # the index says so before the rerun
     edited = run_cli("run", "toy", "-p", "quick", "--no-progress", env=env)
     assert edited.returncode == 0, edited.stderr
     assert "1 cells: settings changed since they ran" in edited.stderr
@@ -48,6 +55,7 @@ def test_a_settings_edit_reruns_the_affected_cells_and_keeps_the_old_rows_as_sup
     assert len(old) == 1 and pd.read_csv(old[0])["value"].tolist() == [0.25]
     table = pd.read_csv(tmp_path / "results/toy/results.csv")
     assert table["value"].tolist() == [0.125]  # never averaged with the superseded rows
+    assert _old_settings_rows(tmp_path, spec) == 0
 
     # an edit to another profile changes nothing here
     spec.write_text(spec.read_text().replace("n_trials: 5", "n_trials: 6"))
