@@ -13,7 +13,7 @@ from rich.console import Console
 
 from fyexp.cell_filter import CellFilter
 from fyexp.errors import CellFailed
-from fyexp.executed import ExecutedCode, prefit_record_path, write_record
+from fyexp.executed import CODE_SUFFIX, ExecutedCode, prefit_record_path, write_record
 from fyexp.experiments import Experiment, RunContext
 from fyexp.io import atomic_write_text
 from fyexp.progress import RunProgress, make_progress
@@ -96,11 +96,12 @@ def execute_cell(resolved: ResolvedSpec, experiment: Experiment, cell: Cell, sto
     return "ok"
 
 
-def _executed(recorder: ExecutedCode, work_dir: Path) -> set[str]:
-    """The functions the cell ran, with those its ensemble's prefit ran for it (:func:`prefit_ensembles`)."""
+def _executed(recorder: ExecutedCode, work_dir: Path) -> set[str] | None:
+    """The functions the cell ran, with those its ensemble's prefit ran for it (:func:`prefit_ensembles`);
+    ``None`` when recording is off."""
     functions = recorder.functions()
     path = prefit_record_path(work_dir)
-    if path.is_file():
+    if functions is not None and path.is_file():
         functions |= set(json.loads(path.read_text(encoding="utf-8")))
     return functions
 
@@ -119,7 +120,10 @@ def _store(store: ResultStore, profile: str, cell: Cell, settings: dict, write, 
             supersede(store, profile, cell)
     path.parent.mkdir(parents=True, exist_ok=True)
     write_sidecar(path, settings)
-    write_record(path, functions)
+    if functions is not None:
+        write_record(path, functions)
+    else:  # no record: the file rule judges this row, not an older cell's record
+        path.with_suffix(CODE_SUFFIX).unlink(missing_ok=True)
     write(provenance(device, time.perf_counter() - cell_start, experiment))
 
 
@@ -145,7 +149,7 @@ def prefit_ensembles(resolved: ResolvedSpec, experiment: Experiment, todo: list[
         progress.note(f"ensemble: training {len(cells)} seed(s) of {cells[0].key.rsplit('__seed=', 1)[0]} together")
         with ExecutedCode() as recorder:
             experiment.prefit(resolved.config, cells, ctxs)
-        for ctx in ctxs:
+        for ctx in ctxs if recorder.enabled else ():
             Path(ctx.work_dir).mkdir(parents=True, exist_ok=True)
             atomic_write_text(prefit_record_path(ctx.work_dir), json.dumps(sorted(recorder.functions())) + "\n")
 

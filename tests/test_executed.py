@@ -92,3 +92,10 @@ def test_a_run_writes_the_record_beside_the_cell_file(tmp_path):
     record = write_record(path, {"fyexp/specs.py:deep_merge"})
     assert json.loads(path.with_suffix(".code.json").read_text()) == record
     assert set(record) == {"fyexp/specs.py:deep_merge", "fyexp/specs.py:<module>"} and all(record.values())
+
+
+def test_recording_can_be_switched_off_and_then_records_nothing(monkeypatch):
+    monkeypatch.setenv("FYEXP_RECORD_CODE", "0")
+    with ExecutedCode() as recorder:
+        deep_merge({}, {})
+    assert recorder.functions() is None
