@@ -257,7 +257,8 @@ def tune(name: str = typer.Argument(..., help="Experiment name with a tuning stu
 @app.command()
 def report(names: Optional[List[str]] = typer.Argument(None, help="Experiments to report (default: all)."),
            results_dir: Optional[Path] = typer.Option(None, help=RESULTS_HELP),
-           experiments_dir: Optional[Path] = typer.Option(None, help=EXPERIMENTS_HELP)) -> None:
+           experiments_dir: Optional[Path] = typer.Option(None, help=EXPERIMENTS_HELP),
+           superseded: bool = typer.Option(False, "--superseded", help="Also report the rows of cells since rerun at other settings (kept under results/NAME/superseded/), each set as a profile of its own ('paper~superseded-<hash>'), never pooled with the current rows.")) -> None:
     """Rebuild tables (Markdown + LaTeX, ours beside the paper's) and figures (PNG) from the result CSVs."""
     from fyexp.report import build_report
     from fyexp.results import ResultStore
@@ -268,7 +269,7 @@ def report(names: Optional[List[str]] = typer.Argument(None, help="Experiments t
         for path, problem in ResultStore(results, name).damaged_cells():
             err.print(f"warning: skipped damaged cell file {path} ({problem}); `fyexp run` redoes it",
                       markup=False, highlight=False)
-    for rep in build_report(names, results, experiments_dir):
+    for rep in build_report(names, results, experiments_dir, superseded=superseded):
         for title, profile, status, files in rep.tables:
             out.print(f"{rep.spec.name}: {title} [{profile}] {status} → {files[0]}", markup=False, highlight=False)
         for path in rep.figures:

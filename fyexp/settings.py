@@ -228,3 +228,23 @@ def supersede(store: Any, profile: str, cell: Any) -> Path | None:
     if sidecar_path(path).is_file():
         sidecar_path(path).replace(sidecar_path(target))
     return target
+
+
+def superseded_rows(store: Any) -> Any:
+    """The rows of every superseded cell file of ``store``'s experiment, each profile relabelled
+    ``<profile>~superseded-<settings hash or legacy>`` so that rows of different settings are never pooled with the
+    current ones or with each other (``fyexp report --superseded``)."""
+    import pandas as pd
+
+    from fyexp.results import read_cell_file
+
+    frames = []
+    for path in sorted((store.folder / "superseded").glob("*/*.csv")):
+        frame, _ = read_cell_file(path)
+        if frame is None or frame.empty:
+            continue
+        tag = path.stem.rsplit(".", 1)[-1]
+        frame = frame.copy()
+        frame["profile"] = f"{path.parent.name}~superseded-{tag}"
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()

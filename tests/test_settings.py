@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from tests.conftest import TOY_SPECS, run_cli
+from fyexp.report import build_report
 from fyexp.report.runs import profile_runs
 from fyexp.settings import legacy_settings_changed
 from fyexp.specs import load_spec
@@ -56,6 +57,13 @@ def test_a_settings_edit_reruns_the_affected_cells_and_keeps_the_old_rows_as_sup
     table = pd.read_csv(tmp_path / "results/toy/results.csv")
     assert table["value"].tolist() == [0.125]  # never averaged with the superseded rows
     assert _old_settings_rows(tmp_path, spec) == 0
+
+    # the report shows the current rows only, the superseded ones when asked, as a profile of their own
+    plain = build_report(["toy"], tmp_path / "results", spec.parent)[0]
+    asked = build_report(["toy"], tmp_path / "results", spec.parent, superseded=True)[0]
+    assert plain.profiles == ["quick"] and plain.rows == 1
+    old_hash = first["settings_hash"].iloc[0]
+    assert asked.profiles == ["quick", f"quick~superseded-{old_hash}"] and asked.rows == 2
 
     # an edit to another profile changes nothing here
     spec.write_text(spec.read_text().replace("n_trials: 5", "n_trials: 6"))
