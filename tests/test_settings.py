@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from tests.conftest import TOY_SPECS, run_cli
 from fyexp.report import build_report
 from fyexp.report.runs import profile_runs
 from fyexp.settings import legacy_settings_changed
 from fyexp.specs import load_spec
+from tests.conftest import TOY_SPECS, run_cli
 
 
 def _env(tmp_path: Path) -> tuple[dict, Path]:
