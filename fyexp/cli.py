@@ -26,6 +26,9 @@ err = Console(stderr=True, soft_wrap=True)
 PROFILE_HELP = "Spec profile: 'paper' (the paper's exact settings), 'quick' (minutes on 2 cores) or any other the spec defines."
 DATA_HELP = "Root of the datasets (MNIST/, FashionMNIST/, 20newsgroups/, UCI/ ...). Default: $FYEXP_DATA_DIR; without either, datasets are downloaded where there is internet."
 RESULTS_HELP = "Where results are written and read. Default: $FYEXP_RESULTS_DIR or ./results."
+SET_HELP = ("Override one parameter of the resolved spec: KEY=VALUE, KEY a dotted path (train.optimizer.lr=1e-4, "
+            "grid.latent_rho=1.5), VALUE read as YAML and validated like the spec. Repeatable. The rows form a "
+            "variant of the profile (e.g. 'paper+lr=1e-4'), never scored as the profile itself.")
 EXPERIMENTS_HELP = "Folder of the experiment specs. Default: $FYEXP_EXPERIMENTS_DIR, ./experiments, or fyexp's own."
 
 
@@ -60,13 +63,15 @@ def _data_dir(option: Optional[Path]) -> Optional[Path]:
     return path
 
 
-def _resolve(name: str, profile: str, seeds: Optional[str], experiments_dir: Optional[Path]):
+def _resolve(name: str, profile: str, seeds: Optional[str], experiments_dir: Optional[Path],
+             sets: Optional[List[str]] = None):
     from fyexp.experiments import get_experiment
-    from fyexp.specs import load_spec, parse_seeds, resolve
+    from fyexp.specs import load_spec, parse_seeds, parse_sets, resolve
 
+    overrides = parse_sets(sets)
     spec = load_spec(name, experiments_dir)
     experiment = get_experiment(spec.runner)
-    resolved = resolve(spec, profile, experiment.Config, parse_seeds(seeds))
+    resolved = resolve(spec, profile, experiment.Config, parse_seeds(seeds), overrides)
     return spec, experiment, resolved
 
 
@@ -103,12 +108,13 @@ def list_experiments(experiments_dir: Optional[Path] = typer.Option(None, help=E
 @app.command()
 def show(name: str = typer.Argument(..., help="Experiment name (see `fyexp list`)."),
          profile: str = typer.Option("paper", "--profile", "-p", help=PROFILE_HELP),
+         sets: Optional[List[str]] = typer.Option(None, "--set", help=SET_HELP),
          experiments_dir: Optional[Path] = typer.Option(None, help=EXPERIMENTS_HELP)) -> None:
     """Print the resolved spec of one experiment and profile: every hyperparameter that a run will use."""
     import dataclasses
 
-    spec, _, resolved = _resolve(name, profile, None, experiments_dir)
-    body = {"name": spec.name, "title": spec.title, "runner": spec.runner, "profile": profile,
+    spec, _, resolved = _resolve(name, profile, None, experiments_dir, sets)
+    body = {"name": spec.name, "title": spec.title, "runner": spec.runner, "profile": resolved.profile,
             "seeds": list(resolved.seeds), "tables": list(spec.tables), "figures": list(spec.figures),
             "config": dataclasses.asdict(resolved.config)}
     out.print(yaml.safe_dump(_plain(body), sort_keys=False, allow_unicode=True), end="", markup=False,
@@ -127,6 +133,7 @@ def _plain(obj):
 def run(name: str = typer.Argument(..., help="Experiment name (see `fyexp list`)."),
         profile: str = typer.Option("paper", "--profile", "-p", help=PROFILE_HELP),
         seeds: Optional[str] = typer.Option(None, help="Override the profile's seeds: '0,1,2' or a range '0-4'."),
+        sets: Optional[List[str]] = typer.Option(None, "--set", help=SET_HELP),
         device: str = typer.Option("auto", help="auto (CUDA when available, else CPU), cpu or cuda."),
         data_dir: Optional[Path] = typer.Option(None, help=DATA_HELP),
         results_dir: Optional[Path] = typer.Option(None, help=RESULTS_HELP),
@@ -152,7 +159,7 @@ def run(name: str = typer.Argument(..., help="Experiment name (see `fyexp list`)
     from fyexp.cell_filter import parse_only
 
     cell_filter = parse_only(only)
-    spec, experiment, resolved = _resolve(name, profile, seeds, experiments_dir)
+    spec, experiment, resolved = _resolve(name, profile, seeds, experiments_dir, sets)
     if profile == "paper":
         from fyexp.provenance import require_clean_tree
 
@@ -179,7 +186,8 @@ def run(name: str = typer.Argument(..., help="Experiment name (see `fyexp list`)
         from fyexp.runner import pending_cells
 
         store = ResultStore(results, name)
-        todo = pending_cells(resolved, experiment, store, force, cell_filter)[1]
+        todo = pending_cells(resolved, experiment, store, force, cell_filter, device=resolve_device(device),
+                             data_dir=_data_dir(data_dir))[1]
         print(describe_slurm_submission(resolved, todo, store, options))
         err.print(f"dry run: {len(todo)} cells would be submitted as one SLURM array; nothing was submitted",
                   markup=False, highlight=False)
@@ -187,7 +195,7 @@ def run(name: str = typer.Argument(..., help="Experiment name (see `fyexp list`)
     summary = run_experiment(resolved, experiment, device=resolve_device(device), data_dir=_data_dir(data_dir),
                              results_dir=results, force=force, console=err, show_progress=progress,
                              executor=options, only=cell_filter)
-    err.print(f"[green]{escape(f'{name} [{profile}]')}:[/] {summary.ran} cells run, {summary.skipped} already "
+    err.print(f"[green]{escape(f'{name} [{resolved.profile}]')}:[/] {summary.ran} cells run, {summary.skipped} already "
               f"finished, {summary.failed} failed, {summary.wall_time_s:.1f} s → {escape(str(summary.results_csv))}")
     if summary.failed:
         raise typer.Exit(1)
@@ -200,6 +208,7 @@ def _no_best(name: str):
 @app.command()
 def tune(name: str = typer.Argument(..., help="Experiment name with a tuning study (e.g. nvdm, fy-nvdm)."),
          profile: str = typer.Option("paper", "--profile", "-p", help=PROFILE_HELP),
+         sets: Optional[List[str]] = typer.Option(None, "--set", help=SET_HELP),
          n_trials: Optional[int] = typer.Option(None, help="Trials still to run in this study (default: the profile's)."),
          timeout: Optional[float] = typer.Option(None, help="Stop starting new trials after this many seconds."),
          storage: Optional[str] = typer.Option(None, help="SQLAlchemy URL of the study database, or journal:PATH (Optuna's journal file, for workers on a cluster's shared file system). Default: SQLite under the results folder."),
@@ -218,9 +227,10 @@ def tune(name: str = typer.Argument(..., help="Experiment name with a tuning stu
     from fyexp.experiments import RunContext
     from fyexp.results import ResultStore
 
-    spec, experiment, resolved = _resolve(name, profile, None, experiments_dir)
+    spec, experiment, resolved = _resolve(name, profile, None, experiments_dir, sets)
     results = _results_dir(results_dir, writable=True)
     store = ResultStore(results, name)
+    profile = resolved.profile  # a variant ('paper+lr=1e-4') tunes in a study of its own
     ctx = RunContext(experiment=name, profile=profile, device=resolve_device(device), data_dir=_data_dir(data_dir),
                      work_dir=store.folder / "work" / profile / "tune", artifact_dir=store.artifact_dir(profile))
     from fyexp.tuning import default_storage_url, tune_experiment
@@ -247,7 +257,8 @@ def tune(name: str = typer.Argument(..., help="Experiment name with a tuning stu
 @app.command()
 def report(names: Optional[List[str]] = typer.Argument(None, help="Experiments to report (default: all)."),
            results_dir: Optional[Path] = typer.Option(None, help=RESULTS_HELP),
-           experiments_dir: Optional[Path] = typer.Option(None, help=EXPERIMENTS_HELP)) -> None:
+           experiments_dir: Optional[Path] = typer.Option(None, help=EXPERIMENTS_HELP),
+           superseded: bool = typer.Option(False, "--superseded", help="Also report the rows of cells since rerun at other settings (kept under results/NAME/superseded/), each set as a profile of its own ('paper~superseded-<hash>'), never pooled with the current rows.")) -> None:
     """Rebuild tables (Markdown + LaTeX, ours beside the paper's) and figures (PNG) from the result CSVs."""
     from fyexp.report import build_report
     from fyexp.results import ResultStore
@@ -258,7 +269,7 @@ def report(names: Optional[List[str]] = typer.Argument(None, help="Experiments t
         for path, problem in ResultStore(results, name).damaged_cells():
             err.print(f"warning: skipped damaged cell file {path} ({problem}); `fyexp run` redoes it",
                       markup=False, highlight=False)
-    for rep in build_report(names, results, experiments_dir):
+    for rep in build_report(names, results, experiments_dir, superseded=superseded):
         for title, profile, status, files in rep.tables:
             out.print(f"{rep.spec.name}: {title} [{profile}] {status} → {files[0]}", markup=False, highlight=False)
         for path in rep.figures:

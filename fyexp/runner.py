@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import time
 from dataclasses import dataclass
@@ -12,10 +13,13 @@ from rich.console import Console
 
 from fyexp.cell_filter import CellFilter
 from fyexp.errors import CellFailed
+from fyexp.executed import CODE_SUFFIX, ExecutedCode, prefit_record_path, write_record
 from fyexp.experiments import Experiment, RunContext
+from fyexp.io import atomic_write_text
 from fyexp.progress import RunProgress, make_progress
 from fyexp.provenance import provenance
 from fyexp.results import Cell, ResultStore
+from fyexp.settings import expected_settings, finished_verdict, settings_hash, supersede, write_sidecar
 from fyexp.specs import ResolvedSpec
 
 if TYPE_CHECKING:
@@ -31,13 +35,34 @@ class RunSummary:
     results_csv: Path
 
 
-def pending_cells(resolved: ResolvedSpec, experiment: Experiment, store: ResultStore,
-                  force: bool, only: CellFilter | None = None) -> tuple[list[Cell], list[Cell]]:
-    """The grid's cells (those ``only`` selects) and those still to run (all with ``force``; else the unfinished)."""
+@dataclass
+class Pending:
+    cells: list[Cell]      # the grid's cells (those ``only`` selects)
+    todo: list[Cell]       # still to run
+    changed: list[Cell]    # of ``todo``: finished, but at other settings (:mod:`fyexp.settings`)
+
+
+def classify_cells(resolved: ResolvedSpec, experiment: Experiment, store: ResultStore, force: bool,
+                   only: CellFilter | None = None, *, device: str = "cpu", data_dir: Path | None = None) -> Pending:
+    """The grid's cells, those still to run (all with ``force``; else those without a finished file for the same
+    settings on ``device``) and, among them, those whose finished file has other settings."""
     cells = experiment.cells(resolved.config, resolved.seeds)
     if only is not None:
         cells = only.select(cells)
-    return cells, [c for c in cells if force or not store.is_finished(resolved.profile, c)]
+    verdicts = {} if force else {
+        c.key: finished_verdict(store, resolved, c,
+                                settings_hash(expected_settings(resolved, experiment, c, device, data_dir)))
+        for c in cells}
+    todo = [c for c in cells if force or verdicts[c.key] in ("absent", "changed")]
+    return Pending(cells, todo, [c for c in todo if verdicts.get(c.key) == "changed"])
+
+
+def pending_cells(resolved: ResolvedSpec, experiment: Experiment, store: ResultStore,
+                  force: bool, only: CellFilter | None = None, *, device: str = "cpu",
+                  data_dir: Path | None = None) -> tuple[list[Cell], list[Cell]]:
+    """The grid's cells (those ``only`` selects) and those still to run (:func:`classify_cells`)."""
+    pending = classify_cells(resolved, experiment, store, force, only, device=device, data_dir=data_dir)
+    return pending.cells, pending.todo
 
 
 def execute_cell(resolved: ResolvedSpec, experiment: Experiment, cell: Cell, store: ResultStore, *, device: str,
@@ -49,16 +74,57 @@ def execute_cell(resolved: ResolvedSpec, experiment: Experiment, cell: Cell, sto
     ctx = RunContext(experiment=resolved.name, profile=resolved.profile, device=device, data_dir=data_dir,
                      work_dir=store.work_dir(resolved.profile, cell),
                      artifact_dir=store.artifact_dir(resolved.profile), progress=progress, force=force)
+    settings = expected_settings(resolved, experiment, cell, device, data_dir)
+    identity = {"settings_hash": settings_hash(settings)}
+    overrides = getattr(resolved, "overrides", ())
+    if overrides:
+        identity["overrides"] = ",".join(f"{k}={v}" for k, v in overrides)
     cell_start = time.perf_counter()
+    recorder = ExecutedCode()
     try:
-        rows = list(experiment.run_cell(resolved.config, cell, ctx))
+        with recorder:
+            rows = list(experiment.run_cell(resolved.config, cell, ctx))
     except CellFailed as exc:
         progress.note(f"cell {cell.key} failed: {exc}")
-        store.write_failure(resolved.profile, cell, str(exc),
-                            provenance(device, time.perf_counter() - cell_start, experiment))
+        _store(store, resolved.profile, cell, settings, lambda prov: store.write_failure(
+            resolved.profile, cell, str(exc), {**prov, **identity}), device, cell_start, experiment,
+            _executed(recorder, ctx.work_dir))
         return "failed"
-    store.write_cell(resolved.profile, cell, rows, provenance(device, time.perf_counter() - cell_start, experiment))
+    _store(store, resolved.profile, cell, settings, lambda prov: store.write_cell(
+        resolved.profile, cell, rows, {**prov, **identity}), device, cell_start, experiment,
+        _executed(recorder, ctx.work_dir))
     return "ok"
+
+
+def _executed(recorder: ExecutedCode, work_dir: Path) -> set[str] | None:
+    """The functions the cell ran, with those its ensemble's prefit ran for it (:func:`prefit_ensembles`);
+    ``None`` when recording is off."""
+    functions = recorder.functions()
+    path = prefit_record_path(work_dir)
+    if functions is not None and path.is_file():
+        functions |= set(json.loads(path.read_text(encoding="utf-8")))
+    return functions
+
+
+def _store(store: ResultStore, profile: str, cell: Cell, settings: dict, write, device: str, cell_start: float,
+           experiment: Experiment, functions: set[str]) -> None:
+    """Supersede a finished file at other settings, write the settings sidecar and the executed-code record
+    (:mod:`fyexp.executed`), then the cell file (last: it is what marks the cell finished)."""
+    from fyexp.results import read_cell_file
+    from fyexp.settings import recorded_settings
+
+    path = store.cell_path(profile, cell)
+    if path.is_file():
+        frame, _ = read_cell_file(path)
+        if frame is not None and recorded_settings(frame)[0] != settings_hash(settings):
+            supersede(store, profile, cell)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_sidecar(path, settings)
+    if functions is not None:
+        write_record(path, functions)
+    else:  # no record: the file rule judges this row, not an older cell's record
+        path.with_suffix(CODE_SUFFIX).unlink(missing_ok=True)
+    write(provenance(device, time.perf_counter() - cell_start, experiment))
 
 
 def prefit_ensembles(resolved: ResolvedSpec, experiment: Experiment, todo: list[Cell], store: ResultStore, *,
@@ -81,7 +147,11 @@ def prefit_ensembles(resolved: ResolvedSpec, experiment: Experiment, todo: list[
                            artifact_dir=store.artifact_dir(resolved.profile), progress=progress, force=force)
                 for c in cells]
         progress.note(f"ensemble: training {len(cells)} seed(s) of {cells[0].key.rsplit('__seed=', 1)[0]} together")
-        experiment.prefit(resolved.config, cells, ctxs)
+        with ExecutedCode() as recorder:
+            experiment.prefit(resolved.config, cells, ctxs)
+        for ctx in ctxs if recorder.enabled else ():
+            Path(ctx.work_dir).mkdir(parents=True, exist_ok=True)
+            atomic_write_text(prefit_record_path(ctx.work_dir), json.dumps(sorted(recorder.functions())) + "\n")
 
 
 def run_experiment(resolved: ResolvedSpec, experiment: Experiment, *, device: str, data_dir: Path | None,
@@ -99,10 +169,14 @@ def run_experiment(resolved: ResolvedSpec, experiment: Experiment, *, device: st
     console = console or Console(stderr=True)
     progress = progress or make_progress(console, live=show_progress)
     store = ResultStore(results_dir, resolved.name)
-    cells, todo = pending_cells(resolved, experiment, store, force, only)
+    pending = classify_cells(resolved, experiment, store, force, only, device=device, data_dir=data_dir)
+    cells, todo = pending.cells, pending.todo
     skipped = len(cells) - len(todo)
     for path, problem in store.damaged_cells():
         progress.note(f"warning: {path}: damaged cell file ({problem}); it will be redone")
+    if pending.changed:
+        progress.note(f"{len(pending.changed)} cells: settings changed since they ran; they are rerun (the old rows "
+                      f"move to {store.folder / 'superseded' / resolved.profile})")
     if skipped:
         progress.note(f"{skipped} of {len(cells)} cells already finished in {store.folder} (use --force to redo)")
     if force:  # redo means retrain: a finished checkpoint in a cell's work folder must not be reloaded

@@ -93,10 +93,17 @@ class ResolvedSpec:
     seeds: tuple[int, ...]
     config: Any
     raw: dict
+    overrides: tuple[tuple[str, Any], ...] = ()   # ``--set`` overrides as (dotted key, parsed value)
+    base: str | None = None                        # the spec's profile when ``profile`` is a variant label
 
     @property
     def name(self) -> str:
         return self.spec.name
+
+    @property
+    def base_profile(self) -> str:
+        """The spec's profile this one derives from (``paper`` for the variant ``paper+lr=1e-4``)."""
+        return self.base or self.profile
 
 
 class _StrictLoader(yaml.SafeLoader):
@@ -321,19 +328,100 @@ def build_config(config_cls: type, values: dict, path: Path, where: str) -> Any:
         raise SpecError(path, f"{where}.{exc.key}", exc.expected, exc.got) from None
 
 
-def resolve(spec: ExperimentSpec, profile: str, config_cls: type, seeds: list[int] | None = None) -> ResolvedSpec:
-    """Merge ``defaults`` with ``profiles[profile]``, validate it, and apply a ``--seeds`` override."""
+def resolve(spec: ExperimentSpec, profile: str, config_cls: type, seeds: list[int] | None = None,
+            overrides: "list[Override] | None" = None) -> ResolvedSpec:
+    """Merge ``defaults`` with ``profiles[profile]``, apply the ``--set`` ``overrides`` (:func:`parse_sets`),
+    validate it, and apply a ``--seeds`` override.
+
+    With overrides the result is a *variant* of the profile: its ``profile`` is :func:`variant_label`
+    (``paper+lr=1e-4``, so its cells, rows and report tables never mix with the plain profile's) and ``base`` the
+    spec's profile.  An override that does not validate is reported as ``--set: key '<dotted key>': expected ...``.
+    """
     if profile not in spec.profiles:
         raise SpecError(spec.path, "profiles", f"a profile named one of {spec.profile_names()}", profile)
     merged = deep_merge(spec.defaults, spec.profiles[profile])
     where = f"profiles.{profile}"
-    raw_seeds = merged.pop("seeds", [0])
-    if (not conforms(raw_seeds, list[int]) or not raw_seeds or min(raw_seeds) < 0
-            or len(set(raw_seeds)) != len(raw_seeds)):
-        raise SpecError(spec.path, f"{where}.seeds", "a non-empty list of distinct non-negative integers", raw_seeds)
-    config = build_config(config_cls, merged, spec.path, where)
+    overrides = list(overrides or [])
+    for override in overrides:
+        _apply_override(merged, override)
+    try:
+        raw_seeds = merged.pop("seeds", [0])
+        if (not conforms(raw_seeds, list[int]) or not raw_seeds or min(raw_seeds) < 0
+                or len(set(raw_seeds)) != len(raw_seeds)):
+            raise SpecError(spec.path, f"{where}.seeds", "a non-empty list of distinct non-negative integers",
+                            raw_seeds)
+        config = build_config(config_cls, merged, spec.path, where)
+    except SpecError as exc:
+        key = exc.key[len(where) + 1:] if exc.key.startswith(where + ".") else exc.key
+        if any(key == o.key or key.startswith(o.key + ".") or o.key.startswith(key + ".") for o in overrides):
+            raise SpecError("--set", key, exc.expected, exc.got) from None
+        raise
     chosen = tuple(seeds) if seeds is not None else tuple(raw_seeds)
-    return ResolvedSpec(spec=spec, profile=profile, seeds=chosen, config=config, raw={**merged, "seeds": list(chosen)})
+    if not overrides:
+        return ResolvedSpec(spec=spec, profile=profile, seeds=chosen, config=config,
+                            raw={**merged, "seeds": list(chosen)})
+    return ResolvedSpec(spec=spec, profile=variant_label(profile, overrides), seeds=chosen, config=config,
+                        raw={**merged, "seeds": list(chosen)}, overrides=tuple((o.key, o.value) for o in overrides),
+                        base=profile)
+
+
+# ---- --set KEY=VALUE -------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Override:
+    """One ``--set KEY=VALUE``: a dotted path into the merged profile and its value parsed as YAML."""
+
+    key: str
+    value: Any
+    text: str   # the value as typed, for labels
+
+
+def parse_sets(items: list[str] | None) -> list[Override]:
+    """``["train.optimizer.lr=1e-4", "grid.latent_rho=1.5"]`` → overrides; the value is read as YAML (``1e-4`` a
+    number, as YAML 1.2 reads it, ``true`` a boolean, ``[1, 2]`` a list).  A key given twice is an error."""
+    found: list[Override] = []
+    for item in items or []:
+        key, sep, text = item.partition("=")
+        key = key.strip()
+        if not sep or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z_][A-Za-z0-9_-]*)*", key):
+            raise FyexpError(f"--set: expected KEY=VALUE with KEY a dotted parameter path "
+                             f"(e.g. train.optimizer.lr=1e-4), got '{item}'")
+        try:
+            value = yaml.safe_load(text) if text.strip() else None
+        except yaml.YAMLError:
+            raise FyexpError(f"--set {key}: the value '{text}' is not a YAML value") from None
+        if value is None:
+            raise FyexpError(f"--set {key}: expected a value after '=', got '{text}'")
+        if isinstance(value, str) and re.fullmatch(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+", value.strip()):
+            value = float(value)  # PyYAML (YAML 1.1) reads 1e-4 as a string; the spec's authors mean a number
+        if any(o.key == key for o in found):
+            raise FyexpError(f"--set: key '{key}' is given twice")
+        found.append(Override(key, value, text.strip()))
+    return found
+
+
+def _apply_override(merged: dict, override: Override) -> None:
+    """Set ``override.key`` (dotted) in ``merged``, creating nested mappings on the way."""
+    node = merged
+    parts = override.key.split(".")
+    for i, part in enumerate(parts[:-1]):
+        child = node.get(part)
+        if child is None:
+            child = node[part] = {}
+        elif not isinstance(child, dict):
+            raise SpecError("--set", ".".join(parts[: i + 1]), "a mapping of parameters to descend into", child)
+        else:
+            child = node[part] = dict(child)
+        node = child
+    node[parts[-1]] = override.value
+
+
+def variant_label(profile: str, overrides: list[Override]) -> str:
+    """``paper+lr=1e-4,rho=1.5``: the profile, then each override by its last key (the full dotted key where two
+    overrides share a last key), sorted; safe as a folder name."""
+    lasts = [o.key.rsplit(".", 1)[-1] for o in overrides]
+    parts = sorted(f"{last if lasts.count(last) == 1 else o.key}={re.sub(r'[][ ]', '', o.text)}"
+                   for o, last in zip(overrides, lasts))
+    return re.sub(r"[^A-Za-z0-9=._,+-]+", "-", f"{profile}+{','.join(parts)}")
 
 
 def parse_seeds(text: str | None) -> list[int] | None:

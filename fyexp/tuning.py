@@ -392,4 +392,4 @@ def with_best(resolved: Any, results_dir: Path, aliases: dict[str, str] | None =
     params = {(aliases or {}).get(k, k): v for k, v in params.items()}
     config = config_with(resolved.config, params, path, "params")
     return ResolvedSpec(spec=resolved.spec, profile=resolved.profile, seeds=resolved.seeds, config=config,
-                        raw={**resolved.raw, **params})
+                        raw={**resolved.raw, **params}, overrides=resolved.overrides, base=resolved.base)

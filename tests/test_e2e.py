@@ -158,7 +158,8 @@ def _refuses_writes(path: Path) -> bool:
 
 
 def test_disk_full_is_one_line_and_keeps_finished_cells(toy_env, tmp_path, monkeypatch, capsys):
-    """ENOSPC in the middle of a run (simulated at the second cell's fsync): one line, exit 1, first cell kept."""
+    """ENOSPC in the middle of a run (simulated at the second cell's first fsync; a cell writes three files: its
+    settings, its executed-code record, its rows): one line, exit 1, first cell kept."""
     import fyexp.cli
     import fyexp.io
 
@@ -169,7 +170,7 @@ def test_disk_full_is_one_line_and_keeps_finished_cells(toy_env, tmp_path, monke
 
     def fsync(fd):
         calls.append(fd)
-        if len(calls) == 2:
+        if len(calls) == 4:
             raise OSError(errno.ENOSPC, "No space left on device")
         return real_fsync(fd)
 

@@ -44,8 +44,15 @@ class _Loaded:
     summary: pd.DataFrame
 
 
-def _load(spec: ExperimentSpec, results_dir: Path) -> _Loaded:
+def _load(spec: ExperimentSpec, results_dir: Path, superseded: bool = False) -> _Loaded:
+    """An experiment's current rows (with ``superseded``, also those of cells since rerun at other settings, as
+    profiles of their own: :func:`fyexp.settings.superseded_rows`)."""
     frame = ResultStore(results_dir, spec.name).load()
+    if superseded:
+        from fyexp.settings import superseded_rows
+
+        old = superseded_rows(ResultStore(results_dir, spec.name))
+        frame = frame if old.empty else pd.concat([frame, old], ignore_index=True)
     summary = summarize(frame) if not frame.empty else pd.DataFrame(columns=SUMMARY_COLUMNS)
     return _Loaded(spec, frame, summary)
 
@@ -141,14 +148,16 @@ def write_claims(loaded: dict[str, _Loaded], results_dir: Path) -> list[str]:
     return summary_markdown(verdicts, {p: files[0].relative_to(results_dir).as_posix() for p, files in written.items()})
 
 
-def build_report(names: list[str] | None, results_dir: Path, experiments_dir: Path | None = None) -> list[ExperimentReport]:
-    """Tables and figures of ``names`` (default: every experiment), and the index over every experiment."""
+def build_report(names: list[str] | None, results_dir: Path, experiments_dir: Path | None = None,
+                 superseded: bool = False) -> list[ExperimentReport]:
+    """Tables and figures of ``names`` (default: every experiment), and the index over every experiment; with
+    ``superseded`` the rows of cells since rerun at other settings too, as profiles of their own."""
     every = available_specs(experiments_dir)
     names = names or every
-    loaded = {name: _load(load_spec(name, experiments_dir), results_dir) for name in every}
+    loaded = {name: _load(load_spec(name, experiments_dir), results_dir, superseded) for name in every}
     for name in names:
         if name not in loaded:  # an unknown name: load_spec raises the one-line error
-            loaded[name] = _load(load_spec(name, experiments_dir), results_dir)
+            loaded[name] = _load(load_spec(name, experiments_dir), results_dir, superseded)
     reports = [report_experiment(loaded[name].spec, results_dir, loaded) for name in names]
     done = {r.spec.name for r in reports}
     # the index always covers every experiment; the others' tables are rebuilt too, their figures left as they are

@@ -35,24 +35,31 @@ def _link(path: Path, root: Path) -> str:
 def provenance_markdown(reports, results_dir: Path) -> list[str]:
     lines = ["| experiment | profile | rows | cells finished | cells failed | seeds finished of planned | commits | "
              "dirty rows | stale rows |", "|---|---|---|---|---|---|---|---|---|"]
-    totals = {"rows": 0, "dirty": 0, "stale": 0, "unknown": 0}
+    totals = {"rows": 0, "dirty": 0, "stale": 0, "unknown": 0, "settings": 0}
     for rep in reports:
         for run in rep.facts.profiles.values():
             of = f" of {run.planned_seeds}" if run.planned_seeds is not None else ""
             seeds = f"{len(run.seeds_ok)}{of}: " + (", ".join(map(str, run.seeds_ok)) or "none")
             stale = str(run.stale_rows) + (f" (+{run.unknown_rows} unknown)" if run.unknown_rows else "")
+            stale += f"; {run.settings_changed_rows} at old settings" if run.settings_changed_rows else ""
             lines.append(f"| `{rep.spec.name}` | `{run.profile}` | {run.rows} | {run.cells_ok} | {run.cells_failed} | "
                          f"{seeds} | {', '.join(f'`{c}`' for c in run.commits)} | {run.dirty_rows} | {stale} |")
             totals["rows"] += run.rows
             totals["dirty"] += run.dirty_rows
             totals["stale"] += run.stale_rows
             totals["unknown"] += run.unknown_rows
+            totals["settings"] += run.settings_changed_rows
     lines += ["", f"**{totals['rows']} rows: {totals['dirty']} dirty, {totals['stale']} stale"
-              + (f", {totals['unknown']} unknown" if totals["unknown"] else "") + ".** "
-              "*Dirty*: produced from a source tree with uncommitted changes (`+dirty` commit). *Stale*: the files "
-              "the experiment's module imports differ at HEAD from the code that produced the row (its recorded "
-              "`code_hash`, or for older rows `git diff <commit> HEAD` over those files) — rerun to refresh; "
-              "*unknown*: git could not tell."]
+              + (f", {totals['unknown']} unknown" if totals["unknown"] else "")
+              + (f", {totals['settings']} at old settings" if totals["settings"] else "") + ".** "
+              "*Dirty*: produced from a source tree with uncommitted changes (`+dirty` commit). *Stale*: a fyexp "
+              "function that the row's cell executed differs at HEAD, compared without docstrings, comments and "
+              "formatting (the cell's `<cell>.code.json`); for rows recorded before cells kept that record, the "
+              "files the experiment's module imports differ at HEAD (their `code_hash`, or `git diff <commit> "
+              "HEAD` over those files) — rerun to refresh; *unknown*: git could not tell. *At old settings*: the spec "
+              "(after profile merging and the row's `--set` overrides) now resolves to other settings than the "
+              "cell recorded (`<cell>.settings.json`, or for older rows the spec at their commit); `fyexp run` "
+              "reruns those cells and moves their rows to `superseded/`."]
     return lines
 
 

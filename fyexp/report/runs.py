@@ -30,6 +30,7 @@ class ProfileRun:
     stale_rows: int
     unknown_rows: int
     commits: tuple[str, ...]
+    settings_changed_rows: int = 0   # rows whose cell ran at other settings than the spec now asks (to rerun)
 
 
 @dataclass(frozen=True)
@@ -53,30 +54,120 @@ class RunFacts:
 
 
 def planned_seeds(spec: ExperimentSpec, profile: str) -> int | None:
-    """The number of seeds the spec's ``profile`` plans (its ``seeds``, else the defaults'); ``None`` if unsaid."""
-    body = spec.profiles.get(profile) or {}
+    """The number of seeds the spec's ``profile`` plans (its ``seeds``, else the defaults'); ``None`` if unsaid.
+    A ``--set`` variant (``paper+lr=1e-4``) plans what its profile plans."""
+    body = spec.profiles.get(profile) or spec.profiles.get(profile.split("+", 1)[0]) or {}  # a --set variant
     seeds = body.get("seeds", (spec.defaults or {}).get("seeds"))
     return len(seeds) if isinstance(seeds, list) else None
 
 
-def row_states(spec: ExperimentSpec, frame: pd.DataFrame) -> pd.Series:
-    """Per row: ``fresh``, ``stale`` or ``unknown`` (:func:`fyexp.provenance.row_freshness`), judged once per
-    distinct (commit, code hash) pair."""
-    module = runner_module(spec.runner)
+def file_freshness(frame: pd.DataFrame, module: str) -> pd.Series:
+    """``fresh``/``stale``/``unknown`` per row by the files of the runner's import tree
+    (:func:`fyexp.provenance.row_freshness`): the rule for rows without an executed-code record."""
     hashes = frame["code_hash"] if "code_hash" in frame else pd.Series(None, index=frame.index, dtype=object)
-    keys = list(zip(frame["git_commit"].astype(str), hashes.where(hashes.notna(), None)))
+    commits = frame["git_commit"].astype(str)
+    keys = list(zip(commits, hashes.where(hashes.notna(), None)))
     fresh = {key: row_freshness(key[0], key[1], module) for key in set(keys)}
-    return pd.Series([fresh[key] for key in keys], index=frame.index, dtype=object)
+    return pd.Series([fresh[key] for key in keys], index=frame.index)
 
 
-def profile_runs(spec: ExperimentSpec, frame: pd.DataFrame) -> dict[str, ProfileRun]:
-    """Per profile present in ``frame``: cells and seeds finished or failed, dirty and stale rows, commits."""
+def executed_freshness(frame: pd.DataFrame, folder: Path | None, root: Path | None = None) -> pd.Series:
+    """``fresh``/``stale`` per row whose cell recorded the functions it executed (``<cell>.code.json`` beside its
+    file, :mod:`fyexp.executed`): stale when one of them is normalised differently at HEAD (``root``: the tree
+    holding ``fyexp/`` to compare with; default HEAD's, or the working tree outside git) or gone; ``None`` for rows
+    without a record."""
+    from fyexp.executed import ROOT, changed_functions, read_record
+    from fyexp.provenance import _head_checkout, in_git_checkout
+
+    out = pd.Series(None, index=frame.index, dtype=object)
+    if folder is None or frame.empty:
+        return out
+    if root is None:
+        head = _head_checkout(ROOT) if in_git_checkout(ROOT) else None
+        root = head if head is not None else ROOT
+    verdicts: dict[tuple[str, str], str | None] = {}
+    for key in set(zip(frame["profile"].astype(str), frame["cell"].astype(str))):
+        record = read_record(Path(folder) / "cells" / key[0] / f"{key[1]}.csv")
+        verdicts[key] = None if record is None else ("stale" if changed_functions(record, root) else "fresh")
+    return pd.Series([verdicts[k] for k in zip(frame["profile"].astype(str), frame["cell"].astype(str))],
+                     index=frame.index, dtype=object)
+
+
+def settings_changed(spec: ExperimentSpec, frame: pd.DataFrame, folder: Path | None) -> pd.Series:
+    """Per row: whether its cell ran at other settings than the spec now resolves to (``True``), the same
+    (``False``) or cannot be told (``None``: no runner, no sidecar and no git).
+
+    A row with a settings sidecar (``<cell>.settings.json``, :mod:`fyexp.settings`) compares the config recorded
+    there with its profile resolved now (its ``--set`` overrides applied again); the device and package versions
+    are not compared here (they are the machine's, not the spec's).  A legacy row uses
+    :func:`fyexp.settings.legacy_settings_changed` (the spec at its commit)."""
+    import json
+
+    from fyexp.errors import FyexpError
+    from fyexp.settings import jsonable, legacy_settings_changed, sidecar_path
+    from fyexp.specs import Override, resolve
+
+    out = pd.Series(None, index=frame.index, dtype=object)
+    if folder is None or frame.empty:
+        return out
+    try:
+        from fyexp.experiments import get_experiment
+
+        config_cls = get_experiment(spec.runner).Config
+    except (FyexpError, ImportError):
+        return out
+    now: dict = {}
+
+    def current(base: str, overrides: dict):
+        key = (base, json.dumps(overrides, sort_keys=True))
+        if key not in now:
+            try:
+                now[key] = jsonable(resolve(spec, base, config_cls, None, [Override(k, v, str(v))
+                                                                           for k, v in overrides.items()]).config)
+            except FyexpError:
+                now[key] = None  # the profile is gone or no longer validates
+        return now[key]
+
+    verdicts: dict = {}
+    keys = list(zip(frame["profile"].astype(str), frame["cell"].astype(str), frame["git_commit"].astype(str)))
+    for profile, cell, commit in set(keys):
+        base = profile.split("+", 1)[0]
+        try:
+            recorded = json.loads(sidecar_path(Path(folder) / "cells" / profile / f"{cell}.csv").read_text())
+        except (OSError, ValueError):
+            recorded = None
+        if recorded is None:
+            verdicts[profile, cell, commit] = (legacy_settings_changed(spec, base, commit, config_cls)
+                                               if "+" not in profile else None)
+        else:
+            verdicts[profile, cell, commit] = recorded.get("config") != current(base, recorded.get("overrides", {}))
+    return pd.Series([verdicts[k] for k in keys], index=frame.index, dtype=object)
+
+
+def row_states(spec: ExperimentSpec, frame: pd.DataFrame, folder: Path | None = None) -> pd.Series:
+    """Per row: ``fresh``, ``stale`` or ``unknown``: by the code its cell executed where the cell recorded it
+    (:func:`executed_freshness`, given the experiment's results ``folder``), else by the files of its runner's
+    import tree (:func:`file_freshness`)."""
+    executed = executed_freshness(frame, folder)
+    freshness = executed.where(executed.notna(), None)
+    legacy = freshness.isna()
+    if legacy.any():
+        freshness[legacy] = file_freshness(frame[legacy], runner_module(spec.runner))
+    return freshness
+
+
+def profile_runs(spec: ExperimentSpec, frame: pd.DataFrame, folder: Path | None = None) -> dict[str, ProfileRun]:
+    """Per profile present in ``frame``: cells and seeds finished or failed, dirty and stale rows, commits.
+
+    A row is stale by the code its cell executed where the cell recorded it (:func:`executed_freshness`, given the
+    experiment's results ``folder``), else by the files of its runner's import tree (:func:`file_freshness`)."""
     out = {}
     if frame.empty:
         return out
     status = frame["status"].fillna("ok")
     commits = frame["git_commit"].astype(str)
-    freshness = row_states(spec, frame)
+    freshness = row_states(spec, frame, folder)
+    changed = settings_changed(spec, frame, folder)
     for profile in dict.fromkeys(frame["profile"].astype(str)):
         mask = frame["profile"].astype(str) == profile
         rows = frame[mask]
@@ -88,7 +179,8 @@ def profile_runs(spec: ExperimentSpec, frame: pd.DataFrame) -> dict[str, Profile
             seeds_ok=tuple(sorted({int(s) for s in rows.loc[status[mask] == "ok", "seed"].dropna()})),
             rows=int(mask.sum()), dirty_rows=int(commits[mask].str.endswith("+dirty").sum()),
             stale_rows=int((freshness[mask] == "stale").sum()), unknown_rows=int((freshness[mask] == "unknown").sum()),
-            commits=tuple(sorted(set(commits[mask]))))
+            commits=tuple(sorted(set(commits[mask]))),
+            settings_changed_rows=int((changed[mask] == True).sum()))  # noqa: E712 (None is unknown)
     return out
 
 
@@ -114,4 +206,4 @@ def studies(folder: Path) -> list[Study]:
 
 
 def run_facts(spec: ExperimentSpec, frame: pd.DataFrame, folder: Path) -> RunFacts:
-    return RunFacts(profiles=profile_runs(spec, frame), studies=studies(folder))
+    return RunFacts(profiles=profile_runs(spec, frame, folder), studies=studies(folder))

@@ -1,0 +1,250 @@
+"""A cell's settings, part of its identity: a cell is finished only if a finished file exists **for the same
+settings**.
+
+The settings of a cell are everything besides the code that decides its numbers:
+
+- ``config``: the spec after profile merging and ``--set`` overrides (the runner's validated ``Config``);
+- ``overrides``: the ``--set`` overrides themselves (``{}`` for the plain profile);
+- ``method``, ``params`` (the cell's grid values) and ``seed``;
+- ``data``: the experiment's ``data_identity(config, data_dir)`` where it defines one (cheap: sizes of the files
+  it reads), else ``None``;
+- ``environment``: the device kind (``cpu``/``cuda``) and the versions of torch and numpy.
+
+:func:`settings_hash` is a 12-hex-digit SHA-256 of their canonical JSON; every row carries it (column
+``settings_hash``) and the cell's settings are written readably beside its file (``<cell-key>.settings.json``).
+
+**Rows without a hash (written before this rule, "legacy").**  They are kept current unless the spec changed since
+they ran: the profile as merged from ``git show <row's git_commit>:<spec file>`` is validated by today's runner
+``Config`` and compared with the profile as it is now (seeds aside); an old spec that no longer validates (its keys
+were since renamed) cannot be compared and its rows stay current.  When git cannot tell (no checkout, unknown commit, the spec outside the repository), a legacy
+row is kept current ("unknown (legacy)"): committed results are never thrown away for lack of a record.
+
+When a cell reruns because its settings changed, its old file (and sidecar) moves to
+``<experiment>/superseded/<profile>/<cell-key>.<old hash or legacy>.csv``: kept, never averaged with the new rows,
+and out of ``results.csv`` and the report.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+SETTINGS_SUFFIX = ".settings.json"
+
+
+def jsonable(obj: Any) -> Any:
+    """Dataclasses, tuples and paths as plain JSON values (tuples become lists)."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return jsonable(dataclasses.asdict(obj))
+    if isinstance(obj, dict):
+        return {str(k): jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [jsonable(v) for v in obj]
+    if isinstance(obj, Path):
+        return str(obj)
+    return obj
+
+
+@functools.lru_cache(maxsize=None)
+def _versions() -> tuple[str, str]:
+    import numpy
+    import torch
+
+    return torch.__version__, numpy.__version__
+
+
+def environment(device: str) -> dict:
+    """The part of the machine that decides numerics: device kind, torch and numpy versions."""
+    torch_version, numpy_version = _versions()
+    return {"device_kind": str(device).split(":", 1)[0], "torch": torch_version, "numpy": numpy_version}
+
+
+def cell_settings(resolved: Any, cell: Any, device: str, data: Any = None) -> dict:
+    """The settings of ``cell`` of ``resolved`` (a :class:`fyexp.specs.ResolvedSpec`) on ``device``."""
+    return {
+        "experiment": resolved.name,
+        "profile": getattr(resolved, "base_profile", resolved.profile),
+        "overrides": {k: jsonable(v) for k, v in getattr(resolved, "overrides", ())},
+        "config": jsonable(resolved.config),
+        "method": cell.method,
+        "params": jsonable(cell.params),
+        "seed": int(cell.seed),
+        "data": jsonable(data),
+        "environment": environment(device),
+    }
+
+
+def settings_hash(settings: dict) -> str:
+    text = json.dumps(settings, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def data_identity(experiment: Any, config: Any, data_dir: Path | None) -> Any:
+    """The experiment's cheap identity of its data (``experiment.data_identity``), ``None`` where it has none."""
+    identify = getattr(experiment, "data_identity", None)
+    return identify(config, data_dir) if callable(identify) else None
+
+
+def sidecar_path(cell_file: Path) -> Path:
+    return cell_file.with_suffix(SETTINGS_SUFFIX)
+
+
+def write_sidecar(cell_file: Path, settings: dict) -> None:
+    from fyexp.io import atomic_write_text
+
+    atomic_write_text(sidecar_path(cell_file), json.dumps(settings, indent=1, sort_keys=True, default=str) + "\n")
+
+
+# ---- legacy rows: the spec at their commit ---------------------------------------------------------------------
+def _git(folder: Path, *args: str) -> str | None:
+    try:
+        result = subprocess.run(["git", *args], cwd=folder, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return result.stdout if result.returncode == 0 else None
+
+
+def merged_profile(data: dict, profile: str) -> dict | None:
+    """``defaults`` deep-merged with ``profiles[profile]``, seeds left out; ``None`` if the profile is missing."""
+    from fyexp.specs import deep_merge
+
+    profiles = data.get("profiles") or {}
+    if not isinstance(profiles, dict) or not isinstance(profiles.get(profile), dict):
+        return None
+    merged = deep_merge(data.get("defaults") or {}, profiles[profile])
+    merged.pop("seeds", None)
+    return merged
+
+
+@functools.lru_cache(maxsize=None)
+def spec_at_commit(spec_path: Path, commit: str) -> dict | None:
+    """The spec file as committed at ``commit`` (parsed YAML), ``None`` when git cannot show it."""
+    folder = spec_path.resolve().parent
+    top = _git(folder, "rev-parse", "--show-toplevel")
+    if not commit or commit == "unknown" or top is None:
+        return None
+    relative = spec_path.resolve().relative_to(Path(top.strip()).resolve()).as_posix()
+    text = _git(folder, "show", f"{commit}:{relative}")
+    if text is None:
+        return None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def legacy_settings_changed(spec: Any, profile: str, git_commit_value: object,
+                            config_cls: type | None = None) -> bool | None:
+    """For a row without ``settings_hash``: whether ``profile`` of ``spec`` changed since the row's commit
+    (``None``: cannot tell, the row is kept current).
+
+    With the runner's ``config_cls`` both versions are validated and their configs compared, so a spec that was
+    only rewritten (a key moved into ``train:``, a default made explicit) changes nothing; an old spec that no longer
+    validates cannot be compared (``None``).  Without it the merged YAML is compared as written."""
+    from fyexp.errors import FyexpError
+    from fyexp.specs import build_config
+
+    commit = str(git_commit_value).split("+", 1)[0] if isinstance(git_commit_value, str) else ""
+    old = spec_at_commit(Path(spec.path), commit)
+    if old is None:
+        return None
+    then = merged_profile(old, profile)
+    now = merged_profile({"defaults": spec.defaults, "profiles": spec.profiles}, profile)
+    if config_cls is None or then is None or now is None:
+        return then != now
+    try:
+        then_config, now_config = (build_config(config_cls, merged, spec.path, f"profiles.{profile}")
+                                   for merged in (then, now))
+    except (FyexpError, TypeError, ValueError):
+        return None
+    return jsonable(then_config) != jsonable(now_config)
+
+
+def recorded_settings(frame: Any) -> tuple[str | None, str | None]:
+    """``(settings_hash, git_commit)`` recorded by a cell file's rows (``None`` where absent)."""
+    def first(column: str) -> str | None:
+        if column not in frame.columns:
+            return None
+        values = frame[column].dropna().astype(str)
+        return values.iloc[0] if len(values) else None
+
+    return first("settings_hash"), first("git_commit")
+
+
+def settings_verdict(frame: Any, expected_hash: str, spec: Any, profile: str, config_cls: type | None = None) -> str:
+    """``same``, ``changed`` or ``legacy`` (no hash, kept current) for a finished cell file's rows."""
+    recorded, commit = recorded_settings(frame)
+    if recorded is not None:
+        return "same" if recorded == expected_hash else "changed"
+    return "changed" if legacy_settings_changed(spec, profile, commit, config_cls) else "legacy"
+
+
+# ---- the finished check and superseding, on a results store ---------------------------------------------------
+def expected_settings(resolved: Any, experiment: Any, cell: Any, device: str, data_dir: Path | None) -> dict:
+    """The settings ``cell`` would run at now (:func:`cell_settings` with the experiment's data identity)."""
+    return cell_settings(resolved, cell, device, data_identity(experiment, resolved.config, data_dir))
+
+
+def finished_verdict(store: Any, resolved: Any, cell: Any, expected_hash: str) -> str:
+    """``absent`` (no finished file: missing, damaged or failed, :meth:`ResultStore.is_finished`), else the
+    :func:`settings_verdict` of its rows: ``same``, ``legacy`` (both finished) or ``changed`` (to rerun)."""
+    from fyexp.results import read_cell_file
+
+    if not store.is_finished(resolved.profile, cell):
+        return "absent"
+    frame, _ = read_cell_file(store.cell_path(resolved.profile, cell), expected_key=cell.key)
+    spec = getattr(resolved, "spec", None)
+    if spec is None:  # no spec to compare a legacy file with: same hash or kept
+        return "changed" if recorded_settings(frame)[0] not in (None, expected_hash) else "same"
+    return settings_verdict(frame, expected_hash, spec, getattr(resolved, "base_profile", resolved.profile),
+                            type(resolved.config))
+
+
+def superseded_dir(store: Any, profile: str) -> Path:
+    return store.folder / "superseded" / profile
+
+
+def supersede(store: Any, profile: str, cell: Any) -> Path | None:
+    """Move ``cell``'s finished file (and its settings sidecar) out of the current cells, to
+    ``superseded/<profile>/<key>.<its settings hash or 'legacy'>.csv``; return where it went (``None`` if none)."""
+    from fyexp.results import read_cell_file
+
+    path = store.cell_path(profile, cell)
+    if not path.is_file():
+        return None
+    frame, _ = read_cell_file(path)
+    tag = (recorded_settings(frame)[0] if frame is not None else None) or "legacy"
+    target = superseded_dir(store, profile) / f"{cell.key}.{tag}.csv"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    path.replace(target)
+    if sidecar_path(path).is_file():
+        sidecar_path(path).replace(sidecar_path(target))
+    return target
+
+
+def superseded_rows(store: Any) -> Any:
+    """The rows of every superseded cell file of ``store``'s experiment, each profile relabelled
+    ``<profile>~superseded-<settings hash or legacy>`` so that rows of different settings are never pooled with the
+    current ones or with each other (``fyexp report --superseded``)."""
+    import pandas as pd
+
+    from fyexp.results import read_cell_file
+
+    frames = []
+    for path in sorted((store.folder / "superseded").glob("*/*.csv")):
+        frame, _ = read_cell_file(path)
+        if frame is None or frame.empty:
+            continue
+        tag = path.stem.rsplit(".", 1)[-1]
+        frame = frame.copy()
+        frame["profile"] = f"{path.parent.name}~superseded-{tag}"
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()

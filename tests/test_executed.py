@@ -1,0 +1,101 @@
+"""Staleness from the code a cell executed (fyexp/executed.py): the recorder sees the fyexp functions a cell calls;
+normalised hashes ignore docstrings, comments and formatting; only an edit on the executed path flips a row."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pandas as pd
+
+from fyexp.executed import ExecutedCode, changed_functions, function_hashes, write_record
+from fyexp.report.runs import executed_freshness, profile_runs
+from fyexp.specs import deep_merge, load_spec
+from tests.conftest import TOY_SPECS
+
+MODULE = textwrap.dedent('''
+    """A module."""
+    SCALE = 2
+
+
+    def f(x):
+        """Doubles."""
+        return [SCALE * v for v in x]  # a comment
+
+
+    def g(x):
+        return x + 1
+
+
+    class C:
+        k = 3
+
+        def m(self):
+            return self.k
+''')
+
+
+def _tree(tmp_path: Path, text: str) -> Path:
+    (tmp_path / "fyexp").mkdir(parents=True, exist_ok=True)
+    (tmp_path / "fyexp" / "mod.py").write_text(text)
+    return tmp_path
+
+
+def test_the_recorder_sees_the_fyexp_functions_called_inside_it_and_nothing_else():
+    with ExecutedCode() as recorder:
+        deep_merge({"a": {"b": 1}}, {"a": {"c": 2}})
+    outside = deep_merge({}, {})
+    functions = recorder.functions()
+    assert functions == {"fyexp/specs.py:deep_merge"}, functions
+    assert outside == {}
+
+
+def test_docstring_comment_format_and_unexecuted_edits_flip_nothing_an_executed_edit_flips_its_cells(tmp_path):
+    root = _tree(tmp_path, MODULE)
+    cell_a = function_hashes({"fyexp/mod.py:f"}, root)          # a cell that ran f
+    cell_b = function_hashes({"fyexp/mod.py:C.m"}, root)        # a cell that ran C.m
+    harmless = (MODULE.replace('"""Doubles."""', '"""Doubles every value (reworded)."""')
+                .replace("# a comment", "# another comment")
+                .replace("return [SCALE * v for v in x]", "return [SCALE*v\n            for v in x]")
+                .replace("return x + 1", "return x + 2"))                    # g: never executed
+    _tree(tmp_path, harmless)
+    assert changed_functions(cell_a, root) == [] and changed_functions(cell_b, root) == []
+    _tree(tmp_path, harmless.replace("SCALE*v\n", "SCALE*v + 1\n"))       # f's body
+    assert changed_functions(cell_a, root) == ["fyexp/mod.py:f"] and changed_functions(cell_b, root) == []
+    _tree(tmp_path, harmless.replace("k = 3", "k = 4"))                     # a class attribute of the method
+    assert changed_functions(cell_a, root) == [] and changed_functions(cell_b, root) == ["fyexp/mod.py:C.m"]
+    _tree(tmp_path, harmless.replace("SCALE = 2", "SCALE = 3"))             # a module constant
+    assert changed_functions(cell_a, root) == ["fyexp/mod.py:<module>"]
+
+
+def test_report_counts_stale_rows_by_the_executed_record_and_falls_back_to_files_without_one(tmp_path):
+    root = _tree(tmp_path / "src", MODULE)
+    results = tmp_path / "results" / "toy"
+    cells = results / "cells" / "quick"
+    cells.mkdir(parents=True)
+    for cell, function in (("a", "fyexp/mod.py:f"), ("b", "fyexp/mod.py:g")):
+        (cells / f"{cell}.code.json").write_text(json.dumps(function_hashes({function}, root)))
+    frame = pd.DataFrame({"profile": "quick", "cell": ["a", "a", "b", "c"], "git_commit": "unknown",
+                          "status": "ok", "seed": 0})
+    assert executed_freshness(frame, results, root).tolist() == ["fresh", "fresh", "fresh", None]
+    _tree(tmp_path / "src", MODULE.replace("return x + 1", "return x - 1"))
+    assert executed_freshness(frame, results, root).tolist() == ["fresh", "fresh", "stale", None]
+    spec = load_spec("toy", TOY_SPECS)
+    run = profile_runs(spec, frame, results)["quick"]  # HEAD's tree lacks fyexp/mod.py: both recorded cells stale
+    assert run.stale_rows == 3 and run.unknown_rows == 1  # the record-less row: file rule, commit unknown
+
+
+def test_a_run_writes_the_record_beside_the_cell_file(tmp_path):
+    path = tmp_path / "cells" / "quick" / "x.csv"
+    path.parent.mkdir(parents=True)
+    record = write_record(path, {"fyexp/specs.py:deep_merge"})
+    assert json.loads(path.with_suffix(".code.json").read_text()) == record
+    assert set(record) == {"fyexp/specs.py:deep_merge", "fyexp/specs.py:<module>"} and all(record.values())
+
+
+def test_recording_can_be_switched_off_and_then_records_nothing(monkeypatch):
+    monkeypatch.setenv("FYEXP_RECORD_CODE", "0")
+    with ExecutedCode() as recorder:
+        deep_merge({}, {})
+    assert recorder.functions() is None

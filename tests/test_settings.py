@@ -1,0 +1,117 @@
+"""A cell's settings are part of its identity (fyexp/settings.py) and ``--set`` runs a variant of a profile:
+through the installed ``fyexp`` script on the toy experiment, and the legacy rule on a small git repository."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+
+from fyexp.report import build_report
+from fyexp.report.runs import profile_runs
+from fyexp.settings import legacy_settings_changed
+from fyexp.specs import load_spec
+from tests.conftest import TOY_SPECS, run_cli
+
+
+def _env(tmp_path: Path) -> tuple[dict, Path]:
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    (specs / "toy.yaml").write_text((TOY_SPECS / "toy.yaml").read_text())
+    return {"FYEXP_EXPERIMENTS_DIR": str(specs), "FYEXP_RESULTS_DIR": str(tmp_path / "results")}, specs / "toy.yaml"
+
+
+def _rows(tmp_path: Path, profile: str) -> pd.DataFrame:
+    files = sorted((tmp_path / "results" / "toy" / "cells" / profile).glob("*.csv"))
+    return pd.concat([pd.read_csv(f) for f in files], ignore_index=True)
+
+
+def _old_settings_rows(tmp_path: Path, spec: Path) -> int:
+    frame = pd.read_csv(tmp_path / "results/toy/results.csv")
+    return profile_runs(load_spec("toy", spec.parent), frame, tmp_path / "results/toy")["quick"].settings_changed_rows
+
+
+def test_a_settings_edit_reruns_the_affected_cells_and_keeps_the_old_rows_as_superseded(tmp_path):
+    env, spec = _env(tmp_path)
+    assert run_cli("run", "toy", "-p", "quick", "--no-progress", env=env).returncode == 0
+    first = _rows(tmp_path, "quick")
+    assert first["settings_hash"].notna().all() and first["value"].tolist() == [0.25]
+    sidecar = json.loads(next((tmp_path / "results/toy/cells/quick").glob("*.settings.json")).read_text())
+    assert sidecar["config"]["mode"] == "square" and sidecar["seed"] == 0 and sidecar["environment"]["torch"]
+
+    again = run_cli("run", "toy", "-p", "quick", "--no-progress", env=env)
+    assert "settings changed" not in again.stderr and "0 cells run, 1 already finished" in again.stderr
+
+    spec.write_text(spec.read_text().replace("    values: [0.5]", "    values: [0.5]\n    mode: cube"))
+    assert _old_settings_rows(tmp_path, spec) == 1  # the index says so before the rerun
+    edited = run_cli("run", "toy", "-p", "quick", "--no-progress", env=env)
+    assert edited.returncode == 0, edited.stderr
+    assert "1 cells: settings changed since they ran" in edited.stderr
+    assert "1 cells run, 0 already finished" in edited.stderr
+    now = _rows(tmp_path, "quick")
+    assert now["value"].tolist() == [0.125] and now["settings_hash"].iloc[0] != first["settings_hash"].iloc[0]
+    old = list((tmp_path / "results/toy/superseded/quick").glob("*.csv"))
+    assert len(old) == 1 and pd.read_csv(old[0])["value"].tolist() == [0.25]
+    table = pd.read_csv(tmp_path / "results/toy/results.csv")
+    assert table["value"].tolist() == [0.125]  # never averaged with the superseded rows
+    assert _old_settings_rows(tmp_path, spec) == 0
+
+    # the report shows the current rows only, the superseded ones when asked, as a profile of their own
+    plain = build_report(["toy"], tmp_path / "results", spec.parent)[0]
+    asked = build_report(["toy"], tmp_path / "results", spec.parent, superseded=True)[0]
+    assert plain.profiles == ["quick"] and plain.rows == 1
+    old_hash = first["settings_hash"].iloc[0]
+    assert asked.profiles == ["quick", f"quick~superseded-{old_hash}"] and asked.rows == 2
+
+    # an edit to another profile changes nothing here
+    spec.write_text(spec.read_text().replace("n_trials: 5", "n_trials: 6"))
+    assert "0 cells run, 1 already finished" in run_cli("run", "toy", "-p", "quick", "--no-progress", env=env).stderr
+
+
+def test_set_runs_a_variant_of_the_profile_with_its_overrides_on_every_row(tmp_path):
+    env, _ = _env(tmp_path)
+    result = run_cli("run", "toy", "-p", "quick", "--no-progress", "--set", "mode=cube", "--set", "values=[2]",
+                     env=env)
+    assert result.returncode == 0, result.stderr
+    assert "toy [quick+mode=cube,values=2]" in result.stderr
+    rows = _rows(tmp_path, "quick+mode=cube,values=2")
+    assert rows["value"].tolist() == [8.0] and rows["profile"].tolist() == ["quick+mode=cube,values=2"]
+    assert rows["overrides"].tolist() == ["mode=cube,values=[2]"] and rows["settings_hash"].notna().all()
+    assert not (tmp_path / "results/toy/cells/quick").exists()  # never stored (nor scored) as the plain profile
+    shown = run_cli("show", "toy", "-p", "quick", "--set", "lr=1e-4", env=env)
+    assert "profile: quick+lr=1e-4" in shown.stdout and "lr: 0.0001" in shown.stdout
+
+
+def test_a_bad_set_is_one_line_naming_the_key_with_exit_status_2(tmp_path):
+    env, _ = _env(tmp_path)
+    cases = [(["run", "toy", "--set", "lr=abc"], "error: --set: key 'lr': expected a number, got 'abc'"),
+             (["show", "toy", "--set", "nope=1"], "error: --set: key 'nope': expected one of the parameters"),
+             (["tune", "toy", "--set", "sleep_s=-1"], "error: --set: key 'sleep_s': expected a number >= 0"),
+             (["run", "toy", "--set", "values.x=1"], "error: --set: key 'values': expected a mapping"),
+             (["run", "toy", "--set", "lr"], "error: --set: expected KEY=VALUE")]
+    for args, message in cases:
+        result = run_cli(*args, env=env)
+        lines = [line for line in result.stderr.splitlines() if line.strip()]
+        assert result.returncode == 2 and len(lines) == 1 and lines[0].startswith(message), (args, result.stderr)
+
+
+def _git(folder: Path, *args: str) -> str:
+    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=folder, check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+def test_legacy_rows_are_current_unless_their_profile_changed_since_their_commit(tmp_path):
+    _, spec_file = _env(tmp_path)
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", "specs")
+    _git(tmp_path, "commit", "-qm", "spec")
+    commit = _git(tmp_path, "rev-parse", "--short=12", "HEAD")
+    assert legacy_settings_changed(load_spec("toy", spec_file.parent), "quick", commit) is False
+    spec_file.write_text(spec_file.read_text().replace("n_trials: 5", "n_trials: 6"))  # another profile
+    assert legacy_settings_changed(load_spec("toy", spec_file.parent), "quick", commit + "+dirty") is False
+    spec_file.write_text(spec_file.read_text().replace("values: [1.0, 2.0]", "values: [1.0, 3.0]"))  # defaults
+    assert legacy_settings_changed(load_spec("toy", spec_file.parent), "quick", commit) is False  # quick overrides
+    assert legacy_settings_changed(load_spec("toy", spec_file.parent), "paper", commit) is True
+    assert legacy_settings_changed(load_spec("toy", spec_file.parent), "paper", "unknown") is None
