@@ -135,7 +135,7 @@ def run_cell_job(resolved: Any, cell: Cell, *, results_dir: str, device: str, da
 
             expected = settings_hash(expected_settings(resolved, experiment, cell, device,
                                                        Path(data_dir) if data_dir else None))
-            if finished_verdict(store, resolved, cell, expected) in ("same", "legacy"):
+            if finished_verdict(store, resolved, cell, expected, experiment) in ("same", "legacy"):
                 return "ok"
         return execute_cell(resolved, experiment, cell, store, device=device,
                             data_dir=Path(data_dir) if data_dir else None, force=force, progress=progress)

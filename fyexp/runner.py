@@ -51,7 +51,7 @@ def classify_cells(resolved: ResolvedSpec, experiment: Experiment, store: Result
         cells = only.select(cells)
     verdicts = {} if force else {
         c.key: finished_verdict(store, resolved, c,
-                                settings_hash(expected_settings(resolved, experiment, c, device, data_dir)))
+                                settings_hash(expected_settings(resolved, experiment, c, device, data_dir)), experiment)
         for c in cells}
     todo = [c for c in cells if force or verdicts[c.key] in ("absent", "changed")]
     return Pending(cells, todo, [c for c in todo if verdicts.get(c.key) == "changed"])

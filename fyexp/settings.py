@@ -66,13 +66,32 @@ def environment(device: str) -> dict:
     return {"device_kind": str(device).split(":", 1)[0], "torch": torch_version, "numpy": numpy_version}
 
 
-def cell_settings(resolved: Any, cell: Any, device: str, data: Any = None) -> dict:
-    """The settings of ``cell`` of ``resolved`` (a :class:`fyexp.specs.ResolvedSpec`) on ``device``."""
+def scoped_config(experiment: Any, config: Any, cell: Any) -> Any:
+    """The part of ``config`` that decides ``cell``'s numbers, as JSON: the experiment's ``cell_config(config,
+    cell)`` where it declares one (vr-vae: only the cell's data set's training block), else the whole config less
+    the grid listing (``experiment.grid_field`` of a :class:`fyexp.grid.GridExperiment`), whose values the cell
+    carries in its ``params``.  So adding a value to an axis, or editing another data set's block, changes no other
+    cell's settings.  Without an experiment (or a cell): the whole config."""
+    if experiment is None or cell is None:
+        return jsonable(config)
+    hook = getattr(experiment, "cell_config", None)
+    if callable(hook):
+        return jsonable(hook(config, cell))
+    data = jsonable(config)
+    grid_field = getattr(experiment, "grid_field", None)
+    if isinstance(data, dict) and grid_field:
+        data.pop(grid_field, None)
+    return data
+
+
+def cell_settings(resolved: Any, cell: Any, device: str, data: Any = None, experiment: Any = None) -> dict:
+    """The settings of ``cell`` of ``resolved`` (a :class:`fyexp.specs.ResolvedSpec`) on ``device``; ``config`` is
+    scoped to the cell by :func:`scoped_config` when the ``experiment`` is given."""
     return {
         "experiment": resolved.name,
         "profile": getattr(resolved, "base_profile", resolved.profile),
         "overrides": {k: jsonable(v) for k, v in getattr(resolved, "overrides", ())},
-        "config": jsonable(resolved.config),
+        "config": scoped_config(experiment, resolved.config, cell),
         "method": cell.method,
         "params": jsonable(cell.params),
         "seed": int(cell.seed),
@@ -142,13 +161,15 @@ def spec_at_commit(spec_path: Path, commit: str) -> dict | None:
 
 
 def legacy_settings_changed(spec: Any, profile: str, git_commit_value: object,
-                            config_cls: type | None = None) -> bool | None:
+                            config_cls: type | None = None, cell: Any = None, experiment: Any = None) -> bool | None:
     """For a row without ``settings_hash``: whether ``profile`` of ``spec`` changed since the row's commit
     (``None``: cannot tell, the row is kept current).
 
     With the runner's ``config_cls`` both versions are validated and their configs compared, so a spec that was
     only rewritten (a key moved into ``train:``, a default made explicit) changes nothing; an old spec that no longer
-    validates cannot be compared (``None``).  Without it the merged YAML is compared as written."""
+    validates cannot be compared (``None``).  Without it the merged YAML is compared as written.  Given the row's
+    ``cell`` and the ``experiment``, only the part of the config that cell depends on is compared
+    (:func:`scoped_config`)."""
     from fyexp.errors import FyexpError
     from fyexp.specs import build_config
 
@@ -165,7 +186,7 @@ def legacy_settings_changed(spec: Any, profile: str, git_commit_value: object,
                                    for merged in (then, now))
     except (FyexpError, TypeError, ValueError):
         return None
-    return jsonable(then_config) != jsonable(now_config)
+    return scoped_config(experiment, then_config, cell) != scoped_config(experiment, now_config, cell)
 
 
 def recorded_settings(frame: Any) -> tuple[str | None, str | None]:
@@ -179,21 +200,23 @@ def recorded_settings(frame: Any) -> tuple[str | None, str | None]:
     return first("settings_hash"), first("git_commit")
 
 
-def settings_verdict(frame: Any, expected_hash: str, spec: Any, profile: str, config_cls: type | None = None) -> str:
+def settings_verdict(frame: Any, expected_hash: str, spec: Any, profile: str, config_cls: type | None = None,
+                     cell: Any = None, experiment: Any = None) -> str:
     """``same``, ``changed`` or ``legacy`` (no hash, kept current) for a finished cell file's rows."""
     recorded, commit = recorded_settings(frame)
     if recorded is not None:
         return "same" if recorded == expected_hash else "changed"
-    return "changed" if legacy_settings_changed(spec, profile, commit, config_cls) else "legacy"
+    changed = legacy_settings_changed(spec, profile, commit, config_cls, cell, experiment)
+    return "changed" if changed else "legacy"
 
 
 # ---- the finished check and superseding, on a results store ---------------------------------------------------
 def expected_settings(resolved: Any, experiment: Any, cell: Any, device: str, data_dir: Path | None) -> dict:
     """The settings ``cell`` would run at now (:func:`cell_settings` with the experiment's data identity)."""
-    return cell_settings(resolved, cell, device, data_identity(experiment, resolved.config, data_dir))
+    return cell_settings(resolved, cell, device, data_identity(experiment, resolved.config, data_dir), experiment)
 
 
-def finished_verdict(store: Any, resolved: Any, cell: Any, expected_hash: str) -> str:
+def finished_verdict(store: Any, resolved: Any, cell: Any, expected_hash: str, experiment: Any = None) -> str:
     """``absent`` (no finished file: missing, damaged or failed, :meth:`ResultStore.is_finished`), else the
     :func:`settings_verdict` of its rows: ``same``, ``legacy`` (both finished) or ``changed`` (to rerun)."""
     from fyexp.results import read_cell_file
@@ -205,7 +228,7 @@ def finished_verdict(store: Any, resolved: Any, cell: Any, expected_hash: str) -
     if spec is None:  # no spec to compare a legacy file with: same hash or kept
         return "changed" if recorded_settings(frame)[0] not in (None, expected_hash) else "same"
     return settings_verdict(frame, expected_hash, spec, getattr(resolved, "base_profile", resolved.profile),
-                            type(resolved.config))
+                            type(resolved.config), cell, experiment)
 
 
 def superseded_dir(store: Any, profile: str) -> Path:

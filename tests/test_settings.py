@@ -115,3 +115,34 @@ def test_legacy_rows_are_current_unless_their_profile_changed_since_their_commit
     assert legacy_settings_changed(load_spec("toy", spec_file.parent), "quick", commit) is False  # quick overrides
     assert legacy_settings_changed(load_spec("toy", spec_file.parent), "paper", commit) is True
     assert legacy_settings_changed(load_spec("toy", spec_file.parent), "paper", "unknown") is None
+
+
+def test_a_cells_settings_cover_only_the_configuration_it_depends_on():
+    """Editing Frey Face's training block leaves a Caltech cell's settings as they were (vr-vae's cell_config);
+    editing Caltech's changes them; adding a value to a grid axis changes no existing cell (GridExperiment)."""
+    import dataclasses
+
+    from fyexp.experiments import get_experiment
+    from fyexp.results import Cell
+    from fyexp.settings import scoped_config
+
+    vr = get_experiment("vr_vae")
+    config = vr.Config()
+    caltech, frey = Cell("iwae", 0, {"dataset": "caltech", "L": 1, "K": 5}), Cell("vae", 0, {
+        "dataset": "freyface", "L": 1, "K": 5, "fold": 0})
+    longer_frey = dataclasses.replace(config, train_freyface=dataclasses.replace(config.train_freyface, epochs=1500),
+                                      folds=[0, 1], n_train={"freyface": 100})
+    assert scoped_config(vr, longer_frey, caltech) == scoped_config(vr, config, caltech)
+    assert scoped_config(vr, longer_frey, frey) != scoped_config(vr, config, frey)
+    slower_caltech = dataclasses.replace(config, train_caltech=dataclasses.replace(
+        config.train_caltech, optimizer=dataclasses.replace(config.train_caltech.optimizer, lr=1e-4)))
+    assert scoped_config(vr, slower_caltech, caltech) != scoped_config(vr, config, caltech)
+    assert scoped_config(vr, slower_caltech, frey) == scoped_config(vr, config, frey)
+
+    fy = get_experiment("fy_vae")
+    fy_config = fy.Config()
+    cell = fy.cells(fy_config, (0,))[0]
+    narrower = dataclasses.replace(fy_config, grid=dataclasses.replace(fy_config.grid, dataset=["MNIST"]))
+    assert cell.params["dataset"] == "MNIST"
+    assert scoped_config(fy, narrower, cell) == scoped_config(fy, fy_config, cell)
+    assert scoped_config(fy, dataclasses.replace(fy_config, beta=0.5), cell) != scoped_config(fy, fy_config, cell)

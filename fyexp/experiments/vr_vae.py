@@ -243,6 +243,27 @@ class VRVAE(Experiment):
                 cells += [Cell(method, seed, params) for seed in seeds]
         return cells
 
+    def cell_config(self, config: Config, cell: Cell) -> dict:
+        """What a cell's numbers depend on (its settings, :func:`fyexp.settings.scoped_config`): its data set's
+        training block, caps and held-out part, and the evaluation; not the grid listing (``settings``,
+        ``methods``, ``extra_methods``, ``folds``: the cell's own values are its params) nor the other data sets'
+        blocks; the fold split and Figure 4's settings for Frey Face only."""
+        from fyexp.settings import jsonable
+
+        dataset = cell.params["dataset"]
+        data = jsonable(config)
+        for key in ("settings", "methods", "extra_methods", "folds"):
+            data.pop(key, None)
+        for other in DATASETS:
+            if other != dataset:
+                data.pop(f"train_{other}", None)
+        for key in ("n_train", "n_test", "validation"):
+            data[key] = {d: n for d, n in data[key].items() if d == dataset}
+        if dataset != "freyface":
+            for key in ("n_folds", "fold_seed", "bias_alphas", "bias_samples", "bias_points", "bias_repetitions"):
+                data.pop(key, None)
+        return data
+
     def run_cell(self, config: Config, cell: Cell, ctx):
         p = cell.params
         dataset, layers, k, fold = p["dataset"], p["L"], p["K"], p.get("fold")

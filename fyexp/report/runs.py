@@ -104,7 +104,8 @@ def settings_changed(spec: ExperimentSpec, frame: pd.DataFrame, folder: Path | N
     import json
 
     from fyexp.errors import FyexpError
-    from fyexp.settings import jsonable, legacy_settings_changed, sidecar_path
+    from fyexp.results import Cell
+    from fyexp.settings import legacy_settings_changed, scoped_config, sidecar_path
     from fyexp.specs import Override, resolve
 
     out = pd.Series(None, index=frame.index, dtype=object)
@@ -113,7 +114,8 @@ def settings_changed(spec: ExperimentSpec, frame: pd.DataFrame, folder: Path | N
     try:
         from fyexp.experiments import get_experiment
 
-        config_cls = get_experiment(spec.runner).Config
+        experiment = get_experiment(spec.runner)
+        config_cls = experiment.Config
     except (FyexpError, ImportError):
         return out
     now: dict = {}
@@ -122,25 +124,37 @@ def settings_changed(spec: ExperimentSpec, frame: pd.DataFrame, folder: Path | N
         key = (base, json.dumps(overrides, sort_keys=True))
         if key not in now:
             try:
-                now[key] = jsonable(resolve(spec, base, config_cls, None, [Override(k, v, str(v))
-                                                                           for k, v in overrides.items()]).config)
+                now[key] = resolve(spec, base, config_cls, None, [Override(k, v, str(v))
+                                                                  for k, v in overrides.items()]).config
             except FyexpError:
                 now[key] = None  # the profile is gone or no longer validates
         return now[key]
 
+    def cell_of(method, seed, params) -> Cell | None:
+        try:
+            return Cell(str(method), int(seed), json.loads(params) if isinstance(params, str) else {})
+        except (TypeError, ValueError):
+            return None
+
+    cells = {k: cell_of(*v) for k, v in zip(zip(frame["profile"].astype(str), frame["cell"].astype(str)),
+                                             zip(frame["method"], frame["seed"], frame["params"]))}
     verdicts: dict = {}
     keys = list(zip(frame["profile"].astype(str), frame["cell"].astype(str), frame["git_commit"].astype(str)))
     for profile, cell, commit in set(keys):
         base = profile.split("+", 1)[0]
+        cell_obj = cells.get((profile, cell))
         try:
             recorded = json.loads(sidecar_path(Path(folder) / "cells" / profile / f"{cell}.csv").read_text())
         except (OSError, ValueError):
             recorded = None
         if recorded is None:
-            verdicts[profile, cell, commit] = (legacy_settings_changed(spec, base, commit, config_cls)
+            verdicts[profile, cell, commit] = (legacy_settings_changed(spec, base, commit, config_cls, cell_obj,
+                                                                       experiment)
                                                if "+" not in profile else None)
         else:
-            verdicts[profile, cell, commit] = recorded.get("config") != current(base, recorded.get("overrides", {}))
+            config_now = current(base, recorded.get("overrides", {}))
+            verdicts[profile, cell, commit] = (config_now is None or recorded.get("config")
+                                               != scoped_config(experiment, config_now, cell_obj))
     return pd.Series([verdicts[k] for k in keys], index=frame.index, dtype=object)
 
 
