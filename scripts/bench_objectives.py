@@ -32,6 +32,7 @@ from fyexp.models import ModelConfig, build_vae
 from fyexp.objectives import ELBO, IWAE, VR, VRMax
 from fyexp.train import OptimizerConfig, TensorBatches, TrainConfig, Trainer, VariationalTask, seed_everything
 
+SMOKE = {"batch": 8, "steps": 2, "reps": 1, "epoch_images": 32, "fy_pairs": True}
 VR_MNIST = ModelConfig(latent=[50], encoder_hidden=[[200, 200]], decoder_hidden=[[200, 200]], activation="tanh",
                        posterior="gaussian", observation="bernoulli")
 
@@ -177,7 +178,10 @@ def main():
     parser.add_argument("--epoch-images", type=int, default=6000, help="training images per epoch in part 2")
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--fy-pairs", action="store_true", help="also time the FY beta-VAE pairs (part 3)")
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes: checks that the script runs (tests)")
     args = parser.parse_args()
+    if args.smoke:
+        vars(args).update(SMOKE)
     if args.threads:
         torch.set_num_threads(args.threads)
     images = _images(args.data_dir, max(args.epoch_images, args.batch * args.steps, 64 * args.steps), args.device)
