@@ -19,6 +19,7 @@ SCRIPTS = ROOT / "scripts"
 # script name → regular expressions that its output must contain (its ratio / comparison lines)
 RATIO_LINES = {
     "bench_calibration": [r"speed-up ×\s*[\d.]+ \(3 replicas; identical results: True\)"],
+    "bench_entmax": [r"entmax_newton .*× softmax\s+[\d.]+.*× entmax_bisect\s+[\d.]+"],
     "bench_frac": [r"ratio K=2 / K=1: [\d.]+x", r"L\^h_0\.5 semi-implicit 2 x 2: chunk"],
     "bench_gmm": [r"ratio ours/sklearn = [\d.]+"],
     "bench_grid": [r"per-core / sequential throughput: [\d.]+×", r"ensemble / one after another throughput: [\d.]+×"],
