@@ -15,6 +15,7 @@
    relative to Bernoulli / Gaussian (this was ``scripts/bench_trainer.py``).
 
     python scripts/bench_objectives.py --data-dir DATA [--device cpu] [--steps 20] [--reps 5] [--epoch-images 6000]
+        [--fy-pairs | --fy-pairs-only] [--threads 1] [--smoke]
 
 Without ``--data-dir`` the images are random binary vectors (the timings do not depend on the pixels).
 """
@@ -178,6 +179,7 @@ def main():
     parser.add_argument("--epoch-images", type=int, default=6000, help="training images per epoch in part 2")
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--fy-pairs", action="store_true", help="also time the FY beta-VAE pairs (part 3)")
+    parser.add_argument("--fy-pairs-only", action="store_true", help="only part 3 (implies --fy-pairs)")
     parser.add_argument("--smoke", action="store_true", help="tiny sizes: checks that the script runs (tests)")
     args = parser.parse_args()
     if args.smoke:
@@ -187,9 +189,10 @@ def main():
     images = _images(args.data_dir, max(args.epoch_images, args.batch * args.steps, 64 * args.steps), args.device)
     print(f"device {args.device}, torch {torch.__version__}, {torch.get_num_threads()} threads, "
           f"{'MNIST (binarised)' if args.data_dir else 'random binary images'}")
-    bench_objectives(images, args)
-    bench_trainer(images, args)
-    if args.fy_pairs:
+    if not args.fy_pairs_only:
+        bench_objectives(images, args)
+        bench_trainer(images, args)
+    if args.fy_pairs or args.fy_pairs_only:
         bench_fy_pairs(images, args)
 
 
