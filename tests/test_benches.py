@@ -25,7 +25,8 @@ RATIO_LINES = {
     "bench_grid": [r"per-core / sequential throughput: [\d.]+×", r"ensemble / one after another throughput: [\d.]+×"],
     "bench_nvdm": [r"entmax_newton α=1\.314\s+[\d.]+\s+[\d.]+", r"FY-NVDM ρ′=1\.314 / \d+\s+[\d.]+\s+[\d.]+\s+[\d.]+"],
     "bench_objectives": [r"VR-max \(alpha=-inf\)\s+50 .*", r"Trainer epoch .* ratio [\d.]+",
-                         r"decoder rho'=2 posterior rho=2: .* [\d.]+x Bernoulli/Gaussian"],
+                         r"decoder rho'=2 posterior rho=2: .* [\d.]+x Bernoulli/Gaussian",
+                         r"largest overhead of a sparse latent / decoder over Bernoulli/Gaussian: [\d.]+x"],
     "bench_tvem": [r"ratio TV-EM / exact \(shared\)\s+= [\d.]+", r"ratio TV-EM / exact \(per-point\) = [\d.]+"],
     "bench_vr": [r"speed-up [\d.]+x", r"ratio [\d.]+ \(aim <= 0\.5"],
 }
