@@ -14,6 +14,7 @@ Usage: ``python scripts/bench_calibration.py [--table1-only] [--loop-replicas 20
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import time
 from pathlib import Path
 from tempfile import TemporaryDirectory
@@ -26,6 +27,9 @@ from fyexp.calibration.study import run_study
 from fyexp.experiments import RunContext, get_experiment
 from fyexp.experiments.gmm_calibration import SETTINGS
 from fyexp.specs import load_spec, resolve
+
+
+SMOKE = {"table1_only": True, "loop_replicas": 3, "replicas": 10}
 
 
 def paper_config():
@@ -78,9 +82,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--table1-only", action="store_true", help="skip the timing of every paper cell")
     parser.add_argument("--loop-replicas", type=int, default=200, help="replicas for the loop comparison")
+    parser.add_argument("--replicas", type=int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes: checks that the script runs (tests)")
     args = parser.parse_args()
+    if args.smoke:
+        vars(args).update(SMOKE)
     experiment, resolved = paper_config()
     config, seed = resolved.config, resolved.seeds[0]
+    if args.replicas:
+        config = dataclasses.replace(config, n_replicas=args.replicas)
     print(f"frac Table 1 at the paper profile ({config.n_replicas} replicas, {len(config.gammas)} γ's, C_γ, "
           f"R_l, R_l-2, R_kappa): {bench_table1(config, seed):.1f} s")
     if not args.table1_only:

@@ -32,6 +32,8 @@ from fyexp.objectives import Fractional
 from fyexp.objectives.semi_implicit import HierarchicalFractional
 
 BATCHES_PER_EPOCH = 60_000 // 64 + 1
+EVAL_CHUNKS = {"explicit": (64, 256, 1024), "semi": (2, 8, 32)}
+SMOKE = {"batches": 1, "n_eval": 2, "k_large": 2, "n_chunks": 1, "h_side": 2, "side": 2}
 
 
 def sync(device: str) -> None:
@@ -69,13 +71,20 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=0)
     parser.add_argument("--eval-only", default="", help=argparse.SUPPRESS)
     parser.add_argument("--skip-training", action="store_true")
+    parser.add_argument("--k-large", type=int, default=100, help=argparse.SUPPRESS)
+    parser.add_argument("--n-chunks", type=int, default=3, help=argparse.SUPPRESS)
+    parser.add_argument("--h-side", type=int, default=10, help=argparse.SUPPRESS)  # L^h training: n_u = n_z
+    parser.add_argument("--side", type=int, default=32, help=argparse.SUPPRESS)  # evaluation: side² samples
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes: checks that the script runs (tests)")
     args = parser.parse_args()
+    if args.smoke:
+        vars(args).update(SMOKE)
     if args.threads:
         torch.set_num_threads(args.threads)
     device = args.device
     if args.eval_only:
         name, chunk = args.eval_only.split(":")
-        print(evaluate(name, int(chunk), args.n_eval, device))
+        print(evaluate(name, int(chunk), args.n_eval, device, args.side))
         return
     torch.manual_seed(0)
     print(f"device {device}, torch {torch.__version__}, threads {torch.get_num_threads()}")
@@ -88,41 +97,44 @@ def main() -> None:
 def train_section(args, device: str) -> None:
     print("\n1. training, L_0.5 with the explicit posterior, batch 64")
     per_batch = {}
-    for k in (1, 100):
+    for k in (1, args.k_large):
         model = ConvVAE().to(device).train()
         per_batch[k] = time_training(model, Fractional(gamma=0.5, n_samples=k), device, args.batches)
         print(f"   K = {k:>3}: {per_batch[k] * 1e3:8.1f} ms/batch, ~{per_batch[k] * BATCHES_PER_EPOCH / 60:6.1f} min "
               f"per 60,000-image epoch")
-    print(f"   ratio K=100 / K=1: {per_batch[100] / per_batch[1]:.1f}x (the decoder's share grows with K; the "
+    print(f"   ratio K={args.k_large} / K=1: {per_batch[args.k_large] / per_batch[1]:.1f}x (the decoder's share grows with K; the "
           f"encoder runs once)")
     model = SemiImplicitVAE().to(device).train()
-    t = time_training(model, HierarchicalFractional(gamma=0.5, n_u=10, n_z=10), device, args.batches)
-    print(f"   L^h 10 x 10: {t * 1e3:8.1f} ms/batch, ~{t * BATCHES_PER_EPOCH / 60:6.1f} min per epoch")
+    t = time_training(model, HierarchicalFractional(gamma=0.5, n_u=args.h_side, n_z=args.h_side), device,
+                      args.batches)
+    print(f"   L^h {args.h_side} x {args.h_side}: {t * 1e3:8.1f} ms/batch, ~{t * BATCHES_PER_EPOCH / 60:6.1f} min per epoch")
 
 
 
 def eval_section(args, device: str) -> None:
-    print(f"\n2. evaluation, 1,024 samples per image, {args.n_eval} images")
-    for name, chunks in [("explicit", (64, 256, 1024)), ("semi", (2, 8, 32))]:
-        for chunk in chunks:
+    print(f"\n2. evaluation, {args.side ** 2:,} samples per image, {args.n_eval} images")
+    for name, chunks in EVAL_CHUNKS.items():
+        for chunk in chunks[:args.n_chunks]:
             if device.startswith("cuda"):
-                print("   " + evaluate(name, chunk, args.n_eval, device))
+                print("   " + evaluate(name, chunk, args.n_eval, device, args.side))
             else:   # a fresh process per configuration, so that ru_maxrss is this configuration's peak
                 command = [sys.executable, __file__, "--device", device, "--n-eval", str(args.n_eval),
-                           "--eval-only", f"{name}:{chunk}"] + (["--threads", str(args.threads)] if args.threads else [])
+                           "--side", str(args.side), "--eval-only", f"{name}:{chunk}"] + (["--threads", str(args.threads)] if args.threads else [])
                 print("   " + subprocess.run(command, capture_output=True, text=True, check=True).stdout.strip())
 
 
-def evaluate(name: str, chunk: int, n_eval: int, device: str) -> str:
-    """One evaluation configuration; returns its line (time, peak memory, the estimate)."""
+def evaluate(name: str, chunk: int, n_eval: int, device: str, side: int = 32) -> str:
+    """One evaluation configuration with side² samples per image; returns its line (time, peak memory, the
+    estimate)."""
     torch.manual_seed(0)
     x = torch.rand(n_eval, 784, device=device)
     if name == "explicit":
-        label, model, plan = "L_0.5 explicit 1 x 1024", ConvVAE(), EvalPlan(gamma=0.5, n_z=1024, chunk_z=chunk)
-        samples = chunk
+        label, model = f"L_0.5 explicit 1 x {side * side}", ConvVAE()
+        samples = min(chunk, side * side)
+        plan = EvalPlan(gamma=0.5, n_z=side * side, chunk_z=samples)
     else:
-        label, model = "L^h_0.5 semi-implicit 32 x 32", SemiImplicitVAE()
-        plan, samples = EvalPlan(gamma=0.5, n_u=32, n_z=32, chunk_u=chunk), chunk * 32
+        label, model = f"L^h_0.5 semi-implicit {side} x {side}", SemiImplicitVAE()
+        plan, samples = EvalPlan(gamma=0.5, n_u=side, n_z=side, chunk_u=min(chunk, side)), min(chunk, side) * side
     model = model.to(device).eval()
     if device.startswith("cuda"):
         torch.cuda.reset_peak_memory_stats()

@@ -30,6 +30,9 @@ from fyexp.experiments.gmm_clustering import GMMClusteringConfig, _data
 from fyexp.specs import load_spec, resolve
 
 
+SMOKE = {"iterations": 3, "repeats": 1, "skip_profile": True}
+
+
 def best_time(fn, repeats: int) -> tuple[float, object]:
     best, out = float("inf"), None
     for _ in range(repeats):
@@ -93,7 +96,10 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, default=200)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--skip-profile", action="store_true")
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes: checks that the script runs (tests)")
     args = parser.parse_args()
+    if args.smoke:
+        vars(args).update(SMOKE)
     bench_standard_em(args.iterations, args.repeats)
     if not args.skip_profile:
         bench_paper_profile()

@@ -31,6 +31,7 @@ import time
 import torch
 
 STEPS_PER_EPOCH, PAPER_EPOCHS, BATCH = 860, 50, 64
+SMOKE = {"cores": 1, "steps": 2, "ensemble_steps": 2, "models": 2, "repeats": 1, "ensemble_threads": None}
 
 
 def _images(data_dir: str | None, n: int) -> torch.Tensor:
@@ -163,7 +164,10 @@ def main():
     parser.add_argument("--ensemble-threads", type=int, nargs="+", default=None,
                         help="torch threads of (b), one run per value (default: --cores)")
     parser.add_argument("--skip-cells", action="store_true", help="only (b)")
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes: checks that the script runs (tests)")
     args = parser.parse_args()
+    if args.smoke:
+        vars(args).update(SMOKE)
     print(f"torch {torch.__version__}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at start")
     if not args.skip_cells:
         bench_cells(args.cores, args.steps, args.repeats, args.data_dir)

@@ -5,7 +5,9 @@
 2. One NVDM epoch (a decoder pass and an encoder pass over the training set) through ``fyexp.train.Trainer``
    vs a plain PyTorch loop of the same model, batches, optimizers and freezing.
 
-    python scripts/bench_nvdm.py [--threads 2] [--docs 11290] [--reps 5]
+    python scripts/bench_nvdm.py [--threads 2] [--docs 11290] [--reps 5] [--smoke]
+
+``--smoke`` shrinks every size so that the script runs in seconds (``tests/test_benches.py``; no timing meaning).
 
 Prints a table per benchmark; times are the best of ``--reps`` (ms for the maps, s for an epoch).
 """
@@ -19,7 +21,10 @@ import torch
 from entmax import entmax_bisect
 
 from fyexp.maps import entmax_newton
-from fyexp.models.nvdm import NVDM, nvdm_objective
+from fyexp.models.nvdm import build_nvdm, nvdm_objective
+from fyexp.train import OptimizerConfig, TrainConfig
+
+SMOKE = {"docs": 64, "reps": 1, "vocab": 50, "rows": 8}
 
 
 def best_of(fn, reps: int) -> float:
@@ -31,17 +36,17 @@ def best_of(fn, reps: int) -> float:
     return min(times)
 
 
-def bench_maps(reps: int) -> None:
+def bench_maps(reps: int, rows: int, vocab: int) -> None:
     torch.manual_seed(0)
-    scores = torch.randn(1024, 2000) * 2
-    weights = torch.randn(1024, 2000)
+    scores = torch.randn(rows, vocab) * 2
+    weights = torch.randn(rows, vocab)
 
     def fwd_bwd(fn):
         z = scores.clone().requires_grad_()
         (fn(z) * weights).sum().backward()
 
     floor = best_of(lambda: fwd_bwd(lambda z: torch.softmax(z, -1)), reps)
-    print(f"\nα-entmax forward+backward, (1024, 2000) float32, {torch.get_num_threads()} threads")
+    print(f"\nα-entmax forward+backward, ({rows}, {vocab}) float32, {torch.get_num_threads()} threads")
     print(f"{'map':<28}{'ms':>10}{'× softmax':>12}")
     print(f"{'softmax':<28}{floor * 1e3:>10.1f}{1.0:>12.1f}")
     for alpha in (1.314, 1.5, 2.0):
@@ -65,20 +70,21 @@ def plain_epoch(model: NVDM, data: torch.Tensor, batch: int, alpha: float, beta:
             opts[phase].step()
 
 
-def bench_epoch(docs: int, reps: int) -> None:
+def bench_epoch(docs: int, reps: int, vocab: int) -> None:
     from fyexp.experiments.nvdm import NVDMConfig, train_nvdm
 
     torch.manual_seed(0)
-    data = torch.poisson(torch.rand(docs, 2000) * 0.05)
+    data = torch.poisson(torch.rand(docs, vocab) * 0.05)
     data[:, 0] += 1
     valid = data[:200]
-    print(f"\nOne NVDM epoch (decoder pass + encoder pass), {docs} synthetic docs × 2,000 words, K = 50")
+    print(f"\nOne NVDM epoch (decoder pass + encoder pass), {docs} synthetic docs × {vocab:,} words, K = 50")
     print(f"{'model / batch':<28}{'Trainer s':>11}{'plain s':>10}{'ratio':>8}")
     for observation, alpha, batch in (("multinomial", 1.0, 64), ("multinomial", 1.0, 1024), ("entmax", 1.314, 1024)):
-        config = NVDMConfig(observation=observation, rho_prime=alpha if alpha > 1 else 1.314, batch_size=batch,
-                            epochs=1, alternating_epochs=1, learning_rate=1e-3)
+        train = TrainConfig(epochs=1, batch_size=batch, optimizer=OptimizerConfig(lr=1e-3))
+        config = NVDMConfig(observation=observation, rho_prime=alpha if alpha > 1 else 1.314, train=train,
+                            alternating_epochs=1)
         ours = best_of(lambda: train_nvdm(config, data, valid, seed=0, device="cpu", work_dir=None), reps)
-        model = NVDM(2000, 50)
+        model = build_nvdm(vocab, 50, 500, alpha)
         opts = {"decoder": torch.optim.Adam(model.decoder_parameters(), lr=1e-3),
                 "encoder": torch.optim.Adam(model.encoder_parameters(), lr=1e-3)}
         plain = best_of(lambda: plain_epoch(model, data, batch, alpha, 0.01, opts), reps)
@@ -91,10 +97,15 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--docs", type=int, default=11290)
     parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--vocab", type=int, default=2000, help=argparse.SUPPRESS)
+    parser.add_argument("--rows", type=int, default=1024, help=argparse.SUPPRESS)
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes: checks that the script runs")
     args = parser.parse_args()
+    if args.smoke:
+        vars(args).update(SMOKE)
     torch.set_num_threads(args.threads)
-    bench_maps(args.reps)
-    bench_epoch(args.docs, max(1, args.reps // 2))
+    bench_maps(args.reps, args.rows, args.vocab)
+    bench_epoch(args.docs, max(1, args.reps // 2), args.vocab)
 
 
 if __name__ == "__main__":

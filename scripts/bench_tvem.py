@@ -28,6 +28,9 @@ from fyexp.em.bsc import all_states, init_params
 from fyexp.em.tvem import TVEM, StateSearch
 
 
+SMOKE = {"n_points": 30, "grid_size": 3, "n_states": 8, "n_prior": 4, "n_bitflips": 4, "iterations": 2, "repeats": 1}
+
+
 def per_iteration(em: TVEM, Y: np.ndarray, init, iterations: int, repeats: int, states=None) -> float:
     best = float("inf")
     for repeat in range(repeats):
@@ -47,7 +50,10 @@ def main() -> None:
     parser.add_argument("--n-bitflips", type=int, default=10)
     parser.add_argument("--iterations", type=int, default=20)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes: checks that the script runs (tests)")
     args = parser.parse_args()
+    if args.smoke:
+        vars(args).update(SMOKE)
 
     data = make_bars(BarsSpec(size=args.grid_size, n_points=args.n_points, seed=0))
     n_latents = data.S.shape[1]

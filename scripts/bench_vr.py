@@ -32,6 +32,7 @@ from fyexp.objectives.single_backward import VRMaxSingle
 from fyexp.objectives.terms import LatentTerms
 
 N_TRAIN, N_FEATURES, HIDDEN, BATCH, K = 455, 13, 50, 32, 100
+SMOKE = {"rounds": 1, "vae_steps": 1}
 ALPHAS = (1.0, 0.5, 0.0, -math.inf)
 
 
@@ -92,7 +93,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--vae-steps", type=int, default=20)
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes: checks that the script runs (tests)")
     args = parser.parse_args()
+    if args.smoke:
+        vars(args).update(SMOKE)
+        global N_TRAIN, K
+        N_TRAIN, K = 40, 4
     torch.set_num_threads(1)
     times: dict[str, list[float]] = {k: [] for k in ("batched K", "loop K", "grid batched", "grid chunked", "grid by split",
                                                     "vr-max single", "iwae full")}

@@ -6,7 +6,8 @@ import pytest
 import torch
 
 from fyexp.losses.fy_multinomial import (fy_multinomial_loss, l1_reconstruction_error, multinomial_nll,
-                                         observation_probs)
+                                         observation_probs, sparse_negentropy)
+from fyexp.maps.tsallis import tsallis_negentropy
 from fyexp.models.nvdm import NVDM, gaussian_kl, nvdm_objective, reconstruction_error
 
 
@@ -96,3 +97,16 @@ def test_nvdm_shapes_and_objective_parts():
     assert torch.equal(log_sigma, torch.zeros_like(log_sigma))  # NVDM initializes log σ at zero
     re = reconstruction_error(model, x, 1.5)
     assert re.shape == (6,) and ((re >= 0) & (re <= 2)).all()
+
+
+@pytest.mark.parametrize("alpha", [1.0, 1.05, 1.314, 1.5, 2.0])
+def test_sparse_negentropy_is_the_dense_one(alpha):
+    """Ω over the non-zero entries only equals tsallis_negentropy, for sparse rows, an empty row and 3-D input."""
+    torch.manual_seed(9)
+    p = torch.rand(3, 6, 40) * (torch.rand(3, 6, 40) < 0.2)
+    p[0, 0] = 0.0
+    p = p / p.sum(-1, keepdim=True).clamp_min(1e-12)
+    scale = 1.0 if alpha == 1.0 else alpha * (alpha - 1.0)  # compare Σ p^α: Ω divides its round-off by this
+    dense = tsallis_negentropy(p, alpha) * scale
+    assert torch.allclose(sparse_negentropy(p, alpha) * scale, dense, rtol=1e-6, atol=1e-7)
+    assert torch.allclose(sparse_negentropy(p[1], alpha) * scale, dense[1], rtol=1e-6, atol=1e-7)

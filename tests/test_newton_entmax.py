@@ -4,6 +4,7 @@ import pytest
 import torch
 from entmax import entmax_bisect
 
+import fyexp.maps.newton as newton
 from fyexp.maps import entmax_newton
 
 ALPHAS = [1.001, 1.05, 1.314, 1.5, 2.0, 2.5, 4.0]
@@ -75,3 +76,46 @@ def test_peaked_scores_do_not_give_nan():
     for alpha in ALPHAS:
         p = entmax_newton(z, alpha)
         assert torch.isfinite(p).all() and torch.allclose(p, torch.tensor([[1.0, 0, 0, 0]]), atol=1e-6)
+
+
+# ------------------------------------------------------------------ the candidate (sparse) path and the dense one
+PATHS = {"sparse": 1.0, "dense": 0.0}  # SPARSE_SHARE forcing each path
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+@pytest.mark.parametrize("alpha", [1.01, 1.1, 1.314, 1.5, 1.9, 1.99, 2.0])
+def test_each_path_matches_bisection_in_float32(monkeypatch, path, alpha):
+    monkeypatch.setattr(newton, "SPARSE_SHARE", PATHS[path])
+    torch.manual_seed(6)
+    z = torch.randn(32, 500) * 3
+    q = entmax_bisect(z.double(), alpha, n_iter=200).float()
+    assert torch.allclose(entmax_newton(z, alpha), q, atol=1e-5)
+    assert torch.allclose(entmax_newton(z.T, alpha, dim=0), q.T, atol=1e-5)
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+@pytest.mark.parametrize("alpha", [1.05, 1.314, 1.5, 1.7, 2.0])
+def test_each_path_gradcheck(monkeypatch, path, alpha):
+    monkeypatch.setattr(newton, "SPARSE_SHARE", PATHS[path])
+    torch.manual_seed(7)
+    z = (torch.randn(2, 4, 9, dtype=torch.float64) * 2).requires_grad_()
+    assert torch.autograd.gradcheck(lambda t: entmax_newton(t, alpha, dim=1), (z,), eps=1e-6, atol=1e-6)
+
+
+def test_sparse_path_is_taken_and_agrees_with_dense(monkeypatch):
+    """At the FY-NVDM size the candidates are few, the flat path runs, and it gives the dense path's p and
+    gradient (to float32 round-off: only the order of the additions differs)."""
+    torch.manual_seed(8)
+    z = torch.randn(64, 2000) * 2
+    x = 0.314 * (z - z.amax(-1, keepdim=True))
+    assert (x > newton._bracket(x, 1.314)[0]).float().mean() <= newton.SPARSE_SHARE
+    g = torch.randn(64, 2000)
+    out = {}
+    for path, share in PATHS.items():
+        monkeypatch.setattr(newton, "SPARSE_SHARE", share)
+        zz = z.clone().requires_grad_()
+        p = entmax_newton(zz, 1.314)
+        (p * g).sum().backward()
+        out[path] = (p, zz.grad)
+    assert torch.allclose(out["sparse"][0], out["dense"][0], rtol=1e-5, atol=1e-7)
+    assert torch.allclose(out["sparse"][1], out["dense"][1], rtol=1e-4, atol=1e-6)

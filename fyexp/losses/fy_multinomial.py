@@ -12,7 +12,8 @@ multinomial negative log-likelihood up to a constant in θ:
     N · L_Ω(θ; y) = N (logsumexp θ − ⟨θ, y⟩ + Σ y log y) = −Σ_i x_i log softmax(θ)_i + N Σ_i y_i log y_i
                   = −log Multinomial(x; N, softmax θ) + [N Σ y log y + log (N! / Π x_i!)].
 
-Its gradient is N (p − y), so training never differentiates through entmax itself.
+Its gradient is N (p − y), so training never differentiates through entmax itself.  Both p (α > 1) and y are
+sparse, so Ω is summed over their non-zero entries only (:func:`sparse_negentropy`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,20 @@ from torch.autograd import Function
 
 from fyexp.maps.newton import entmax_newton
 from fyexp.maps.tsallis import tsallis_negentropy
+
+
+def sparse_negentropy(p: torch.Tensor, alpha: float) -> torch.Tensor:
+    """Ω_α(p) per row of an (n, V) matrix of mostly-zero distributions: Σ_i p_i^α over the non-zero p_i only
+    (0^α = 0 for α > 0), which skips the ``pow`` of every zero; equal to :func:`tsallis_negentropy` up to the
+    order of the additions.  α = 1 (Shannon) is computed densely."""
+    if alpha == 1.0:
+        return tsallis_negentropy(p, alpha)
+    flat = p.reshape(-1)
+    index = (flat > 0).nonzero().squeeze(1)
+    rows = torch.div(index, p.shape[-1], rounding_mode="floor")
+    lengths = torch.bincount(rows, minlength=flat.numel() // p.shape[-1])
+    powered = torch.segment_reduce(flat.index_select(0, index).pow(alpha), "sum", lengths=lengths)
+    return (powered.view(p.shape[:-1]) - 1.0) / (alpha * (alpha - 1.0))
 
 
 def observation_probs(scores: torch.Tensor, alpha: float) -> torch.Tensor:
@@ -38,7 +53,7 @@ class _ScaledFYLoss(Function):
         y = counts / length.clamp_min(1e-12)
         with torch.no_grad():
             p = observation_probs(scores, alpha)
-        loss = ((p - y) * scores).sum(-1) - tsallis_negentropy(p, alpha) + tsallis_negentropy(y, alpha)
+        loss = ((p - y) * scores).sum(-1) - sparse_negentropy(p, alpha) + sparse_negentropy(y, alpha)
         ctx.save_for_backward(length * (p - y))
         return length.squeeze(-1) * loss
 
