@@ -17,7 +17,7 @@ import pandas as pd
 from fyexp.report.coverage import coverage, declared_tables, parse_table_ref
 from fyexp.report.figures import FigureContext, draw_figures
 from fyexp.report.index import index_markdown
-from fyexp.report.runs import RunFacts, planned_seeds, run_facts
+from fyexp.report.runs import RunFacts, planned_seeds, row_freshness_of, run_facts
 from fyexp.report.tables import SUMMARY_COLUMNS, compare, summarize, write_table
 from fyexp.results import ResultStore, atomic_write_text
 from fyexp.specs import ExperimentSpec, available_specs, load_spec
@@ -46,6 +46,8 @@ class _Loaded:
 
 def _load(spec: ExperimentSpec, results_dir: Path) -> _Loaded:
     frame = ResultStore(results_dir, spec.name).load()
+    if not frame.empty:  # every row's staleness, once: the tables' statuses and the provenance read it
+        frame["freshness"] = row_freshness_of(spec, frame)
     summary = summarize(frame) if not frame.empty else pd.DataFrame(columns=SUMMARY_COLUMNS)
     return _Loaded(spec, frame, summary)
 
@@ -89,7 +91,7 @@ def report_experiment(spec: ExperimentSpec, results_dir: Path, loaded: dict[str,
             if summary[(summary["profile"] == profile) & (summary["paper"] == paper)
                        & (summary["table"] == table)].empty:
                 continue
-            compared = compare(summary, paper, table, profile, planned_seeds=planned_seeds(spec, profile),
+            compared = compare(summary, paper, table, profile, planned_seeds=planned_seeds(spec, profile, frame),
                                exclude_rows=_other_rows(here, paper, table, loaded))
             ran = True
             files = write_table(compared, f"{ref} — {spec.title}", tables_dir)

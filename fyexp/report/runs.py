@@ -52,11 +52,33 @@ class RunFacts:
     studies: list[Study] = field(default_factory=list)
 
 
-def planned_seeds(spec: ExperimentSpec, profile: str) -> int | None:
-    """The number of seeds the spec's ``profile`` plans (its ``seeds``, else the defaults'); ``None`` if unsaid."""
+def planned_seeds(spec: ExperimentSpec, profile: str, frame: pd.DataFrame | None = None) -> int | None:
+    """The number of seeds requested for ``profile``: the spec's ``seeds`` (its profile's, else the defaults'),
+    unless the rows of ``frame`` (finished or failed) carry a seed outside that list, i.e. the run was asked for
+    other seeds (``--seeds``): then the seeds the rows name.  ``None`` if neither says.  (A requested seed none of
+    whose cells wrote a row, finished or failed, leaves no trace to read.)"""
     body = spec.profiles.get(profile) or {}
     seeds = body.get("seeds", (spec.defaults or {}).get("seeds"))
-    return len(seeds) if isinstance(seeds, list) else None
+    spec_seeds = {int(s) for s in seeds} if isinstance(seeds, list) else None
+    seen: set[int] = set()
+    if frame is not None and not frame.empty and "seed" in frame:
+        rows = frame[frame["profile"].astype(str) == profile]
+        seen = {int(s) for s in pd.to_numeric(rows["seed"], errors="coerce").dropna()}
+    if seen and (spec_seeds is None or not seen <= spec_seeds):
+        return len(seen)
+    return len(spec_seeds) if spec_seeds is not None else None
+
+
+def row_freshness_of(spec: ExperimentSpec, frame: pd.DataFrame) -> pd.Series:
+    """Per row of ``frame``: ``fresh``, ``stale`` or ``unknown`` against HEAD (:func:`fyexp.provenance.row_freshness`,
+    asked once per distinct (commit, code hash))."""
+    if frame.empty:
+        return pd.Series([], index=frame.index, dtype=object)
+    module = runner_module(spec.runner)
+    hashes = frame["code_hash"] if "code_hash" in frame else pd.Series(None, index=frame.index, dtype=object)
+    keys = list(zip(frame["git_commit"].astype(str), hashes.where(hashes.notna(), None)))
+    fresh = {key: row_freshness(key[0], key[1], module) for key in set(keys)}
+    return pd.Series([fresh[key] for key in keys], index=frame.index, dtype=object)
 
 
 def profile_runs(spec: ExperimentSpec, frame: pd.DataFrame) -> dict[str, ProfileRun]:
@@ -65,19 +87,15 @@ def profile_runs(spec: ExperimentSpec, frame: pd.DataFrame) -> dict[str, Profile
     if frame.empty:
         return out
     status = frame["status"].fillna("ok")
-    module = runner_module(spec.runner)
-    hashes = frame["code_hash"] if "code_hash" in frame else pd.Series(None, index=frame.index, dtype=object)
     commits = frame["git_commit"].astype(str)
-    fresh = {key: row_freshness(key[0], key[1], module)
-             for key in set(zip(commits, hashes.where(hashes.notna(), None)))}
-    freshness = pd.Series([fresh[key] for key in zip(commits, hashes.where(hashes.notna(), None))], index=frame.index)
+    freshness = frame["freshness"] if "freshness" in frame else row_freshness_of(spec, frame)
     for profile in dict.fromkeys(frame["profile"].astype(str)):
         mask = frame["profile"].astype(str) == profile
         rows = frame[mask]
         failed = sorted(set(rows.loc[status[mask] == "failed", "cell"].astype(str)))
         ok_cells = set(rows.loc[status[mask] == "ok", "cell"].astype(str))
         out[profile] = ProfileRun(
-            profile=profile, planned_seeds=planned_seeds(spec, profile), cells_ok=len(ok_cells),
+            profile=profile, planned_seeds=planned_seeds(spec, profile, frame), cells_ok=len(ok_cells),
             cells_failed=len(failed), failed_cells=tuple(failed),
             seeds_ok=tuple(sorted({int(s) for s in rows.loc[status[mask] == "ok", "seed"].dropna()})),
             rows=int(mask.sum()), dirty_rows=int(commits[mask].str.endswith("+dirty").sum()),
