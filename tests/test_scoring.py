@@ -220,3 +220,48 @@ def test_stale_and_dirty_counts_from_real_commits(tmp_path, monkeypatch):
                           for i, c in enumerate(commits)])
     run = runs.profile_runs(_spec([0], runner="fyexp.experiments.toy"), frame)["paper"]
     assert run.rows == 5 and run.stale_rows == 2 and run.dirty_rows == 1 and run.unknown_rows == 0
+
+
+# ---- VR Table 4 from the model builders, VR's time ratio ------------------------------------------------------
+def test_vr_table4_is_rendered_from_the_models_and_compared_as_text():
+    from fyexp.models import ModelConfig, build_vae
+    from fyexp.report.architectures import TEXT_TABLES, describe_vae, score_text
+
+    ref = joined_cells()
+    pub = ref[(ref["paper"] == "vr") & (ref["table"] == "4")]
+    ours = TEXT_TABLES[("vr", "4")].render()
+    assert score_text(pub, ours) == [EXACT] * 12
+    wrong = {**ours, ("MNIST", "L=2", "architecture"): "d200-d200-s100-d100-s50"}  # one layer short
+    assert score_text(pub, wrong).count(OUTSIDE) == 1
+    model = build_vae(ModelConfig(latent=[7], encoder_hidden=[[9, 8]], decoder_hidden=[[8]], activation="softplus",
+                                  observation="gaussian"), 12)
+    assert describe_vae(model) == {"architecture": "d9-d8-s7", "activation": "log(1 + exp(x))",
+                                   "probability_type": "Gaussian/Gaussian"}
+    line = {l.part: l for l in coverage([SimpleNamespace(name="vr-vae", tables=("vr Table 4",))],
+                                        pd.DataFrame(columns=SUMMARY_COLUMNS + ["experiment"]))}["vr Table 4"]
+    assert line.status == "reproduced" and line.exact == 12 and line.numeric == 12
+
+
+def test_vr_time_ratio_is_scored_as_a_ratio_of_our_times():
+    ref = joined_cells()
+    pair = ref[(ref["paper"] == "vr") & (ref["column"] == "training_time")].set_index("row")
+    assert pair.loc["VR-max", "role"] == "ratio" and pair.loc["IWAE", "role"] == "ratio part"
+    assert pair.loc["VR-max", "value_num"] == pytest.approx(1529 / 3676) and pair.loc["VR-max", "value"] == "0.42"
+    rows = []
+    for label, times in (("VR-max", [10.0, 12.0]), ("IWAE", [30.0, 26.0])):
+        for seed, t in enumerate(times):
+            rows.append({"experiment": "vr-vae", "profile": "paper", "method": label, "params": "{}", "seed": seed,
+                         "metric": "epoch_time_s", "value": t, "paper": None, "table": None,
+                         "setting": "MNIST L=1 K=50", "paper_row": None, "label": label, "status": "ok",
+                         "cell": f"{label}{seed}"})
+    rows += _rows("vr", "text", "MNIST L=1 K=5", "VR-0.5", "test_loglik", [-85.4])
+    summary = summarize(pd.DataFrame(rows))
+    ratio = summary[summary["metric"] == "training_time_ratio"].iloc[0]
+    assert ratio["mean"] == pytest.approx(11.0 / 28.0)  # ratio of the mean times, not of the first seeds
+    table = compare(summary, "vr", "text", "paper")
+    cell = table.published[table.published["paper_row"] == "VR-max"].iloc[0]
+    assert cell["mean"] == pytest.approx(11.0 / 28.0)
+    assert cell["status"] == OUTSIDE  # 0.393 vs 0.42: outside half a unit of the printed 0.42 (no spread either side)
+    summary.loc[summary["metric"] == "training_time_ratio", "mean"] = 0.418
+    assert compare(summary, "vr", "text", "paper").published.query("paper_row == 'VR-max'")["status"].iloc[0] == EXACT
+    assert (table.cells["kind"] == "ours").sum() == 0  # the ratio is the published cell's, not an extra row

@@ -14,20 +14,23 @@ declared in ``paper_meta.yaml`` beside it, connect cells that are one published 
 Each cell also has a ``role``: ``result`` (scored), ``restates`` (an in-text number that quotes a table cell, a
 misprint of it included: scored once, as the cell it quotes, never on its own), ``input`` (a setting the authors
 used, such as a tuned learning rate: shown, never scored) or ``reference`` (another method's row, shown for
-reference, never scored or counted missing).
+reference, never scored or counted missing); a declared ``ratios`` pair (VR's VR-max and IWAE training times) is one
+result: the numerator's cell carries the ratio (role ``ratio``, scored as ``<numerator>/<denominator>`` of metric
+``<column>_ratio``) and the denominator's is part of it (role ``ratio part``, never scored on its own).
 """
 
 from __future__ import annotations
 
 import functools
 import math
+import re
 from dataclasses import dataclass
 from importlib import resources
 
 import pandas as pd
 import yaml
 
-from fyexp.reference import load_paper_tables
+from fyexp.reference import _to_float, load_paper_tables, printed_unit
 
 KEY = ["paper", "table", "setting", "row", "column"]
 
@@ -159,7 +162,40 @@ def _joined() -> pd.DataFrame:
     cells["home_paper"], cells["home_table"], cells["part"], cells["role"] = home_paper, home_table, part, role
     for k in KEY:
         cells[f"res_{k}"] = res[k]
+    for rule in _meta().get("ratios") or ():
+        _join_ratio(cells, rule)
     return cells
+
+
+def ratio_row(rule: dict) -> str:
+    return f"{rule['numerator']}/{rule['denominator']}"
+
+
+def _minutes(text: str) -> float:
+    """``25hr29min`` → 1529.0 (a printed duration in minutes)."""
+    match = re.fullmatch(r"\s*(?:(\d+)\s*hr)?\s*(?:(\d+)\s*min)?\s*", str(text))
+    if match is None or not any(match.groups()):
+        return _to_float(text)
+    return 60.0 * float(match.group(1) or 0) + float(match.group(2) or 0)
+
+
+def _join_ratio(cells: pd.DataFrame, rule: dict) -> None:
+    """Turn a declared pair of printed numbers into one ratio result (see the module's docstring)."""
+    at = (cells["paper"] == rule["paper"]) & (cells["table"] == str(rule["table"])) & \
+        (cells["setting"] == rule["setting"]) & (cells["column"] == rule["column"])
+    num, den = at & (cells["row"] == rule["numerator"]), at & (cells["row"] == rule["denominator"])
+    if num.sum() != 1 or den.sum() != 1:
+        raise ValueError(f"paper_meta.yaml ratios: {rule} does not name two published cells")
+    value = _minutes(cells.loc[num, "value"].iloc[0]) / _minutes(cells.loc[den, "value"].iloc[0])
+    printed = f"{value:.{rule.get('digits', 2)}f}"
+    cells.loc[num, ["value", "value_num", "unit"]] = [printed, value, printed_unit(printed)]
+    cells.loc[num, "role"], cells.loc[den, "role"] = "ratio", "ratio part"
+    cells.loc[num, "res_row"], cells.loc[num, "res_column"] = ratio_row(rule), f"{rule['column']}_ratio"
+
+
+def ratio_rules() -> list[dict]:
+    """The declared ratios of ``paper_meta.yaml``."""
+    return list(_meta().get("ratios") or ())
 
 
 def home_of(paper: str, table: str) -> tuple[str, str]:

@@ -14,11 +14,14 @@ from pathlib import Path
 
 import pandas as pd
 
+from fyexp.reference.rows import joined_cells
+from fyexp.report.architectures import TEXT_TABLES, text_table_markdown
 from fyexp.report.coverage import coverage, declared_tables, parse_table_ref
 from fyexp.report.figures import FigureContext, draw_figures
 from fyexp.report.index import index_markdown
 from fyexp.report.runs import RunFacts, planned_seeds, row_freshness_of, run_facts
-from fyexp.report.tables import SUMMARY_COLUMNS, compare, summarize, write_table
+from fyexp.report.tables import SUMMARY_COLUMNS, compare, summarize, table_status, write_table
+from fyexp.report.tolerance import EXACT, NOT_RUN
 from fyexp.results import ResultStore, atomic_write_text
 from fyexp.specs import ExperimentSpec, available_specs, load_spec
 
@@ -86,6 +89,11 @@ def report_experiment(spec: ExperimentSpec, results_dir: Path, loaded: dict[str,
     tables_dir = store.folder / "tables"
     for ref in spec.tables:
         paper, table = parse_table_ref(ref)
+        if (paper, table) in TEXT_TABLES:  # a table the code states (VR Table 4): rendered from the code itself
+            *entry, counts = _text_table(paper, table, f"{ref} — {spec.title}", tables_dir)
+            report.tables.append(tuple(entry))
+            report.table_counts.append(counts)
+            continue
         ran = False
         for profile in report.profiles:
             if summary[(summary["profile"] == profile) & (summary["paper"] == paper)
@@ -104,6 +112,19 @@ def report_experiment(spec: ExperimentSpec, results_dir: Path, loaded: dict[str,
     report.figures = draw_figures(spec.plots, FigureContext(spec.name, _ok(frame), store.folder,
                                                             _loader(loaded, results_dir)))
     return report
+
+
+def _text_table(paper: str, table: str, title: str, folder: Path) -> tuple[str, str, str, list[Path], str]:
+    """Write a text table (:mod:`fyexp.report.architectures`); (title, profile, status, files, counts) for the
+    index."""
+    cells = joined_cells()
+    pub = cells[(cells["paper"] == paper) & (cells["table"] == table)]
+    text, statuses = text_table_markdown(paper, table, title, pub)
+    exact = statuses.count(EXACT)
+    status = table_status(len(statuses), sum(s != NOT_RUN for s in statuses), exact, True)
+    path = folder / f"{paper}-table{table}-code.md"
+    atomic_write_text(path, text.replace("\n\n|", f"\n\nstatus: **{status}** · ✓ exact {exact} of {len(statuses)}\n\n|", 1))
+    return title.split(" — ")[0], "code", status, [path], f"✓ exact {exact} of {len(statuses)} (text, compared as printed)"
 
 
 def _ok(frame: pd.DataFrame) -> pd.DataFrame:

@@ -19,7 +19,10 @@ import pandas as pd
 
 from fyexp.reference.rows import home_of, joined_cells, table_title
 from fyexp.report.tables import AUTHORS_ONLY, score_cells, table_status, tally
-from fyexp.report.tolerance import EXACT, NOT_SCORED, WITHIN
+from fyexp.report.architectures import TEXT_TABLES, score_text
+from fyexp.report.tolerance import EXACT, NOT_RUN, NOT_SCORED, WITHIN
+
+SCORED_ROLES = ("result", "ratio")  # roles of fyexp.reference.rows.joined_cells that count for or against a table
 
 PAPERS = {  # the five papers of the project, in the order of the README; tvem prints no table and no number
     "fyvi": "Fenchel-Young Variational Inference",
@@ -88,8 +91,8 @@ def coverage(specs, summaries: pd.DataFrame) -> list[CoverageLine]:
         if table == "text":
             owners = declared.get(home, [])
         same = table_title(*home) if home != (paper, table) and table != "text" else ""
-        result = (pub["role"] == "result").to_numpy()
-        numeric = int((pub["value_num"].notna() & (pub["role"] == "result")).sum())
+        result = pub["role"].isin(SCORED_ROLES).to_numpy()
+        numeric = int((pub["value_num"].notna() & pub["role"].isin(SCORED_ROLES)).sum())
         ours = summaries[summaries["experiment"].isin(owners)] if owners else summaries.iloc[0:0]
         at_paper = within = convention = exact = stale = 0
         at_any = set()
@@ -103,6 +106,12 @@ def coverage(specs, summaries: pd.DataFrame) -> list[CoverageLine]:
                 c = tally(scored)
                 at_paper, within, exact = int(has.sum()), c[EXACT] + c[WITHIN], c[EXACT]
                 convention, stale = c[AUTHORS_ONLY], int(scored.loc[result, "stale"].sum())
+        if (paper, table) in TEXT_TABLES and owners:  # text the code states (VR Table 4): compared as text
+            numeric = len(pub)
+            statuses = score_text(pub, TEXT_TABLES[(paper, table)].render())
+            at_paper = sum(s != NOT_RUN for s in statuses)
+            at_any = set(range(at_paper))
+            within = exact = statuses.count(EXACT)
         if not owners:
             status = "not implemented"
         elif not at_any:

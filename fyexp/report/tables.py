@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from fyexp.reference import load_paper_tables
-from fyexp.reference.rows import TableMeta, home_of, joined_cells, table_meta, table_title
+from fyexp.reference.rows import TableMeta, home_of, joined_cells, ratio_row, ratio_rules, table_meta, table_title
 from fyexp.report.tolerance import EXACT, NOT_RUN, NOT_SCORED, OUTSIDE, WITHIN, Verdict, judge
 
 GROUP = ["profile", "paper", "table", "setting", "paper_row", "label", "metric"]
@@ -62,7 +62,34 @@ def summarize(frame: pd.DataFrame) -> pd.DataFrame:
                             n=int(len(values)), own_tol=float(rows["own_tol"].max()), failed=len(failed),
                             seeds=tuple(sorted({int(s) for s in rows["seed"].dropna()})),
                             stale=int(rows["_stale"].sum())))
+    records += ratio_summaries(frame[status == "ok"])
     return pd.DataFrame.from_records(records, columns=SUMMARY_COLUMNS)
+
+
+def ratio_summaries(frame: pd.DataFrame) -> list[dict]:
+    """Ours for each declared ratio of published numbers (``paper_meta.yaml`` ``ratios``, e.g. VR's VR-max / IWAE
+    training time): per profile, the mean of the numerator rows' metric ``ours`` over the mean of the denominator
+    rows' (rows named by ``label``, else ``paper_row``, at the rule's ``setting``).  One value (``n`` = 1): a ratio
+    of two means carries no spread of its own here."""
+    if frame.empty or "setting" not in frame:
+        return []
+    label = frame["label"] if "label" in frame else pd.Series(np.nan, index=frame.index)
+    name = label.where(label.notna() & (label.astype(str) != ""), frame.get("paper_row", label)).astype(str)
+    out = []
+    for rule in ratio_rules():
+        at = (frame["setting"] == rule["setting"]) & (frame["metric"] == rule["ours"])
+        for profile in dict.fromkeys(frame.loc[at, "profile"].astype(str)):
+            mine = at & (frame["profile"].astype(str) == profile)
+            num = pd.to_numeric(frame.loc[mine & (name == rule["numerator"]), "value"], errors="coerce").dropna()
+            den = pd.to_numeric(frame.loc[mine & (name == rule["denominator"]), "value"], errors="coerce").dropna()
+            if num.empty or den.empty or den.mean() == 0:
+                continue
+            seeds = frame.loc[mine & name.isin([rule["numerator"], rule["denominator"]]), "seed"].dropna()
+            out.append(dict(profile=profile, paper=rule["paper"], table=str(rule["table"]), setting=rule["setting"],
+                            paper_row=ratio_row(rule), label=ratio_row(rule), metric=f"{rule['column']}_ratio",
+                            mean=float(num.mean() / den.mean()), std=0.0, sd=float("nan"), n=1, own_tol=float("nan"),
+                            failed=0, seeds=tuple(sorted({int(s) for s in seeds})), stale=0))
+    return out
 
 
 def _failed_seeds(frame: pd.DataFrame, status: pd.Series) -> dict[tuple, set]:
@@ -246,6 +273,7 @@ def compare(summary: pd.DataFrame, paper: str, table: str, profile: str, *, plan
     scored, own_of_reference = _split_reference(scored)
     own = ours[(ours["paper"] == paper) & (ours["table"] == table)]
     published_keys = set(zip(pub["setting"], pub["row"], pub["column"]))
+    published_keys |= set(zip(pub["res_setting"], pub["res_row"], pub["res_column"]))  # e.g. a ratio's own key
     published_keys |= {(s, r, c + CONVENTION) for s, r, c in published_keys}
     extra = own[[(s, r, m) not in published_keys for s, r, m in zip(own["setting"], own["paper_row"], own["metric"])]]
     extra = extra[~(extra["paper_row"].isin(excluded) & (extra["paper_row"] != ""))]
@@ -462,6 +490,11 @@ def caption(table: ComparedTable) -> list[str]:
             stated.setdefault((r, col, v), []).append(p)
         settings = "; ".join(f"{r}: {col} = {v} ({', '.join(papers)})" for (r, col, v), papers in stated.items())
         lines.append(f"**Settings the papers state** (inputs of the runs, never scored): {settings}.")
+    for rule in ratio_rules():
+        if rule["paper"] == table.paper and str(rule["table"]) == table.table:
+            lines.append(f"**Ratio.** {rule['setting']}, {rule['column']}: the paper prints the {rule['numerator']} and "
+                         f"{rule['denominator']} times of its own GPU; what is compared is their ratio, "
+                         f"{ratio_row(rule)}, against ours: the ratio of our mean `{rule['ours']}` of the same rows.")
     for other, rows in table.other_rows.items():
         lines.append(f"Rows {', '.join(rows)} are produced by `{other}` (see its table).")
     return lines
