@@ -174,7 +174,8 @@ def test_seeds_planned_are_the_requested_ones():
     assert runs.planned_seeds(_spec([0]), "paper", frame) == 3  # run with --seeds 0-2: "3 of 3", not "3 of 1"
     assert runs.planned_seeds(_spec([0, 1, 2, 3, 4]), "paper", frame.iloc[:1]) == 5  # the spec's plan, 1 done
     assert runs.planned_seeds(_spec([0]), "paper", None) == 1
-    splits = pd.DataFrame(_rows("vr", "2", "Boston", "VI", "m", [1.0] * 4, seeds=[0] * 4, extra={"split": [0, 1, 2, 3]}))
+    splits = pd.DataFrame(_rows("vr", "2", "Boston", "VI", "m", [1.0] * 4, seeds=[0] * 4,
+                                extra={"split": [0, 1, 2, 3]}))
     assert runs.planned_seeds(_spec([0]), "paper", splits) == 1  # splits are not seeds
 
 

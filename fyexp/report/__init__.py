@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from fyexp.reference.rows import joined_cells
-from fyexp.report.architectures import TEXT_TABLES, text_table_markdown
+from fyexp.report.architectures import TEXT_TABLES, score_text, text_table_markdown
 from fyexp.report.coverage import coverage, declared_tables, parse_table_ref
 from fyexp.report.figures import FigureContext, draw_figures
 from fyexp.report.index import index_markdown
@@ -119,12 +119,14 @@ def _text_table(paper: str, table: str, title: str, folder: Path) -> tuple[str, 
     index."""
     cells = joined_cells()
     pub = cells[(cells["paper"] == paper) & (cells["table"] == table)]
-    text, statuses = text_table_markdown(paper, table, title, pub)
+    ours = TEXT_TABLES[(paper, table)].render()
+    statuses = score_text(pub, ours)
     exact = statuses.count(EXACT)
     status = table_status(len(statuses), sum(s != NOT_RUN for s in statuses), exact, True)
     path = folder / f"{paper}-table{table}-code.md"
-    atomic_write_text(path, text.replace("\n\n|", f"\n\nstatus: **{status}** · ✓ exact {exact} of {len(statuses)}\n\n|", 1))
-    return title.split(" — ")[0], "code", status, [path], f"✓ exact {exact} of {len(statuses)} (text, compared as printed)"
+    atomic_write_text(path, text_table_markdown(title, pub, ours, statuses, status))
+    counts = f"✓ exact {exact} of {len(statuses)} (text, compared as printed)"
+    return title.split(" — ")[0], "code", status, [path], counts
 
 
 def _ok(frame: pd.DataFrame) -> pd.DataFrame:

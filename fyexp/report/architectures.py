@@ -49,8 +49,9 @@ def _vr_table4() -> dict[tuple[str, str, str], str]:
     from fyexp.models import build_vae
 
     out = {}
-    for setting, dataset, n_in, layers in (("Frey Face", "freyface", HEIGHT * WIDTH, 1), ("Caltech 101", "caltech", 784, 1),
-                                           ("MNIST", "mnist", 784, 1), ("MNIST", "mnist", 784, 2)):
+    rows = (("Frey Face", "freyface", HEIGHT * WIDTH, 1), ("Caltech 101", "caltech", 784, 1),
+            ("MNIST", "mnist", 784, 1), ("MNIST", "mnist", 784, 2))
+    for setting, dataset, n_in, layers in rows:
         for column, text in describe_vae(build_vae(model_config(dataset, layers), n_in)).items():
             out[(setting, f"L={layers}", column)] = text
     return out
@@ -75,16 +76,15 @@ def score_text(published, ours: dict[tuple[str, str, str], str]) -> list[str]:
     return out
 
 
-def text_table_markdown(paper: str, table: str, title: str, published) -> tuple[str, list[str]]:
-    """The Markdown of a text table (ours beside the paper's) and the status of each published cell."""
-    ours = TEXT_TABLES[(paper, table)].render()
-    statuses = score_text(published, ours)
+def text_table_markdown(title: str, published, ours: dict[tuple[str, str, str], str], statuses: list[str],
+                        status: str) -> str:
+    """The Markdown of a text table: ours beside the paper's, with each cell's mark and the table's status."""
     marks = {EXACT: "✓ exact", OUTSIDE: "✗", NOT_RUN: "— not in the code"}
-    lines = [f"### {title}", "", "| Setting | Row | column | ours (from the model builders) | paper | |",
-             "|---|---|---|---|---|---|"]
-    for cell, status in zip(published.itertuples(index=False), statuses):
+    lines = [f"### {title}", "", f"status: **{status}** · ✓ exact {statuses.count(EXACT)} of {len(statuses)}", "",
+             "| Setting | Row | column | ours (from the model builders) | paper | |", "|---|---|---|---|---|---|"]
+    for cell, mark in zip(published.itertuples(index=False), statuses):
         lines.append(f"| {cell.setting} | {cell.row} | {cell.column} | "
-                     f"{ours.get((cell.setting, cell.row, cell.column), '')} | {cell.value} | {marks[status]} |")
+                     f"{ours.get((cell.setting, cell.row, cell.column), '')} | {cell.value} | {marks[mark]} |")
     lines += ["", "ours = the models the runner builds (`model_config` + `build_vae`), read back from their modules "
               "and compared with the paper's text character for character.", ""]
-    return "\n".join(lines), statuses
+    return "\n".join(lines)

@@ -35,9 +35,10 @@ def _norm_table(series: pd.Series) -> pd.Series:
 def summarize(frame: pd.DataFrame) -> pd.DataFrame:
     """Per (profile, paper, table, setting, row, label, metric): mean, std (``ddof=0``), sd (``ddof=1``), the number
     of values averaged ``n`` (seeds × data splits or folds), ``seeds`` (the distinct seeds, never the splits or
-    folds that a row's ``split`` / ``fold`` column names), the largest declared within-run ``tolerance`` (``own_tol``), ``failed``: seeds
-    of the same method and parameters whose cell failed (read from the failed cells' rows), and ``stale``: how many
-    of the rows averaged are stale (``frame``'s column ``freshness``, :func:`fyexp.report.runs.row_freshness_of`)."""
+    folds that a row's ``split`` / ``fold`` column names), the largest declared within-run ``tolerance``
+    (``own_tol``), ``failed``: seeds of the same method and parameters whose cell failed (read from the failed
+    cells' rows), and ``stale``: how many of the rows averaged are stale (``frame``'s column ``freshness``,
+    :func:`fyexp.report.runs.row_freshness_of`)."""
     status = frame["status"].fillna("ok") if "status" in frame else pd.Series("ok", index=frame.index)
     ok = frame[(status == "ok") & frame["table"].notna() & frame["paper"].notna()].copy()
     if ok.empty:
@@ -492,8 +493,9 @@ def caption(table: ComparedTable) -> list[str]:
         lines.append(f"**Settings the papers state** (inputs of the runs, never scored): {settings}.")
     for rule in ratio_rules():
         if rule["paper"] == table.paper and str(rule["table"]) == table.table:
-            lines.append(f"**Ratio.** {rule['setting']}, {rule['column']}: the paper prints the {rule['numerator']} and "
-                         f"{rule['denominator']} times of its own GPU; what is compared is their ratio, "
+            lines.append(f"**Ratio.** {rule['setting']}, {rule['column']}: the paper prints the "
+                         f"{rule['numerator']} and {rule['denominator']} times of its own GPU; what is compared is "
+                         "their ratio, "
                          f"{ratio_row(rule)}, against ours: the ratio of our mean `{rule['ours']}` of the same rows.")
     for other, rows in table.other_rows.items():
         lines.append(f"Rows {', '.join(rows)} are produced by `{other}` (see its table).")
