@@ -78,9 +78,11 @@ def coverage(specs, summaries: pd.DataFrame) -> list[CoverageLine]:
     """``summaries``: the :func:`fyexp.report.tables.summarize` frames of every experiment with a column
     ``experiment``.  Returns one line per part of ``paper_tables.csv``, in the order of that file.
 
-    Only cells of role ``result`` (:func:`fyexp.reference.rows.joined_cells`) are scored: other methods' rows
-    (``reference``), the settings the authors used (``input``) and in-text numbers that restate a table cell
-    (``restates``, scored once, as that cell) are shown and never count for or against a table."""
+    Only cells of the :data:`SCORED_ROLES` (:func:`fyexp.reference.rows.joined_cells`) are scored: other methods'
+    rows (``reference``), the settings the authors used (``input``), in-text numbers that restate a table cell
+    (``restates``, scored once, as that cell) and the second number of a ratio (``ratio part``) are shown and never
+    count for or against a table.  A text table the code states (:mod:`fyexp.report.architectures`) is compared as
+    text."""
     cells = joined_cells()
     declared = declared_tables(specs)
     lines = []
