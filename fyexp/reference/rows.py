@@ -10,19 +10,27 @@ declared in ``paper_meta.yaml`` beside it, connect cells that are one published 
   table cell (FYVI's "best reconstruction error of 1.484 reported in Table 3", frac's FIDs of Table 9) is scored
   by that cell's result.
 * ``part``: coverage groups a paper's in-text numbers by their home table ("text → Table 3").
+
+Each cell also has a ``role``: ``result`` (scored), ``restates`` (an in-text number that quotes a table cell, a
+misprint of it included: scored once, as the cell it quotes, never on its own), ``input`` (a setting the authors
+used, such as a tuned learning rate: shown, never scored) or ``reference`` (another method's row, shown for
+reference, never scored or counted missing); a declared ``ratios`` pair (VR's VR-max and IWAE training times) is one
+result: the numerator's cell carries the ratio (role ``ratio``, scored as ``<numerator>/<denominator>`` of metric
+``<column>_ratio``) and the denominator's is part of it (role ``ratio part``, never scored on its own).
 """
 
 from __future__ import annotations
 
 import functools
 import math
+import re
 from dataclasses import dataclass
 from importlib import resources
 
 import pandas as pd
 import yaml
 
-from fyexp.reference import load_paper_tables
+from fyexp.reference import _to_float, load_paper_tables, printed_unit
 
 KEY = ["paper", "table", "setting", "row", "column"]
 
@@ -108,7 +116,8 @@ def _split(ref: str) -> tuple[str, str]:
 
 def joined_cells() -> pd.DataFrame:
     """Every published cell with its joins: ``home_paper``/``home_table`` (the table whose experiments produce it),
-    ``part`` (the coverage line it is counted in), and ``res_*`` (the key of the result that scores it)."""
+    ``part`` (the coverage line it is counted in), ``role`` (see the module's docstring) and ``res_*`` (the key of
+    the result that scores it)."""
     return _joined().copy()
 
 
@@ -116,19 +125,22 @@ def joined_cells() -> pd.DataFrame:
 def _joined() -> pd.DataFrame:
     cells = load_paper_tables().copy()
     same = _same_as()
-    home_paper, home_table, part = [], [], []
+    home_paper, home_table, part, role = [], [], [], []
     res = {k: [] for k in KEY}
     for c in cells.itertuples(index=False):
         key = dict(paper=c.paper, table=c.table, setting=c.setting, row=c.row, column=c.column)
         hp, ht, p = c.paper, c.table, table_title(c.paper, c.table)
         target = dict(key)
+        kind = "result"
         if c.table == "text":
             rule = _text_rule(c.paper, c.setting, c.column)
             if rule is not None:
                 hp, ht = _split(rule["home"])
                 p = f"{c.paper} text → {table_title(hp, ht)}" if hp != c.paper else f"{c.paper} text → {hp} Table {ht}"
                 quotes = rule.get("quotes")
+                kind = "input" if c.column in (rule.get("inputs") or ()) else kind
                 if quotes is not None:
+                    kind = "restates"
                     target = dict(paper=hp, table=ht, setting=c.setting, row=quotes.get("row", c.row),
                                   column=quotes.get("column", c.column))
         entry = same.get(table_ref(hp, ht))
@@ -139,15 +151,51 @@ def _joined() -> pd.DataFrame:
                 target = dict(paper=ap, table=at, setting=target["setting"],
                               row=rows.get(target["row"], target["row"]), column=target["column"])
             hp, ht = ap, at
+        if c.table != "text" and c.row in table_meta(hp, ht).reference_rows:
+            kind = "reference"
+        role.append(kind)
         home_paper.append(hp)
         home_table.append(ht)
         part.append(p)
         for k in KEY:
             res[k].append(target[k])
-    cells["home_paper"], cells["home_table"], cells["part"] = home_paper, home_table, part
+    cells["home_paper"], cells["home_table"], cells["part"], cells["role"] = home_paper, home_table, part, role
     for k in KEY:
         cells[f"res_{k}"] = res[k]
+    for rule in _meta().get("ratios") or ():
+        _join_ratio(cells, rule)
     return cells
+
+
+def ratio_row(rule: dict) -> str:
+    return f"{rule['numerator']}/{rule['denominator']}"
+
+
+def _minutes(text: str) -> float:
+    """``25hr29min`` → 1529.0 (a printed duration in minutes)."""
+    match = re.fullmatch(r"\s*(?:(\d+)\s*hr)?\s*(?:(\d+)\s*min)?\s*", str(text))
+    if match is None or not any(match.groups()):
+        return _to_float(text)
+    return 60.0 * float(match.group(1) or 0) + float(match.group(2) or 0)
+
+
+def _join_ratio(cells: pd.DataFrame, rule: dict) -> None:
+    """Turn a declared pair of printed numbers into one ratio result (see the module's docstring)."""
+    at = (cells["paper"] == rule["paper"]) & (cells["table"] == str(rule["table"])) & \
+        (cells["setting"] == rule["setting"]) & (cells["column"] == rule["column"])
+    num, den = at & (cells["row"] == rule["numerator"]), at & (cells["row"] == rule["denominator"])
+    if num.sum() != 1 or den.sum() != 1:
+        raise ValueError(f"paper_meta.yaml ratios: {rule} does not name two published cells")
+    value = _minutes(cells.loc[num, "value"].iloc[0]) / _minutes(cells.loc[den, "value"].iloc[0])
+    printed = f"{value:.{rule.get('digits', 2)}f}"
+    cells.loc[num, ["value", "value_num", "unit"]] = [printed, value, printed_unit(printed)]
+    cells.loc[num, "role"], cells.loc[den, "role"] = "ratio", "ratio part"
+    cells.loc[num, "res_row"], cells.loc[num, "res_column"] = ratio_row(rule), f"{rule['column']}_ratio"
+
+
+def ratio_rules() -> list[dict]:
+    """The declared ratios of ``paper_meta.yaml``."""
+    return list(_meta().get("ratios") or ())
 
 
 def home_of(paper: str, table: str) -> tuple[str, str]:

@@ -14,11 +14,14 @@ from pathlib import Path
 
 import pandas as pd
 
+from fyexp.reference.rows import joined_cells
+from fyexp.report.architectures import TEXT_TABLES, score_text, text_table_markdown
 from fyexp.report.coverage import coverage, declared_tables, parse_table_ref
 from fyexp.report.figures import FigureContext, draw_figures
 from fyexp.report.index import index_markdown
-from fyexp.report.runs import RunFacts, planned_seeds, run_facts
-from fyexp.report.tables import SUMMARY_COLUMNS, compare, summarize, write_table
+from fyexp.report.runs import RunFacts, planned_seeds, row_states, run_facts
+from fyexp.report.tables import SUMMARY_COLUMNS, compare, summarize, table_status, write_table
+from fyexp.report.tolerance import EXACT, NOT_RUN
 from fyexp.results import ResultStore, atomic_write_text
 from fyexp.specs import ExperimentSpec, available_specs, load_spec
 
@@ -53,6 +56,8 @@ def _load(spec: ExperimentSpec, results_dir: Path, superseded: bool = False) -> 
 
         old = superseded_rows(ResultStore(results_dir, spec.name))
         frame = frame if old.empty else pd.concat([frame, old], ignore_index=True)
+    if not frame.empty:  # every row's staleness, once: the tables' statuses and the provenance read it
+        frame["freshness"] = row_states(spec, frame, results_dir / spec.name)
     summary = summarize(frame) if not frame.empty else pd.DataFrame(columns=SUMMARY_COLUMNS)
     return _Loaded(spec, frame, summary)
 
@@ -91,12 +96,17 @@ def report_experiment(spec: ExperimentSpec, results_dir: Path, loaded: dict[str,
     tables_dir = store.folder / "tables"
     for ref in spec.tables:
         paper, table = parse_table_ref(ref)
+        if (paper, table) in TEXT_TABLES:  # a table the code states (VR Table 4): rendered from the code itself
+            *entry, counts = _text_table(paper, table, f"{ref} — {spec.title}", tables_dir)
+            report.tables.append(tuple(entry))
+            report.table_counts.append(counts)
+            continue
         ran = False
         for profile in report.profiles:
             if summary[(summary["profile"] == profile) & (summary["paper"] == paper)
                        & (summary["table"] == table)].empty:
                 continue
-            compared = compare(summary, paper, table, profile, planned_seeds=planned_seeds(spec, profile),
+            compared = compare(summary, paper, table, profile, planned_seeds=planned_seeds(spec, profile, frame),
                                exclude_rows=_other_rows(here, paper, table, loaded))
             ran = True
             files = write_table(compared, f"{ref} — {spec.title}", tables_dir)
@@ -109,6 +119,21 @@ def report_experiment(spec: ExperimentSpec, results_dir: Path, loaded: dict[str,
     report.figures = draw_figures(spec.plots, FigureContext(spec.name, _ok(frame), store.folder,
                                                             _loader(loaded, results_dir)))
     return report
+
+
+def _text_table(paper: str, table: str, title: str, folder: Path) -> tuple[str, str, str, list[Path], str]:
+    """Write a text table (:mod:`fyexp.report.architectures`); (title, profile, status, files, counts) for the
+    index."""
+    cells = joined_cells()
+    pub = cells[(cells["paper"] == paper) & (cells["table"] == table)]
+    ours = TEXT_TABLES[(paper, table)].render()
+    statuses = score_text(pub, ours)
+    exact = statuses.count(EXACT)
+    status = table_status(len(statuses), sum(s != NOT_RUN for s in statuses), exact, True)
+    path = folder / f"{paper}-table{table}-code.md"
+    atomic_write_text(path, text_table_markdown(title, pub, ours, statuses, status))
+    counts = f"✓ exact {exact} of {len(statuses)} (text, compared as printed)"
+    return title.split(" — ")[0], "code", status, [path], counts
 
 
 def _ok(frame: pd.DataFrame) -> pd.DataFrame:

@@ -17,9 +17,12 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from fyexp.reference.rows import home_of, joined_cells, table_meta, table_title
-from fyexp.report.tables import CONVENTION, score_cells, table_status
-from fyexp.report.tolerance import EXACT, NOT_SCORED, WITHIN
+from fyexp.reference.rows import home_of, joined_cells, table_title
+from fyexp.report.tables import AUTHORS_ONLY, score_cells, table_status, tally
+from fyexp.report.architectures import TEXT_TABLES, score_text
+from fyexp.report.tolerance import EXACT, NOT_RUN, NOT_SCORED, WITHIN
+
+SCORED_ROLES = ("result", "ratio")  # roles of fyexp.reference.rows.joined_cells that count for or against a table
 
 PAPERS = {  # the five papers of the project, in the order of the README; tvem prints no table and no number
     "fyvi": "Fenchel-Young Variational Inference",
@@ -39,12 +42,15 @@ class CoverageLine:
     reference: int  # other methods' published cells, shown for reference, never scored
     at_paper: int
     at_any: int
-    within: int
-    exact: int
-    by_convention: int
+    within: int  # our metric within tolerance (exact included)
+    exact: int  # our metric exact at the printed precision
+    by_convention: int  # within only by the authors' convention column ("matches the authors' code only")
     status: str
     experiments: tuple[str, ...]
-    same_as: str = ""
+    same_as: str = ""  # the table whose cells these are (fyvl Tables 1-3 print FYVI's): not counted again in totals
+    inputs: int = 0  # settings the authors used (hyperparameters), shown, never scored
+    restated: int = 0  # in-text numbers restating a table cell, scored once, as that cell
+    stale: int = 0  # stale rows behind the paper-profile results of the line
 
 
 def parse_table_ref(text: str) -> tuple[str, str]:
@@ -70,7 +76,13 @@ def declared_tables(specs) -> dict[tuple[str, str], list[str]]:
 
 def coverage(specs, summaries: pd.DataFrame) -> list[CoverageLine]:
     """``summaries``: the :func:`fyexp.report.tables.summarize` frames of every experiment with a column
-    ``experiment``.  Returns one line per part of ``paper_tables.csv``, in the order of that file."""
+    ``experiment``.  Returns one line per part of ``paper_tables.csv``, in the order of that file.
+
+    Only cells of the :data:`SCORED_ROLES` (:func:`fyexp.reference.rows.joined_cells`) are scored: other methods'
+    rows (``reference``), the settings the authors used (``input``), in-text numbers that restate a table cell
+    (``restates``, scored once, as that cell) and the second number of a ratio (``ratio part``) are shown and never
+    count for or against a table.  A text table the code states (:mod:`fyexp.report.architectures`) is compared as
+    text."""
     cells = joined_cells()
     declared = declared_tables(specs)
     lines = []
@@ -81,23 +93,27 @@ def coverage(specs, summaries: pd.DataFrame) -> list[CoverageLine]:
         if table == "text":
             owners = declared.get(home, [])
         same = table_title(*home) if home != (paper, table) and table != "text" else ""
-        reference = pub["row"].isin(table_meta(home[0], home[1]).reference_rows) if table != "text" else \
-            pd.Series(False, index=pub.index)
-        numeric = int((pub["value_num"].notna() & ~reference).sum())
-        n_reference = int(reference.sum())
+        result = pub["role"].isin(SCORED_ROLES).to_numpy()
+        numeric = int((pub["value_num"].notna() & pub["role"].isin(SCORED_ROLES)).sum())
         ours = summaries[summaries["experiment"].isin(owners)] if owners else summaries.iloc[0:0]
-        at_paper = within = convention = exact = 0
+        at_paper = within = convention = exact = stale = 0
         at_any = set()
         for profile, rows in ours.groupby("profile", sort=False):
             scored = score_cells(pub, rows)
-            has = scored["n"] > 0
+            scored["reference"] = ~result
+            scored.loc[~result, "status"] = NOT_SCORED
+            has = (scored["n"] > 0) & result
             at_any |= set(scored.index[has])
             if profile == "paper":
-                at_paper = int(has.sum())
-                agrees = scored["status"].isin([EXACT, WITHIN])
-                by_conv = ~agrees & scored["convention_agrees"]
-                within, convention = int((agrees | by_conv).sum()), int(by_conv.sum())
-                exact = int(((scored["status"] == EXACT) | (by_conv & (scored["convention_status"] == EXACT))).sum())
+                c = tally(scored)
+                at_paper, within, exact = int(has.sum()), c[EXACT] + c[WITHIN], c[EXACT]
+                convention, stale = c[AUTHORS_ONLY], int(scored.loc[result, "stale"].sum())
+        if (paper, table) in TEXT_TABLES and owners:  # text the code states (VR Table 4): compared as text
+            numeric = len(pub)
+            statuses = score_text(pub, TEXT_TABLES[(paper, table)].render())
+            at_paper = sum(s != NOT_RUN for s in statuses)
+            at_any = set(range(at_paper))
+            within = exact = statuses.count(EXACT)
         if not owners:
             status = "not implemented"
         elif not at_any:
@@ -105,12 +121,40 @@ def coverage(specs, summaries: pd.DataFrame) -> list[CoverageLine]:
         elif not at_paper:
             status = "reduced profile only"
         else:
-            status = table_status(numeric, at_paper, within, True)
-        lines.append(CoverageLine(paper=paper, part=part, published=len(pub), numeric=numeric, reference=n_reference,
-                                  at_paper=at_paper,
+            status = table_status(numeric, at_paper, within, True, authors_only=convention, stale_rows=stale)
+        kinds = pub["role"].value_counts()
+        lines.append(CoverageLine(paper=paper, part=part, published=len(pub), numeric=numeric,
+                                  reference=int(kinds.get("reference", 0)), at_paper=at_paper,
                                   at_any=len(at_any), within=within, exact=exact, by_convention=convention, status=status,
-                                  experiments=tuple(owners), same_as=same))
+                                  experiments=tuple(owners), same_as=same, inputs=int(kinds.get("input", 0)),
+                                  restated=int(kinds.get("restates", 0)), stale=stale))
     return lines
+
+
+def totals_line(lines: list[CoverageLine]) -> str:
+    """The totals over the coverage lines, each published cell counted once: a twin table's cells (fyvl Tables 1-3,
+    which print FYVI's numbers) and in-text numbers that restate a table cell are left out of every count; of the
+    rest, "within tolerance" and "exact" count our metric, and cells matching the authors' code only are apart."""
+    once = [line for line in lines if not line.same_as]
+    twins = sum(line.published for line in lines if line.same_as)
+    restated = sum(line.restated for line in once)
+    total = sum(line.published for line in once) - restated
+
+    def add(attr: str) -> int:
+        return sum(getattr(line, attr) for line in once)
+
+    printed = sum(line.published for line in lines)
+    text = (f"**Totals:** {printed} published cells printed, {total} distinct in {len(once)} tables (each counted "
+            f"once: {twins} cells of twin tables and {restated} in-text restatements of table cells left out), "
+            f"{add('numeric')} of them results to reproduce ({add('reference')} other methods' for reference, "
+            f"{add('inputs')} settings used); {add('at_paper')} with a `paper`-profile result, {add('at_any')} with a "
+            f"result at some profile, {add('within')} within tolerance by our metric at the `paper` profile "
+            f"({add('exact')} of them exact at the printed precision)")
+    if add("by_convention"):
+        text += f"; {add('by_convention')} more match the authors' code only (its convention column)"
+    if add("stale"):
+        text += f"; {add('stale')} stale rows behind the `paper`-profile results"
+    return text + "."
 
 
 def coverage_markdown(lines: list[CoverageLine], links: dict[str, str] | None = None, specs=()) -> list[str]:
@@ -121,33 +165,32 @@ def coverage_markdown(lines: list[CoverageLine], links: dict[str, str] | None = 
            "within tolerance (`paper`) | status | experiments |", "|---|---|---|---|---|---|---|---|"]
     for line in lines:
         notes = ([f"{line.exact} exact"] if line.within else []) + \
-            ([f"{line.by_convention} by the authors' convention"] if line.by_convention else [])
+            ([f"+{line.by_convention} matching the authors' code only"] if line.by_convention else [])
         within = str(line.within) + (f" ({', '.join(notes)})" if notes else "")
         table = line.part.split(" ", 1)[1] if " " in line.part else line.part
         if line.same_as:
             table += f" (= {line.same_as})"
         kinds = []
-        if line.published - line.numeric - line.reference:
-            kinds.append(f"{line.published - line.numeric - line.reference} not numeric")
+        if line.published - line.numeric - line.reference - line.inputs - line.restated:
+            kinds.append(f"{line.published - line.numeric - line.reference - line.inputs - line.restated} not numeric")
         if line.reference:
             kinds.append(f"{line.reference} of other methods, for reference")
+        if line.inputs:
+            kinds.append(f"{line.inputs} settings used, not scored")
+        if line.restated:
+            kinds.append(f"{line.restated} restating a table cell, scored there")
         published = f"{line.published} ({', '.join(kinds)})" if kinds else str(line.published)
         experiments = ", ".join(f"[`{e}`]({links[e]})" if e in links else f"`{e}`" for e in line.experiments) or "—"
         out.append(f"| {line.paper} | {table} | {published} | {line.at_paper} | {line.at_any} | {within} | "
                    f"{line.status} | {experiments} |")
-    total = sum(line.published for line in lines)
-    at_paper = sum(line.at_paper for line in lines)
-    at_any = sum(line.at_any for line in lines)
-    within = sum(line.within for line in lines)
-    exact = sum(line.exact for line in lines)
-    out += ["", f"**Totals:** {total} published cells in {len(lines)} tables; {at_paper} with a `paper`-profile result, "
-                f"{at_any} with a result at some profile, {within} within tolerance at the `paper` profile "
-                f"({exact} of them exact at the printed precision)."]
+    out += ["", totals_line(lines)]
     counts: dict[str, int] = {}
     for line in lines:
+        if line.same_as:  # a twin table's status is its original's
+            continue
         key = line.status.split(" (")[0]
         counts[key] = counts.get(key, 0) + 1
-    out += ["Tables by status: " + ", ".join(f"{k} {v}" for k, v in counts.items()) + "."]
+    out += ["Tables by status (each published table once): " + ", ".join(f"{k} {v}" for k, v in counts.items()) + "."]
     missing = [p for p in PAPERS if p not in {line.paper for line in lines}]
     for paper in missing:
         citing = [s.name for s in specs if s.paper == paper or PAPERS[paper].split(" (")[-1].rstrip(")") in s.description]

@@ -24,6 +24,11 @@ HOW_TO_READ = [
     "tolerance; `partly reproduced (k of n cells)` = k of them do (missing cells count against it); `deviates` = "
     "`paper`-profile results, none within; `reduced profile only` = results only at cheaper profiles; `not run` = "
     "an experiment declares the table but has no result; `not implemented` = no experiment declares it. "
+    "*Exact* and *within* count our own metric; a cell within tolerance only by the authors' convention column "
+    "(`<column>_authors`) is counted apart, as *matching the authors' code only*, in every total and status. A status "
+    "names the stale rows behind its cells (`reproduced (3 rows stale: code)`). Other methods' rows, the settings "
+    "the authors used and in-text restatements of a table cell are shown, never scored; twin tables (fyvl 1–3 = "
+    "fyvi 1–3) are counted once in the totals. "
     "Each table file says which spreads it used and how many seeds stand behind each mean.",
 ]
 

@@ -53,12 +53,22 @@ class RunFacts:
     studies: list[Study] = field(default_factory=list)
 
 
-def planned_seeds(spec: ExperimentSpec, profile: str) -> int | None:
-    """The number of seeds the spec's ``profile`` plans (its ``seeds``, else the defaults'); ``None`` if unsaid.
-    A ``--set`` variant (``paper+lr=1e-4``) plans what its profile plans."""
+def planned_seeds(spec: ExperimentSpec, profile: str, frame: pd.DataFrame | None = None) -> int | None:
+    """The number of seeds requested for ``profile``: the spec's ``seeds`` (its profile's, else the defaults'),
+    unless the rows of ``frame`` (finished or failed) carry a seed outside that list, i.e. the run was asked for
+    other seeds (``--seeds``): then the seeds the rows name.  A ``--set`` variant (``paper+lr=1e-4``) plans what its
+    profile plans.  ``None`` if neither says.  (A requested seed none of
+    whose cells wrote a row, finished or failed, leaves no trace to read.)"""
     body = spec.profiles.get(profile) or spec.profiles.get(profile.split("+", 1)[0]) or {}  # a --set variant
     seeds = body.get("seeds", (spec.defaults or {}).get("seeds"))
-    return len(seeds) if isinstance(seeds, list) else None
+    spec_seeds = {int(s) for s in seeds} if isinstance(seeds, list) else None
+    seen: set[int] = set()
+    if frame is not None and not frame.empty and "seed" in frame:
+        rows = frame[frame["profile"].astype(str) == profile]
+        seen = {int(s) for s in pd.to_numeric(rows["seed"], errors="coerce").dropna()}
+    if seen and (spec_seeds is None or not seen <= spec_seeds):
+        return len(seen)
+    return len(spec_seeds) if spec_seeds is not None else None
 
 
 def file_freshness(frame: pd.DataFrame, module: str) -> pd.Series:
@@ -180,7 +190,7 @@ def profile_runs(spec: ExperimentSpec, frame: pd.DataFrame, folder: Path | None 
         return out
     status = frame["status"].fillna("ok")
     commits = frame["git_commit"].astype(str)
-    freshness = row_states(spec, frame, folder)
+    freshness = frame["freshness"] if "freshness" in frame else row_states(spec, frame, folder)
     changed = settings_changed(spec, frame, folder)
     for profile in dict.fromkeys(frame["profile"].astype(str)):
         mask = frame["profile"].astype(str) == profile
@@ -188,7 +198,7 @@ def profile_runs(spec: ExperimentSpec, frame: pd.DataFrame, folder: Path | None 
         failed = sorted(set(rows.loc[status[mask] == "failed", "cell"].astype(str)))
         ok_cells = set(rows.loc[status[mask] == "ok", "cell"].astype(str))
         out[profile] = ProfileRun(
-            profile=profile, planned_seeds=planned_seeds(spec, profile), cells_ok=len(ok_cells),
+            profile=profile, planned_seeds=planned_seeds(spec, profile, frame), cells_ok=len(ok_cells),
             cells_failed=len(failed), failed_cells=tuple(failed),
             seeds_ok=tuple(sorted({int(s) for s in rows.loc[status[mask] == "ok", "seed"].dropna()})),
             rows=int(mask.sum()), dirty_rows=int(commits[mask].str.endswith("+dirty").sum()),

@@ -20,12 +20,12 @@ import numpy as np
 import pandas as pd
 
 from fyexp.reference import load_paper_tables
-from fyexp.reference.rows import TableMeta, joined_cells, table_meta, table_title
+from fyexp.reference.rows import TableMeta, home_of, joined_cells, ratio_row, ratio_rules, table_meta, table_title
 from fyexp.report.tolerance import EXACT, NOT_RUN, NOT_SCORED, OUTSIDE, WITHIN, Verdict, judge
 
 GROUP = ["profile", "paper", "table", "setting", "paper_row", "label", "metric"]
 CONVENTION = "_authors"
-SUMMARY_COLUMNS = GROUP + ["mean", "std", "sd", "n", "own_tol", "failed", "seeds"]
+SUMMARY_COLUMNS = GROUP + ["mean", "std", "sd", "n", "own_tol", "failed", "seeds", "stale"]
 
 
 def _norm_table(series: pd.Series) -> pd.Series:
@@ -34,8 +34,11 @@ def _norm_table(series: pd.Series) -> pd.Series:
 
 def summarize(frame: pd.DataFrame) -> pd.DataFrame:
     """Per (profile, paper, table, setting, row, label, metric): mean, std (``ddof=0``), sd (``ddof=1``), the number
-    of seeds ``n``, the largest declared within-run ``tolerance`` (``own_tol``), and ``failed``: seeds of the same
-    method and parameters whose cell failed (read from the failed cells' rows)."""
+    of values averaged ``n`` (seeds × data splits or folds), ``seeds`` (the distinct seeds, never the splits or
+    folds that a row's ``split`` / ``fold`` column names), the largest declared within-run ``tolerance``
+    (``own_tol``), ``failed``: seeds of the same method and parameters whose cell failed (read from the failed
+    cells' rows), and ``stale``: how many of the rows averaged are stale (``frame``'s column ``freshness``,
+    :func:`fyexp.report.runs.row_states`)."""
     status = frame["status"].fillna("ok") if "status" in frame else pd.Series("ok", index=frame.index)
     ok = frame[(status == "ok") & frame["table"].notna() & frame["paper"].notna()].copy()
     if ok.empty:
@@ -48,6 +51,7 @@ def summarize(frame: pd.DataFrame) -> pd.DataFrame:
     ok["label"] = np.where(label.astype(str) == "", ok["method"].astype(str), label.astype(str))
     ok["value"] = pd.to_numeric(ok["value"], errors="coerce")
     ok["own_tol"] = pd.to_numeric(ok["tolerance"], errors="coerce") if "tolerance" in ok else np.nan
+    ok["_stale"] = (ok["freshness"] == "stale") if "freshness" in ok else False
     failed_by_group = _failed_seeds(frame, status)
     ok["_group"] = list(zip(ok["profile"], ok["method"].astype(str), ok["params"].astype(str)))
     records = []
@@ -57,8 +61,36 @@ def summarize(frame: pd.DataFrame) -> pd.DataFrame:
         records.append(dict(zip(GROUP, key), mean=float(np.mean(values)), std=float(np.std(values, ddof=0)),
                             sd=float(np.std(values, ddof=1)) if len(values) > 1 else float("nan"),
                             n=int(len(values)), own_tol=float(rows["own_tol"].max()), failed=len(failed),
-                            seeds=tuple(sorted(int(s) for s in rows["seed"].dropna()))))
+                            seeds=tuple(sorted({int(s) for s in rows["seed"].dropna()})),
+                            stale=int(rows["_stale"].sum())))
+    records += ratio_summaries(frame[status == "ok"])
     return pd.DataFrame.from_records(records, columns=SUMMARY_COLUMNS)
+
+
+def ratio_summaries(frame: pd.DataFrame) -> list[dict]:
+    """Ours for each declared ratio of published numbers (``paper_meta.yaml`` ``ratios``, e.g. VR's VR-max / IWAE
+    training time): per profile, the mean of the numerator rows' metric ``ours`` over the mean of the denominator
+    rows' (rows named by ``label``, else ``paper_row``, at the rule's ``setting``).  One value (``n`` = 1): a ratio
+    of two means carries no spread of its own here."""
+    if frame.empty or "setting" not in frame:
+        return []
+    label = frame["label"] if "label" in frame else pd.Series(np.nan, index=frame.index)
+    name = label.where(label.notna() & (label.astype(str) != ""), frame.get("paper_row", label)).astype(str)
+    out = []
+    for rule in ratio_rules():
+        at = (frame["setting"] == rule["setting"]) & (frame["metric"] == rule["ours"])
+        for profile in dict.fromkeys(frame.loc[at, "profile"].astype(str)):
+            mine = at & (frame["profile"].astype(str) == profile)
+            num = pd.to_numeric(frame.loc[mine & (name == rule["numerator"]), "value"], errors="coerce").dropna()
+            den = pd.to_numeric(frame.loc[mine & (name == rule["denominator"]), "value"], errors="coerce").dropna()
+            if num.empty or den.empty or den.mean() == 0:
+                continue
+            seeds = frame.loc[mine & name.isin([rule["numerator"], rule["denominator"]]), "seed"].dropna()
+            out.append(dict(profile=profile, paper=rule["paper"], table=str(rule["table"]), setting=rule["setting"],
+                            paper_row=ratio_row(rule), label=ratio_row(rule), metric=f"{rule['column']}_ratio",
+                            mean=float(num.mean() / den.mean()), std=0.0, sd=float("nan"), n=1, own_tol=float("nan"),
+                            failed=0, seeds=tuple(sorted({int(s) for s in seeds})), stale=0))
+    return out
 
 
 def _failed_seeds(frame: pd.DataFrame, status: pd.Series) -> dict[tuple, set]:
@@ -87,54 +119,88 @@ class ComparedTable:
     meta: TableMeta
     planned_seeds: int | None = None
     other_rows: dict[str, list[str]] = field(default_factory=dict)  # rows another experiment produces
+    inputs: pd.DataFrame | None = None  # the settings the paper states for this table (in-text, never scored)
 
     @property
     def published(self) -> pd.DataFrame:
         return self.cells[self.cells["kind"] == "paper"]
 
     def counts(self) -> dict[str, int]:
-        """Counts over the published cells: exact, within, outside, not run, not scored, and ``convention``: cells
-        outside by our number but within by the authors' convention column."""
-        pub = self.published
-        c = {s: int((pub["status"] == s).sum()) for s in (EXACT, WITHIN, OUTSIDE, NOT_RUN, NOT_SCORED)}
-        c["published"] = len(pub)
-        c["reference"] = int(pub["reference"].fillna(False).astype(bool).sum()) if "reference" in pub else 0
-        c["convention"] = int((pub["status"].isin([OUTSIDE, NOT_RUN]) & pub["convention_agrees"]).sum())
-        c["own_error_only"] = int(pub["own_error_only"].sum())
+        """Counts over the published cells (:func:`tally`), and ``stale``: the stale rows behind every cell shown."""
+        c = tally(self.published)
+        c["stale"] = int(self.cells["stale"].fillna(0).sum()) if "stale" in self.cells else 0
         return c
 
     @property
     def status(self) -> str:
         c = self.counts()
-        return table_status(c["published"] - c[NOT_SCORED], c["published"] - c[NOT_SCORED] - c[NOT_RUN],
-                            c[EXACT] + c[WITHIN] + c["convention"], self.profile == "paper")
+        return table_status(c["scorable"], c["with_result"], c[EXACT] + c[WITHIN], self.profile == "paper",
+                            authors_only=c[AUTHORS_ONLY], stale_rows=c["stale"])
 
     def count_line(self) -> str:
         c = self.counts()
         parts = [f"✓ exact {c[EXACT]}", f"✓ within {c[WITHIN]}", f"✗ {c[OUTSIDE]}", f"— not run {c[NOT_RUN]}"]
+        if c[AUTHORS_ONLY]:
+            parts.append(f"matches the authors' code only {c[AUTHORS_ONLY]}")
         line = " · ".join(parts) + f" (of {c['published']} published cells"
         if c[NOT_SCORED] - c["reference"]:
             line += f"; {c[NOT_SCORED] - c['reference']} not numeric"
         if c["reference"]:
             line += f"; {c['reference']} of other methods, shown for reference"
-        line += ")"
-        if c["convention"]:
-            line += f"; of the ✗, {c['convention']} are within tolerance by the authors' convention column"
-        return line
+        return line + ")"
 
 
-def table_status(scorable: int, with_result: int, agreeing: int, paper_profile: bool) -> str:
+AUTHORS_ONLY = "authors only"  # outside (or missing) by our metric, within by the authors' convention column
+
+
+def tally(pub: pd.DataFrame) -> dict[str, int]:
+    """Counts over scored published cells (columns ``status``, ``convention_agrees``, ``reference``, ``n``).
+
+    ``exact`` and ``within`` count **our** metric only.  A cell that agrees only through its authors' convention
+    column (``<column>_authors``) is counted once, under ``authors only`` ("matches the authors' code only"), and
+    not under ✗ or not run.  ``scorable`` = numeric cells that are not other methods' rows; ``with_result`` = those
+    with a result of ours or of the authors' convention.
+    """
+    conv = pub["convention_agrees"].fillna(False).astype(bool) if "convention_agrees" in pub else \
+        pd.Series(False, index=pub.index)
+    authors_only = pub["status"].isin([OUTSIDE, NOT_RUN]) & conv
+    c = {s: int(((pub["status"] == s) & ~authors_only).sum()) for s in (EXACT, WITHIN, OUTSIDE, NOT_RUN, NOT_SCORED)}
+    c[AUTHORS_ONLY] = int(authors_only.sum())
+    c["published"] = len(pub)
+    c["reference"] = int(pub["reference"].fillna(False).astype(bool).sum()) if "reference" in pub else 0
+    c["scorable"] = len(pub) - c[NOT_SCORED]
+    c["with_result"] = c["scorable"] - c[NOT_RUN]
+    c["own_error_only"] = int(pub["own_error_only"].fillna(False).astype(bool).sum()) if "own_error_only" in pub else 0
+    return c
+
+
+STALE_WHY = "code"  # the one reason fyexp.report.runs knows today: the code that produced the row changed
+
+
+def table_status(scorable: int, with_result: int, agreeing: int, paper_profile: bool, *, authors_only: int = 0,
+                 stale_rows: int = 0) -> str:
     """The fixed vocabulary of a table's status (``not implemented`` is decided by the coverage, which knows the
-    specs): every scorable published cell within tolerance at the ``paper`` profile → ``reproduced``."""
-    if with_result == 0:
-        return "not run"
-    if not paper_profile:  # a table of another profile (reduced, or e.g. `paper-text`) never claims the paper's
-        return f"not the paper profile ({agreeing} of {scorable} cells within tolerance)"
-    if agreeing >= scorable:
-        return "reproduced"
-    if agreeing == 0:
-        return "deviates"
-    return f"partly reproduced ({agreeing} of {scorable} cells)"
+    specs): every scorable published cell within tolerance by our metric at the ``paper`` profile → ``reproduced``.
+
+    ``agreeing`` counts our metric only; cells that match only the authors' convention (``authors_only``) are named
+    beside it, and stale rows behind the cells are never hidden: ``reproduced (3 rows stale: code)``.
+    """
+    notes = [f"{authors_only} cell{'s' if authors_only != 1 else ''} match{'es' if authors_only == 1 else ''} the "
+             "authors' code only"] if authors_only else []
+    notes += [f"{stale_rows} row{'s' if stale_rows != 1 else ''} stale: {STALE_WHY}"] if stale_rows else []
+    if with_result == 0 and not authors_only:
+        base, counted = "not run", False
+    elif not paper_profile:  # a table of another profile (reduced, or e.g. `paper-text`) never claims the paper's
+        base, counted = "not the paper profile", True
+    elif agreeing >= scorable:
+        base, counted = "reproduced", False
+    elif agreeing == 0:
+        base, counted = "deviates", False
+    else:
+        base, counted = "partly reproduced", True
+    inner = ([f"{agreeing} of {scorable} cells" + (" within tolerance" if not paper_profile else "")] if counted
+             else []) + notes
+    return base + (f" ({'; '.join(inner)})" if inner else "")
 
 
 def _published(paper: str, table: str) -> pd.DataFrame:
@@ -166,10 +232,10 @@ def score_cells(published: pd.DataFrame, ours: pd.DataFrame) -> pd.DataFrame:
         rec = {"setting": cell.setting, "paper_row": cell.row, "metric": cell.column, "kind": "paper",
                "label": cell.row, "paper_text": cell.value, "spread_text": cell.spread, "paper_value": cell.value_num,
                "unit": cell.unit, "paper_se": paper_se, "mean": np.nan, "std": np.nan, "sd": np.nan, "n": 0,
-               "failed": 0, "own_tol": np.nan, "seeds": ()}
+               "failed": 0, "own_tol": np.nan, "seeds": (), "stale": 0}
         if hit is not None:
             rec.update(mean=hit.mean, std=hit.std, sd=hit.sd, n=int(hit.n), failed=int(hit.failed),
-                       own_tol=hit.own_tol, seeds=hit.seeds)
+                       own_tol=hit.own_tol, seeds=hit.seeds, stale=int(getattr(hit, "stale", 0) or 0))
         verdict = judge(rec["mean"], rec["paper_value"], unit=rec["unit"], paper_se=paper_se, ours_std=rec["sd"],
                         n_ours=rec["n"], own_tolerance=rec["own_tol"])
         rec.update(status=verdict.status, band=verdict.band, spreads=verdict.spreads,
@@ -205,20 +271,58 @@ def compare(summary: pd.DataFrame, paper: str, table: str, profile: str, *, plan
     reference = scored["paper_row"].isin(table_meta(paper, table).reference_rows)
     scored["reference"] = reference
     scored.loc[reference, "status"] = NOT_SCORED
+    scored, own_of_reference = _split_reference(scored)
     own = ours[(ours["paper"] == paper) & (ours["table"] == table)]
     published_keys = set(zip(pub["setting"], pub["row"], pub["column"]))
+    published_keys |= set(zip(pub["res_setting"], pub["res_row"], pub["res_column"]))  # e.g. a ratio's own key
     published_keys |= {(s, r, c + CONVENTION) for s, r, c in published_keys}
     extra = own[[(s, r, m) not in published_keys for s, r, m in zip(own["setting"], own["paper_row"], own["metric"])]]
     extra = extra[~(extra["paper_row"].isin(excluded) & (extra["paper_row"] != ""))]
     extra_records = [{"setting": r.setting, "paper_row": r.paper_row, "metric": r.metric, "kind": "ours",
                       "label": r.label, "paper_text": None, "spread_text": "", "paper_value": np.nan,
                       "unit": np.nan, "mean": r.mean, "std": r.std, "sd": r.sd, "n": int(r.n), "failed": int(r.failed),
-                      "own_tol": r.own_tol, "seeds": r.seeds, "status": NOT_SCORED, "mark": "",
+                      "own_tol": r.own_tol, "seeds": r.seeds, "stale": int(r.stale), "status": NOT_SCORED, "mark": "",
                       "own_error_only": False, "convention_agrees": False, "convention_status": NOT_RUN}
                      for r in extra.itertuples(index=False)]
-    cells = pd.concat([scored, pd.DataFrame.from_records(extra_records)], ignore_index=True) if extra_records else scored
+    parts = [scored] + [frame for frame in (own_of_reference, pd.DataFrame.from_records(extra_records)) if len(frame)]
+    cells = pd.concat(parts, ignore_index=True) if len(parts) > 1 else scored
+    cells = _order_rows(cells)
+    joined = joined_cells()
+    inputs = joined[(joined["role"] == "input") & (joined["home_paper"] == home_of(paper, table)[0])
+                    & (joined["home_table"] == home_of(paper, table)[1]) & ~joined["row"].isin(excluded)]
     return ComparedTable(paper=paper, table=table, profile=profile, cells=cells, meta=table_meta(paper, table),
-                         planned_seeds=planned_seeds, other_rows={k: v for k, v in (exclude_rows or {}).items() if v})
+                         planned_seeds=planned_seeds, other_rows={k: v for k, v in (exclude_rows or {}).items() if v},
+                         inputs=inputs.reset_index(drop=True))
+
+
+OWN_SUFFIX = " (ours)"
+
+
+def _split_reference(scored: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A reference row (another method's published number, e.g. VR's VI quoted from Graves 2011) that our experiment
+    also runs keeps the published number alone; our result becomes a row of ours beside it, labelled
+    ``<row> (ours)``, shown and never scored.  Returns (the published cells, our rows of reference methods)."""
+    hit = scored["reference"].astype(bool) & (scored["n"] > 0)
+    own = scored[hit].copy()
+    own["kind"], own["label"], own["paper_text"], own["spread_text"] = "ours", own["paper_row"] + OWN_SUFFIX, None, ""
+    own["paper_value"], own["mark"], own["reference"] = np.nan, "", False
+    scored = scored.copy()
+    scored.loc[hit, ["mean", "std", "sd"]] = np.nan
+    scored.loc[hit, ["n", "failed", "stale"]] = 0
+    scored.loc[hit, "seeds"] = pd.Series([()] * int(hit.sum()), index=scored.index[hit], dtype=object)
+    return scored, own
+
+
+def _order_rows(cells: pd.DataFrame) -> pd.DataFrame:
+    """Rows of ours of a reference method right after the published row they stand beside (stable otherwise)."""
+    position: dict[tuple, int] = {}
+    for i, key in enumerate(zip(cells["setting"], cells["label"])):
+        position.setdefault(key, i)
+    base = [position.get((s, str(r)[:-len(OWN_SUFFIX)]), i) + 0.5
+            if k == "ours" and str(r).endswith(OWN_SUFFIX) else i
+            for i, (s, r, k) in enumerate(zip(cells["setting"], cells["label"], cells["kind"]))]
+    order = sorted(range(len(cells)), key=lambda i: (base[i], i))
+    return cells.iloc[order].reset_index(drop=True)
 
 
 # ---- rendering -----------------------------------------------------------------------------------------------
@@ -232,8 +336,17 @@ def _digits(unit: float) -> int:
     return max(0, min(6, int(round(-math.log10(unit))) + 1))
 
 
-def _seeds_text(n: int, failed: int, planned: int | None) -> str:
-    text = str(n) if planned is None or n >= planned else f"{n} of {planned}"
+def _seed_count(cell) -> int:
+    """Distinct seeds behind a cell (a cell of rows without a seed column counts its values)."""
+    seeds = cell["seeds"] if isinstance(cell["seeds"], tuple) else ()
+    return len(seeds) or int(cell["n"])
+
+
+def _seeds_text(seeds: int, n: int, failed: int, planned: int | None) -> str:
+    """``3``, ``1 of 3``, ``1 × 20 splits/folds`` (a mean over data splits or folds is not a mean over seeds)."""
+    text = str(seeds) if planned is None or seeds >= planned else f"{seeds} of {planned}"
+    if n > seeds:
+        text += f" × {n // seeds if n % seeds == 0 else n / seeds:g} splits/folds"
     return text + (f" ({failed} failed)" if failed else "")
 
 
@@ -257,7 +370,9 @@ def format_cells(table: ComparedTable) -> tuple[list[str], list[list[str]]]:
     for (setting, label), group in cells.groupby(["setting", "label"], sort=False, dropna=False):
         by_metric = {m: g.iloc[0] for m, g in group.groupby("metric", sort=False)}
         ran = group[group["n"] > 0]
-        seeds = _seeds_text(int(ran["n"].max()), int(ran["failed"].max()), table.planned_seeds) if len(ran) else "0"
+        top = ran.iloc[int(np.argmax(ran["n"].to_numpy()))] if len(ran) else None
+        seeds = _seeds_text(_seed_count(top), int(top["n"]), int(ran["failed"].max()), table.planned_seeds) \
+            if top is not None else "0"
         line = [str(setting), str(label), seeds]
         for metric in metrics:
             cell = by_metric.get(metric)
@@ -332,13 +447,16 @@ def caption(table: ComparedTable) -> list[str]:
     ran = pub[pub["n"] > 0]
     planned = table.planned_seeds
     if len(ran):
-        seeds = ran["n"].astype(int)
+        seeds = pd.Series([_seed_count(c) for _, c in ran.iterrows()], index=ran.index)
         failed = int(ran["failed"].max())
         text = f"**Seeds.** Each mean rests on {seeds.min()}" + (f"–{seeds.max()}" if seeds.max() != seeds.min() else "")
         text += " finished seed" + ("s" if seeds.max() > 1 else "")
         if planned:
             text += f" of {planned} planned"
         text += "; " + (f"{failed} seed(s) of some rows failed" if failed else "no seed failed") + "."
+        if (ran["n"].astype(int) > seeds).any():
+            text += " Where a row reads `k × m splits/folds`, its mean and ± are over the k·m runs of its data " \
+                    "splits or cross-validation folds (the paper's own unit), which are not seeds."
         if planned and (seeds < planned).any():
             short = ran[seeds < planned]
             rows = ", ".join(dict.fromkeys(f"{s} / {r}" if s else str(r) for s, r in zip(short["setting"], short["label"])))
@@ -352,6 +470,33 @@ def caption(table: ComparedTable) -> list[str]:
     if pub["own_error_only"].any():
         lines.append("✗† = outside the band, but within the experiment's own within-run error (twice a test-set or "
                      "Monte-Carlo standard error of one run), which a single run cannot vouch for.")
+    c = table.counts()
+    if c[AUTHORS_ONLY]:
+        lines.append(f"**Matches the authors' code only:** {c[AUTHORS_ONLY]} cell(s) are outside (or missing) by our "
+                     "metric and within tolerance by the authors' convention column; they are counted apart, never as "
+                     "✓ exact or ✓ within.")
+    own_ref = cells[(cells["kind"] == "ours") & cells["label"].astype(str).str.endswith(OWN_SUFFIX)]
+    if len(own_ref):
+        rows = ", ".join(dict.fromkeys(own_ref["paper_row"].astype(str)))
+        lines.append(f"**Reference rows.** {', '.join(table.meta.reference_rows)}: other methods' published numbers "
+                     f"({table.meta.ref}), shown, never scored or counted missing; rows `{rows}{OWN_SUFFIX}` are our "
+                     "own run of that method, shown beside them, not scored.")
+    if c["stale"]:
+        lines.append(f"**Stale.** {c['stale']} row(s) behind these cells are stale ({STALE_WHY}: the code that "
+                     "produced them changed since; see the index's provenance).")
+    if table.inputs is not None and len(table.inputs):
+        stated: dict[tuple, list[str]] = {}
+        for p, r, col, v in zip(table.inputs["paper"], table.inputs["row"], table.inputs["column"],
+                                table.inputs["value"]):
+            stated.setdefault((r, col, v), []).append(p)
+        settings = "; ".join(f"{r}: {col} = {v} ({', '.join(papers)})" for (r, col, v), papers in stated.items())
+        lines.append(f"**Settings the papers state** (inputs of the runs, never scored): {settings}.")
+    for rule in ratio_rules():
+        if rule["paper"] == table.paper and str(rule["table"]) == table.table:
+            lines.append(f"**Ratio.** {rule['setting']}, {rule['column']}: the paper prints the "
+                         f"{rule['numerator']} and {rule['denominator']} times of its own GPU; what is compared is "
+                         "their ratio, "
+                         f"{ratio_row(rule)}, against ours: the ratio of our mean `{rule['ours']}` of the same rows.")
     for other, rows in table.other_rows.items():
         lines.append(f"Rows {', '.join(rows)} are produced by `{other}` (see its table).")
     return lines
