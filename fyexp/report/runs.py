@@ -146,8 +146,11 @@ def settings_changed(spec: ExperimentSpec, frame: pd.DataFrame, folder: Path | N
         except (TypeError, ValueError):
             return None
 
+    def column(name: str) -> pd.Series:
+        return frame[name] if name in frame else pd.Series(None, index=frame.index, dtype=object)
+
     cells = {k: cell_of(*v) for k, v in zip(zip(frame["profile"].astype(str), frame["cell"].astype(str)),
-                                             zip(frame["method"], frame["seed"], frame["params"]))}
+                                             zip(column("method"), column("seed"), column("params")))}
     verdicts: dict = {}
     keys = list(zip(frame["profile"].astype(str), frame["cell"].astype(str), frame["git_commit"].astype(str)))
     for profile, cell, commit in set(keys):
