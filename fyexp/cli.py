@@ -250,6 +250,7 @@ def report(names: Optional[List[str]] = typer.Argument(None, help="Experiments t
            experiments_dir: Optional[Path] = typer.Option(None, help=EXPERIMENTS_HELP)) -> None:
     """Rebuild tables (Markdown + LaTeX, ours beside the paper's) and figures (PNG) from the result CSVs."""
     from fyexp.report import build_report
+    from fyexp.report.runs import damaged_studies
     from fyexp.results import ResultStore
     from fyexp.specs import available_specs
 
@@ -257,6 +258,9 @@ def report(names: Optional[List[str]] = typer.Argument(None, help="Experiments t
     for name in names or available_specs(experiments_dir):
         for path, problem in ResultStore(results, name).damaged_cells():
             err.print(f"warning: skipped damaged cell file {path} ({problem}); `fyexp run` redoes it",
+                      markup=False, highlight=False)
+        for path, problem in damaged_studies(ResultStore(results, name).folder):
+            err.print(f"warning: skipped damaged study file {path} ({problem}); move it away and rerun `fyexp tune`",
                       markup=False, highlight=False)
     for rep in build_report(names, results, experiments_dir):
         for title, profile, status, files in rep.tables:
