@@ -9,7 +9,7 @@ import torch
 from torch.distributions import Normal
 
 from fyexp.data.uci import standardize
-from fyexp.errors import CellFailed
+from fyexp.errors import CellSkipped
 from fyexp.experiments.base import RunContext
 from fyexp.experiments.vr_bnn import VRBNN, Config, fit_group
 from fyexp.models.bnn import BatchedBNN, RegressionBatch, predictive_metrics
@@ -127,7 +127,7 @@ def test_batched_grid_equals_training_one_split_and_method_alone():
 
 def test_missing_year_is_not_run_data_missing(tmp_path):
     ctx = RunContext("vr-bnn", "quick", "cpu", tmp_path, tmp_path / "w", tmp_path / "a")
-    with pytest.raises(CellFailed, match=r"^not run: data missing .*UCI/year-prediction-MSD"):
+    with pytest.raises(CellSkipped, match=r"^data missing .*UCI/year-prediction-MSD"):
         VRBNN().run_cell(Config(), Cell("bnn", 0, {"dataset": "year"}), ctx)
 
 
