@@ -8,12 +8,12 @@ nothing should be.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from fyexp.errors import DataError
 from tests.conftest import TOY_SPECS, run_cli, strip_ansi
 
 
@@ -222,3 +222,27 @@ def test_a_cell_whose_data_is_absent_is_skipped_once_and_fails_only_under_strict
     assert text.count("skipped: data missing") == 1 and "year" in text and "github.com" in text, text
     assert "failed:" not in text and "0 failed, 1 skipped (data missing)" in text
     assert not (results / "vr-bnn" / "cells").exists()  # nothing written: a later run with the data runs it
+
+
+# --- tune: a study never reports success when its trials failed -----------------------------------------------
+
+@pytest.mark.parametrize("error, raised, trials", [
+    (ValueError("the model diverged"), "RunFailed", 3),                        # model errors: every trial runs
+    (DataError("/d/x.tar.gz", "damaged", "get a new one"), "DataError", 1),
+    (OSError(28, "No space left on device"), "OSError", 1),
+], ids=["every trial failed", "data error stops the study", "file error stops the study"])
+def test_failed_trials_stop_the_study_or_fail_the_call(error, raised, trials):
+    import optuna
+
+    from fyexp.tuning import open_study, run_study
+
+    study = open_study("s", optuna.storages.InMemoryStorage())
+
+    def objective(trial):
+        trial.suggest_float("x", 0, 1)
+        raise error
+
+    with pytest.raises(Exception) as caught:
+        run_study(study, objective, n_trials=3)
+    assert type(caught.value).__name__ == raised
+    assert len(study.trials) == trials and all(t.state.name == "FAIL" for t in study.trials)
