@@ -34,12 +34,20 @@ EXPERIMENTS_HELP = "Folder of the experiment specs. Default: $FYEXP_EXPERIMENTS_
 
 def _results_dir(option: Optional[Path], writable: bool = False) -> Path:
     """The results folder; with ``writable`` it must be (or become) a folder this process can write to."""
-    path = option or Path(os.environ.get("FYEXP_RESULTS_DIR", "results"))
+    path = option or Path(_env_setting("FYEXP_RESULTS_DIR") or "results")
     if path.exists() and not path.is_dir():
         raise FyexpError(f"--results-dir / FYEXP_RESULTS_DIR: '{path}' is a file; expected a folder")
     if writable:
         check_writable_folder(path, "--results-dir / FYEXP_RESULTS_DIR")
     return path
+
+
+def _env_setting(name: str) -> str | None:
+    """An environment setting, or None when unset; set but empty (or blank) is an error, not the current folder."""
+    value = os.environ.get(name)
+    if value is not None and not value.strip():
+        raise FyexpError(f"{name}: expected a folder, got an empty value (unset it to use the default)")
+    return value
 
 
 def check_writable_folder(path: Path, what: str) -> None:
@@ -57,7 +65,7 @@ def check_writable_folder(path: Path, what: str) -> None:
 
 
 def _data_dir(option: Optional[Path]) -> Optional[Path]:
-    path = option or (Path(os.environ["FYEXP_DATA_DIR"]) if os.environ.get("FYEXP_DATA_DIR") else None)
+    path = option or (Path(_env_setting("FYEXP_DATA_DIR")) if _env_setting("FYEXP_DATA_DIR") else None)
     if path is not None and not path.is_dir():
         raise FyexpError(f"--data-dir / FYEXP_DATA_DIR: '{path}' is not a folder")
     return path
@@ -151,15 +159,21 @@ def run(name: str = typer.Argument(..., help="Experiment name (see `fyexp list`)
         slurm_cpus_per_job: Optional[int] = typer.Option(None, "--slurm-cpus-per-job", help="CPUs per SLURM job (default: --threads-per-job).", rich_help_panel="Executors"),
         slurm_mem_gb: Optional[float] = typer.Option(None, "--slurm-mem-gb", help="Memory per SLURM job in GiB (default: the partition's).", rich_help_panel="Executors"),
         slurm_time: int = typer.Option(24 * 60, "--slurm-time", help="Time limit of each SLURM job, in minutes.", rich_help_panel="Executors"),
-        dry_run: bool = typer.Option(False, "--dry-run", help="With --executor slurm: print the sbatch script and the array's cells; submit nothing.", rich_help_panel="Executors")) -> None:
+        dry_run: bool = typer.Option(False, "--dry-run", help="With --executor slurm: print the sbatch script and the array's cells; submit nothing.", rich_help_panel="Executors"),
+        strict: bool = typer.Option(False, "--strict", help="A cell skipped because its data is missing fails the run (exit 1)."),
+        yes: bool = typer.Option(False, "--yes", help="Start a grid larger than the limit of cells one run may start (see fyexp/domains.py).")) -> None:
     """Run an experiment's grid of cells; finished cells are kept and skipped on a rerun."""
+    from fyexp.cell_filter import parse_only
     from fyexp.devices import resolve_device
+    from fyexp.domains import check_grid_size, check_options
     from fyexp.runner import run_experiment
 
-    from fyexp.cell_filter import parse_only
-
+    check_options({"--jobs": jobs, "--threads-per-job": threads_per_job, "--slurm-gpus-per-job": slurm_gpus_per_job,
+                   "--slurm-cpus-per-job": slurm_cpus_per_job, "--slurm-mem-gb": slurm_mem_gb,
+                   "--slurm-time": slurm_time})
     cell_filter = parse_only(only)
     spec, experiment, resolved = _resolve(name, profile, seeds, experiments_dir, sets)
+    check_grid_size(len(experiment.cells(resolved.config, resolved.seeds[:1])) * len(resolved.seeds), yes)
     if profile == "paper":
         from fyexp.provenance import require_clean_tree
 
@@ -196,8 +210,9 @@ def run(name: str = typer.Argument(..., help="Experiment name (see `fyexp list`)
                              results_dir=results, force=force, console=err, show_progress=progress,
                              executor=options, only=cell_filter)
     err.print(f"[green]{escape(f'{name} [{resolved.profile}]')}:[/] {summary.ran} cells run, {summary.skipped} already "
-              f"finished, {summary.failed} failed, {summary.wall_time_s:.1f} s → {escape(str(summary.results_csv))}")
-    if summary.failed:
+              f"finished, {summary.failed} failed, {summary.data_missing} skipped (data missing), "
+              f"{summary.wall_time_s:.1f} s → {escape(str(summary.results_csv))}")
+    if summary.failed or (strict and summary.data_missing):
         raise typer.Exit(1)
 
 
@@ -224,9 +239,12 @@ def tune(name: str = typer.Argument(..., help="Experiment name with a tuning stu
          slurm_time: int = typer.Option(24 * 60, "--slurm-time", help="Time limit of each worker, in minutes.", rich_help_panel="Executors")) -> None:
     """Tune an experiment's hyperparameters with Optuna; rerunning continues the same study."""
     from fyexp.devices import resolve_device
+    from fyexp.domains import check_options
     from fyexp.experiments import RunContext
     from fyexp.results import ResultStore
 
+    check_options({"--n-trials": n_trials, "--timeout": timeout, "--jobs": jobs, "--threads-per-job": threads_per_job,
+                   "--slurm-gpus-per-job": slurm_gpus_per_job, "--slurm-time": slurm_time})
     spec, experiment, resolved = _resolve(name, profile, None, experiments_dir, sets)
     results = _results_dir(results_dir, writable=True)
     store = ResultStore(results, name)
@@ -261,6 +279,7 @@ def report(names: Optional[List[str]] = typer.Argument(None, help="Experiments t
            superseded: bool = typer.Option(False, "--superseded", help="Also report the rows of cells since rerun at other settings (kept under results/NAME/superseded/), each set as a profile of its own ('paper~superseded-<hash>'), never pooled with the current rows.")) -> None:
     """Rebuild tables (Markdown + LaTeX, ours beside the paper's) and figures (PNG) from the result CSVs."""
     from fyexp.report import build_report
+    from fyexp.report.runs import damaged_studies
     from fyexp.results import ResultStore
     from fyexp.specs import available_specs
 
@@ -268,6 +287,9 @@ def report(names: Optional[List[str]] = typer.Argument(None, help="Experiments t
     for name in names or available_specs(experiments_dir):
         for path, problem in ResultStore(results, name).damaged_cells():
             err.print(f"warning: skipped damaged cell file {path} ({problem}); `fyexp run` redoes it",
+                      markup=False, highlight=False)
+        for path, problem in damaged_studies(ResultStore(results, name).folder):
+            err.print(f"warning: skipped damaged study file {path} ({problem}); move it away and rerun `fyexp tune`",
                       markup=False, highlight=False)
     for rep in build_report(names, results, experiments_dir, superseded=superseded):
         for title, profile, status, files in rep.tables:
@@ -375,7 +397,15 @@ def main(argv: Optional[List[str]] = None) -> None:
             raise
         _say(f"error: {_one_line(exc)}")
         sys.exit(exc.exit_code)
-    except (KeyboardInterrupt, typer.Abort):
+    except (KeyboardInterrupt, typer.Abort) as exc:
+        cause = exc.__cause__ or exc.__context__
+        if isinstance(exc, typer.Abort) and cause is not None and not isinstance(cause, KeyboardInterrupt):
+            # click turns an EOFError (a truncated file, not Ctrl-C) into Abort: only SIGINT is an interruption
+            if debug:
+                raise cause
+            _say(f"error: unexpected {type(cause).__name__}: {_one_line(cause) or 'end of file'} "
+                 f"(rerun with --debug for the traceback)")
+            sys.exit(1)
         _say(INTERRUPTED)
         sys.exit(130)
     except typer.Exit as exc:

@@ -15,6 +15,22 @@ class EnvironmentFailure(FyexpError):
     exit_code = 1
 
 
+class RunFailed(FyexpError):
+    """Work ran but none of it succeeded (every trial of a tuning call failed): exit status 1, never 0."""
+
+    exit_code = 1
+
+
+class DataError(FyexpError):
+    """A data file that is missing, damaged or not what a loader expects: names the path, what is wrong and how
+    to get a good file (exit status 2).  Loaders raise it instead of the reader's own error (``tarfile.ReadError``,
+    ``EOFError``, ``zlib.error`` ...), so a bad file is never taken for a bug or an interruption."""
+
+    def __init__(self, path: object, problem: str, remedy: str):
+        self.path, self.problem, self.remedy = str(path), problem, remedy
+        super().__init__(f"{self.path}: {problem}; {remedy}")
+
+
 class SpecError(FyexpError):
     """A spec file that does not validate: names the file, the key and what was expected."""
 
@@ -39,6 +55,11 @@ def require(condition: bool, key: str, expected: str, got: object = None) -> Non
     """Raise :class:`ConfigValueError` for ``key`` unless ``condition`` holds."""
     if not condition:
         raise ConfigValueError(key, expected, got)
+
+
+class CellSkipped(Exception):
+    """A cell whose data is absent (an optional data set not downloaded): reported once as skipped, no file is
+    written (a later run with the data runs it), and it fails the run only under ``fyexp run --strict``."""
 
 
 class CellFailed(Exception):

@@ -171,7 +171,7 @@ def _job_failure(job, cell: Cell, progress: RunProgress) -> bool:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[-1][:200]
         progress.note(f"cell {cell.key}: job {job.job_id} failed ({first}); log: {job.paths.stderr}")
         return True
-    return status != "ok"
+    return status == "failed"
 
 
 def _run_local(resolved, cells, folder, job_name, options, kwargs, progress) -> int:

@@ -204,7 +204,36 @@ def read_cell_file(path: Path, expected_key: str | None = None) -> tuple[pd.Data
         declared = pd.to_numeric(frame["cell_rows"], errors="coerce")
         if declared.isna().any() or (declared != len(frame)).any():
             return None, f"{len(frame)} rows, but the cell wrote {frame['cell_rows'].iloc[0]}"
+    problem = value_problem(frame)
+    if problem is not None:
+        return None, problem
+    frame["value"] = pd.to_numeric(frame["value"])
     return frame, None
+
+
+NAN_TOKENS = frozenset({"", "nan", "NaN", "NAN"})
+
+
+def value_problem(frame: pd.DataFrame) -> str | None:
+    """The finished-cell rule for values: ``None`` when every value is a finite number, or an explicit NaN with a
+    reason, else what is wrong with the first bad value.
+
+    An explicit NaN is an empty field or ``nan``; its reason is the row's status (anything but ``ok``: ``failed``,
+    ``missing`` ...) or its label.  Anything else (``inf``, ``banana``, ``1e999``) is damage: the cell is redone.
+    """
+    text = frame["value"].astype("string").fillna("").str.strip()
+    number = pd.to_numeric(text.where(~text.isin(NAN_TOKENS)), errors="coerce")
+    is_nan = text.isin(NAN_TOKENS)
+    bad_text = ~is_nan & number.isna()
+    infinite = ~is_nan & number.notna() & number.abs().eq(float("inf"))
+    status = frame["status"].astype("string").fillna("ok")
+    label = frame["label"].astype("string").fillna("").str.strip() if "label" in frame else pd.Series("", frame.index)
+    unexplained = is_nan & status.eq("ok") & label.eq("")
+    for mask, what in ((bad_text, "not a number"), (infinite, "not finite"), (unexplained, "NaN without a reason")):
+        if mask.any():
+            row = int(mask.to_numpy().argmax())
+            return f"value {text.iloc[row]!r} of metric '{frame['metric'].iloc[row]}' is {what}"
+    return None
 
 
 def _ordered(frame: pd.DataFrame) -> pd.DataFrame:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 
 from fyexp.cell_filter import CellFilter
-from fyexp.errors import CellFailed
+from fyexp.errors import CellFailed, CellSkipped
 from fyexp.executed import CODE_SUFFIX, ExecutedCode, prefit_record_path, write_record
 from fyexp.experiments import Experiment, RunContext
 from fyexp.io import atomic_write_text
@@ -33,6 +33,7 @@ class RunSummary:
     failed: int
     wall_time_s: float
     results_csv: Path
+    data_missing: int = 0   # cells skipped because their data is absent (CellSkipped)
 
 
 @dataclass
@@ -67,7 +68,8 @@ def pending_cells(resolved: ResolvedSpec, experiment: Experiment, store: ResultS
 
 def execute_cell(resolved: ResolvedSpec, experiment: Experiment, cell: Cell, store: ResultStore, *, device: str,
                  data_dir: Path | None, force: bool, progress: RunProgress) -> str:
-    """Run one cell and store its rows (or its failure) atomically; return ``'ok'`` or ``'failed'``.
+    """Run one cell and store its rows (or its failure) atomically; return ``'ok'``, ``'failed'`` or, for a cell
+    whose data is absent (:class:`CellSkipped`, nothing written), ``'skipped: <why>'``.
 
     The one code path of a cell, whether it runs in this process or in an executor's job.
     """
@@ -84,6 +86,8 @@ def execute_cell(resolved: ResolvedSpec, experiment: Experiment, cell: Cell, sto
     try:
         with recorder:
             rows = list(experiment.run_cell(resolved.config, cell, ctx))
+    except CellSkipped as exc:
+        return f"skipped: {exc}"
     except CellFailed as exc:
         progress.note(f"cell {cell.key} failed: {exc}")
         _store(store, resolved.profile, cell, settings, lambda prov: store.write_failure(
@@ -182,7 +186,7 @@ def run_experiment(resolved: ResolvedSpec, experiment: Experiment, *, device: st
     if force:  # redo means retrain: a finished checkpoint in a cell's work folder must not be reloaded
         for cell in todo:
             shutil.rmtree(store.work_dir(resolved.profile, cell), ignore_errors=True)
-    failed = 0
+    failed = data_missing = 0
     start = time.perf_counter()
     try:
         progress.start(f"{resolved.name} [{resolved.profile}]", len(todo))
@@ -199,10 +203,11 @@ def run_experiment(resolved: ResolvedSpec, experiment: Experiment, *, device: st
                 cell_start = time.perf_counter()
                 status = execute_cell(resolved, experiment, cell, store, device=device, data_dir=data_dir,
                                       force=force, progress=progress)
-                failed += status != "ok"
+                failed += status == "failed"
+                data_missing += status.startswith("skipped")
                 progress.cell_finished(cell.key, status, time.perf_counter() - cell_start)
     finally:
         progress.stop()
         store.consolidate()
-    return RunSummary(ran=len(todo) - failed, skipped=skipped, failed=failed,
+    return RunSummary(ran=len(todo) - failed - data_missing, skipped=skipped, failed=failed, data_missing=data_missing,
                       wall_time_s=time.perf_counter() - start, results_csv=store.table_path)

@@ -35,6 +35,7 @@ from typing import Any
 
 import yaml
 
+from fyexp.domains import MAX_SEED, check_options, spec_value_problem
 from fyexp.errors import ConfigValueError, FyexpError, SpecError
 
 TOP_LEVEL_KEYS = {
@@ -321,6 +322,10 @@ def build_config(config_cls: type, values: dict, path: Path, where: str) -> Any:
             continue
         if not conforms(value, hints[name]):
             raise SpecError(path, f"{where}.{name}", describe_type(hints[name]), value)
+        default = fld.default_factory() if fld.default_factory is not dataclasses.MISSING else fld.default
+        problem = spec_value_problem(value, default)
+        if problem is not None:
+            raise SpecError(path, f"{where}.{name}", problem, value)
         kwargs[name] = _coerce(value, hints[name])
     try:
         return config_cls(**kwargs)
@@ -347,9 +352,9 @@ def resolve(spec: ExperimentSpec, profile: str, config_cls: type, seeds: list[in
     try:
         raw_seeds = merged.pop("seeds", [0])
         if (not conforms(raw_seeds, list[int]) or not raw_seeds or min(raw_seeds) < 0
-                or len(set(raw_seeds)) != len(raw_seeds)):
-            raise SpecError(spec.path, f"{where}.seeds", "a non-empty list of distinct non-negative integers",
-                            raw_seeds)
+                or max(raw_seeds) > MAX_SEED or len(set(raw_seeds)) != len(raw_seeds)):
+            raise SpecError(spec.path, f"{where}.seeds",
+                            f"a non-empty list of distinct non-negative integers (at most {MAX_SEED})", raw_seeds)
         config = build_config(config_cls, merged, spec.path, where)
     except SpecError as exc:
         key = exc.key[len(where) + 1:] if exc.key.startswith(where + ".") else exc.key
@@ -438,13 +443,14 @@ def parse_seeds(text: str | None) -> list[int] | None:
     seeds: list[int] = []
     for part in text.split(","):
         part = part.strip()
-        match = re.fullmatch(r"(-?\d+)(?:-(-?\d+))?", part)
+        match = re.fullmatch(r"(-?[0-9]+)(?:-(-?[0-9]+))?", part)  # ASCII digits only (not '５')
         if not match:
             raise FyexpError(f"--seeds: {usage}, got '{text}'")
         lo = int(match.group(1))
         hi = int(match.group(2)) if match.group(2) is not None else lo
         if lo < 0 or hi < 0:
             raise FyexpError(f"--seeds: seeds must be non-negative, got '{part}'")
+        check_options({"--seeds": hi})
         if hi < lo:
             raise FyexpError(f"--seeds: the range '{part}' is empty (write it low-high, e.g. '{hi}-{lo}')")
         seeds.extend(range(lo, hi + 1))

@@ -21,6 +21,8 @@ point) and the median pruner on the per-epoch values an objective reports.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import math
 import time
 import warnings
@@ -34,6 +36,7 @@ import yaml
 from optuna.storages import RDBStorage
 from optuna.trial import FrozenTrial, Trial, TrialState
 
+from fyexp.errors import FyexpError, RunFailed
 from fyexp.io import atomic_write_text
 
 STUDY_DB = "study.db"
@@ -95,10 +98,17 @@ def make_storage(url: str, options: StudyOptions = StudyOptions()) -> RDBStorage
             try:
                 return RDBStorage(url, engine_kwargs=engine_kwargs, heartbeat_interval=options.heartbeat_interval,
                                   grace_period=options.grace_period, **retry)
-            except sqlalchemy.exc.DBAPIError:
+            except sqlalchemy.exc.DBAPIError as exc:
                 if attempt == 4:
-                    raise
+                    raise _storage_error(url, str(getattr(exc, "orig", exc))) from None
                 time.sleep(0.5 * (attempt + 1))
+            except (sqlalchemy.exc.ArgumentError, ImportError, ValueError) as exc:  # bad URL, unknown dialect/driver
+                raise _storage_error(url, str(exc).split(" (Background")[0]) from None
+
+
+def _storage_error(url: str, reason: str) -> FyexpError:
+    return FyexpError(f"--storage: cannot open '{public_url(url)}' ({reason}); expected sqlite:///PATH, the URL of "
+                      f"a reachable database, or journal:PATH")
 
 
 def open_study(name: str, storage: str | RDBStorage, options: StudyOptions = StudyOptions()) -> optuna.Study:
@@ -180,21 +190,58 @@ def run_study(study: optuna.Study, objective: Callable[[Trial], float], *, budge
             raise
         except Exception as exc:  # recorded on the trial, counted, not retried
             trial.set_user_attr("error", f"{type(exc).__name__}: {exc}"[:500])
+            if isinstance(exc, NOT_THE_MODEL):
+                fatal.append(exc)
             raise
 
-    while not stop:
+    fatal: list[Exception] = []
+    failed = 0
+    while not stop and not fatal:
         if n_trials is not None and ran >= n_trials:
             break
         if timeout is not None and time.monotonic() - start >= timeout:
             break
         if budget is not None and counted_trials(study) >= budget:
             break
-        study.optimize(guarded, n_trials=1, catch=(Exception,), gc_after_trial=False, show_progress_bar=False)
+        with _one_line_optuna_logs():
+            study.optimize(guarded, n_trials=1, catch=(Exception,), gc_after_trial=False, show_progress_bar=False)
+        if fatal:  # the data, a file or the spec is wrong: every further trial would fail the same way
+            raise fatal[0]
         if not stop:
             ran += 1
+            failed += study.trials[-1].state.name == "FAIL"
             if on_trial_end is not None:
                 on_trial_end(study)
+    if ran and failed == ran:
+        raise RunFailed(f"every trial of this call failed ({ran}); last error: "
+                        f"{study.trials[-1].user_attrs.get('error', 'unknown')}")
     return ran
+
+
+# Errors that say nothing about the trial's hyperparameters (a bad data file, a full disk, a spec error): the
+# study stops at the first one instead of failing every later trial the same way.
+NOT_THE_MODEL = (FyexpError, OSError)
+
+
+class _NoTraceback(logging.Filter):
+    """Keep Optuna's log records to their message: a failed trial is one line, its traceback is not printed."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.exc_info, record.exc_text = None, None
+        return True
+
+
+@contextlib.contextmanager
+def _one_line_optuna_logs():
+    handlers = optuna.logging._get_library_root_logger().handlers
+    no_traceback = _NoTraceback()
+    for handler in handlers:
+        handler.addFilter(no_traceback)
+    try:
+        yield
+    finally:
+        for handler in handlers:
+            handler.removeFilter(no_traceback)
 
 
 def study_summary(study: optuna.Study) -> dict:
@@ -313,7 +360,11 @@ def public_url(url: str) -> str:
 
     if url.startswith("journal:"):
         return url
-    return make_url(url).render_as_string(hide_password=True)
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except sqlalchemy.exc.ArgumentError:
+        raise FyexpError(f"--storage: '{url}' is not a database URL; expected sqlite:///PATH, the URL of a "
+                         f"reachable database, or journal:PATH") from None
 
 
 def tune_experiment(experiment: Any, config: Any, ctx: Any, *, n_trials: int | None = None,
@@ -326,8 +377,6 @@ def tune_experiment(experiment: Any, config: Any, ctx: Any, *, n_trials: int | N
     the config's ``search``, ``n_trials``, ``tune_seed``, ``heartbeat_interval``, ``grace_period`` and
     (optionally) ``direction``; the best parameters go to ``results/<name>/best_params.yaml``.
     """
-    from fyexp.errors import FyexpError
-
     search = getattr(config, "search", None)
     if not search:
         raise FyexpError(f"{ctx.experiment}: the profile '{ctx.profile}' defines no 'search' space")

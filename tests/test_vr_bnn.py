@@ -9,10 +9,11 @@ import torch
 from torch.distributions import Normal
 
 from fyexp.data.uci import standardize
-from fyexp.errors import CellFailed
+from fyexp.errors import CellSkipped, FyexpError
 from fyexp.experiments.base import RunContext
 from fyexp.experiments.vr_bnn import VRBNN, Config, fit_group
 from fyexp.models.bnn import BatchedBNN, RegressionBatch, predictive_metrics
+from tests.test_uci import make_uci
 from fyexp.objectives import minibatch_log_weights, vr_bound
 from fyexp.objectives.per_column import PerColumnVR
 from fyexp.objectives.terms import LatentTerms
@@ -127,7 +128,7 @@ def test_batched_grid_equals_training_one_split_and_method_alone():
 
 def test_missing_year_is_not_run_data_missing(tmp_path):
     ctx = RunContext("vr-bnn", "quick", "cpu", tmp_path, tmp_path / "w", tmp_path / "a")
-    with pytest.raises(CellFailed, match=r"^not run: data missing .*UCI/year-prediction-MSD"):
+    with pytest.raises(CellSkipped, match=r"^data missing .*UCI/year-prediction-MSD"):
         VRBNN().run_cell(Config(), Cell("bnn", 0, {"dataset": "year"}), ctx)
 
 
@@ -138,3 +139,10 @@ def test_model_chunks_give_the_same_network_outputs():
     whole = model.predict(w.theta, x)
     model.model_chunk = 4
     torch.testing.assert_close(model.predict(w.theta, x), whole)
+
+
+def test_more_splits_than_the_data_has_is_an_error_not_a_clamp(tmp_path):
+    make_uci(tmp_path, n_splits=2)
+    ctx = RunContext("vr-bnn", "quick", "cpu", tmp_path, tmp_path / "w", tmp_path / "a")
+    with pytest.raises(FyexpError, match=r"key 'n_splits': expected at most 2 .*got 500"):
+        VRBNN().run_cell(Config(n_splits=500), Cell("bnn", 0, {"dataset": "boston"}), ctx)

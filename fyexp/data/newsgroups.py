@@ -24,7 +24,9 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shutil
 import tarfile
+import zlib
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -33,7 +35,7 @@ from typing import Iterable, Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from fyexp.errors import FyexpError
+from fyexp.errors import DataError
 
 ARCHIVE = "20news-bydate.tar.gz"
 SPLIT_FOLDERS = {"train": "20news-bydate-train", "test": "20news-bydate-test"}
@@ -137,29 +139,47 @@ def _raw_split(split: str, newsgroups_dir: Path | None, cache_dir: Path) -> list
     return list(load_files(str(folder), encoding="latin1", shuffle=False).data)
 
 
+GET_ARCHIVE = f"download {ARCHIVE} from http://qwone.com/~jason/20Newsgroups/ into <data root>/20newsgroups/"
+
+
 def _extracted(archive: Path, cache_dir: Path) -> Path:
-    """Extract the by-date archive once into the cache; return the folder holding the two split folders."""
+    """Extract the by-date archive once into the cache, in a folder keyed by the archive (its path and size), and
+    return the folder holding the two split folders.  A damaged archive is a :class:`DataError`."""
     if not archive.is_file():
-        raise FyexpError(f"20 Newsgroups: neither the folders {list(SPLIT_FOLDERS.values())} nor {archive} exist")
-    target = cache_dir / "20news-bydate"
+        raise DataError(archive, f"missing (nor are the folders {list(SPLIT_FOLDERS.values())} beside it)", GET_ARCHIVE)
+    target = cache_dir / f"20news-bydate-{_file_key([archive])}"
     done = target / ".complete"
     if not done.is_file():
         target.mkdir(parents=True, exist_ok=True)
-        with tarfile.open(archive) as tar:
-            tar.extractall(target, filter="data")
+        try:
+            with tarfile.open(archive) as tar:
+                tar.extractall(target, filter="data")
+        except (tarfile.TarError, EOFError, OSError, zlib.error) as exc:
+            shutil.rmtree(target, ignore_errors=True)
+            raise DataError(archive, f"not a readable .tar.gz archive ({type(exc).__name__}: {str(exc).split(':')[0]})",
+                            GET_ARCHIVE) from None
         done.touch()
     return target
 
 
+def _file_key(paths: Sequence[Path]) -> str:
+    """A hash of files' full resolved paths, sizes and modification times (absent files count as absent)."""
+    h = hashlib.sha256()
+    for path in paths:
+        st = path.stat() if path.exists() else None
+        h.update(f"{path.resolve()}:{st.st_size if st else '-'}:{int(st.st_mtime) if st else '-'}\n".encode())
+    return h.hexdigest()[:16]
+
+
 def _source_key(newsgroups_dir: Path | None, vocabulary: Sequence[str], test_feat: Path | None) -> str:
-    """A hash naming the cached matrices: vocabulary, source files (name, size, mtime) and this recipe."""
+    """A hash naming the cached matrices: vocabulary, this recipe, and the source: the data root's files (full
+    path, size, mtime: :func:`_file_key`) or, without a data root, the download.  A cache made from one source is
+    therefore never read for another (an explicit ``--data-dir`` is never shadowed)."""
     h = hashlib.sha256("\n".join(vocabulary).encode())
     h.update(b"recipe:v1")
-    for path in ([newsgroups_dir / ARCHIVE, newsgroups_dir / SPLIT_FOLDERS["train"], newsgroups_dir / SPLIT_FOLDERS["test"]]
-                 if newsgroups_dir else []) + ([test_feat] if test_feat else []):
-        if path.exists():
-            st = path.stat()
-            h.update(f"{path.name}:{st.st_size}:{int(st.st_mtime)}".encode())
+    sources = ([newsgroups_dir / ARCHIVE, newsgroups_dir / SPLIT_FOLDERS["train"], newsgroups_dir / SPLIT_FOLDERS["test"]]
+               if newsgroups_dir else []) + ([test_feat] if test_feat else [])
+    h.update(_file_key(sources).encode() if sources else b"source:download")
     return h.hexdigest()[:16]
 
 
@@ -186,6 +206,10 @@ def load_newsgroups(data_dir: Path | None, cache_dir: Path | None = None,
     test_feat = newsgroups_dir / "nvdm" / "test.feat" if newsgroups_dir else None
     if test_feat is not None and not test_feat.is_file():
         test_feat = None
+    if newsgroups_dir is not None and not any(p.exists() for p in (newsgroups_dir / ARCHIVE,
+                                                                   newsgroups_dir / SPLIT_FOLDERS["train"])):
+        raise DataError(newsgroups_dir / ARCHIVE, "missing (nor is the folder "
+                        f"{SPLIT_FOLDERS['train']} beside it)", GET_ARCHIVE)
     cached = cache / f"bow-{_source_key(newsgroups_dir, vocabulary, test_feat)}.npz"
     if cached.is_file():
         with np.load(cached, allow_pickle=False) as z:

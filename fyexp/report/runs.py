@@ -216,12 +216,8 @@ def studies(folder: Path) -> list[Study]:
     counted by state (read straight from Optuna's ``studies`` and ``trials`` tables)."""
     found = []
     for path in sorted(folder.glob("*.db")):
-        try:
-            with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
-                rows = conn.execute("SELECT s.study_name, t.state, COUNT(*) FROM studies s LEFT JOIN trials t "
-                                    "ON t.study_id = s.study_id GROUP BY s.study_name, t.state "
-                                    "ORDER BY s.study_name, t.state").fetchall()
-        except sqlite3.Error:
+        rows, _ = _study_rows(path)
+        if rows is None:
             continue
         by_study: dict[str, list[tuple[str, int]]] = {}
         for name, state, count in rows:
@@ -230,6 +226,22 @@ def studies(folder: Path) -> list[Study]:
                 by_study[name].append((str(state), int(count)))
         found += [Study(name, tuple(states)) for name, states in by_study.items()]
     return found
+
+
+def _study_rows(path: Path) -> tuple[list | None, str | None]:
+    """The (study, state, count) rows of one SQLite study file, or ``(None, what is wrong)``."""
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+            return conn.execute("SELECT s.study_name, t.state, COUNT(*) FROM studies s LEFT JOIN trials t "
+                                "ON t.study_id = s.study_id GROUP BY s.study_name, t.state "
+                                "ORDER BY s.study_name, t.state").fetchall(), None
+    except sqlite3.Error as exc:
+        return None, f"not a readable Optuna study ({exc})"
+
+
+def damaged_studies(folder: Path) -> list[tuple[Path, str]]:
+    """Study files (``*.db``) of an experiment's results folder that cannot be read, each with the reason."""
+    return [(path, problem) for path in sorted(folder.glob("*.db")) for problem in [_study_rows(path)[1]] if problem]
 
 
 def run_facts(spec: ExperimentSpec, frame: pd.DataFrame, folder: Path) -> RunFacts:
