@@ -50,10 +50,18 @@ def test_report_is_byte_identical_and_complete(tmp_path):
 
 
 def test_index_opens_with_the_claims_and_writes_each_papers_table(tmp_path):
-    _results(tmp_path)
-    build_report(None, tmp_path, TOY_SPECS)
-    index = (tmp_path / "README.md").read_text()
+    from fyexp.specs import experiments_dir
+
+    build_report(["gmm-clustering"], tmp_path / "empty", experiments_dir())  # fyexp's own experiments, no rows
+    index = (tmp_path / "empty" / "README.md").read_text()
     assert index.index("## Claims of each paper") < index.index("## Coverage of the published tables")
     assert "| `vr` |" in index and "[md](claims/vr.md)" in index
-    assert "not run" in (tmp_path / "claims" / "fyvi.md").read_text()  # the toy results feed no claim
-    assert (tmp_path / "claims" / "frac.tex").read_text().startswith("\\begin{tabular}")
+    assert "not run" in (tmp_path / "empty" / "claims" / "fyvi.md").read_text()
+    assert (tmp_path / "empty" / "claims" / "frac.tex").read_text().startswith("\\begin{tabular}")
+
+
+def test_a_folder_of_ones_own_experiments_gets_no_claims_section(tmp_path):
+    _results(tmp_path)
+    build_report(None, tmp_path, TOY_SPECS)  # the toy experiments write no claimed row: no section, no error
+    assert "## Claims of each paper" not in (tmp_path / "README.md").read_text()
+    assert not (tmp_path / "claims").exists()

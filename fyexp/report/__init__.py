@@ -166,10 +166,17 @@ def write_claims(loaded: dict[str, _Loaded], results_dir: Path) -> list[str]:
     from fyexp.claims import judge_all, load_claims
     from fyexp.claims.render import summary_markdown, write_paper_tables
 
-    claims = load_claims()
+    claims = load_claims(check=False)  # checked by `fyexp claims` and the tests against fyexp's own experiments
+    # only the claims every one of whose rows an experiment of this report writes: a folder of one's own
+    # experiments (--experiments-dir) gets no claims section rather than an error or a page of "not run"
+    judged = [c for c in claims.claims if all(s.experiment in loaded for s in c.selectors())]
+    if not judged:
+        return []
+    ids = {c.id for c in judged}
+    findings = [f for f in claims.findings if f.claim in ids]
     frames = {name: x.frame for name, x in loaded.items()}
-    verdicts = judge_all(claims.claims, frames, {name: x.spec for name, x in loaded.items()})
-    written = write_paper_tables(verdicts, claims.findings, results_dir / "claims")
+    verdicts = judge_all(judged, frames, {name: x.spec for name, x in loaded.items()})
+    written = write_paper_tables(verdicts, findings, results_dir / "claims")
     return summary_markdown(verdicts, {p: files[0].relative_to(results_dir).as_posix() for p, files in written.items()})
 
 
