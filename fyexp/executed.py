@@ -1,8 +1,8 @@
 """The fyexp code a cell executed, and whether it changed since: staleness that follows the code path, not the files.
 
 While a cell runs (and while its ensemble is prefit), :class:`ExecutedCode` records every function of the ``fyexp``
-package that was called, through ``sys.setprofile`` (Python 3.11 has no ``sys.monitoring``): the hook keeps the
-code object of each ``call`` event and does nothing else; the code objects are filtered to fyexp's own files when
+package that was called, through ``sys.monitoring`` on Python ≥ 3.12 (once per function) or ``sys.setprofile`` on
+3.11 (the hook keeps the code object of each ``call`` event and does nothing else); the code objects are filtered to fyexp's own files when
 the cell ends.  A nested function, lambda or comprehension counts as the top-level function or method that holds
 it.
 
@@ -46,28 +46,68 @@ class ExecutedCode:
     """``with ExecutedCode() as rec: ...`` then ``rec.functions()``: the fyexp functions called inside (``None``
     when recording is switched off by ``FYEXP_RECORD_CODE=0``).
 
-    Cost: the hook runs on every call and return, and a profiled thread executes bytecode on CPython 3.11's slower
-    tracing path; measured on quick cells, 4–9 % (frac-vae, torch) to 18 % (gmm-clustering, numpy and small Python
-    functions) of a sub-second cell.  The whole cell is recorded (sampling would miss functions that run once, late,
-    such as the evaluation, and make the staleness it feeds unsound)."""
+    Two mechanisms, one record:
+
+    * Python ≥ 3.12: ``sys.monitoring``'s ``PY_START`` event, whose callback keeps the code object and returns
+      ``DISABLE``, so each function costs one callback per cell and the rest runs at full speed
+      (``restart_events()`` on entry re-arms the functions an earlier cell of the process disabled);
+    * Python 3.11: ``sys.setprofile``, whose hook runs on every call and return while bytecode takes the slower
+      tracing path: measured on quick cells, 4–9 % (frac-vae, torch) to 18–20 % (gmm-clustering, numpy and small
+      Python functions) of a sub-second cell (``sys.settrace`` measured no cheaper).
+
+    The whole cell is recorded (sampling would miss functions that run once, late, such as the evaluation, and
+    make the staleness it feeds unsound)."""
+
+    TOOL_NAME = "fyexp-executed"
 
     def __init__(self) -> None:
         self.codes: set = set()
         self._previous = None
+        self._tool: int | None = None
         self.enabled = recording_enabled()
 
-    def _hook(self, frame, event, arg):  # the profile hook: as little as possible per event
+    def _hook(self, frame, event, arg):  # the profile hook (3.11): as little as possible per event
         if event == "call":
             self.codes.add(frame.f_code)
 
+    def _start(self, code, offset):  # the PY_START callback (3.12+): record once, then off for this code object
+        self.codes.add(code)
+        return sys.monitoring.DISABLE
+
+    def _claim_tool(self) -> int | None:
+        monitoring = getattr(sys, "monitoring", None)
+        if monitoring is None:
+            return None
+        for tool in (monitoring.PROFILER_ID, 3, 4):  # a free tool id; a debugger or coverage may hold some
+            if monitoring.get_tool(tool) is None:
+                monitoring.use_tool_id(tool, self.TOOL_NAME)
+                return tool
+        return None
+
     def __enter__(self) -> "ExecutedCode":
-        if self.enabled:
+        if not self.enabled:
+            return self
+        self._tool = self._claim_tool()
+        if self._tool is not None:
+            monitoring = sys.monitoring
+            monitoring.register_callback(self._tool, monitoring.events.PY_START, self._start)
+            monitoring.restart_events()
+            monitoring.set_events(self._tool, monitoring.events.PY_START)
+        else:
             self._previous = sys.getprofile()
             sys.setprofile(self._hook)
         return self
 
     def __exit__(self, *exc) -> None:
-        if self.enabled:
+        if not self.enabled:
+            return
+        if self._tool is not None:
+            monitoring = sys.monitoring
+            monitoring.set_events(self._tool, 0)
+            monitoring.register_callback(self._tool, monitoring.events.PY_START, None)
+            monitoring.free_tool_id(self._tool)
+            self._tool = None
+        else:
             sys.setprofile(self._previous)
 
     def functions(self) -> set[str] | None:
