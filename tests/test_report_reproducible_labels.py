@@ -21,7 +21,7 @@ profiles:
     sparse_init_skip: 1
     table_rhos: [0.1]
     sweep_rhos: [0.1]
-    truncated_active: []
+    truncated_active: [2]
     sklearn_reference: false
 """
 
