@@ -168,7 +168,7 @@ SLICES: dict[str, Slice] = {
     "tvem-bsc": Slice(sets=("n_points=60", "n_iter=3", "figure1=false"), per_method=True),
     "vr-renyi-gaussians": Slice(sets=("repetitions=3",), per_method=True),
     "fy-vae": Slice(sets=("n_train=64", "n_valid=16", "n_test=32", "train.epochs=1", "train.batch_size=32",
-                          "hidden=16", "latent=4"), data=_patched("fyexp.experiments.fy_vae", "image_splits",
+                          "hidden=16", "latent=4"), per_method=True, data=_patched("fyexp.experiments.fy_vae", "image_splits",
                                                                    _fy_vae_images)),
     "nvdm": Slice(sets=("n_topics=3", "hidden=8", "train.epochs=1", "train.batch_size=8"),
                   data=_patched("fyexp.experiments.nvdm", "load_corpus", _corpus)),
@@ -178,7 +178,8 @@ SLICES: dict[str, Slice] = {
     "vr-vae": Slice(sets=("train_freyface.epochs=1", "train_mnist.epochs=1", "test_samples=10", "test_chunk=5",
                           "bias_points=4", "bias_repetitions=2"), per_method=True,
                     data=_patched("fyexp.experiments.vr_vae", "load_data", _vr_vae_data)),
-    "frac-vae": Slice(sets=("n_train=32", "n_test=8", "n_generated=16", "proxy_n_train=48"), data=vision_root),
+    "frac-vae": Slice(sets=("n_train=32", "n_test=8", "n_generated=16", "proxy_n_train=48"), per_method=True,
+                      data=vision_root),
 }
 
 
