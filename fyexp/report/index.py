@@ -47,6 +47,8 @@ def provenance_markdown(reports, results_dir: Path) -> list[str]:
             seeds = f"{len(run.seeds_ok)}{of}: " + (", ".join(map(str, run.seeds_ok)) or "none")
             stale = str(run.stale_rows) + (f" (+{run.unknown_rows} unknown)" if run.unknown_rows else "")
             stale += f"; {run.settings_changed_rows} at old settings" if run.settings_changed_rows else ""
+            stale += (f"; {run.behaviour_unchanged_rows} code changed, behaviour unchanged (fingerprint)"
+                      if run.behaviour_unchanged_rows else "")
             lines.append(f"| `{rep.spec.name}` | `{run.profile}` | {run.rows} | {run.cells_ok} | {run.cells_failed} | "
                          f"{seeds} | {', '.join(f'`{c}`' for c in run.commits)} | {run.dirty_rows} | {stale} |")
             totals["rows"] += run.rows
@@ -61,7 +63,10 @@ def provenance_markdown(reports, results_dir: Path) -> list[str]:
               "function that the row's cell executed differs at HEAD, compared without docstrings, comments and "
               "formatting (the cell's `<cell>.code.json`); for rows recorded before cells kept that record, the "
               "files the experiment's module imports differ at HEAD (their `code_hash`, or `git diff <commit> "
-              "HEAD` over those files) — rerun to refresh; *unknown*: git could not tell. *At old settings*: the spec "
+              "HEAD` over those files) — rerun to refresh, unless the experiment's behaviour fingerprint "
+              "(`fyexp/reference/fingerprints.json`, the metrics of a tiny slice of its code path) is the same at "
+              "the row's commit and at HEAD: *code changed, behaviour unchanged (fingerprint)*, not stale; "
+              "*unknown*: git could not tell. *At old settings*: the spec "
               "(after profile merging and the row's `--set` overrides) now resolves to other settings than the "
               "cell recorded (`<cell>.settings.json`, or for older rows the spec at their commit); `fyexp run` "
               "reruns those cells and moves their rows to `superseded/`."]

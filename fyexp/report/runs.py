@@ -31,6 +31,7 @@ class ProfileRun:
     unknown_rows: int
     commits: tuple[str, ...]
     settings_changed_rows: int = 0   # rows whose cell ran at other settings than the spec now asks (to rerun)
+    behaviour_unchanged_rows: int = 0   # code changed since the row, its experiment's fingerprint did not: not stale
 
 
 @dataclass(frozen=True)
@@ -171,16 +172,38 @@ def settings_changed(spec: ExperimentSpec, frame: pd.DataFrame, folder: Path | N
     return pd.Series([verdicts[k] for k in keys], index=frame.index, dtype=object)
 
 
+BEHAVIOUR_UNCHANGED = "behaviour unchanged"   # code changed, behaviour unchanged (fingerprint): not stale
+
+
 def row_states(spec: ExperimentSpec, frame: pd.DataFrame, folder: Path | None = None) -> pd.Series:
-    """Per row: ``fresh``, ``stale`` or ``unknown``: by the code its cell executed where the cell recorded it
-    (:func:`executed_freshness`, given the experiment's results ``folder``), else by the files of its runner's
-    import tree (:func:`file_freshness`)."""
+    """Per row: ``fresh``, ``stale``, ``unknown`` or :data:`BEHAVIOUR_UNCHANGED`: by the code its cell executed
+    where the cell recorded it (:func:`executed_freshness`, given the experiment's results ``folder``), else by the
+    files of its runner's import tree (:func:`file_freshness`); then a row stale by code whose experiment's
+    committed fingerprint is the same at its commit and at HEAD is not stale (:func:`fingerprint_states`)."""
     executed = executed_freshness(frame, folder)
     freshness = executed.where(executed.notna(), None)
     legacy = freshness.isna()
     if legacy.any():
         freshness[legacy] = file_freshness(frame[legacy], runner_module(spec.runner))
-    return freshness
+    name = getattr(spec, "name", None)
+    return freshness if name is None else fingerprint_states(name, frame, freshness)
+
+
+def fingerprint_states(name: str, frame: pd.DataFrame, freshness: pd.Series, root: Path | None = None) -> pd.Series:
+    """``freshness`` with each ``stale`` row whose (clean) commit committed the same fingerprint of experiment
+    ``name`` as HEAD (:func:`fyexp.fingerprints.behaviour_unchanged`, in the checkout ``root``) turned into
+    :data:`BEHAVIOUR_UNCHANGED`: its code changed, but not the behaviour the fingerprint measures.  Rows whose
+    commit has no fingerprint (committed before fingerprints existed), or another one, stay stale."""
+    from fyexp.fingerprints import behaviour_unchanged
+
+    stale = freshness == "stale"
+    if not stale.any() or "git_commit" not in frame:
+        return freshness
+    commits = frame.loc[stale, "git_commit"].astype(str)
+    verdict = {c: behaviour_unchanged(name, c, root) for c in set(commits)}
+    out = freshness.copy()
+    out[commits.index[[verdict[c] for c in commits]]] = BEHAVIOUR_UNCHANGED
+    return out
 
 
 def profile_runs(spec: ExperimentSpec, frame: pd.DataFrame, folder: Path | None = None) -> dict[str, ProfileRun]:
@@ -207,7 +230,8 @@ def profile_runs(spec: ExperimentSpec, frame: pd.DataFrame, folder: Path | None 
             rows=int(mask.sum()), dirty_rows=int(commits[mask].str.endswith("+dirty").sum()),
             stale_rows=int((freshness[mask] == "stale").sum()), unknown_rows=int((freshness[mask] == "unknown").sum()),
             commits=tuple(sorted(set(commits[mask]))),
-            settings_changed_rows=int((changed[mask] == True).sum()))  # noqa: E712 (None is unknown)
+            settings_changed_rows=int((changed[mask] == True).sum()),  # noqa: E712 (None is unknown)
+            behaviour_unchanged_rows=int((freshness[mask] == BEHAVIOUR_UNCHANGED).sum()))
     return out
 
 
