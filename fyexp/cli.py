@@ -191,7 +191,7 @@ def run(name: str = typer.Argument(..., help="Experiment name (see `fyexp list`)
                    "--slurm-time": slurm_time})
     cell_filter = parse_only(only)
     spec, experiment, resolved = _resolve(name, profile, seeds, experiments_dir, sets)
-    check_grid_size(len(experiment.cells(resolved.config, resolved.seeds[:1])) * len(resolved.seeds), yes)
+    check_grid_size(cell_filter.count(experiment.cells(resolved.config, resolved.seeds[:1]), resolved.seeds), yes)
     if profile == "paper":
         from fyexp.provenance import require_clean_tree
 
