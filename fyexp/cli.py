@@ -102,15 +102,33 @@ def list_experiments(experiments_dir: Optional[Path] = typer.Option(None, help=E
         for s in specs:
             print("\t".join([s.name, ",".join(s.profile_names()), "; ".join(s.tables + s.figures), s.title]))
         return
-    table = Table(title="fyexp experiments")
-    table.add_column("name", no_wrap=True, min_width=max([len(s.name) for s in specs] + [4]))
-    table.add_column("profiles", no_wrap=True, min_width=max([len(", ".join(s.profile_names())) for s in specs] + [8]))
-    for column in ("title", "tables", "figures"):
-        table.add_column(column, overflow="fold")
+    out.print(experiments_table(specs), soft_wrap=False)
+
+
+def _longest_word(texts) -> int:
+    return max([len(word) for text in texts for word in text.split()] + [8])
+
+
+def experiments_table(specs: list) -> Table:
+    """``fyexp list`` at a terminal: fits its width, wrapping titles and profile lists between words.
+
+    A name never wraps; a profile list never cuts a profile (its column is as wide as the longest one); the
+    title and what an experiment reproduces share the rest and wrap at spaces, cutting with "…" only a single
+    word longer than its column.
+    """
+    from rich import box
+
+    table = Table(title="fyexp experiments", box=box.SIMPLE_HEAD, show_edge=False,
+                  pad_edge=False, collapse_padding=True)
+    table.add_column("name", no_wrap=True)
+    table.add_column("profiles", overflow="ellipsis", ratio=1,
+                     min_width=_longest_word(" ".join(s.profile_names()) for s in specs))
+    table.add_column("title", overflow="ellipsis", ratio=2, min_width=_longest_word(s.title for s in specs))
+    table.add_column("reproduces", overflow="ellipsis", ratio=2)
     for s in specs:
         table.add_row(escape(s.name), escape(", ".join(s.profile_names())), escape(s.title),
-                      escape("\n".join(s.tables)), escape("\n".join(s.figures)))
-    out.print(table)
+                      escape("; ".join(s.tables + s.figures)))
+    return table
 
 
 @app.command()
@@ -173,7 +191,7 @@ def run(name: str = typer.Argument(..., help="Experiment name (see `fyexp list`)
                    "--slurm-time": slurm_time})
     cell_filter = parse_only(only)
     spec, experiment, resolved = _resolve(name, profile, seeds, experiments_dir, sets)
-    check_grid_size(len(experiment.cells(resolved.config, resolved.seeds[:1])) * len(resolved.seeds), yes)
+    check_grid_size(cell_filter.count(experiment.cells(resolved.config, resolved.seeds[:1]), resolved.seeds), yes)
     if profile == "paper":
         from fyexp.provenance import require_clean_tree
 

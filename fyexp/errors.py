@@ -31,6 +31,11 @@ class DataError(FyexpError):
         super().__init__(f"{self.path}: {problem}; {remedy}")
 
 
+class DataMissing(DataError):
+    """A data file or folder that is absent (not damaged): an optional data set's cell may skip on it
+    (:class:`CellSkipped`), while a damaged file is always an error."""
+
+
 class SpecError(FyexpError):
     """A spec file that does not validate: names the file, the key and what was expected."""
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import os
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -151,8 +152,9 @@ def describe_slurm_submission(resolved: Any, cells: list[Cell], store: ResultSto
 
 
 def run_cells_as_jobs(resolved: Any, cells: list[Cell], store: ResultStore, *, options: ExecutorOptions,
-                      device: str, data_dir: Path | None, force: bool, progress: RunProgress) -> int:
-    """Submit ``cells`` as jobs, wait with progress, and return how many failed (a failed job names its log)."""
+                      device: str, data_dir: Path | None, force: bool, progress: RunProgress) -> Counter:
+    """Submit ``cells`` as jobs, wait with progress, and count their statuses (:func:`job_status`:
+    ``failed``, ``skipped`` for data missing, ``ok``), as the in-process runner counts its cells."""
     folder = store.folder / "work" / resolved.profile / "jobs"
     job_name = f"fyexp-{resolved.name}-{resolved.profile}"
     kwargs = dict(results_dir=str(Path(store.root).resolve()), device=device,
@@ -163,21 +165,30 @@ def run_cells_as_jobs(resolved: Any, cells: list[Cell], store: ResultStore, *, o
     return _run_local(resolved, cells, folder, job_name, options, kwargs, progress)
 
 
-def _job_failure(job, cell: Cell, progress: RunProgress) -> bool:
-    """Whether ``job`` failed; if so, say so in one line with the path of its log."""
+def job_status(job, cell: Cell, progress: RunProgress) -> str:
+    """What the job of ``cell`` returned (:func:`fyexp.runner.execute_cell`'s ``'ok'``, ``'failed'`` or
+    ``'skipped: <why>'``), or ``'failed'`` when the job itself failed, said in one line with the path of its log."""
     try:
-        status = job.result()
+        return str(job.result())
     except Exception as exc:  # the job raised, was killed, or timed out: its cell has no file
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[-1][:200]
         progress.note(f"cell {cell.key}: job {job.job_id} failed ({first}); log: {job.paths.stderr}")
-        return True
-    return status == "failed"
+        return "failed"
+
+
+def status_kind(status: str) -> str:
+    """``'ok'``, ``'failed'`` or ``'skipped'`` (data missing) — the key a status is counted under."""
+    return status.split(":", 1)[0]
+
+
+def _job_failure(job, cell: Cell, progress: RunProgress) -> bool:
+    return job_status(job, cell, progress) == "failed"
 
 
 def _run_local(resolved, cells, folder, job_name, options, kwargs, progress) -> int:
     executor = make_executor(options, folder, len(cells), job_name)
     limit = options.concurrency(len(cells))
-    queue, running, failed = list(cells), {}, 0
+    queue, running, counts = list(cells), {}, Counter()
     saved = {name: os.environ.get(name) for name in THREAD_VARIABLES}
     try:
         for name in THREAD_VARIABLES:  # the job processes start with these (import-time thread pools)
@@ -190,9 +201,9 @@ def _run_local(resolved, cells, folder, job_name, options, kwargs, progress) -> 
             time.sleep(POLL_S)
             for job in [j for j in running if j.done()]:
                 cell, started = running.pop(job)
-                bad = _job_failure(job, cell, progress)
-                failed += bad
-                progress.cell_finished(cell.key, "failed" if bad else "ok", time.perf_counter() - started)
+                status = job_status(job, cell, progress)
+                counts[status_kind(status)] += 1
+                progress.cell_finished(cell.key, status, time.perf_counter() - started)
     except BaseException:
         for job in running:  # Ctrl-C: stop the jobs in flight; their cells have no file and will be redone
             job.cancel(check=False)
@@ -203,7 +214,7 @@ def _run_local(resolved, cells, folder, job_name, options, kwargs, progress) -> 
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
-    return failed
+    return counts
 
 
 def _run_slurm(resolved, cells, folder, job_name, options, kwargs, progress) -> int:
@@ -212,15 +223,15 @@ def _run_slurm(resolved, cells, folder, job_name, options, kwargs, progress) -> 
     started = time.perf_counter()
     for job, cell in zip(jobs, cells):
         progress.cell_started(cell.key)
-    pending, failed = dict(zip(jobs, cells)), 0
+    pending, counts = dict(zip(jobs, cells)), Counter()
     while pending:
         time.sleep(max(POLL_S, 10.0))
         for job in [j for j in pending if j.done()]:
             cell = pending.pop(job)
-            bad = _job_failure(job, cell, progress)
-            failed += bad
-            progress.cell_finished(cell.key, "failed" if bad else "ok", time.perf_counter() - started)
-    return failed
+            status = job_status(job, cell, progress)
+            counts[status_kind(status)] += 1
+            progress.cell_finished(cell.key, status, time.perf_counter() - started)
+    return counts
 
 
 def tune_job(experiment: Any, config: Any, ctx: Any, *, storage: str, results_dir: str, budget: int,

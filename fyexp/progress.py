@@ -19,8 +19,9 @@ from typing import Any, Callable
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn,
-                           TimeElapsedColumn, TimeRemainingColumn)
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColumn, SpinnerColumn,
+                           TextColumn, TimeElapsedColumn, TimeRemainingColumn)
+from rich.table import Column
 
 Advance = Callable[..., None]
 
@@ -34,6 +35,25 @@ def _eta(done: int, total: int, elapsed: float) -> str:
         return ""
     remaining = elapsed / done * (total - done)
     return f", ETA {remaining / 60:.1f} min" if remaining >= 60 else f", ETA {remaining:.0f} s"
+
+
+def progress_columns() -> list[ProgressColumn]:
+    """The live bar's columns: the counts, elapsed time and ETA keep their full width at any terminal width;
+    the decorations share what is left (description 3 : bar 2 : info 2) and are cut with "…" first.
+
+    rich fits a table by shrinking its flexible (``ratio``) columns only, so the fixed columns (about 45
+    characters) always show whole: at 80 columns the description, bar and info get the other 35.
+    """
+    def flexible(ratio: int) -> Column:
+        return Column(ratio=ratio, no_wrap=True, overflow="ellipsis", min_width=1)
+
+    fixed = Column(no_wrap=True)
+    return [SpinnerColumn(table_column=fixed),
+            TextColumn("[bold]{task.description}", table_column=flexible(3)),
+            BarColumn(bar_width=None, table_column=flexible(2)),
+            MofNCompleteColumn(table_column=fixed), TimeElapsedColumn(table_column=fixed),
+            TextColumn("ETA", table_column=fixed), TimeRemainingColumn(table_column=fixed),
+            TextColumn("{task.fields[info]}", table_column=flexible(2))]
 
 
 class RunProgress:
@@ -107,10 +127,7 @@ class LiveProgress(RunProgress):
     def __init__(self, console: Console):
         self.console = console
         self.fallback: LineProgress | None = None
-        self.progress = Progress(SpinnerColumn(), TextColumn("[bold]{task.description}"), BarColumn(),
-                                 MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("ETA"),
-                                 TimeRemainingColumn(), TextColumn("{task.fields[info]}"),
-                                 console=console, transient=False)
+        self.progress = Progress(*progress_columns(), console=console, transient=False, expand=True)
         self.task = None
 
     def _guard(self, call: Callable[[], Any], replay: Callable[[RunProgress], Any]) -> Any:

@@ -193,8 +193,9 @@ def run_experiment(resolved: ResolvedSpec, experiment: Experiment, *, device: st
         if executor is not None and todo:
             from fyexp.executors import run_cells_as_jobs
 
-            failed = run_cells_as_jobs(resolved, todo, store, options=executor, device=device, data_dir=data_dir,
+            counts = run_cells_as_jobs(resolved, todo, store, options=executor, device=device, data_dir=data_dir,
                                        force=force, progress=progress)
+            failed, data_missing = counts["failed"], counts["skipped"]
         else:
             prefit_ensembles(resolved, experiment, todo, store, device=device, data_dir=data_dir, force=force,
                              progress=progress)

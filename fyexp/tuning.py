@@ -223,10 +223,39 @@ def run_study(study: optuna.Study, objective: Callable[[Trial], float], *, budge
 NOT_THE_MODEL = (FyexpError, OSError)
 
 
-class _NoTraceback(logging.Filter):
-    """Keep Optuna's log records to their message: a failed trial is one line, its traceback is not printed."""
+LINE_WIDTH = 100  # every line tune prints (its own and Optuna's) fits a 100-column terminal
+
+
+def shorten(text: str, width: int = LINE_WIDTH) -> str:
+    """``text`` on one line of at most ``width`` characters, cut after a whole word and marked with "…"."""
+    text = " ".join(text.split())
+    if len(text) <= width:
+        return text
+    cut = text[:width - 1]
+    return (cut.rsplit(" ", 1)[0] if " " in cut else cut) + "…"
+
+
+def trial_line(trial: FrozenTrial, best: FrozenTrial | None, done: int, total: int | None) -> str:
+    """One short line per finished trial: count, state, value, best so far, and why it failed or was pruned."""
+    count = f"[{done}/{total}]" if total else f"[{done}]"
+    state = trial.state.name.lower()
+    value = f" {trial.value:.5g}" if trial.value is not None else ""
+    why = trial.user_attrs.get("error", "") if trial.state == TrialState.FAIL else ""
+    best_part = f"; best {best.value:.5g} (trial {best.number})" if best is not None else ""
+    seconds = trial.duration.total_seconds() if trial.duration is not None else 0.0
+    return shorten(f"{count} trial {trial.number} {state}{value} in {seconds:.1f} s{best_part}"
+                   + (f"; {why}" if why else ""))
+
+
+class _OneShortLine(logging.Filter):
+    """Optuna's own log records, routed through tune's line format: its per-trial INFO lines (271 characters
+    with every parameter) are replaced by :func:`trial_line`; any other record is one line of at most
+    ``LINE_WIDTH`` characters, without its traceback."""
 
     def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno <= logging.INFO:
+            return False
+        record.msg, record.args = shorten(record.getMessage()), None
         record.exc_info, record.exc_text = None, None
         return True
 
@@ -234,14 +263,14 @@ class _NoTraceback(logging.Filter):
 @contextlib.contextmanager
 def _one_line_optuna_logs():
     handlers = optuna.logging._get_library_root_logger().handlers
-    no_traceback = _NoTraceback()
+    one_line = _OneShortLine()
     for handler in handlers:
-        handler.addFilter(no_traceback)
+        handler.addFilter(one_line)
     try:
         yield
     finally:
         for handler in handlers:
-            handler.removeFilter(no_traceback)
+            handler.removeFilter(one_line)
 
 
 def study_summary(study: optuna.Study) -> dict:
@@ -406,14 +435,24 @@ def tune_experiment(experiment: Any, config: Any, ctx: Any, *, n_trials: int | N
 
             shutil.rmtree(work, ignore_errors=True)
 
-    def after_trial(study: optuna.Study) -> None:
+    def save_best(study: optuna.Study) -> None:
         if any(t.state.name == "COMPLETE" for t in study.get_trials(deepcopy=False)):
             write_best_params(study, folder / BEST_PARAMS, {"profile": ctx.profile, "storage": public_url(url)})
 
     if budget is None:  # an explicit budget (workers sharing one study) wins over the profile's
         budget = None if n_trials is not None else n_budget
+    done = [0]
+
+    def after_trial(study: optuna.Study) -> None:
+        done[0] += 1
+        trials = study.get_trials(deepcopy=False)
+        complete = [t for t in trials if t.state == TrialState.COMPLETE]
+        best = study.best_trial if complete else None
+        print(trial_line(trials[-1], best, done[0], n_trials or budget), flush=True)
+        save_best(study)
+
     ran = run_study(study, objective, budget=budget, n_trials=n_trials, timeout=timeout, on_trial_end=after_trial)
-    after_trial(study)
+    save_best(study)
     print(f"{ctx.experiment}: {ran} trials run in this call; study '{study.study_name}' in {public_url(url)}")
 
 

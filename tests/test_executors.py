@@ -45,6 +45,19 @@ def test_local_executor_runs_every_cell_and_a_rerun_skips_them(tmp_path):
     assert again.returncode == 0 and "0 cells run, 3 already finished" in again.stderr
 
 
+def test_a_job_whose_data_is_missing_counts_as_skipped_not_run(tmp_path):
+    """Issue 18, class 9 under an executor: the job's 'skipped: data missing' status is counted as in-process."""
+    results = tmp_path / "results"
+    specs = _specs(tmp_path, "[1.0, 2.0]\n    skip_on: 2.0", 0.0)
+    env = {"FYEXP_EXPERIMENTS_DIR": str(specs), "FYEXP_RESULTS_DIR": str(results)}
+    run = run_cli("run", "toy", "--profile", "quick", "--executor", "local", "--jobs", "2", "--no-progress",
+                  "--strict", env=env)
+    assert run.returncode == 1, run.stderr  # skips alone exit 0 (as in-process); --strict makes them fail the run
+    assert "1 cells run, 0 already finished, 0 failed, 1 skipped (data missing)" in run.stderr, run.stderr
+    assert run.stderr.count("skipped: data missing") == 1 and "Traceback" not in run.stderr
+    assert len(list((results / "toy" / "cells" / "quick").glob("*.csv"))) == 1  # the skipped cell wrote nothing
+
+
 def test_a_killed_job_fails_alone_and_its_cell_is_redone_not_duplicated(tmp_path):
     results = tmp_path / "results"
     env = {"FYEXP_EXPERIMENTS_DIR": str(_specs(tmp_path, "[1.0, 2.0, 3.0, 4.0]", 4.0)),

@@ -60,6 +60,6 @@ def test_split_out_of_range_names_n_splits(tmp_path):
 
 
 def test_missing_folder_is_one_line(tmp_path):
-    with pytest.raises(FyexpError, match=r"UCI data set 'yacht' not found: no folder .*UCI/yacht") as err:
+    with pytest.raises(FyexpError, match=r"UCI/yacht: missing \(the folder of UCI data set 'yacht'\)") as err:
         load_uci(str(tmp_path), "yacht")
     assert "\n" not in str(err.value)

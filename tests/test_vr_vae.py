@@ -98,9 +98,9 @@ def test_data_errors_are_one_line_naming_the_file(tmp_path):
     from fyexp.data.freyface import load_freyface
     from fyexp.errors import FyexpError
 
-    with pytest.raises(FyexpError, match=r"no file .*FreyFace/freyfaces\.pkl"):
+    with pytest.raises(FyexpError, match=r"FreyFace/freyfaces\.pkl: missing"):
         load_freyface(str(tmp_path))
-    with pytest.raises(FyexpError, match=r"no file .*caltech101_silhouettes_28_split1\.mat"):
+    with pytest.raises(FyexpError, match=r"caltech101_silhouettes_28_split1\.mat: missing"):
         load_caltech(str(tmp_path))
     (tmp_path / "FreyFace").mkdir()
     (tmp_path / "FreyFace" / "freyfaces.pkl").write_bytes(b"not a pickle")

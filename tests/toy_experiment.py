@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from fyexp.errors import CellFailed, require
+from fyexp.errors import CellFailed, CellSkipped, require
 from fyexp.experiments import Experiment, register
 from fyexp.results import Cell
 
@@ -15,6 +15,7 @@ class ToyConfig:
     values: list[float] = field(default_factory=lambda: [1.0, 2.0])
     sleep_s: float = 0.0
     fail_on: float = -1.0
+    skip_on: float = -1.0   # a cell whose "data is missing" (CellSkipped)
     mode: str = "square"
     lr: float = 0.1
     n_trials: int = 4
@@ -36,6 +37,8 @@ class Toy(Experiment):
     def run_cell(self, config, cell, ctx):
         time.sleep(config.sleep_s)
         x = cell.params["x"]
+        if x == config.skip_on:
+            raise CellSkipped(f"data missing (toy data for x={x}; get it from the toy's own data set)")
         if x == config.fail_on:
             raise CellFailed(f"x={x} is the failing value")
         power = 2 if config.mode == "square" else 3

@@ -14,9 +14,12 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from fyexp.errors import FyexpError
+from fyexp.errors import DataError, DataMissing, FyexpError
 
 FILE = Path("Caltech101Silhouettes") / "caltech101_silhouettes_28_split1.mat"
+GET_FILE = (f"download {FILE.name} (Marlin's split, https://people.cs.umass.edu/~marlin/data.shtml) into "
+            f"<data root>/{FILE.parent}/")
+SPLITS = ("train_data", "val_data", "test_data")
 SIDE = 28
 
 
@@ -39,17 +42,21 @@ def load_caltech(root: str | None) -> CaltechSplits:
         raise FyexpError(f"Caltech 101 Silhouettes needs a data root with {FILE} (pass --data-dir or FYEXP_DATA_DIR)")
     path = Path(root) / FILE
     if not path.is_file():
-        raise FyexpError(f"Caltech 101 Silhouettes not found: no file {path}")
+        raise DataMissing(path, "missing (Caltech 101 Silhouettes)", GET_FILE)
     import scipy.io
 
     try:
         mat = scipy.io.loadmat(path)
     except Exception as exc:  # noqa: BLE001 - any reading problem is a data problem
-        raise FyexpError(f"{path}: not a MATLAB file scipy can read ({exc})") from None
-    missing = [k for k in ("train_data", "val_data", "test_data") if k not in mat]
+        raise DataError(path, f"not a MATLAB file scipy can read ({type(exc).__name__}: "
+                        f"{str(exc).splitlines()[0][:80] if str(exc) else ''})", GET_FILE) from None
+    missing = [k for k in SPLITS if k not in mat]
     if missing:
-        raise FyexpError(f"{path}: missing variables {missing}")
-    return CaltechSplits(*(_row_major(mat[k]) for k in ("train_data", "val_data", "test_data")))
+        raise DataError(path, f"missing variables {missing}", GET_FILE)
+    for key in SPLITS:
+        if np.ndim(mat[key]) != 2 or np.shape(mat[key])[1] != SIDE * SIDE:
+            raise DataError(path, f"'{key}' has shape {np.shape(mat[key])}, expected (N, {SIDE * SIDE})", GET_FILE)
+    return CaltechSplits(*(_row_major(mat[k]) for k in SPLITS))
 
 
 __all__ = ["load_caltech", "CaltechSplits", "SIDE"]

@@ -16,10 +16,12 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from fyexp.errors import FyexpError
+from fyexp.errors import DataError, DataMissing, FyexpError
 
 HEIGHT, WIDTH = 28, 20
 FILE = Path("FreyFace") / "freyfaces.pkl"
+GET_FILE = (f"put the VAE-benchmark pickle {FILE.name} (a list holding the (1965, {HEIGHT * WIDTH}) uint8 array of "
+            f"frey_rawface.mat, https://cs.nyu.edu/~roweis/data.html) into <data root>/{FILE.parent}/")
 
 
 @functools.lru_cache(maxsize=2)
@@ -29,15 +31,17 @@ def load_freyface(root: str | None) -> torch.Tensor:
         raise FyexpError("Frey Face needs a data root with FreyFace/freyfaces.pkl (pass --data-dir or FYEXP_DATA_DIR)")
     path = Path(root) / FILE
     if not path.is_file():
-        raise FyexpError(f"Frey Face not found: no file {path}")
+        raise DataMissing(path, "missing (Frey Face)", GET_FILE)
     try:
         with open(path, "rb") as handle:
             data = pickle.load(handle, encoding="latin1")
         array = np.asarray(data[0] if isinstance(data, (list, tuple)) else data)
     except Exception as exc:  # noqa: BLE001 - any unpickling problem is a data problem
-        raise FyexpError(f"{path}: not a pickled (N, 560) array ({type(exc).__name__}: {exc})") from None
-    if array.ndim != 2 or array.shape[1] != HEIGHT * WIDTH:
-        raise FyexpError(f"{path}: expected an (N, {HEIGHT * WIDTH}) array, got shape {array.shape}")
+        raise DataError(path, f"not a pickled (N, {HEIGHT * WIDTH}) array ({type(exc).__name__}: "
+                        f"{str(exc).splitlines()[0][:80] if str(exc) else ''})", GET_FILE) from None
+    if array.ndim != 2 or array.shape[1] != HEIGHT * WIDTH or not len(array) or not np.issubdtype(array.dtype, np.number):
+        raise DataError(path, f"expected an (N, {HEIGHT * WIDTH}) array of numbers, got shape {array.shape} "
+                        f"({array.dtype})", GET_FILE)
     scale = 255.0 if array.dtype == np.uint8 or array.max() > 1 else 1.0
     return torch.tensor(array, dtype=torch.float32) / scale
 

