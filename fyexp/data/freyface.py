@@ -21,7 +21,8 @@ from fyexp.errors import DataError, DataMissing, FyexpError
 HEIGHT, WIDTH = 28, 20
 FILE = Path("FreyFace") / "freyfaces.pkl"
 GET_FILE = (f"put the VAE-benchmark pickle {FILE.name} (a list holding the (1965, {HEIGHT * WIDTH}) uint8 array of "
-            f"frey_rawface.mat, https://cs.nyu.edu/~roweis/data.html) into <data root>/{FILE.parent}/")
+            f"frey_rawface.mat, https://cs.nyu.edu/~roweis/data.html; the VR authors' copy: "
+            f"https://github.com/y0ast/Variational-Autoencoder) into <data root>/{FILE.parent}/")
 
 
 @functools.lru_cache(maxsize=2)
