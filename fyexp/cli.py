@@ -183,7 +183,7 @@ def run(name: str = typer.Argument(..., help="Experiment name (see `fyexp list`)
     """Run an experiment's grid of cells; finished cells are kept and skipped on a rerun."""
     from fyexp.cell_filter import parse_only
     from fyexp.devices import resolve_device
-    from fyexp.domains import check_grid_size, check_options
+    from fyexp.domains import check_cell_memory, check_grid_size, check_options
     from fyexp.runner import run_experiment
 
     check_options({"--jobs": jobs, "--threads-per-job": threads_per_job, "--slurm-gpus-per-job": slurm_gpus_per_job,
@@ -192,6 +192,7 @@ def run(name: str = typer.Argument(..., help="Experiment name (see `fyexp list`)
     cell_filter = parse_only(only)
     spec, experiment, resolved = _resolve(name, profile, seeds, experiments_dir, sets)
     check_grid_size(cell_filter.count(experiment.cells(resolved.config, resolved.seeds[:1]), resolved.seeds), yes)
+    check_cell_memory(experiment, resolved.config, experiment.cells(resolved.config, resolved.seeds[:1]), yes)
     if profile == "paper":
         from fyexp.provenance import require_clean_tree
 
@@ -431,6 +432,12 @@ def main(argv: Optional[List[str]] = None) -> None:
             _say(INTERRUPTED)
             sys.exit(130)
         sys.exit(exc.exit_code)
+    except MemoryError as exc:  # the sizes asked for (a spec's or --set's) exceed this machine: the user's input
+        if debug:
+            raise
+        _say(f"error: out of memory ({_one_line(exc) or 'MemoryError'}): a setting asks for more memory than this "
+             f"machine has; lower the sizes in the spec (or --set) and rerun")
+        sys.exit(2)
     except OSError as exc:
         if debug:
             raise

@@ -99,3 +99,35 @@ def check_grid_size(n_cells: int, yes: bool) -> None:
     if n_cells > MAX_CELLS and not yes:
         raise FyexpError(f"the grid has {n_cells:,} cells, more than the limit of {MAX_CELLS:,}; "
                          f"narrow --seeds / --only or pass --yes to start it anyway")
+
+
+# ---- a cell's memory, before it starts ------------------------------------------------------------------------
+def available_memory() -> int | None:
+    """Bytes of memory available to a new allocation (``MemAvailable`` of /proc/meminfo; ``None`` where unknown)."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def check_cell_memory(experiment, config, cells, yes: bool, available: int | None = None) -> None:
+    """Refuse a run one of whose cells an experiment estimates to need more memory than is available, unless
+    ``--yes``: the experiment declares ``memory_estimate(config, cell) -> (bytes, what)`` (its largest arrays, e.g.
+    gmm-calibration's n_replicas × n data and responsibilities); one line naming the cell, the estimate and the
+    settings behind it.  Experiments without an estimate are not checked here (a MemoryError during a cell is still
+    one line, :func:`fyexp.cli.main`)."""
+    estimate = getattr(experiment, "memory_estimate", None)
+    if not callable(estimate) or yes or not cells:
+        return
+    available = available_memory() if available is None else available
+    if available is None:
+        return
+    need, what, cell = max(((*estimate(config, c), c) for c in cells), key=lambda item: item[0])
+    if need > available:
+        raise FyexpError(f"cell {cell.key} would need about {need / 2**30:,.1f} GiB ({what}), more than the "
+                         f"{available / 2**30:,.1f} GiB available; lower those settings or pass --yes to start it "
+                         f"anyway")

@@ -125,6 +125,13 @@ class GmmCalibration(Experiment):
             cells += [Cell("interpolation", seed, {}) for seed in seeds]
         return cells
 
+    def memory_estimate(self, config, cell) -> tuple[int, str]:
+        """The largest arrays of a cell (:func:`fyexp.domains.check_cell_memory`): float64 data, responsibilities
+        and their work copies, ≈ 4 (K + 1) values per point of each of the n_replicas data sets of n points."""
+        mixture = SETTINGS[cell.params["setting"]].mixture if "setting" in cell.params else FIGURE2_SETTING
+        n, k = mixture.n, len(mixture.means)
+        return 8 * 4 * (k + 1) * config.n_replicas * n, f"n_replicas={config.n_replicas:,} × n={n} × K={k}"
+
     def run_cell(self, config, cell, ctx):
         if cell.method == "calibration":
             return self._calibration(config, SETTINGS[cell.params["setting"]], cell.seed, ctx)
