@@ -65,7 +65,9 @@ def round_sig(value: float, digits: int = SIG_DIGITS) -> float:
 
 
 # ---- synthetic data, one feeder per data kind -------------------------------------------------------------------
-def _write_idx(folder: Path, images: np.ndarray, labels: np.ndarray, prefix: str) -> None:
+def write_idx(folder: Path, images: np.ndarray, labels: np.ndarray, prefix: str) -> None:
+    """``images`` (n, 28, 28) and ``labels`` (n,) as torchvision's raw idx files ``<prefix>-images-idx3-ubyte`` /
+    ``<prefix>-labels-idx1-ubyte`` in ``folder`` (also the tests' stand-in data)."""
     import struct
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -83,7 +85,7 @@ def vision_root(root: Path) -> Iterator[None]:
         for prefix, n in (("train", 48), ("t10k", 12)):
             labels = rng.integers(0, 10, n)
             images = (rng.random((n, 28, 28)) * 60 + labels[:, None, None] * 20).clip(0, 255)
-            _write_idx(root / name / "raw", images, labels, prefix)
+            write_idx(root / name / "raw", images, labels, prefix)
     yield
 
 

@@ -10,6 +10,7 @@ import torch
 from scipy import stats
 
 from fyexp.calibration.gaussian import renyi_to_centred_normal, tempered_likelihood_term
+from fyexp.fingerprints import write_idx
 from fyexp.metrics.degeneracy import degeneracy_table, transformed_covariances
 from fyexp.metrics.evidence import EvalPlan, evidence_breakdown
 from fyexp.models import LinearGaussian
@@ -243,16 +244,6 @@ def test_degeneracy_statistics():
 
 
 # ------------------------------------------------------------------------------ the runner
-def write_idx(folder, images, labels, prefix):
-    import struct
-
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / f"{prefix}-images-idx3-ubyte").write_bytes(struct.pack(">IIII", 2051, len(images), 28, 28)
-                                                         + images.astype(np.uint8).tobytes())
-    (folder / f"{prefix}-labels-idx1-ubyte").write_bytes(struct.pack(">II", 2049, len(labels))
-                                                         + labels.astype(np.uint8).tobytes())
-
-
 @pytest.fixture
 def tiny_data(tmp_path):
     """MNIST and Fashion-MNIST stand-ins in torchvision's raw layout: 48 training and 12 test images each."""
@@ -261,7 +252,7 @@ def tiny_data(tmp_path):
         for prefix, n in (("train", 48), ("t10k", 12)):
             labels = rng.integers(0, 10, n)
             images = (rng.random((n, 28, 28)) * 60 + labels[:, None, None] * 20).clip(0, 255)
-            write_idx(tmp_path / "data" / name / "raw", images, labels, prefix)
+            write_idx(tmp_path / "data" / name / "raw", images, labels, prefix)  # fyexp.fingerprints.write_idx
     return tmp_path
 
 
