@@ -343,15 +343,18 @@ def reproduce(paper: str = typer.Argument(..., help="fyvi, fyvl, vr, tvem, frac,
               results_dir: Optional[Path] = typer.Option(None, help=RESULTS_HELP),
               experiments_dir: Optional[Path] = typer.Option(None, help=EXPERIMENTS_HELP),
               only: Optional[list[str]] = typer.Option(None, "--only", help="As for `run`: KEY=PATTERN[,PATTERN...]; experiments whose grid lacks KEY are left out."),
+              sets: Optional[List[str]] = typer.Option(None, "--set", help="As for `run` (" + SET_HELP + "); applied to every experiment of the paper, whose rows then form the variant profile."),
               allow_dirty: bool = typer.Option(False, "--allow-dirty", help="As for `run`."),
               executor: Optional[str] = typer.Option(None, "--executor", help="As for `run`: local or slurm."),
               jobs: Optional[int] = typer.Option(None, "--jobs", help="As for `run`.")) -> None:
     """Reproduce a paper: run every experiment it needs at the profile (resuming), then `report` and `claims`."""
     from fyexp.claims.command import reproduce_command
 
+    # every parameter of `run` given explicitly: called as a function, Typer's defaults would be OptionInfo objects
     options = dict(device=device, data_dir=data_dir, allow_dirty=allow_dirty, progress=True, executor=executor,
                    jobs=jobs, threads_per_job=1, slurm_partition=None, slurm_gpus_per_job=0,
-                   slurm_cpus_per_job=None, slurm_mem_gb=None, slurm_time=24 * 60, dry_run=False)
+                   slurm_cpus_per_job=None, slurm_mem_gb=None, slurm_time=24 * 60, dry_run=False, sets=sets,
+                   strict=False, yes=False)
     reproduce_command(paper, profile=profile, dry_run=dry_run, only=only, run_options=options,
                       results_dir=_results_dir(results_dir, writable=not dry_run), experiments_dir=experiments_dir,
                       console=out)

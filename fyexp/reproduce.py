@@ -56,12 +56,12 @@ def seconds_per_cell(frame, profile: str) -> float | None:
 
 
 def plan(paper: str, profile: str, results_dir: Path, experiments_dir: Path | None = None,
-         only: CellFilter | None = None) -> list[PlanLine]:
+         only: CellFilter | None = None, sets: list[str] | None = None) -> list[PlanLine]:
     from fyexp.claims.verdicts import _read_only
     from fyexp.experiments import get_experiment
     from fyexp.results import ResultStore
     from fyexp.runner import pending_cells
-    from fyexp.specs import load_spec, resolve
+    from fyexp.specs import load_spec, parse_sets, resolve
 
     lines = []
     for name in paper_experiments(paper, experiments_dir):
@@ -70,7 +70,7 @@ def plan(paper: str, profile: str, results_dir: Path, experiments_dir: Path | No
             lines.append(PlanLine(name, 0, 0, 0, None, f"no profile '{profile}'"))
             continue
         experiment = get_experiment(spec.runner)
-        resolved = resolve(spec, profile, experiment.Config, None)
+        resolved = resolve(spec, profile, experiment.Config, None, parse_sets(sets))  # --set: the variant
         store = ResultStore(results_dir, name)
         try:
             cells, todo = pending_cells(resolved, experiment, store, False, only)
@@ -78,7 +78,7 @@ def plan(paper: str, profile: str, results_dir: Path, experiments_dir: Path | No
             lines.append(PlanLine(name, 0, 0, 0, None, f"left out: {exc}"))
             continue
         lines.append(PlanLine(name, len(cells), len(cells) - len(todo), len(todo),
-                              seconds_per_cell(_read_only(store), profile)))
+                              seconds_per_cell(_read_only(store), resolved.profile)))
     return lines
 
 

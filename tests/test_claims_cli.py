@@ -68,3 +68,17 @@ def test_installed_claims_table_fits_100_columns_on_the_committed_results(capsys
     assert bars["verdict"] == "supported" and bars["profile"] == "paper" and bars["n"] == "20"
     assert bars["ours"] == "85% of runs [62%, 97%]" and bars["low"] is not None  # --json keeps the interval
     assert before == {p: p.stat().st_mtime_ns for p in (ROOT / "results").rglob("results.csv")}
+
+
+def test_reproduce_runs_every_cell_with_the_set_overrides_then_reports(tmp_path, monkeypatch):
+    """A real (not dry) run: every parameter of `run` reaches it (called as a function, Typer's defaults would be
+    OptionInfo objects), --set makes a variant profile, then report writes the index."""
+    monkeypatch.setenv("FYEXP_DATA_DIR", str(tmp_path))
+    results = tmp_path / "results"
+    main(["reproduce", "fyvi", "--profile", "quick", "--set", "values=[3.0]", "--results-dir", str(results),
+          "--experiments-dir", str(TOY_SPECS), "--device", "cpu"])  # returns (exit 0) or raises SystemExit
+    cells = sorted(p.name for p in (results / "toy" / "cells").glob("*/*.csv"))
+    assert cells == ["toy__x=3__seed=0.csv"] and (results / "toy" / "cells" / "quick+values=3.0").is_dir()
+    assert (results / "README.md").is_file()
+    line, = plan("fyvi", "quick", results, TOY_SPECS, sets=["values=[3.0]"])
+    assert (line.cells, line.finished, line.to_run) == (1, 1, 0)

@@ -40,7 +40,8 @@ def reproduce_command(paper: str, *, profile: str, dry_run: bool, only: list[str
     cell_filter = parse_only(only)
     if dry_run:
         for p in papers:
-            print(describe(p, profile, plan(p, profile, results_dir, experiments_dir, cell_filter)))
+            print(describe(p, profile, plan(p, profile, results_dir, experiments_dir, cell_filter,
+                                            run_options.get("sets"))))
         return
     failed = False
     for p in papers:
@@ -50,8 +51,15 @@ def reproduce_command(paper: str, *, profile: str, dry_run: bool, only: list[str
                         results_dir=results_dir, force=False, best=False, only=only, **run_options)
             except typer.Exit as exc:
                 failed = failed or bool(exc.exit_code)
-    cli.report(names=None, results_dir=results_dir, experiments_dir=experiments_dir)
+    cli.report(names=None, results_dir=results_dir, experiments_dir=experiments_dir, superseded=False)
+    from fyexp.specs import available_specs
+
+    present = set(available_specs(experiments_dir))
     for p in papers:
-        claims_command(p, profile, False, results_dir, experiments_dir, console)
+        needed = {e for c in load_claims(check=False).for_paper(p).claims for e in c.experiments}
+        if needed <= present:
+            claims_command(p, profile, False, results_dir, experiments_dir, console)
+        else:  # a folder of one's own experiments: the paper's claims read rows it does not write
+            print(f"claims of {p}: not judged (the experiments folder lacks {', '.join(sorted(needed - present))})")
     if failed:
         raise typer.Exit(1)
