@@ -262,7 +262,8 @@ def _freshness_notes(rows: dict, specs: dict) -> list[str]:
             continue
         part = part.drop_duplicates()
         dirty += int(part["git_commit"].astype(str).str.endswith("+dirty").sum())
-        stale += int((row_states(specs[name], part) == "stale").sum())
+        states = part["freshness"] if "freshness" in part else row_states(specs[name], part)
+        stale += int((states == "stale").sum())
     return [f"{n} {kind} rows" for n, kind in ((stale, "stale"), (dirty, "dirty")) if n]
 
 
@@ -311,7 +312,16 @@ def load_frames(results_dir, experiments_dir=None, names=None) -> tuple[dict[str
     known = experiment_names(experiments_dir)
     names = known if names is None else [n for n in dict.fromkeys(names) if n in known]
     specs = {name: experiment_spec(name, experiments_dir) for name in names}
-    return {name: _read_only(ResultStore(results_dir, name)) for name in specs}, specs
+    from fyexp.report.runs import row_states
+
+    frames = {}
+    for name, spec in specs.items():
+        store = ResultStore(results_dir, name)
+        frame = _read_only(store)
+        if not frame.empty:  # staleness as the index judges it (executed code where recorded), once per experiment
+            frame["freshness"] = row_states(spec, frame, store.folder)
+        frames[name] = frame
+    return frames, specs
 
 
 def _read_only(store) -> pd.DataFrame:
