@@ -191,8 +191,9 @@ def run(name: str = typer.Argument(..., help="Experiment name (see `fyexp list`)
                    "--slurm-time": slurm_time})
     cell_filter = parse_only(only)
     spec, experiment, resolved = _resolve(name, profile, seeds, experiments_dir, sets)
-    check_grid_size(cell_filter.count(experiment.cells(resolved.config, resolved.seeds[:1]), resolved.seeds), yes)
-    check_cell_memory(experiment, resolved.config, experiment.cells(resolved.config, resolved.seeds[:1]), yes)
+    one_seed = experiment.cells(resolved.config, resolved.seeds[:1])  # sizes and memory do not depend on the seed
+    check_grid_size(cell_filter.count(one_seed, resolved.seeds), yes)
+    check_cell_memory(experiment, resolved.config, one_seed, yes)
     if profile == "paper":
         from fyexp.provenance import require_clean_tree
 
