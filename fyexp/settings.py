@@ -69,7 +69,7 @@ def environment(device: str) -> dict:
 def scoped_config(experiment: Any, config: Any, cell: Any) -> Any:
     """The part of ``config`` that decides ``cell``'s numbers, as JSON: the experiment's ``cell_config(config,
     cell)`` where it declares one (vr-vae: only the cell's data set's training block), else the whole config less
-    the grid listing (``experiment.grid_field`` of a :class:`fyexp.grid.GridExperiment`), whose values the cell
+    the grid listing (``experiment.grid_field`` of a :class:`fyexp.experiments.grid.GridExperiment`), whose values the cell
     carries in its ``params``.  So adding a value to an axis, or editing another data set's block, changes no other
     cell's settings.  Without an experiment (or a cell): the whole config."""
     if experiment is None or cell is None:

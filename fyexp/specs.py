@@ -275,6 +275,14 @@ def conforms(value: Any, hint: Any) -> bool:
     return True
 
 
+def get_path(obj: Any, path: str) -> Any:
+    """The value at a dotted path of nested dataclasses (``train.optimizer.lr``), the paths of ``--set`` and of a
+    tuning study's ``search`` space."""
+    for part in path.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
 def _coerce(value: Any, hint: Any) -> Any:
     """Turn YAML lists into tuples where the annotation asks for a tuple; ints into floats for floats."""
     origin = typing.get_origin(hint)

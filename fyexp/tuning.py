@@ -311,13 +311,6 @@ def trials_frame(storage: str, name: str):
 BEST_PARAMS = "best_params.yaml"
 
 
-def get_path(obj: Any, path: str) -> Any:
-    """The value at a dotted path of nested dataclasses (``train.optimizer.lr``)."""
-    for part in path.split("."):
-        obj = getattr(obj, part)
-    return obj
-
-
 def _hint_at(config_cls: type, path: str) -> Any:
     import typing
 

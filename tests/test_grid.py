@@ -8,7 +8,7 @@ import pytest
 
 from fyexp.errors import SpecError
 from fyexp.experiments import fy_vae, get_experiment
-from fyexp.grid import GridExperiment, PaperKeys, expand, metric
+from fyexp.experiments.grid import GridExperiment, PaperKeys, expand, metric
 from fyexp.results import Cell
 from fyexp.specs import build_config, load_spec, resolve
 
@@ -90,3 +90,90 @@ def test_a_bad_grid_axis_is_a_one_line_spec_error_with_its_path():
         build_config(fy_vae.Config, {"grid": {"dataset": ["CIFAR"]}}, "s.yaml", "profiles.x")
     with pytest.raises(SpecError, match=r"profiles\.x\.grid\.axis'?: expected one of the parameters"):
         build_config(fy_vae.Config, {"grid": {"axis": [1]}}, "s.yaml", "profiles.x")
+
+
+def test_include_adds_sub_grids_and_pins_seeds_exclude_drops_partial_cells_method_axis_names_the_method():
+    grid = {"method": ["a", "b"], "value": [1, 2],
+            "exclude": [{"method": "b", "value": 2}],
+            "include": [{"method": "c", "value": [3, 4]}, {"method": "a", "value": 1},   # already there: once
+                        {"method": "d", "value": 9, "seed": 7}]}
+    assert expand(grid) == [{"method": "a", "value": 1}, {"method": "a", "value": 2}, {"method": "b", "value": 1},
+                            {"method": "c", "value": 3}, {"method": "c", "value": 4},
+                            {"method": "d", "value": 9, "seed": 7}]
+
+    @dataclass
+    class _Ragged:
+        grid: dict = field(default_factory=lambda: grid)
+        train: _Train = field(default_factory=_Train)
+
+    cells = _Toy().cells(_Ragged(), (0, 1))
+    assert [(c.method, c.params["value"], c.seed) for c in cells] == [
+        ("a", 1, 0), ("a", 1, 1), ("a", 2, 0), ("a", 2, 1), ("b", 1, 0), ("b", 1, 1),
+        ("c", 3, 0), ("c", 3, 1), ("c", 4, 0), ("c", 4, 1), ("d", 9, 7)]
+    assert all("method" not in c.params and "seed" not in c.params for c in cells)
+
+
+def test_ragged_entries_that_name_no_axis_are_one_line_spec_errors():
+    from fyexp.errors import ConfigValueError
+    from fyexp.experiments.grid import check_axes
+
+    with pytest.raises(ConfigValueError, match="exclude"):
+        check_axes({"a": [1], "exclude": [{"b": 1}]})
+    with pytest.raises(ConfigValueError, match="include"):
+        check_axes({"a": [1], "b": [2], "include": [{"a": 3}]})      # must name every axis
+    with pytest.raises(ConfigValueError, match="include"):
+        check_axes({"a": [1], "include": [[1]]})
+    check_axes({"a": [1], "include": [{"a": [2, 3], "seed": 0}], "exclude": [{"a": 1}]})
+    with pytest.raises(SpecError, match=r"profiles\.x\.grid\.exclude"):
+        build_config(fy_vae.Config, {"grid": {"exclude": [{"beta": 1}]}}, "s.yaml", "profiles.x")
+
+
+class _Several(_Toy):
+    paper_keys = (PaperKeys(tables=(("p", "1"),), metrics=("test_*",), row=lambda cell: "r1"),
+                  PaperKeys(tables=(("p", "2"),), metrics=("test_b",), row=lambda cell: "r2", setting="S2",
+                            when=lambda cell: cell.params["rho"] == 2.0))
+    seed_streams = {"init": 0, "mc": 12345}
+
+    def metric_name(self, cell, name):
+        return name + "_authors" if cell.params["setting"] == "s2" else name
+
+    def measure(self, config, cell, ctx):
+        return [metric("test_a", 1.0), metric("test_b", 2.0), metric("other", 3.0)]
+
+
+def test_several_paper_keys_match_patterns_and_conditions_and_the_metric_name_hook_renames_rows():
+    exp = _Several()
+    cells = {(c.params["setting"], c.params["rho"]): c for c in exp.cells(_Config(), (0,))}
+    rows = exp.run_cell(_Config(), cells[("s1", 2.0)], ctx=None)
+    keyed = sorted((r["metric"], r.get("table"), r.get("paper_row"), r["setting"]) for r in rows)
+    assert keyed == [("other", None, None, "s1"), ("test_a", "1", "r1", "s1"), ("test_b", "1", "r1", "s1"),
+                     ("test_b", "2", "r2", "S2")]
+    rows = exp.run_cell(_Config(), cells[("s2", 1.0)], ctx=None)
+    assert sorted((r["metric"], r.get("table")) for r in rows) == [("other_authors", None), ("test_a_authors", "1"),
+                                                                    ("test_b_authors", "1")]
+
+
+def test_seed_streams_are_declared_offsets_of_the_cell_seed():
+    exp, cell = _Several(), Cell("m", 3, {})
+    assert exp.seed_stream(cell, "init") == 3 and exp.seed_stream(cell, "mc") == 12348
+    with pytest.raises(KeyError, match="no seed stream 'data'"):
+        exp.seed_stream(cell, "data")
+
+
+def test_save_artifact_writes_whole_files_atomically(tmp_path, monkeypatch):
+    import numpy as np
+
+    from fyexp.experiments import RunContext
+
+    ctx = RunContext("e", "quick", "cpu", None, tmp_path / "w", tmp_path / "artifacts")
+    path = ctx.save_artifact("cell", a=np.arange(3), b=np.ones((2, 2), np.float16))
+    with np.load(path) as saved:
+        assert saved["a"].tolist() == [0, 1, 2] and saved["b"].dtype == np.float16
+    monkeypatch.setattr("os.replace", lambda *a: (_ for _ in ()).throw(OSError("disk full")))
+    with pytest.raises(OSError):
+        ctx.save_artifact("cell", a=np.zeros(5))
+    with np.load(path) as saved:                  # the previous file is whole
+        assert saved["a"].tolist() == [0, 1, 2]
+    assert sorted(p.name for p in path.parent.iterdir()) == ["cell.npz"]
+    monkeypatch.undo()
+    assert ctx.save_text("t.json", "{}").read_text() == "{}"

@@ -11,7 +11,7 @@ spec, type-annotated, validated in ``__post_init__`` with :func:`fyexp.errors.re
 
 ``fyexp report`` draws the figure functions the spec names in ``plots:`` (:mod:`fyexp.report.figures`) from
 the stored rows alone, without importing the runner.  A runner whose cells are a declared ``grid:`` and whose
-cells return metrics only derives from :class:`fyexp.grid.GridExperiment`.
+cells return metrics only derives from :class:`fyexp.experiments.grid.GridExperiment`.
 """
 
 from __future__ import annotations
@@ -36,6 +36,31 @@ class RunContext:
     progress: Any = None
     force: bool = False
     extra: dict = field(default_factory=dict)
+
+    def save_artifact(self, name: str, **arrays: Any) -> Path:
+        """Write ``arrays`` as ``<artifact_dir>/<name>.npz`` (compressed) atomically: a reader never sees half a
+        file, and an interrupted cell leaves the previous file whole.  Returns the path."""
+        import io
+
+        import numpy as np
+
+        from fyexp.io import atomic_write_bytes
+
+        buffer = io.BytesIO()
+        np.savez_compressed(buffer, **arrays)
+        path = Path(self.artifact_dir) / f"{name}.npz"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_bytes(path, buffer.getvalue())
+        return path
+
+    def save_text(self, name: str, text: str) -> Path:
+        """Write ``text`` as ``<artifact_dir>/<name>`` atomically; returns the path."""
+        from fyexp.io import atomic_write_text
+
+        path = Path(self.artifact_dir) / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(path, text)
+        return path
 
     def subtask(self, description: str, total: float | None) -> Callable[..., None]:
         """Nested progress (epochs, EM iterations, ...); returns ``advance(n=1, **fields)``.

@@ -32,7 +32,7 @@ from fyexp.data.vision import DATASETS, image_splits
 from fyexp.distributions.beta_gaussian import BetaGaussian
 from fyexp.errors import require
 from fyexp.experiments import register
-from fyexp.grid import GridExperiment, PaperKeys, check_axes, metric
+from fyexp.experiments.grid import GridExperiment, PaperKeys, check_axes, metric
 from fyexp.models import VAE, ModelConfig, build_vae
 from fyexp.objectives import ELBO
 from fyexp.results import Cell
@@ -51,6 +51,8 @@ class Grid:
     obs_rho: list[float] = field(default_factory=lambda: [1.0, 2.0])
     latent_rho: list[float] = field(default_factory=lambda: [1.0, 1.5, 2.0])
     regularizer: list[Literal["fy", "authors"]] = field(default_factory=lambda: ["fy", "authors"])
+    include: list[dict] = field(default_factory=list)
+    exclude: list[dict] = field(default_factory=lambda: [{"regularizer": "authors", "latent_rho": 1.0}])
 
     def __post_init__(self):
         check_axes(self)
@@ -131,7 +133,6 @@ L1_METRICS = ("l1_reconstruction_error", "l1_reconstruction_error_mode", "l1_rec
 class FYVAE(GridExperiment):
     name = "fy_vae"
     Config = Config
-    exclude = ({"regularizer": "authors", "latent_rho": 1.0},)  # the authors' term exists for β-Gaussians only
     columns = {"setting": "dataset", "rho": "latent_rho", "rho_prime": "obs_rho", "regularizer": "regularizer"}
     paper_keys = PaperKeys(tables=(("fyvi", "2"),), metrics=L1_METRICS, row=_table2_row, label=_authors_label)
 

@@ -36,7 +36,7 @@ import torch
 
 from fyexp.errors import CellFailed, require
 from fyexp.experiments import RunContext, register
-from fyexp.grid import GridExperiment, Metric, PaperKeys, metric
+from fyexp.experiments.grid import GridExperiment, Metric, PaperKeys, metric
 from fyexp.io import atomic_write_text
 from fyexp.models import VAE, build_nvdm
 from fyexp.models.nvdm import perplexity, reconstruction_error, topic_word_weights
