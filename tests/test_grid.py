@@ -177,3 +177,13 @@ def test_save_artifact_writes_whole_files_atomically(tmp_path, monkeypatch):
     assert sorted(p.name for p in path.parent.iterdir()) == ["cell.npz"]
     monkeypatch.undo()
     assert ctx.save_text("t.json", "{}").read_text() == "{}"
+
+
+def test_to_uint8_rounds_clamps_and_reshapes():
+    import torch
+
+    from fyexp.data.images import to_uint8
+
+    out = to_uint8(torch.tensor([[-0.5, 0.0, 0.5, 0.999, 1.0, 2.0]]), (2, 3))
+    assert out.dtype.name == "uint8" and out.shape == (1, 2, 3)
+    assert out.ravel().tolist() == [0, 0, 128, 255, 255, 255]
