@@ -44,12 +44,13 @@ def _images(data_dir: str | None, n: int) -> torch.Tensor:
 
 def _task(seed: int):
     """fy-vae's cell (ρ = ρ′ = 1, FY regularizer) as ``FYVAE.measure`` builds it."""
-    from fyexp.experiments.fy_vae import Config, build_model
+    from fyexp.experiments.fy_vae import Config
+    from fyexp.models.fy_vae import build_fy_vae
     from fyexp.objectives import ELBO
     from fyexp.train import VariationalTask, seed_everything
     config = Config()
     seed_everything(seed)
-    return VariationalTask(build_model(config, 784, 1.0, 1.0, "fy"), ELBO(beta=config.beta)), config
+    return VariationalTask(build_fy_vae(784, config.hidden, config.latent), ELBO(beta=config.beta)), config
 
 
 def _train_cells(seeds, threads, steps, data_dir, barrier, out):

@@ -71,7 +71,8 @@ def plain_epoch(model: NVDM, data: torch.Tensor, batch: int, alpha: float, beta:
 
 
 def bench_epoch(docs: int, reps: int, vocab: int) -> None:
-    from fyexp.experiments.nvdm import NVDMConfig, train_nvdm
+    from fyexp.experiments.nvdm import NVDMConfig
+    from fyexp.train.nvdm import train_nvdm
 
     torch.manual_seed(0)
     data = torch.poisson(torch.rand(docs, vocab) * 0.05)

@@ -9,6 +9,7 @@ import torch
 from fyexp.data.vision import ImageSplits
 from fyexp.experiments import fy_vae
 from fyexp.experiments.base import RunContext
+from fyexp.models.fy_vae import build_fy_vae
 from fyexp.objectives import ELBO
 from fyexp.report.figures import FigureContext, draw_figures
 from fyexp.results import ResultStore
@@ -79,7 +80,7 @@ def test_same_seed_same_numbers_and_training_lowers_the_loss(tiny, tmp_path):
 def test_objective_at_rho_one_is_the_negative_elbo_up_to_a_constant(tiny):
     """Bernoulli/Gaussian, β = 1: −bound = BCE + KL − H(x), the classic VAE objective."""
     torch.manual_seed(0)
-    model = fy_vae.build_model(tiny, 784, 1.0, 1.0, "fy")
+    model = build_fy_vae(784, tiny.hidden, tiny.latent, 1.0, 1.0, "fy")
     x = torch.rand(5, 784)
     torch.manual_seed(1)
     bound, _ = ELBO(beta=1.0)(model, x)
@@ -90,3 +91,28 @@ def test_objective_at_rho_one_is_the_negative_elbo_up_to_a_constant(tiny):
     entropy_x = -(torch.xlogy(x, x) + torch.xlogy(1 - x, 1 - x)).sum(-1)
     kl = 0.5 * (mu ** 2 + log_var.exp() - 1 - log_var).sum(-1)
     assert torch.allclose(-bound, bce - entropy_x + kl, atol=1e-3)
+
+
+def test_l1_errors_at_a_posterior_sample_the_mode_and_the_authors_gaussian_sample():
+    """fyexp.metrics.reconstruction.l1_errors: Σ_d |x − E[x | z]| per image at z ∼ q, z = mode, z = μ + σ ε."""
+    from fyexp.metrics.reconstruction import l1_errors
+
+    torch.manual_seed(0)
+    model = build_fy_vae(784, 16, 4, 2.0, 1.0, "fy")
+    x = (torch.rand(7, 784) > 0.7).float()
+    torch.manual_seed(5)
+    errors = l1_errors(model, x, chunk=3)
+    assert {k: v.shape for k, v in errors.items()} == {k: (7,) for k in ("sample", "mode", "gaussian_sample")}
+    with torch.no_grad():
+        l1 = lambda z: (x - model.observation.mean(model.decode(z))).abs().sum(-1)  # noqa: E731
+        q = model.posterior(x)
+        assert torch.allclose(errors["mode"], l1(q.mode))
+        torch.manual_seed(5)
+        z = {"sample": [], "gaussian": []}
+        for rows in range(0, 7, 3):   # the draws, chunk by chunk, in l1_errors' order
+            qc = model.posterior(x[rows:rows + 3])
+            z["sample"].append(qc.rsample())
+            z["gaussian"].append(qc.loc + qc.scale * torch.randn_like(qc.loc))
+        assert torch.allclose(errors["sample"], l1(torch.cat(z["sample"])))
+        assert torch.allclose(errors["gaussian_sample"], l1(torch.cat(z["gaussian"])))
+    assert not torch.allclose(errors["sample"], errors["gaussian_sample"])  # a 2-Gaussian sample is not μ + σ ε

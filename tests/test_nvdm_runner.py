@@ -24,7 +24,7 @@ def _corpus(n_docs=40, vocab=12, seed=0):
 @pytest.fixture
 def tiny(monkeypatch, tmp_path):
     data = _corpus()
-    monkeypatch.setattr(runner, "load_corpus", lambda config, ctx: data)
+    monkeypatch.setattr(runner, "load_corpus", lambda data_dir, cache_dir: data)
     trained = {}
     original = runner.train_nvdm
 
@@ -74,3 +74,22 @@ def test_nvdm_has_no_authors_evaluation(tiny):
     rows = experiment.run_cell(config, experiment.cells(config, (0,))[0], ctx)
     assert "avg_reconstruction_error_authors" not in {r["metric"] for r in rows}
     assert "perplexity" in {r["metric"] for r in rows}
+
+
+def test_a_tuning_trial_trains_at_the_trial_config_reports_each_nvdm_epoch_and_returns_the_last_valid_re(tiny, tmp_path):
+    """``trial`` (the objective of ``fyexp tune``): one report per NVDM epoch (2 alternating passes each), the
+    return value the last one reported, the corpus read once per worker."""
+    (_, valid, _, _), ctx, trained = tiny
+    experiment = runner.NVDMExperiment()
+    config = dataclasses.replace(_config("entmax", 1.5), train=TrainConfig(epochs=3, batch_size=8,
+                                                                           optimizer=OptimizerConfig(lr=1e-3)))
+    reports = []
+    value = experiment.trial(config, ctx, lambda step, v: reports.append((step, v)), tmp_path / "trial")
+    assert [step for step, _ in reports] == [1, 2, 3] and value == reports[-1][1]
+    model = trained["model"]
+    with torch.no_grad():
+        expected = l1_reconstruction_error(observation_probs(model.decode(model.encode(valid)[0]), 1.5), valid).mean()
+    assert value == pytest.approx(float(expected), rel=1e-5)
+    experiment.trial(config, ctx, lambda step, v: None, tmp_path / "trial2")
+    assert experiment._corpus is tiny[0]
+

@@ -232,3 +232,12 @@ def load_newsgroups(data_dir: Path | None, cache_dir: Path | None = None,
         os.replace(tmp, cached)
     return NewsgroupsBOW(train=train, valid=test[:n_validation], test=test[n_validation:],
                          vocabulary=tuple(vocabulary), test_source=source)
+
+
+def load_count_tensors(data_dir: Path | None, cache_dir: Path | str | None = None):
+    """NVDM's input: the splits of :func:`load_newsgroups` as dense float32 torch tensors of word counts
+    (documents × words) — ``(train, valid, test, vocabulary)``."""
+    import torch
+
+    bow = load_newsgroups(data_dir, cache_dir)
+    return (*(torch.from_numpy(m.toarray()) for m in (bow.train, bow.valid, bow.test)), bow.vocabulary)

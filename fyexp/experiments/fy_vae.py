@@ -1,8 +1,8 @@
 """FY β-VAEs on MNIST and Fashion-MNIST (FYVI §4.2, Table 2, Appendix C; samples like FYVL Figure 3).
 
-Each cell composes shared pieces: an MLP VAE (:func:`fyexp.models.build_vae`, 784–512–256) with a β-Gaussian
-posterior of index ρ (1 Gaussian, 3/2 biweight, 2 Epanechnikov) and a binary ρ′-entmax head (1 Bernoulli,
-2 Ψ₂ sparse binary), trained by :class:`fyexp.train.VariationalTask` on the FY β-ELBO
+Each cell composes shared pieces: the authors' MLP VAE (:func:`fyexp.models.fy_vae.build_fy_vae`, 784–512–256)
+with a β-Gaussian posterior of index ρ (1 Gaussian, 3/2 biweight, 2 Epanechnikov) and a binary ρ′-entmax head
+(1 Bernoulli, 2 Ψ₂ sparse binary), trained by :class:`fyexp.train.VariationalTask` on the FY β-ELBO
 (:class:`fyexp.objectives.ELBO` with β, FYVI §4.2 / eq. 25)
 
     −Σ_i ( E_{Z∼q_i}[L_Ψ_ρ′(θ(Z); x_i)] + β L_Ω_ρ(η_N(0,I); q_i) ),
@@ -11,10 +11,8 @@ one reparameterized sample per image, averaged over the mini-batch, with the spe
 ``regularizer: fy`` uses the FY loss in closed form (the KL at ρ = 1); ``regularizer: authors`` the authors'
 code's term (β-Gaussian rows only; see :func:`~fyexp.distributions.beta_gaussian.authors_regularizer`).
 
-Metric (FYVI Appendix C): ``l1_reconstruction_error`` = mean over test images of Σ_pixels |x − x̂|, with x̂ the
-decoder's mean at one latent sample from the model's own posterior; ``..._mode`` at the posterior mode μ;
-``..._gaussian_sample`` at z = μ + σ ε, ε ∼ N(0, I), as the authors' evaluation did for every encoder (a bug
-for β-Gaussian encoders).
+Metrics (FYVI Appendix C; :mod:`fyexp.metrics.reconstruction`): the mean over test images of Σ_pixels |x − x̂| at a
+posterior sample (``l1_reconstruction_error``), at the mode (``..._mode``), at the authors' Gaussian sample (ρ > 1).
 """
 
 from __future__ import annotations
@@ -22,25 +20,25 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Literal
 
 import numpy as np
-import torch
 
+from fyexp.data.images import to_uint8
 from fyexp.data.vision import DATASETS, image_splits
-from fyexp.distributions.beta_gaussian import BetaGaussian
 from fyexp.errors import require
 from fyexp.experiments import register
 from fyexp.experiments.grid import GridExperiment, PaperKeys, check_axes, metric
-from fyexp.models import VAE, ModelConfig, build_vae
+from fyexp.metrics.reconstruction import l1_errors
+from fyexp.models.fy_vae import build_fy_vae, decoded_prior_samples, mode_reconstructions
 from fyexp.objectives import ELBO
 from fyexp.results import Cell
 from fyexp.train import EnsembleMember, OptimizerConfig, TrainConfig, Trainer, VariationalTask, seed_everything
 
 LATENT_NAMES = {1.0: "Gaussian rho=1", 1.5: "Biweight rho=3/2", 2.0: "Epanechnikov rho=2"}
 OBSERVATION_NAMES = {1.0: "Bernoulli rho'=1", 2.0: "Psi_2 sparse binary rho'=2"}
-SIDE = 28
+L1_METRICS = {"l1_reconstruction_error": "sample", "l1_reconstruction_error_mode": "mode",
+              "l1_reconstruction_error_gaussian_sample": "gaussian_sample"}   # metric → latent of l1_errors
 
 
 @dataclass
@@ -85,48 +83,9 @@ class Config:
         require(self.beta >= 0, "beta", "a number >= 0", self.beta)
 
 
-def paper_row(obs_rho: float, latent_rho: float) -> str:
-    """The row name of FYVI Table 2 in ``paper_tables.csv``."""
-    return f"{OBSERVATION_NAMES[obs_rho]} / {LATENT_NAMES[latent_rho]}"
-
-
-def build_model(config: Config, n_in: int, obs_rho: float, latent_rho: float, regularizer: str) -> VAE:
-    """The authors' MLP (``mvb.py``): 784 → 512 (ReLU) → (μ, log σ²) ∈ ℝ^{2·256}; 256 → 512 (ReLU) → 784 scores."""
-    return build_vae(ModelConfig(latent=[config.latent], encoder_hidden=[[config.hidden]],
-                                 decoder_hidden=[[config.hidden]], activation="relu", posterior="beta_gaussian",
-                                 posterior_rho=latent_rho, regularizer=regularizer, observation="binary_entmax",
-                                 observation_rho=obs_rho), n_in)
-
-
-@torch.no_grad()
-def l1_errors(model: VAE, images: torch.Tensor, chunk: int = 2_500) -> dict[str, torch.Tensor]:
-    """Per-image Σ_pixels |x − x̂| at a posterior sample, at the mode, and at a Gaussian sample; each (N,)."""
-    out: dict[str, list[torch.Tensor]] = {"sample": [], "mode": [], "gaussian_sample": []}
-    for x in images.split(chunk):
-        q = model.posterior(x)
-        latents = {"sample": q.rsample(), "mode": q.mode,
-                   "gaussian_sample": q.loc + q.scale * torch.randn_like(q.loc)}
-        for key, z in latents.items():
-            x_hat = model.observation.mean(model.decode(z))
-            out[key].append((x - x_hat).abs().sum(-1))
-    return {k: torch.cat(v) for k, v in out.items()}
-
-
-def _to_uint8(images: torch.Tensor) -> np.ndarray:
-    return (images.clamp(0, 1) * 255).round().to(torch.uint8).reshape(-1, SIDE, SIDE).cpu().numpy()
-
-
-def _table2_row(cell: Cell) -> str:
-    p = cell.params
-    return paper_row(p["obs_rho"], p["latent_rho"]) if p["regularizer"] == "fy" else ""
-
-
-def _authors_label(cell: Cell) -> str | None:
-    p = cell.params
-    return f"{paper_row(p['obs_rho'], p['latent_rho'])} [authors' regularizer]" if p["regularizer"] == "authors" else None
-
-
-L1_METRICS = ("l1_reconstruction_error", "l1_reconstruction_error_mode", "l1_reconstruction_error_gaussian_sample")
+def paper_row(cell: Cell) -> str:
+    """The cell's row name of FYVI Table 2 in ``paper_tables.csv``."""
+    return f"{OBSERVATION_NAMES[cell.params['obs_rho']]} / {LATENT_NAMES[cell.params['latent_rho']]}"
 
 
 @register
@@ -134,74 +93,58 @@ class FYVAE(GridExperiment):
     name = "fy_vae"
     Config = Config
     columns = {"setting": "dataset", "rho": "latent_rho", "rho_prime": "obs_rho", "regularizer": "regularizer"}
-    paper_keys = PaperKeys(tables=(("fyvi", "2"),), metrics=L1_METRICS, row=_table2_row, label=_authors_label)
+    paper_keys = PaperKeys(tables=(("fyvi", "2"),), metrics=tuple(L1_METRICS),
+                           row=lambda c: paper_row(c) if c.params["regularizer"] == "fy" else "",
+                           label=lambda c: f"{paper_row(c)} [authors' regularizer]"
+                           if c.params["regularizer"] == "authors" else None)
+    seed_streams = {"init": 0, "batches": 0}  # weights, then the global RNG (training, evaluation); batch order
 
     def method(self, config: Config, params: dict) -> str:
         return f"{OBSERVATION_NAMES[params['obs_rho']].split()[0].lower()}-" \
                f"{LATENT_NAMES[params['latent_rho']].split()[0].lower()}"
 
-    @staticmethod
-    def _task(config: Config, cell: Cell, data) -> VariationalTask:
+    def _task(self, config: Config, cell: Cell, data) -> VariationalTask:
         """The cell's model and objective, seeded as every run of the cell seeds them."""
         p = cell.params
-        seed_everything(cell.seed)
-        model = build_model(config, data.train.shape[1], p["obs_rho"], p["latent_rho"], p["regularizer"])
-        return VariationalTask(model, ELBO(beta=config.beta), data.valid)
+        seed_everything(self.seed_stream(cell, "init"))
+        return VariationalTask(build_fy_vae(data.train.shape[1], config.hidden, config.latent, p["latent_rho"],
+                                            p["obs_rho"], p["regularizer"]), ELBO(beta=config.beta), data.valid)
 
     def prefit(self, config: Config, cells: list[Cell], ctxs: list) -> None:
         """With ``train.ensemble``: train ``cells`` — the seeds of one cell, grouped by
         :func:`fyexp.runner.prefit_ensembles` — as one ensemble (:meth:`fyexp.train.Trainer.fit_ensemble`).  Each
         member writes its solo run's checkpoint to its cell's work_dir, so :meth:`measure` then finds it finished
-        and only evaluates — with the numbers of the solo run (to float tolerance); a member that failed is
-        resumed, and fails, there.  Every latent ρ trains in the ensemble: the β-Gaussian sampler's radius draw is
-        a plain torch function that the ensemble draws once per member (see :mod:`fyexp.train.ensemble`)."""
+        and only evaluates, with the solo run's numbers (to float tolerance); a failed member is resumed, and fails,
+        there.  Every latent ρ trains in the ensemble (the β-Gaussian's radius draw: once per member)."""
         if not config.train.ensemble or len(cells) < 2:
             return
-        splits: dict[str, object] = {}
         members = []
         for cell, ctx in zip(cells, ctxs):
-            name = cell.params["dataset"]
-            data = splits.setdefault(name, image_splits(name, ctx.data_dir, config.n_train, config.n_valid,
-                                                        config.n_test))
-            members.append(EnsembleMember(self._task(config, cell, data), (data.train,), cell.seed, ctx.work_dir,
+            data = image_splits(cell.params["dataset"], ctx.data_dir, config.n_train, config.n_valid, config.n_test)
+            task = self._task(config, cell, data)  # its member at once: the member starts from this RNG state
+            members.append(EnsembleMember(task, (data.train,), self.seed_stream(cell, "batches"), ctx.work_dir,
                                           f"{ctx.experiment}/{cell.key}"))
-        first = ctxs[0]
-        Trainer(config.train, device=first.device, subtask=first.subtask,
-                label=f"{first.experiment}/ensemble").fit_ensemble(members)
+        Trainer(config.train, device=ctxs[0].device, subtask=ctxs[0].subtask,
+                label=f"{ctxs[0].experiment}/ensemble").fit_ensemble(members)
 
     def measure(self, config: Config, cell: Cell, ctx):
         p = cell.params
         data = image_splits(p["dataset"], ctx.data_dir, config.n_train, config.n_valid, config.n_test)
         task = self._task(config, cell, data)
-        model = task.model
-        trainer = Trainer(dataclasses.replace(config.train, seed=cell.seed), device=ctx.device,
+        trainer = Trainer(dataclasses.replace(config.train, seed=self.seed_stream(cell, "batches")), device=ctx.device,
                           work_dir=ctx.work_dir, subtask=ctx.subtask, label=f"{ctx.experiment}/{cell.key}")
-        history = trainer.fit(task, (data.train,))
-
-        model.eval()
+        history, model = trainer.fit(task, (data.train,)), task.model.eval()
         test = data.test.to(ctx.device)
         errors = l1_errors(model, test)
         if cell.seed == config.figure_seed:
-            self._save_artifacts(config, cell, model, test, ctx.artifact_dir)
-        per_image = dict(zip(L1_METRICS, (errors["sample"], errors["mode"], errors["gaussian_sample"])))
+            originals = test[:config.n_reconstructions]  # with decoded prior samples and their reconstructions
+            images = {"samples": decoded_prior_samples(model, config.n_prior_samples, config.latent, p["latent_rho"]),
+                      "originals": originals, "reconstructions": mode_reconstructions(model, originals)}
+            ctx.save_artifact(cell.key, **{name: to_uint8(x, (28, 28)) for name, x in images.items()})
         if p["latent_rho"] == 1.0:  # a Gaussian sample of a Gaussian posterior is its own sample
-            del per_image["l1_reconstruction_error_gaussian_sample"]
-        out = [metric(name, float(v.mean()), 2 * (float(v.std()) / math.sqrt(len(v)))) for name, v in per_image.items()]
-        last = history[-1]
-        epoch_time = float(np.mean([h["epoch_time_s"] for h in history])) if history else float("nan")
+            del errors["gaussian_sample"]
+        out = [metric(name, float(v.mean()), 2 * (float(v.std()) / math.sqrt(len(v))))
+               for name, latent in L1_METRICS.items() if (v := errors.get(latent)) is not None]
+        last, epoch_time = history[-1], float(np.mean([h["epoch_time_s"] for h in history]))
         return out + [metric("final_train_loss", last["train_loss"]), metric("final_valid_l1", last["valid_l1"]),
                       metric("epoch_time_s", epoch_time)]
-
-    @staticmethod
-    def _save_artifacts(config: Config, cell: Cell, model: VAE, test: torch.Tensor, folder: Path) -> None:
-        """Decoded prior samples (from q* = β-Gaussian(0, I), the entmax of η) and test reconstructions."""
-        with torch.no_grad():
-            n = config.latent
-            prior = BetaGaussian(torch.zeros(n, device=test.device), torch.ones(n, device=test.device),
-                                 cell.params["latent_rho"])
-            samples = model.observation.mean(model.decode(prior.rsample((config.n_prior_samples,))))
-            originals = test[:config.n_reconstructions]
-            recon = model.observation.mean(model.decode(model.posterior(originals).mode))
-        folder.mkdir(parents=True, exist_ok=True)
-        np.savez_compressed(folder / f"{cell.key}.npz", samples=_to_uint8(samples), originals=_to_uint8(originals),
-                            reconstructions=_to_uint8(recon))
