@@ -259,7 +259,7 @@ def tiny_data(tmp_path):
 def test_inverse_cdf_grid():
     """Midpoints (i + ½)/n of the unit square mapped by Φ⁻¹ coordinate-wise: Φ(z) recovers them, rows run from high
     z₂ to low, the grid is symmetric about 0 and n² points long."""
-    from fyexp.experiments.frac_vae import inverse_cdf_grid
+    from fyexp.models.conv_vae import inverse_cdf_grid
 
     z = inverse_cdf_grid(5)
     assert z.shape == (25, 2)
