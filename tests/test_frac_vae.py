@@ -439,3 +439,20 @@ def test_fixed_decoder_reads_its_reference_from_the_finished_checkpoint(tiny_dat
     shutil.rmtree(work / cell.key)                       # retrain the encoder, read the reference
     second, notes = run()
     assert notes == [] and second == first
+
+
+def test_eval_plans_and_row_numbers():
+    """EvalPlan.of: explicit bounds on ``n_samples`` draws, semi-implicit on n_u × n_z with ≥ n_cross + 1 mixing
+    draws per chunk, the β-VAE scored at γ = 1; row numbers as the tables print them."""
+    from fyexp.reference.rows import number_label
+
+    sizes = dict(n_samples=64, n_u=8, n_z=4, chunk=8, n_cross=3)
+    explicit = EvalPlan.of("fractional", 0.5, False, **sizes)
+    assert (explicit.n_u, explicit.n_z, explicit.chunk_z, explicit.gamma) == (1, 64, 8, 0.5)
+    semi = EvalPlan.of("bh", 0.5, True, **sizes)
+    assert (semi.n_u, semi.n_z, semi.chunk_u, semi.n_cross) == (8, 4, 4, 3)
+    beta = EvalPlan.of("beta", 1000.0, False, **sizes)
+    assert (beta.gamma, beta.beta) == (1.0, 1000.0)
+    assert [number_label(v, powers=True) for v in (1.0, 0.9, 1e-3, 1e5, 5.0)] == ["1.0", "0.9", "10^-3", "10^5",
+                                                                                  "5.0"]
+    assert number_label(0.1) == "0.1"
