@@ -259,7 +259,7 @@ def tiny_data(tmp_path):
 def test_inverse_cdf_grid():
     """Midpoints (i + ½)/n of the unit square mapped by Φ⁻¹ coordinate-wise: Φ(z) recovers them, rows run from high
     z₂ to low, the grid is symmetric about 0 and n² points long."""
-    from fyexp.experiments.frac_vae import inverse_cdf_grid
+    from fyexp.models.conv_vae import inverse_cdf_grid
 
     z = inverse_cdf_grid(5)
     assert z.shape == (25, 2)
@@ -315,3 +315,144 @@ def test_runner_cells_rows_and_figures(tiny_data, monkeypatch):
     ctx = FigureContext("frac-vae", frame[frame["status"] == "ok"], results, lambda name: frame)
     paths = draw_figures(spec("frac-vae").plots, ctx)
     assert {p.name for p in paths} >= {f"frac-figure{i}-quick.png" for i in (3, 4, 5, 6, 7)}
+
+
+# ------------------------------------------------------------------------------ the declared grid
+PAPER_LISTS = {"mnist_gammas": [1.0, 0.9, 0.5, 0.1], "bh_gammas": [0.9, 0.5, 0.1],
+               "table7_gammas": [1.0, 0.9, 0.5, 0.1], "fashion_gammas": [1.0, 1e-1, 1e-3, 1e-5],
+               "fashion_betas": [5.0, 10.0, 100.0, 1000.0, 100000.0], "fashion_4d_gammas": [1.0, 1e-3, 1e-5]}
+OLD_FIELDS = {   # each profile's grid as the Config listed it before grids were declared (the spec at a9d273d)
+    "paper": {**PAPER_LISTS, "authors_rows": ["*"]},
+    "cpu": {**PAPER_LISTS, "authors_rows": ["FashionMNIST/Lbeta/1000", "FashionMNIST/Lbeta/100000"]},
+    "quick": {"mnist_gammas": [1.0, 0.5], "bh_gammas": [0.5], "table7_gammas": [1.0, 0.5],
+              "fashion_gammas": [1.0, 1e-3], "fashion_betas": [1000.0], "fashion_4d_gammas": [1e-3],
+              "authors_rows": ["FashionMNIST/Lbeta/1000"]}}
+
+
+def hand_written_cells(old: dict, seeds, figure_seed: int = 0):
+    """The runner's nested-if grid before grids were declared (every table selected)."""
+    from fyexp.results import Cell
+
+    cells = []
+
+    def add(method, dataset, value, latent, seed, table):
+        for par in ("consistent", "authors"):
+            wanted = {"*", f"{dataset}/{method}/{value:g}"} & set(old["authors_rows"])
+            if par == "consistent" or wanted:
+                cells.append(Cell(method, seed, {"dataset": dataset, "value": value, "latent": latent,
+                                                 "parameterization": par, "table": table}))
+    for seed in seeds:
+        for method, key, table in (("L", "mnist_gammas", "2"), ("Lh", "mnist_gammas", "2"),
+                                   ("Lbh", "bh_gammas", "2"), ("Lbh-alt", "bh_gammas", "6")):
+            for g in old[key]:
+                add(method, "MNIST", g, 2, seed, table)
+    for g in old["table7_gammas"]:
+        add("L-fixed-decoder", "MNIST", g, 2, figure_seed, "7")
+    for seed in seeds:
+        for method, key, latent in (("L", "fashion_gammas", 2), ("Lbeta", "fashion_betas", 2),
+                                    ("L", "fashion_4d_gammas", 4)):
+            for v in old[key]:
+                add(method, "FashionMNIST", v, latent, seed, "9")
+    return cells
+
+
+@pytest.mark.parametrize("profile", sorted(OLD_FIELDS))
+def test_declared_grid_is_the_hand_written_one_with_the_same_settings(profile):
+    """Every profile's cells (keys and parameter JSON) are those of the old nested-if grid, for one seed and for
+    several; the settings the hash is taken of restore the old Config's grid fields exactly, so committed cells
+    keep their settings hashes."""
+    from fyexp.experiments.frac_vae import FracVAE
+    from fyexp.experiments.frac_vae_config import Config, legacy_grid_fields
+    from fyexp.specs import load_spec, resolve
+
+    config = resolve(load_spec("frac-vae"), profile, Config).config
+    for seeds in ((0,), (0, 1, 2), (3,)):
+        got = FracVAE().cells(config, seeds)
+        want = hand_written_cells(OLD_FIELDS[profile], seeds)
+        assert sorted((c.key, c.params_json) for c in got) == sorted((c.key, c.params_json) for c in want)
+        if len(seeds) == 1:
+            assert [c.key for c in got] == [c.key for c in want]          # one seed: the same run order too
+    fields = legacy_grid_fields(config.grid)
+    assert fields == {**OLD_FIELDS[profile], "tables": ["2", "6", "7", "8", "9"]}
+    assert all(type(v) is float for k, vs in fields.items() if k.endswith(("gammas", "betas")) for v in vs)
+    settings = FracVAE.cell_config(config, None)
+    assert "grid" not in settings and settings["n_train"] == config.n_train and settings["mnist_gammas"] == \
+        OLD_FIELDS[profile]["mnist_gammas"]
+
+
+def test_grid_checks_methods_values_and_the_table7_seed():
+    """A bound outside its range, an unknown method, or a Table 7 entry not pinned to the figure seed is refused."""
+    from fyexp.errors import ConfigValueError
+    from fyexp.experiments.frac_vae_config import Config, Grid
+
+    entry = {"method": "Lbh", "dataset": "MNIST", "latent": 2, "table": "2", "value": [0.5],
+             "parameterization": "consistent"}
+    assert len(Grid(include=[entry]).include) == 1
+    with pytest.raises(ConfigValueError, match="value"):
+        Grid(include=[{**entry, "value": [0.5, 1.0]}])              # L^bh needs γ < 1
+    with pytest.raises(ConfigValueError, match="method"):
+        Grid(method=["L", "Lq"])
+    fixed = {**entry, "method": "L-fixed-decoder", "table": "7", "seed": 1}
+    with pytest.raises(ConfigValueError, match="figure seed"):
+        Config(grid=Grid(include=[fixed]))
+    assert Config(grid=Grid(include=[fixed]), figure_seed=1).figure_seed == 1
+
+
+class _Notes:
+    def __init__(self):
+        self.lines = []
+
+    def note(self, text):
+        self.lines.append(text)
+
+    def subtask(self, description, total):
+        return lambda *a, **k: None
+
+
+def test_fixed_decoder_reads_its_reference_from_the_finished_checkpoint(tiny_data):
+    """Table 7's cell trains its reference ELBO cell in that cell's work folder only when it has none (with a note);
+    later it reads the finished model there, and its numbers are the same either way."""
+    import shutil
+
+    from fyexp.experiments import RunContext
+    from fyexp.experiments.frac_vae import FracVAE
+    from fyexp.experiments.frac_vae_config import Config
+    from fyexp.specs import load_spec, resolve
+
+    config = resolve(load_spec("frac-vae"), "quick", Config).config
+    config = Config(**{**config.__dict__, "n_train": 32, "n_test": 4})
+    experiment = FracVAE()
+    cell = next(c for c in experiment.cells(config, (0,)) if c.method == "L-fixed-decoder")
+    work = tiny_data / "work" / "quick"
+
+    def run():
+        notes = _Notes()
+        ctx = RunContext(experiment="frac-vae", profile="quick", device="cpu", data_dir=tiny_data / "data",
+                         work_dir=work / cell.key, artifact_dir=tiny_data / "artifacts", progress=notes)
+        rows = experiment.run_cell(config, cell, ctx)
+        return {r["metric"]: r["value"] for r in rows if r["metric"].startswith("test_")}, notes.lines
+
+    first, notes = run()
+    reference = [p for p in work.iterdir() if p.name.startswith("L__") and "value=1__" in p.name]
+    assert len(notes) == 1 and "reference" in notes[0] and len(reference) == 1
+    assert (reference[0] / "checkpoint.pt").is_file()
+    shutil.rmtree(work / cell.key)                       # retrain the encoder, read the reference
+    second, notes = run()
+    assert notes == [] and second == first
+
+
+def test_eval_plans_and_row_numbers():
+    """EvalPlan.of: explicit bounds on ``n_samples`` draws, semi-implicit on n_u × n_z with ≥ n_cross + 1 mixing
+    draws per chunk, the β-VAE scored at γ = 1; row numbers as the tables print them."""
+    from fyexp.reference.rows import number_label
+
+    sizes = dict(n_samples=64, n_u=8, n_z=4, chunk=8, n_cross=3)
+    explicit = EvalPlan.of("fractional", 0.5, False, **sizes)
+    assert (explicit.n_u, explicit.n_z, explicit.chunk_z, explicit.gamma) == (1, 64, 8, 0.5)
+    semi = EvalPlan.of("bh", 0.5, True, **sizes)
+    assert (semi.n_u, semi.n_z, semi.chunk_u, semi.n_cross) == (8, 4, 4, 3)
+    beta = EvalPlan.of("beta", 1000.0, False, **sizes)
+    assert (beta.gamma, beta.beta) == (1.0, 1000.0)
+    assert [number_label(v, powers=True) for v in (1.0, 0.9, 1e-3, 1e5, 5.0)] == ["1.0", "0.9", "10^-3", "10^5",
+                                                                                  "5.0"]
+    assert number_label(0.1) == "0.1"

@@ -66,3 +66,15 @@ def image_splits(name: str, data_dir: Path | str | None, n_train: int, n_valid: 
     if n_train + n_valid > len(full):
         raise FyexpError(f"{name}: n_train + n_valid = {n_train + n_valid} exceeds the {len(full)} training images")
     return ImageSplits(train=full[:n_train], valid=full[len(full) - n_valid:], test=test[:n_test])
+
+
+@functools.lru_cache(maxsize=4)
+def image_labels(name: str, data_dir: str | None, train: bool) -> torch.Tensor:
+    """The class labels (0–9) of one split of ``name``, read as :func:`load_images` reads the images."""
+    import torchvision
+
+    root = Path(data_dir) if data_dir is not None else DEFAULT_DOWNLOAD_ROOT
+    try:
+        return getattr(torchvision.datasets, name)(root=str(root), train=train, download=data_dir is None).targets
+    except RuntimeError as exc:
+        raise FyexpError(f"{name} labels not found under {root / name / 'raw'}: {exc}") from None

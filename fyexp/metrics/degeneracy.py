@@ -50,3 +50,10 @@ def degeneracy_table(u: torch.Tensor) -> dict[str, float]:
     for name, values in variances(u).items():
         out.update({f"{name}_{stat}": value for stat, value in summarize(values).items()})
     return out
+
+
+@torch.no_grad()
+def model_degeneracy(model, images: torch.Tensor, n_samples: int, batch: int = 100) -> dict[str, float]:
+    """:func:`degeneracy_table` of ``n_samples`` draws u ∼ q(u | x) of a semi-implicit model's ``implicit`` per
+    image (drawn in batches of ``batch`` images, in order)."""
+    return degeneracy_table(torch.cat([model.implicit(x, n_samples).cpu() for x in images.split(batch)], 1))

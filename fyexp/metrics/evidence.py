@@ -43,6 +43,19 @@ class EvalPlan:
     n_cross: int = 5
     kl_weight: Literal["paper", "one"] = "paper"
 
+    @classmethod
+    def of(cls, kind: Kind, value: float, semi_implicit: bool, *, n_samples: int, n_u: int, n_z: int, chunk: int,
+           n_cross: int, kl_weight: Literal["paper", "one"] = "paper") -> "EvalPlan":
+        """The plan of a bound at ``value`` (γ; β for ``beta``, whose objective is scored at γ = 1): ``n_samples``
+        explicit samples in chunks of ``chunk``, or ``n_u`` × ``n_z`` semi-implicit ones in chunks of
+        max(n_cross + 1, chunk // n_z) mixing draws."""
+        beta = kind == "beta"
+        common = dict(kind=kind, gamma=1.0 if beta else value, beta=value if beta else 1.0, n_cross=n_cross,
+                      kl_weight=kl_weight)
+        if semi_implicit:
+            return cls(n_u=n_u, n_z=n_z, chunk_u=max(n_cross + 1, chunk // n_z), **common)
+        return cls(n_u=1, n_z=n_samples, chunk_z=chunk, **common)
+
 
 class _Acc:
     """Running sums and log-sum-exps of per-sample values, one entry per data point."""

@@ -197,3 +197,28 @@ class ConvVAE(DecoderSplit, LatentVariableModel):
         t = self.terms(x, n_u * n_z)
         shape = (n_u, n_z, x.shape[0])
         return HierarchicalTerms(t.log_likelihood.reshape(shape), t.log_prior.reshape(shape), t.log_q.reshape(shape))
+
+
+class FrozenDecoderVAE(ConvVAE):
+    """frac Table 7's model: an encoder trained against a fixed decoder (``freeze_decoder``: no gradients, and
+    BatchNorm in inference mode whatever the model's mode), so only q(z|x) moves."""
+
+    def freeze_decoder(self) -> "FrozenDecoderVAE":
+        for p in self.decoder.parameters():
+            p.requires_grad_(False)
+        self.decoder.eval()
+        return self
+
+    def train(self, mode: bool = True):
+        super().train(mode)
+        self.decoder.eval()
+        return self
+
+
+def inverse_cdf_grid(n: int) -> Tensor:
+    """(n², 2) latents: the coordinate-wise standard-normal inverse CDF of the midpoints (i + ½)/n of an n × n
+    grid of the unit square (frac Figures 1, 3, 7), rows top (high z₂) to bottom, columns left to right."""
+    u = (torch.arange(n, dtype=torch.float64) + 0.5) / n
+    z = torch.distributions.Normal(0.0, 1.0).icdf(u)
+    z2, z1 = torch.meshgrid(z.flip(0), z, indexing="ij")
+    return torch.stack([z1.reshape(-1), z2.reshape(-1)], -1)

@@ -20,7 +20,7 @@ from torch import Tensor, nn
 from fyexp.errors import require
 from fyexp.models.base import LatentVariableModel
 from fyexp.models.conv_vae import (PARAMETERIZATIONS, PIXELS, ContinuousBernoulliHead, ConvDecoder, ConvTrunk,
-                                   DecoderSplit, Parameterization, gaussian_log_q, posterior_std,
+                                   ConvVAE, DecoderSplit, Parameterization, gaussian_log_q, posterior_std,
                                    standard_normal_log_prob)
 from fyexp.objectives.semi_implicit import HierarchicalTerms
 from fyexp.objectives.terms import LatentTerms
@@ -135,3 +135,12 @@ class SemiImplicitVAE(DecoderSplit, LatentVariableModel):
         _, q, r = self.conditionals(x, 1)
         mu, lv = q if which == "q" else r
         return self._sample(mu, lv, 1)[0, 0]
+
+
+def build_conv_vae(latent: int, width: int, parameterization: Parameterization, cb_clamp: float | None, *,
+                   semi_implicit: bool = False, bayes: bool = False, n_implicit: int = 10) -> nn.Module:
+    """The frac VAE of one posterior family: the explicit Gaussian :class:`~fyexp.models.conv_vae.ConvVAE`, or the
+    :class:`SemiImplicitVAE` (``bayes``: with the Bayes posterior r) drawing ``n_implicit`` u's per image."""
+    if semi_implicit:
+        return SemiImplicitVAE(latent, width, parameterization, cb_clamp, bayes=bayes, n_implicit=n_implicit)
+    return ConvVAE(latent, width, parameterization, cb_clamp)

@@ -202,3 +202,12 @@ def home_of(paper: str, table: str) -> tuple[str, str]:
     """The table whose experiments produce ``paper`` Table ``table`` (itself unless it is another's twin)."""
     entry = _same_as().get(table_ref(paper, table))
     return _split(entry["as"]) if entry else (paper, table)
+
+
+def number_label(value: float, powers: bool = False) -> str:
+    """A number as the papers' row names print it: ``1.0``, ``0.9``; with ``powers`` an integer power of ten other
+    than 1 as ``10^-3`` (frac Table 9's γ and β rows)."""
+    exponent = math.log10(value)
+    if powers and value != 1.0 and abs(exponent - round(exponent)) < 1e-9:
+        return f"10^{int(round(exponent))}"
+    return f"{value:.1f}"

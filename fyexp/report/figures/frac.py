@@ -118,89 +118,82 @@ def _implicit_panel(ax, item):
     ax.set_title(label, fontsize=8)
 
 
-def _by_profile(ctx: FigureContext):
+def _figure(ctx: FigureContext, number: int, data_set: str, items, draw, title: str) -> list[Path]:
+    """Figure ``number`` of every profile: ``items(found)`` → (label, array) panels of the cells of ``data_set``
+    (MNIST without Table 7's fixed-decoder cells, or FashionMNIST) with artifacts, each drawn by ``draw``; the
+    title ``title`` with its ``{profile}``.  A profile without panels draws nothing."""
+    paths: list[Path] = []
     for profile in sorted(ctx.frame["profile"].dropna().unique()):
-        found = _artifacts(ctx.frame, profile, ctx.artifacts)
-        mnist = [t for t in found if t[1]["dataset"] == "MNIST" and t[0] != "L-fixed-decoder"]
-        fashion = [t for t in found if t[1]["dataset"] == "FashionMNIST"]
-        yield profile, mnist, fashion
+        found = [t for t in _artifacts(ctx.frame, profile, ctx.artifacts)
+                 if t[1]["dataset"] == data_set and t[0] != "L-fixed-decoder"]
+        paths += _panels(items(found), draw, f"frac Figure {number}: " + title.format(profile=profile),
+                         ctx.figures_dir / f"frac-figure{number}-{profile}.png")
+    return paths
+
+
+def _grids(found) -> list:
+    return [(title, a["grid"]) for _, _, a, title in found if "grid" in a]
+
+
+def _arrays(key: str, whole: bool = True):
+    return lambda found: [(title, a if whole else a[key]) for _, _, a, title in found if key in a]
+
+
+def _figure1_panels(found) -> list:
+    """Test images, the γ = 1 and smallest-γ decoders' grids (2-D L_γ, consistent), the prior density heat map."""
+    from scipy import stats
+
+    gammas = [t for t in found if t[0] == "L" and t[1]["latent"] == 2 and "grid" in t[2]
+              and t[1].get("parameterization") == "consistent"]
+    if not gammas:
+        return []
+    pick = [gammas[0]] + ([gammas[-1]] if len(gammas) > 1 else [])
+    n = int(round(math.sqrt(len(pick[0][2]["grid"]))))
+    z = stats.norm.ppf((np.arange(n) + 0.5) / n)
+    density = np.outer(stats.norm.pdf(z[::-1]), stats.norm.pdf(z))
+    return ([("Fashion-MNIST test images", pick[0][2]["test_images"][:16])] + _grids(pick)
+            + [("prior density", density)])
 
 
 @figure("frac-figure3")
 def figure3(ctx: FigureContext) -> list[Path]:
     """MNIST decoded mean images over the inverse-CDF grid for every Table 2/6 row, and test images."""
-    paths: list[Path] = []
-    for profile, mnist, _ in _by_profile(ctx):
-        items = [(title, a["grid"]) for _, _, a, title in mnist if "grid" in a]
-        if mnist:
-            items.append(("test images", mnist[0][2]["test_images"][:16]))
-        paths += _panels(items, _grid_panel, f"frac Figure 3: MNIST decoded mean images over the inverse-CDF grid "
-                         f"(profile {profile})", ctx.figures_dir / f"frac-figure3-{profile}.png")
-    return paths
+    def panels(found):
+        return _grids(found) + [("test images", found[0][2]["test_images"][:16])] if found else []
+    return _figure(ctx, 3, "MNIST", panels, _grid_panel,
+                   "MNIST decoded mean images over the inverse-CDF grid (profile {profile})")
 
 
 @figure("frac-figure7")
 def figure7(ctx: FigureContext) -> list[Path]:
     """Fashion-MNIST decoded mean images for the L_γ and β-VAE rows of Table 9 (2-D latents)."""
-    paths: list[Path] = []
-    for profile, _, fashion in _by_profile(ctx):
-        items = [(title, a["grid"]) for _, _, a, title in fashion if "grid" in a]
-        paths += _panels(items, _grid_panel, f"frac Figure 7: Fashion-MNIST decoded mean images (L_γ, then "
-                         f"β-VAE; profile {profile})", ctx.figures_dir / f"frac-figure7-{profile}.png")
-    return paths
+    return _figure(ctx, 7, "FashionMNIST", _grids, _grid_panel,
+                   "Fashion-MNIST decoded mean images (L_γ, then β-VAE; profile {profile})")
 
 
 @figure("frac-figure1")
 def figure1(ctx: FigureContext) -> list[Path]:
     """Fashion-MNIST: test images, the γ = 1 and smallest-γ decoders' grids, and the prior density heat map."""
-    from scipy import stats
-
-    paths: list[Path] = []
-    for profile, _, fashion in _by_profile(ctx):
-        gammas = [t for t in fashion if t[0] == "L" and t[1]["latent"] == 2 and "grid" in t[2]
-                  and t[1].get("parameterization") == "consistent"]
-        if not gammas:
-            continue
-        pick = [gammas[0]] + ([gammas[-1]] if len(gammas) > 1 else [])
-        n = int(round(math.sqrt(len(pick[0][2]["grid"]))))
-        z = stats.norm.ppf((np.arange(n) + 0.5) / n)
-        density = np.outer(stats.norm.pdf(z[::-1]), stats.norm.pdf(z))
-        items = [("Fashion-MNIST test images", pick[0][2]["test_images"][:16])]
-        items += [(title, a["grid"]) for _, _, a, title in pick] + [("prior density", density)]
-        paths += _panels(items, _grid_panel, f"frac Figure 1: Bayes (γ = 1) vs fractional posterior decoders "
-                         f"(profile {profile})", ctx.figures_dir / f"frac-figure1-{profile}.png")
-    return paths
+    return _figure(ctx, 1, "FashionMNIST", _figure1_panels, _grid_panel,
+                   "Bayes (γ = 1) vs fractional posterior decoders (profile {profile})")
 
 
 @figure("frac-figure4")
 def figure4(ctx: FigureContext) -> list[Path]:
     """Posterior means of the explicit posteriors of MNIST test images, coloured by class."""
-    paths: list[Path] = []
-    for profile, mnist, _ in _by_profile(ctx):
-        items = [(title, a) for _, _, a, title in mnist if "means" in a]
-        paths += _panels(items, _scatter_panel("means"), f"frac Figure 4: explicit posterior means of MNIST test "
-                         f"images (profile {profile})", ctx.figures_dir / f"frac-figure4-{profile}.png")
-    return paths
+    return _figure(ctx, 4, "MNIST", _arrays("means"), _scatter_panel("means"),
+                   "explicit posterior means of MNIST test images (profile {profile})")
 
 
 @figure("frac-figure5")
 def figure5(ctx: FigureContext) -> list[Path]:
     """One posterior sample per MNIST test image (the Bayes posterior r for L^bh and L^bh-alt)."""
-    paths: list[Path] = []
-    for profile, mnist, _ in _by_profile(ctx):
-        items = [(title, a) for _, _, a, title in mnist if "samples" in a]
-        paths += _panels(items, _scatter_panel("samples"), f"frac Figure 5: one posterior sample per MNIST test "
-                         f"image (L^bh: the Bayes posterior r; profile {profile})",
-                         ctx.figures_dir / f"frac-figure5-{profile}.png")
-    return paths
+    return _figure(ctx, 5, "MNIST", _arrays("samples"), _scatter_panel("samples"),
+                   "one posterior sample per MNIST test image (L^bh: the Bayes posterior r; profile {profile})")
 
 
 @figure("frac-figure6")
 def figure6(ctx: FigureContext) -> list[Path]:
     """Implicit samples u ∈ (0, 1)² for 16 MNIST test images, one panel per semi-implicit row."""
-    paths: list[Path] = []
-    for profile, mnist, _ in _by_profile(ctx):
-        items = [(title, a["implicit"]) for _, _, a, title in mnist if "implicit" in a]
-        paths += _panels(items, _implicit_panel, f"frac Figure 6: implicit samples u ∈ (0,1)² for 16 MNIST test "
-                         f"images (profile {profile})", ctx.figures_dir / f"frac-figure6-{profile}.png")
-    return paths
+    return _figure(ctx, 6, "MNIST", _arrays("implicit", whole=False), _implicit_panel,
+                   "implicit samples u ∈ (0,1)² for 16 MNIST test images (profile {profile})")

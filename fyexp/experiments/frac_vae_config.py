@@ -1,0 +1,175 @@
+"""The settings of the frac-vae runner (frac App. C.4–C.5, ``anchors.md``): its methods, grid and hyperparameters.
+
+``METHODS`` says what each value of the grid's ``method`` axis is: L_γ with the explicit Gaussian posterior (K
+samples), L^h_γ with the semi-implicit one, L^bh_γ / L^bh-alt_γ with jointly learnt Bayes and fractional
+posteriors, the β-VAE (Monte Carlo KL, as the authors' negative values show), Table 7's L_γ encoder against a fixed
+decoder; each with its objective, posterior family, evaluation kind and paper-row prefix.
+
+The grid (``grid:`` in ``experiments/frac-vae.yaml``) is ragged: its axes are Table 2's L_γ and L^h_γ rows, and
+every other family of rows is an ``include`` sub-grid (L^bh and L^bh-alt, Table 7's fixed-decoder encoders pinned
+to the figure seed, Fashion-MNIST's L_γ and β-VAE rows); a profile adds the ``authors`` parameterization of a
+row by listing both.  A cell's parameters are ``dataset, value (γ or β), latent, parameterization, table``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Literal, NamedTuple
+
+from fyexp.errors import ConfigValueError, require
+from fyexp.experiments.grid import check_axes, expand
+from fyexp.objectives import ELBO, Fractional
+from fyexp.objectives.semi_implicit import BayesHierarchicalFractional, HierarchicalFractional
+from fyexp.train import OptimizerConfig, TrainConfig
+
+
+class Method(NamedTuple):
+    """How a method's cells train and are scored."""
+
+    prefix: str                     # of its paper rows
+    objective: Callable             # (config, γ or β) → the training objective
+    semi_implicit: bool = False     # posterior family (else the explicit Gaussian)
+    bayes: bool = False             # with the Bayes posterior r (L^bh)
+    kind: str = "fractional"        # EvalPlan.kind
+
+
+def _bh(variant: str) -> Callable:
+    return lambda c, v: BayesHierarchicalFractional(gamma=v, n_u=c.n_u, n_z=c.n_z, n_cross=c.n_cross,
+                                                    variant=variant, kl_weight=c.bh_kl_weight)
+
+
+L_GAMMA = Method("L", lambda c, v: Fractional(gamma=v, n_samples=c.n_samples))
+METHODS = {"L": L_GAMMA, "L-fixed-decoder": L_GAMMA,
+           "Lh": Method("L^h", lambda c, v: HierarchicalFractional(gamma=v, n_u=c.n_u, n_z=c.n_z), True),
+           "Lbh": Method("L^bh", _bh("bh"), True, True, "bh"),
+           "Lbh-alt": Method("L^bh-alt", _bh("bh_alt"), True, True, "bh_alt"),
+           "Lbeta": Method("L^beta", lambda c, v: ELBO(beta=v, analytic=False, n_samples=c.n_samples), kind="beta")}
+SETTING = {"MNIST": "MNIST", "FashionMNIST": "Fashion-MNIST"}
+TABLES = ("2", "6", "7", "9")           # the ``table`` parameter (Table 8's rows come from the semi-implicit cells)
+PARAMETERIZATIONS = ("consistent", "authors")
+TYPES = {"value": float, "latent": int, "table": str}    # as cell keys and settings hashes spell them
+
+
+def _value_ok(method: str, value: float) -> bool:
+    """γ ∈ (0, 1] (L^bh: (0, 1), its KL weight is 1/(1 − γ)); β > 0."""
+    return value > 0 if method == "Lbeta" else 0 < value < 1 if method in ("Lbh", "Lbh-alt") else 0 < value <= 1
+
+
+CHECKS = (("method", lambda c: c["method"] in METHODS, f"a method among {list(METHODS)}"),
+          ("dataset", lambda c: c["dataset"] in SETTING, f"a data set among {list(SETTING)}"),
+          ("table", lambda c: c["table"] in TABLES, f"a table among {list(TABLES)}"),
+          ("latent", lambda c: c["latent"] >= 1, "a positive integer"),
+          ("parameterization", lambda c: c["parameterization"] in PARAMETERIZATIONS, f"one of {PARAMETERIZATIONS}"),
+          ("value", lambda c: _value_ok(c["method"], c["value"]), "γ in (0, 1] (L^bh: (0, 1)) or β > 0"))
+
+
+def _typed(entry: dict) -> dict:
+    return {k: ([TYPES[k](x) for x in v] if isinstance(v, list) else TYPES[k](v)) if k in TYPES else v
+            for k, v in entry.items()}
+
+
+@dataclass
+class Grid:
+    """Axes (Table 2's L_γ and L^h_γ rows by default) and ``include`` sub-grids of the other rows."""
+
+    method: list[str] = field(default_factory=lambda: ["L", "Lh"])
+    dataset: list[str] = field(default_factory=lambda: ["MNIST"])
+    latent: list[int] = field(default_factory=lambda: [2])
+    table: list[str] = field(default_factory=lambda: ["2"])
+    value: list[float] = field(default_factory=lambda: [1.0, 0.9, 0.5, 0.1])
+    parameterization: list[str] = field(default_factory=lambda: ["consistent"])
+    include: list[dict] = field(default_factory=list)
+    exclude: list[dict] = field(default_factory=list)
+
+    def __post_init__(self):
+        for name in TYPES:
+            setattr(self, name, _typed({name: getattr(self, name)})[name])
+        self.include = [_typed(e) for e in self.include]
+        check_axes(self)
+        for combo in expand(self):
+            for key, ok, expected in CHECKS:
+                require(ok(combo), key, f"{expected} (in grid cell {combo})", combo[key])
+
+
+@dataclass
+class Config:
+    """Hyperparameters of the frac VAE grid (frac App. C.4–C.5, ``anchors.md``)."""
+
+    grid: Grid = field(default_factory=Grid)
+    n_train: int = 60_000
+    n_test: int | None = None
+    train: TrainConfig = field(default_factory=lambda: TrainConfig(
+        epochs=500, batch_size=64, optimizer=OptimizerConfig(name="adam", lr=1e-3, weight_decay=1e-5)))
+    table7_epochs: int = 50
+    n_samples: int = 100
+    n_u: int = 10
+    n_z: int = 10
+    n_cross: int = 5
+    bh_kl_weight: Literal["paper", "one"] = "paper"
+    eval_samples: int = 1024
+    eval_n_u: int = 32
+    eval_n_z: int = 32
+    eval_chunk: int = 256
+    eval_batch: int = 100
+    width: int = 32
+    cb_clamp: float = 1e-4
+    degeneracy_samples: int = 500
+    n_generated: int = 10_000
+    fid_weights: str | None = None          # Inception weights file; else $FYEXP_FID_WEIGHTS, else torch's hub cache
+    proxy_n_train: int = 60_000
+    proxy_epochs: int = 2
+    figure_seed: int = 0
+    grid_size: int = 20
+    n_scatter: int = 5000
+    n_implicit_images: int = 16
+
+    def __post_init__(self):
+        for key in ("n_train", "table7_epochs", "n_samples", "n_u", "n_z", "eval_samples", "eval_n_u", "eval_n_z",
+                    "eval_chunk", "eval_batch", "degeneracy_samples", "n_generated", "grid_size", "n_scatter"):
+            require(getattr(self, key) >= 1, key, "a positive integer", getattr(self, key))
+        require(1 <= self.n_cross < min(self.n_u, self.eval_n_u), "n_cross", "an integer in [1, min(n_u, eval_n_u))",
+                self.n_cross)
+        require(self.n_test is None or self.n_test >= 2, "n_test", "an integer >= 2 or null", self.n_test)
+        for combo in expand(self.grid):        # Table 7's decoder is the figure seed's ELBO model
+            if combo["method"] == "L-fixed-decoder" and combo.get("seed") != self.figure_seed:
+                raise ConfigValueError("grid.include", f"L-fixed-decoder entries pinned to the figure seed "
+                                       f"(seed: {self.figure_seed})", combo)
+
+
+# ------------------------------------------------------------------------------- settings hashes
+# (old Config field, method, dataset, latent) → the rows the pre-grid Config listed in that field
+LEGACY_LISTS = {"mnist_gammas": ("L", "MNIST", 2), "bh_gammas": ("Lbh", "MNIST", 2),
+                "table7_gammas": ("L-fixed-decoder", "MNIST", 2), "fashion_gammas": ("L", "FashionMNIST", 2),
+                "fashion_betas": ("Lbeta", "FashionMNIST", 2), "fashion_4d_gammas": ("L", "FashionMNIST", 4)}
+
+
+def legacy_grid_fields(grid: Grid) -> dict:
+    """The grid as the Config before declared grids listed it (fields ``tables``, ``mnist_gammas`` … ``authors_rows``),
+    so that a cell's settings — and the settings hashes of committed cells — stay what they were.
+
+    Each value list is the grid's values of that family of rows in order; ``authors_rows`` is ``["*"]`` when every
+    row also runs in the authors' parameterization, else ``"<dataset>/<method>/<value:g>"`` of those that do;
+    ``tables`` was every table in every profile."""
+    combos = expand(grid)
+    out: dict = {"tables": ["2", "6", "7", "8", "9"]}
+    for name, (method, dataset, latent) in LEGACY_LISTS.items():
+        values = [c["value"] for c in combos if (c["method"], c["dataset"], c["latent"]) == (method, dataset, latent)]
+        out[name] = list(dict.fromkeys(values))
+    twins = [c for c in combos if c["parameterization"] == "authors"]
+    plain = [c for c in combos if c["parameterization"] == "consistent"]
+    every = bool(twins) and all({**c, "parameterization": "authors"} in twins for c in plain)
+    out["authors_rows"] = ["*"] if every else [f"{c['dataset']}/{c['method']}/{c['value']:g}" for c in twins]
+    return out
+
+
+def cell_config(config: Config, cell=None) -> dict:
+    """The part of the settings a cell's numbers depend on: the config less its grid, plus
+    :func:`legacy_grid_fields` (the JSON the pre-grid Config produced, field for field)."""
+    from fyexp.settings import jsonable
+
+    data = jsonable(config)
+    data.pop("grid")
+    return {**data, **legacy_grid_fields(config.grid)}
+
+
+__all__ = ["Config", "Grid", "METHODS", "Method", "L_GAMMA", "SETTING", "cell_config", "legacy_grid_fields"]
