@@ -3,7 +3,7 @@ Figure 1.
 
 Bars: on a :math:`B \times B` image (:math:`D = B^2` pixels) the :math:`H = 2B` generating fields are the
 :math:`B` horizontal and :math:`B` vertical bars of height ``amplitude``; data are drawn from binary sparse coding
-(:mod:`fyexp.em.bsc`) with these fields, :math:`\pi` and :math:`\sigma`.
+(:mod:`fyexp.data.bsc`) with these fields, :math:`\pi` and :math:`\sigma`.
 
 Figure 1: ``cross``, ``columns``, ``triangle``, ``circle`` as 0/1 images on an :math:`n \times n` grid, drawn from
 their geometry (the paper shows them but gives no pixel values).
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fyexp.em.bsc import BSCParams, sample_data
+from fyexp.data.bsc import BSCParams, sample_data
 
 __all__ = ["BarsSpec", "BarsData", "bars_dictionary", "make_bars", "match_fields", "FIGURE1_PATTERNS", "figure1_patterns"]
 

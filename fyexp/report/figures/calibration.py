@@ -35,7 +35,7 @@ def figure2(ctx: FigureContext) -> list[Path]:
 @figure("frac-calibration-notes")
 def notes(ctx: FigureContext) -> list[Path]:
     """Not a PNG: writes ``NOTES.md`` beside the tables (how agreement is judged, the columns), from the rows."""
-    from fyexp.calibration.notes import write_notes
+    from fyexp.report.calibration_notes import write_notes
 
     write_notes(ctx.frame, ctx.folder / "NOTES.md")
     return []
