@@ -1,19 +1,18 @@
 r"""Truncated variational EM for binary sparse coding: Lücke 2019, Alg. 1 (§6.1) on the bars test, and Figure 1.
 
-Cells:
-
-* ``tvem`` (``n_states`` = :math:`|\mathcal{K}|`) and ``exact`` (all :math:`2^H` states) × seed — one bars data set
-  per seed (:mod:`fyexp.data.bars`), the same data-driven start for every method of a seed
-  (:func:`fyexp.em.bsc.init_params`), then :class:`fyexp.em.tvem.TVEM` for ``n_iter`` iterations;
-* ``figure1`` — the posterior over the 16 states of a noisy image made of two of Figure 1's four patterns, and
-  its best truncation to ``figure1_keep`` states.
+Cells: ``tvem`` (``n_states`` = :math:`|\mathcal{K}|`) and ``exact`` (all :math:`2^H` states) × seed — one bars
+data set per seed (:mod:`fyexp.data.bars`), the same data-driven start for every method of a seed
+(:func:`fyexp.em.bsc.init_params`), then :class:`fyexp.em.tvem.TVEM` for ``n_iter`` iterations; ``figure1`` — a
+noisy image made of two of Figure 1's four patterns and the log-joint of its 16 states, from which the report
+draws the posterior and its best truncation (:func:`fyexp.report.figures.tvem.figure1_data`).
 
 Metrics per bars cell (per data point where it is an energy): ``free_energy`` (eq. 18 after the last M-step),
 ``log_likelihood`` (eq. 2, exact), ``true_log_likelihood`` (at the generating parameters), ``bars_recovered``
 (true bars matched by a learned field with cosine ≥ ``recovery_threshold``), ``all_bars_recovered`` (0/1),
 ``min_cosine``, ``sigma``, ``pi``, ``replaced_last`` (states replaced per data point in the last E-step),
-``ms_per_iteration``.  Traces and fields are saved as small JSON artifacts for the figure functions
-``tvem-figure1`` / ``tvem-bars`` (:mod:`fyexp.report.figures.tvem`).
+``ms_per_iteration``; of ``figure1``: the posterior mass the truncation keeps, the KL −log(mass) of the truncated
+from the exact posterior, whether the MAP state generated the image.  Fits are saved as JSON, Figure 1's arrays
+as ``figure1.npz``, for the figure functions ``tvem-figure1`` / ``tvem-bars`` (:mod:`fyexp.report.figures.tvem`).
 """
 
 from __future__ import annotations
@@ -22,17 +21,16 @@ import json
 import math
 import time
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from fyexp.data.bars import FIGURE1_PATTERNS, BarsSpec, figure1_patterns, make_bars, match_fields
-from fyexp.em.bsc import BSCParams, all_states, init_params, log_joint
+from fyexp.data.bars import (FIGURE1_PATTERNS, BarsSpec, figure1_data_point, figure1_patterns, make_bars,
+                             match_fields)
+from fyexp.em.bsc import all_states, init_params, log_joint
 from fyexp.em.tvem import TVEM, StateSearch, keep_top, log_likelihood, truncated_posterior
 from fyexp.errors import CellFailed, require
 from fyexp.experiments import Experiment, register
-from fyexp.io import atomic_write_text
 from fyexp.results import Cell
 
 MAX_EXACT_LATENTS = 16
@@ -89,28 +87,6 @@ class TVEMBSCConfig:
                         n_points=self.n_points, seed=seed)
 
 
-def method_label(method: str, n_states: int | None, n_latents: int) -> str:
-    return f"TV-EM |K|={n_states}" if method == "tvem" else f"exact EM (|K|=2^{n_latents})"
-
-
-def figure1_posterior(config: TVEMBSCConfig) -> dict:
-    r"""Figure 1: a BSC model whose fields are the four patterns; an image :math:`\vec y = W\vec s^* + \sigma\epsilon`
-    with :math:`\vec s^*` the pair; the exact posterior over :math:`\{0,1\}^4` and its truncation to the
-    ``figure1_keep`` most probable states (the optimal :math:`\mathcal{K}^{(n)}` of that size)."""
-    patterns = figure1_patterns(config.figure1_grid)
-    params = BSCParams(W=patterns.reshape(len(patterns), -1).T, sigma2=config.figure1_sigma ** 2, pi=config.figure1_pi)
-    truth = np.array([name in config.figure1_pair for name in FIGURE1_PATTERNS], dtype=np.uint8)
-    rng = np.random.default_rng(config.figure1_noise_seed)
-    image = params.W @ truth + config.figure1_sigma * rng.standard_normal(params.n_observed)
-    states = all_states(len(FIGURE1_PATTERNS))
-    joint = log_joint(image[None, :], states, params)
-    posterior = truncated_posterior(joint)[0][0]
-    truncated = truncated_posterior(keep_top(joint, config.figure1_keep))[0][0]
-    return {"patterns": patterns.tolist(), "names": list(FIGURE1_PATTERNS), "image": image.tolist(),
-            "states": states.tolist(), "posterior": posterior.tolist(), "truncated": truncated.tolist(),
-            "truth": truth.tolist(), "keep": config.figure1_keep}
-
-
 @register
 class TVEMBSC(Experiment):
     name = "tvem-bsc"
@@ -123,7 +99,7 @@ class TVEMBSC(Experiment):
 
     def run_cell(self, config: TVEMBSCConfig, cell: Cell, ctx) -> list[dict]:
         if cell.method == "figure1":
-            return self._figure1(config, ctx.artifact_dir)
+            return self._figure1(config, ctx)
         data = make_bars(config.bars(cell.seed))
         n_points, n_latents = data.S.shape
         n_states = cell.params.get("n_states")
@@ -139,7 +115,7 @@ class TVEMBSC(Experiment):
             raise CellFailed(f"{cell.key}: non-finite free energy")
         match, cosine = match_fields(result.params.W, data.truth.W)
         recovered = int((cosine >= config.recovery_threshold).sum())
-        label = method_label(cell.method, n_states, n_latents)
+        label = f"TV-EM |K|={n_states}" if cell.method == "tvem" else f"exact EM (|K|=2^{n_latents})"
         metrics = {"free_energy": result.free_energy[-1] / n_points, "log_likelihood": log_lik / n_points,
                    "true_log_likelihood": true_log_lik / n_points, "bars_recovered": recovered,
                    "all_bars_recovered": float(recovered == n_latents), "min_cosine": float(cosine.min()),
@@ -150,21 +126,24 @@ class TVEMBSC(Experiment):
                   "free_energy": (result.free_energy / n_points).tolist(),
                   "free_energy_estep": (result.free_energy_estep / n_points).tolist(),
                   "true_log_likelihood": true_log_lik / n_points, "truth_W": data.truth.W.tolist()}
-        atomic_write_text(ctx.artifact_dir / "fits" / f"{cell.key}.json", json.dumps(fitted))
-        atomic_write_text(ctx.artifact_dir / "config.json", json.dumps(asdict(config), indent=1))
+        ctx.save_text(f"fits/{cell.key}.json", json.dumps(fitted))
+        ctx.save_text("config.json", json.dumps(asdict(config), indent=1))
         extra = {"label": label, "n_states": n_states if n_states is not None else 2 ** n_latents}
         return [{"metric": m, "value": float(v), **extra} for m, v in metrics.items()]
 
     @staticmethod
-    def _figure1(config: TVEMBSCConfig, artifact_dir: Path) -> list[dict]:
-        figure = figure1_posterior(config)
-        atomic_write_text(artifact_dir / "figure1.json", json.dumps(figure))
-        posterior, truth = np.asarray(figure["posterior"]), np.asarray(figure["truth"])
-        kept = np.asarray(figure["truncated"]) > 0
-        states = np.asarray(figure["states"])
-        mass = float(posterior[kept].sum())
+    def _figure1(config: TVEMBSCConfig, ctx) -> list[dict]:
+        """Figure 1 (:func:`fyexp.data.bars.figure1_data_point`): saves the patterns, image and the log-joint of the
+        16 states; returns the rows of the truncation to the ``figure1_keep`` most probable states."""
+        params, truth, image = figure1_data_point(config.figure1_grid, config.figure1_pair, config.figure1_sigma,
+                                                  config.figure1_pi, config.figure1_noise_seed)
+        states = all_states(len(FIGURE1_PATTERNS))
+        joint = log_joint(image[None, :], states, params)
+        ctx.save_artifact("figure1", patterns=figure1_patterns(config.figure1_grid), names=np.array(FIGURE1_PATTERNS),
+                          image=image, truth=truth, states=states, log_joint=joint[0], keep=config.figure1_keep)
+        posterior = truncated_posterior(joint)[0][0]
+        mass = float(posterior[truncated_posterior(keep_top(joint, config.figure1_keep))[0][0] > 0].sum())
+        values = {"kept_posterior_mass": mass, "kl_truncated_to_exact": -math.log(mass),
+                  "map_is_generating_state": float((states[posterior.argmax()] == truth).all())}
         label = f"Figure 1 (|K|={config.figure1_keep} of 16)"
-        return [{"metric": "kept_posterior_mass", "value": mass, "label": label},
-                {"metric": "kl_truncated_to_exact", "value": -math.log(mass), "label": label},
-                {"metric": "map_is_generating_state", "label": label,
-                 "value": float((states[posterior.argmax()] == truth).all())}]
+        return [{"metric": m, "value": v, "label": label} for m, v in values.items()]
