@@ -50,11 +50,10 @@ class GMMClusteringConfig:
         require(self.reg_covar >= 0, "reg_covar", "a number >= 0", self.reg_covar)
         require(self.sparse_init_skip >= 0, "sparse_init_skip", "an integer >= 0", self.sparse_init_skip)
         self.grid = {method: _axes(method, axes) for method, axes in self.grid.items() if axes is not None}
-        require(all(r > 0 for r in self.grid.get("sparse", {}).get("rho", [])), "grid.sparse.rho",
-                "entropic indices > 0", self.grid.get("sparse"))
-        require(all(1 <= c <= self.n_components for c in self.grid.get("truncated", {}).get("n_active", [])),
-                "grid.truncated.n_active", f"integers C' in [1, n_components={self.n_components}]",
-                self.grid.get("truncated"))
+        rhos, active = self.grid.get("sparse", {}).get("rho", []), self.grid.get("truncated", {}).get("n_active", [])
+        require(all(r > 0 for r in rhos), "grid.sparse.rho", "entropic indices > 0", rhos)
+        require(all(1 <= c <= self.n_components for c in active), "grid.truncated.n_active",
+                f"integers C' in [1, n_components={self.n_components}]", active)
 
     @property
     def blobs(self):
