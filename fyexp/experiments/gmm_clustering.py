@@ -32,7 +32,8 @@ from fyexp.em import (GaussianMixtureEM, HardEStep, SparseEStep, StandardEStep, 
 from fyexp.errors import CellFailed
 from fyexp.experiments import register
 from fyexp.experiments.gmm_clustering_config import GMMClusteringConfig
-from fyexp.experiments.grid import GridExperiment, PaperKeys, expand, metric
+from fyexp.experiments.grid import GridExperiment, PaperKeys, metric
+from fyexp.experiments.method_grid import method_cells
 from fyexp.results import Cell
 
 #: method → its E-step (:mod:`fyexp.em`) at the cell's parameters; ``sklearn`` runs scikit-learn's own EM
@@ -72,9 +73,8 @@ class GMMClustering(GridExperiment):
                            when=lambda cell: cell.method != "sparse" or cell.params["rho"] in TABLE1_SPARSE_RHOS)
 
     def cells(self, config: GMMClusteringConfig, seeds: tuple[int, ...]) -> list[Cell]:
-        """Each method's own grid (:func:`fyexp.experiments.grid.expand`) × seeds, the seed innermost."""
-        return [Cell(method, seed, params) for method, axes in config.grid.items() for params in expand(axes)
-                for seed in seeds]
+        """Each method's own grid × seeds (:func:`fyexp.experiments.method_grid.method_cells`)."""
+        return method_cells(config.grid, seeds)
 
     def cell_config(self, config: GMMClusteringConfig, cell: Cell) -> dict:
         """A cell's settings (:func:`fyexp.settings.scoped_config`): the config as written before the grid was

@@ -6,10 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from fyexp.errors import ConfigValueError, require
-from fyexp.experiments.grid import check_axes
+from fyexp.errors import require
+from fyexp.experiments.method_grid import check_method_grid
 
-#: method → its axes and their types (``sparse``: the entropic index ρ; ``truncated``: C′ active components)
+#: method → its axes and their kinds (``sparse``: the entropic index ρ; ``truncated``: C′ active components)
 AXES = {"standard": {}, "hard": {}, "sparse": {"rho": float}, "truncated": {"n_active": int}, "sklearn": {}}
 
 
@@ -35,7 +35,7 @@ class GMMClusteringConfig:
     reg_covar: float = 1e-6
     prior_term: Literal["log", "tsallis"] = "log"
     sparse_init_skip: int = 0
-    grid: dict[str, dict[str, list] | None] = field(default_factory=_default_grid)
+    grid: dict[str, dict | None] = field(default_factory=_default_grid)
 
     def __post_init__(self):
         require(len(self.centers) >= 1 and len({len(c) for c in self.centers}) == 1, "centers",
@@ -49,7 +49,7 @@ class GMMClusteringConfig:
         require(self.n_iter >= 1, "n_iter", "an integer >= 1", self.n_iter)
         require(self.reg_covar >= 0, "reg_covar", "a number >= 0", self.reg_covar)
         require(self.sparse_init_skip >= 0, "sparse_init_skip", "an integer >= 0", self.sparse_init_skip)
-        self.grid = {method: _axes(method, axes) for method, axes in self.grid.items() if axes is not None}
+        self.grid = check_method_grid(self.grid, AXES)
         rhos, active = self.grid.get("sparse", {}).get("rho", []), self.grid.get("truncated", {}).get("n_active", [])
         require(all(r > 0 for r in rhos), "grid.sparse.rho", "entropic indices > 0", rhos)
         require(all(1 <= c <= self.n_components for c in active), "grid.truncated.n_active",
@@ -63,18 +63,3 @@ class GMMClusteringConfig:
                                     n_samples=self.n_samples, random_state=self.data_seed,
                                     n_outliers=self.n_outliers, outlier_seed=self.outlier_seed,
                                     outlier_box=self.outlier_box)
-
-
-def _axes(method: str, axes: dict) -> dict:
-    """``axes`` of ``method`` checked against :data:`AXES` (names and types; ints read as floats for ρ)."""
-    require(method in AXES, "grid", f"methods among {list(AXES)}", method)
-    require(set(axes) == set(AXES[method]), f"grid.{method}", f"the axes {sorted(AXES[method])}", axes)
-    check_axes(axes)
-    kinds = AXES[method]
-    for name, values in axes.items():
-        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values) or (
-                kinds[name] is int and not all(isinstance(v, int) for v in values)):
-            raise ConfigValueError(f"grid.{method}.{name}", f"a list of {kinds[name].__name__}s", values)
-    return {name: [kinds[name](v) for v in values] for name, values in axes.items()}
-
-
