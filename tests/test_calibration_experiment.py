@@ -68,7 +68,7 @@ def test_figure2_series_from_the_interpolation_artifact(tmp_path):
     from fyexp.results import Cell
 
     ctx = RunContext("gmm-calibration", "test", "cpu", None, tmp_path / "work", tmp_path / "artifacts")
-    config = GmmCalibrationConfig(n_replicas=30, settings=["1"])
+    config = GmmCalibrationConfig(n_replicas=30, grid={"interpolation": {}})
     cell = Cell("interpolation", 23)
     rows = {r["metric"]: r["value"] for r in get_experiment("gmm_calibration").run_cell(config, cell, ctx)}
     series = figure2_series(tmp_path / "artifacts")
@@ -80,3 +80,17 @@ def test_figure2_series_from_the_interpolation_artifact(tmp_path):
     legacy = figure2_series(tmp_path)
     assert legacy["replica"] == series["replica"] and np.array_equal(legacy["learnt"], series["learnt"])
     assert figure2_series(tmp_path / "nothing") is None
+
+
+def test_grid_cells_and_settings_as_committed():
+    """The declared grid gives the committed cell keys; a cell's settings read as the config before the grid."""
+    from fyexp.experiments import get_experiment
+    from fyexp.experiments.gmm_calibration_config import GmmCalibrationConfig
+
+    experiment = get_experiment("gmm_calibration")
+    cells = experiment.cells(GmmCalibrationConfig(), (23,))
+    assert [c.key for c in cells] == [f"{m}__setting={s}__seed=23" for m in ("calibration", "importance")
+                                      for s in ("1", "4a", "4b", "4c")] + ["interpolation__seed=23"]
+    settings = experiment.cell_config(GmmCalibrationConfig(grid={"calibration": {"setting": ["4a"]}}), cells[0])
+    assert "grid" not in settings and settings["settings"] == ["4a"]
+    assert settings["importance"] is False and settings["figure2"] is False

@@ -16,7 +16,7 @@ from fyexp.calibration.study import run_study
 from fyexp.errors import CellFailed
 from fyexp.experiments import Experiment, register
 from fyexp.experiments.gmm_calibration_config import FIGURE2_SETTING, SETTINGS, GmmCalibrationConfig, paper_keys
-from fyexp.results import Cell
+from fyexp.experiments.method_grid import method_cells
 
 def _fmt_gamma(gamma: float) -> str:
     return f"{gamma:.1f}"
@@ -28,12 +28,19 @@ class GmmCalibration(Experiment):
     Config = GmmCalibrationConfig
 
     def cells(self, config, seeds):
-        cells = [Cell("calibration", seed, {"setting": s}) for seed in seeds for s in config.settings]
-        if config.importance:
-            cells += [Cell("importance", seed, {"setting": s}) for seed in seeds for s in config.settings]
-        if config.figure2:
-            cells += [Cell("interpolation", seed, {}) for seed in seeds]
-        return cells
+        """The spec's grid: each method with its own settings × seeds (:mod:`fyexp.experiments.method_grid`)."""
+        return method_cells(config.grid, seeds)
+
+    def cell_config(self, config, cell) -> dict:
+        """A cell's settings (:func:`fyexp.settings.scoped_config`): the config as written before the grid was
+        declared — ``settings`` (of the study, else of importance sampling), ``importance``, ``figure2`` — so that
+        committed cells keep their settings hashes."""
+        from fyexp.settings import jsonable
+
+        data = jsonable(config)
+        grid = data.pop("grid")
+        settings = grid.get("calibration", grid.get("importance", {})).get("setting", [])
+        return {**data, "settings": settings, "importance": "importance" in grid, "figure2": "interpolation" in grid}
 
     def memory_estimate(self, config, cell) -> tuple[int, str]:
         """The largest arrays of a cell (:func:`fyexp.domains.check_cell_memory`): float64 data, responsibilities

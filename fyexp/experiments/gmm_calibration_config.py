@@ -10,6 +10,7 @@ from typing import Literal
 from fyexp.calibration.data import MixtureSetting
 from fyexp.calibration.study import FitOptions
 from fyexp.errors import require
+from fyexp.experiments.method_grid import check_method_grid
 
 
 @dataclass(frozen=True)
@@ -31,7 +32,14 @@ SETTINGS: dict[str, PaperSetting] = {
 #: §C.2: K = 2, n = 20, means ∓1/2, initialized as in §C.1
 FIGURE2_SETTING = MixtureSetting(20, (-0.5, 0.5), (-1.0, 1.0))
 
-SettingId = Literal["1", "4a", "4b", "4c"]
+#: the grid's methods and their axes (:mod:`fyexp.experiments.method_grid`): the study (Tables 1, 4a–4c) and the
+#: importance sampling (Table 5, §5.1) of a setting, and Figure 2's interpolation
+AXES = {"calibration": {"setting": tuple(SETTINGS)}, "importance": {"setting": tuple(SETTINGS)}, "interpolation": {}}
+
+
+def _default_grid() -> dict:
+    return {"calibration": {"setting": list(SETTINGS)}, "importance": {"setting": list(SETTINGS)},
+            "interpolation": {}}
 
 
 def _default_gammas() -> list[float]:
@@ -42,7 +50,7 @@ def _default_gammas() -> list[float]:
 class GmmCalibrationConfig:
     """Hyperparameters of the study; the defaults are the authors' protocol (anchors.md, §5.1, §C)."""
 
-    settings: list[SettingId] = field(default_factory=lambda: ["1", "4a", "4b", "4c"])
+    grid: dict[str, dict | None] = field(default_factory=_default_grid)
     n_replicas: int = 5000
     gammas: list[float] = field(default_factory=_default_gammas)      # the L_γ grid; must contain 1.0
     conflated_gammas: list[float] = field(default_factory=lambda: [0.1, 0.5, 0.9])
@@ -53,14 +61,13 @@ class GmmCalibrationConfig:
     max_iter: int = 10000
     extra_sweeps: int = 0                 # sweeps run after the stopping test passes
     stopping_bound: Literal["eq7", "authors"] = "eq7"
-    importance: bool = True               # Table 5 and the averaged log-evidence
     is_samples: int = 1000                # per replica, for the log-evidence averaged over replicas (§C.3)
     is_gammas: list[float] = field(default_factory=lambda: [1.0])   # posteriors used for that average
     table5_samples: int = 100000          # on one replica per setting (Table 5)
     table5_replica: int = 0
-    figure2: bool = True
 
     def __post_init__(self):
+        self.grid = check_method_grid(self.grid, AXES)
         require(self.n_replicas >= 2, "n_replicas", "an integer >= 2", self.n_replicas)
         require(all(0 < g <= 1 for g in self.gammas) and 1.0 in self.gammas and len(self.gammas) >= 2,
                 "gammas", "at least two values in (0, 1], including 1.0", self.gammas)
