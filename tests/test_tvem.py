@@ -232,11 +232,25 @@ def test_figure1_truncation_keeps_the_three_most_probable_states(tmp_path):
     assert figure1_data(tmp_path) is None  # no artifact: no figure
 
 
-@pytest.mark.parametrize("bad", [{"n_states": [0]}, {"n_states": [2000]}, {"grid_size": 9},
+@pytest.mark.parametrize("bad", [{"grid": {"tvem": {"n_states": [0]}}}, {"grid": {"tvem": {"n_states": [2000]}}},
+                                 {"grid_size": 9}, {"grid": {"figure1": {}}},
                                  {"figure1_pair": ["square"]}, {"n_prior_samples": 0, "n_bitflips": 0}])
 def test_config_rejects_bad_values(bad):
     with pytest.raises(ConfigValueError):
         TVEMBSCConfig(**bad)
+
+
+def test_grid_cells_and_settings_as_committed():
+    """The declared grid: Figure 1 at seed 0 only, TV-EM × |K| and exact EM × seed, with the committed keys and order; a
+    cell's settings read as the config before the grid (n_states, exact, figure1)."""
+    experiment = TVEMBSC()
+    cells = experiment.cells(TVEMBSCConfig(), (0, 1))
+    assert [c.key for c in cells] == ["figure1__seed=0"] + [f"tvem__n_states={k}__seed={s}" for s in (0, 1)
+                                                            for k in (1, 5, 20)] + ["exact__seed=0", "exact__seed=1"]
+    settings = experiment.cell_config(TVEMBSCConfig(grid={"tvem": {"n_states": [5]}}), cells[0])
+    assert "grid" not in settings and settings["n_states"] == [5]
+    assert settings["exact"] is False and settings["figure1"] is False
+    assert TVEMBSCConfig(grid_size=9, grid={"tvem": {"n_states": [5]}}).grid == {"tvem": {"n_states": [5]}}
 
 
 def test_quick_profile_recovers_the_bars(tmp_path):

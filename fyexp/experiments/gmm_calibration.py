@@ -28,8 +28,8 @@ class GmmCalibration(Experiment):
     Config = GmmCalibrationConfig
 
     def cells(self, config, seeds):
-        """The spec's grid: each method with its own settings × seeds (:mod:`fyexp.experiments.method_grid`)."""
-        return method_cells(config.grid, seeds)
+        """The spec's grid: each method with its own settings, seed by seed (:mod:`fyexp.experiments.method_grid`)."""
+        return method_cells(config.grid, seeds, by_seed=True)
 
     def cell_config(self, config, cell) -> dict:
         """A cell's settings (:func:`fyexp.settings.scoped_config`): the config as written before the grid was

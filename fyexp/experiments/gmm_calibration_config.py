@@ -50,7 +50,7 @@ def _default_gammas() -> list[float]:
 class GmmCalibrationConfig:
     """Hyperparameters of the study; the defaults are the authors' protocol (anchors.md, §5.1, §C)."""
 
-    grid: dict[str, dict | None] = field(default_factory=_default_grid)
+    grid: dict[str, dict | bool | None] = field(default_factory=_default_grid)
     n_replicas: int = 5000
     gammas: list[float] = field(default_factory=_default_gammas)      # the L_γ grid; must contain 1.0
     conflated_gammas: list[float] = field(default_factory=lambda: [0.1, 0.5, 0.9])

@@ -35,7 +35,7 @@ class GMMClusteringConfig:
     reg_covar: float = 1e-6
     prior_term: Literal["log", "tsallis"] = "log"
     sparse_init_skip: int = 0
-    grid: dict[str, dict | None] = field(default_factory=_default_grid)
+    grid: dict[str, dict | bool | None] = field(default_factory=_default_grid)
 
     def __post_init__(self):
         require(len(self.centers) >= 1 and len({len(c) for c in self.centers}) == 1, "centers",

@@ -1,15 +1,17 @@
 """Grids whose methods have axes of their own: the spec's ``grid:`` maps each method to its axes (``{}`` for none,
-``null`` to leave the method out), a ragged grid by method::
+``null`` or ``false`` to leave the method out — ``--set grid.<method>=false``), a ragged grid by method::
 
     grid:
       standard: {}
       sparse: {rho: [1.0, 2.0]}          # cells standard, sparse__rho=1, sparse__rho=2 (× seeds)
+      figure: {seed: [0]}                # an axis named seed: the method runs at those seeds only
 
 A runner declares which methods exist and their axes — ``{method: {axis: kind}}``, a kind being ``float``, ``int``
 or a tuple of the allowed values — and :func:`check_method_grid` validates a spec's block against it (one-line
 errors naming ``grid.<method>.<axis>``), reading ints as floats for a ``float`` axis so that cell keys and settings
 do not depend on how a number was written.  :func:`method_cells` expands it: each method's Cartesian product
-(:func:`fyexp.experiments.grid.expand`) × seeds, in the order written, the seed innermost.
+(:func:`fyexp.experiments.grid.expand`) × seeds, in the order written, the seed innermost (or, ``by_seed``, all of
+a method's values for one seed before the next seed).
 """
 
 from __future__ import annotations
@@ -38,12 +40,12 @@ def _describe(kind: Any) -> str:
 
 
 def check_method_grid(grid: Mapping[str, Any], declared: Mapping[str, Mapping[str, Any]]) -> dict[str, dict]:
-    """``grid`` (method → its axes, or ``None``) checked against ``declared`` (method → axis → kind): the methods
-    not left out, each with exactly its declared axes as lists of distinct values of their kinds."""
+    """``grid`` (method → its axes, or ``None`` / ``False``) checked against ``declared`` (method → axis → kind): the
+    methods not left out, each with exactly its declared axes as lists of distinct values of their kinds."""
     out = {}
     for method, axes in grid.items():
         require(method in declared, "grid", f"methods among {list(declared)}", method)
-        if axes is None:
+        if axes is None or axes is False:
             continue
         kinds = declared[method]
         require(isinstance(axes, Mapping) and set(axes) == set(kinds), f"grid.{method}", f"the axes {sorted(kinds)}",
@@ -60,6 +62,14 @@ def check_method_grid(grid: Mapping[str, Any], declared: Mapping[str, Mapping[st
     return out
 
 
-def method_cells(grid: Mapping[str, Mapping[str, list]], seeds: tuple[int, ...]) -> list[Cell]:
-    """Each method's own grid × ``seeds``: ``Cell(method, seed, params)``, the seed innermost."""
-    return [Cell(method, seed, params) for method, axes in grid.items() for params in expand(axes) for seed in seeds]
+def method_cells(grid: Mapping[str, Mapping[str, list]], seeds: tuple[int, ...], by_seed: bool = False) -> list[Cell]:
+    """Each method's own grid × ``seeds``: ``Cell(method, seed, params)``, the seed innermost (``by_seed``: the
+    seed outermost within a method); a method with a ``seed`` axis runs at its own seeds instead of the run's."""
+    cells = []
+    for method, axes in grid.items():
+        block = []
+        for params in expand(axes):
+            pinned = params.pop("seed", None)
+            block += [Cell(method, seed, params) for seed in ((pinned,) if pinned is not None else seeds)]
+        cells += sorted(block, key=lambda c: c.seed) if by_seed else block   # sorted is stable: values keep order
+    return cells

@@ -1,18 +1,17 @@
 r"""Truncated variational EM for binary sparse coding: Lücke 2019, Alg. 1 (§6.1) on the bars test, and Figure 1.
 
-Cells: ``tvem`` (``n_states`` = :math:`|\mathcal{K}|`) and ``exact`` (all :math:`2^H` states) × seed — one bars
-data set per seed (:mod:`fyexp.data.bars`), the same data-driven start for every method of a seed
+Cells (the spec's ``grid:``): ``tvem`` (``n_states`` = :math:`|\mathcal{K}|`) and ``exact`` (all :math:`2^H`
+states) × seed — one bars data set per seed (:mod:`fyexp.data.bars`), one data-driven start per seed
 (:func:`fyexp.em.bsc.init_params`), then :class:`fyexp.em.tvem.TVEM` for ``n_iter`` iterations; ``figure1`` — a
-noisy image made of two of Figure 1's four patterns and the log-joint of its 16 states, from which the report
-draws the posterior and its best truncation (:func:`fyexp.report.figures.tvem.figure1_data`).
+noisy image of two of Figure 1's four patterns and the log-joint of its 16 states, from which the report draws the
+posterior and its best truncation (:func:`fyexp.report.figures.tvem.figure1_data`).
 
-Metrics per bars cell (per data point where it is an energy): ``free_energy`` (eq. 18 after the last M-step),
-``log_likelihood`` (eq. 2, exact), ``true_log_likelihood`` (at the generating parameters), ``bars_recovered``
-(true bars matched by a learned field with cosine ≥ ``recovery_threshold``), ``all_bars_recovered`` (0/1),
-``min_cosine``, ``sigma``, ``pi``, ``replaced_last`` (states replaced per data point in the last E-step),
-``ms_per_iteration``; of ``figure1``: the posterior mass the truncation keeps, the KL −log(mass) of the truncated
-from the exact posterior, whether the MAP state generated the image.  Fits are saved as JSON, Figure 1's arrays
-as ``figure1.npz``, for the figure functions ``tvem-figure1`` / ``tvem-bars`` (:mod:`fyexp.report.figures.tvem`).
+Metrics per bars cell (per data point for energies): ``free_energy`` (eq. 18 after the last M-step),
+``log_likelihood`` (eq. 2), ``true_log_likelihood`` (at the generating parameters), ``bars_recovered`` (true bars
+matched by a learned field with cosine ≥ ``recovery_threshold``), ``all_bars_recovered``, ``min_cosine``, ``sigma``,
+``pi``, ``replaced_last`` (states replaced per point in the last E-step), ``ms_per_iteration``; of ``figure1``: the
+posterior mass the truncation keeps, the KL −log(mass), whether the MAP state generated the image.  Fits are saved as
+JSON, Figure 1's arrays as ``figure1.npz``, for ``tvem-figure1`` / ``tvem-bars`` (:mod:`fyexp.report.figures.tvem`).
 """
 
 from __future__ import annotations
@@ -20,72 +19,19 @@ from __future__ import annotations
 import json
 import math
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from fyexp.data.bars import (FIGURE1_PATTERNS, BarsSpec, figure1_data_point, figure1_patterns, make_bars,
-                             match_fields)
+from fyexp.data.bars import FIGURE1_PATTERNS, figure1_data_point, figure1_patterns, make_bars, match_fields
 from fyexp.em.bsc import all_states, init_params, log_joint
 from fyexp.em.tvem import TVEM, StateSearch, keep_top, log_likelihood, truncated_posterior
-from fyexp.errors import CellFailed, require
+from fyexp.errors import CellFailed
 from fyexp.experiments import Experiment, register
+from fyexp.experiments.method_grid import method_cells
+from fyexp.experiments.tvem_bsc_config import TVEMBSCConfig
 from fyexp.results import Cell
-
-MAX_EXACT_LATENTS = 16
-
-
-@dataclass
-class TVEMBSCConfig:
-    """Bars data, TV-EM settings, the grid of |K|, and Figure 1."""
-
-    grid_size: int = 5
-    bar_amplitude: float = 10.0
-    bar_pi: float | None = None
-    noise_sigma: float = 2.0
-    n_points: int = 1000
-    n_iter: int = 200
-    n_states: list[int] = field(default_factory=lambda: [1, 5, 20])
-    exact: bool = True
-    n_prior_samples: int = 10
-    n_bitflips: int = 10
-    n_sweeps: int = 1
-    init_noise: float = 0.25
-    recovery_threshold: float = 0.9
-    figure1: bool = True
-    figure1_grid: int = 12
-    figure1_pair: list[str] = field(default_factory=lambda: ["columns", "triangle"])
-    figure1_sigma: float = 2.5
-    figure1_pi: float = 0.3
-    figure1_noise_seed: int = 1
-    figure1_keep: int = 3
-
-    def __post_init__(self):
-        n_bars = 2 * self.grid_size
-        require(self.grid_size >= 2, "grid_size", "an integer >= 2", self.grid_size)
-        require(self.bar_amplitude > 0 and self.noise_sigma > 0, "noise_sigma", "positive amplitude and sigma",
-                (self.bar_amplitude, self.noise_sigma))
-        require(self.bar_pi is None or 0 < self.bar_pi < 1, "bar_pi", "null (2/H) or a number in (0, 1)", self.bar_pi)
-        require(self.n_points >= 1 and self.n_iter >= 1, "n_iter", "n_points, n_iter >= 1", (self.n_points, self.n_iter))
-        require(all(1 <= k <= 2 ** n_bars for k in self.n_states), "n_states", f"integers in [1, 2^H = {2 ** n_bars}]",
-                self.n_states)
-        require(not self.exact or n_bars <= MAX_EXACT_LATENTS, "exact", f"false when H = 2 * grid_size > "
-                f"{MAX_EXACT_LATENTS} (2^H states per data point)", self.exact)
-        require(self.n_prior_samples >= 0 and self.n_bitflips >= 0 and self.n_prior_samples + self.n_bitflips >= 1,
-                "n_bitflips", "n_prior_samples, n_bitflips >= 0, at least one suggestion",
-                (self.n_prior_samples, self.n_bitflips))
-        require(self.n_sweeps >= 1, "n_sweeps", "an integer >= 1", self.n_sweeps)
-        require(0 < self.recovery_threshold <= 1, "recovery_threshold", "a cosine in (0, 1]", self.recovery_threshold)
-        require(len(self.figure1_pair) >= 1 and set(self.figure1_pair) <= set(FIGURE1_PATTERNS), "figure1_pair",
-                f"names among {list(FIGURE1_PATTERNS)}", self.figure1_pair)
-        require(1 <= self.figure1_keep <= 2 ** len(FIGURE1_PATTERNS), "figure1_keep", "an integer in [1, 16]",
-                self.figure1_keep)
-
-    def bars(self, seed: int) -> BarsSpec:
-        return BarsSpec(size=self.grid_size, amplitude=self.bar_amplitude, pi=self.bar_pi, sigma=self.noise_sigma,
-                        n_points=self.n_points, seed=seed)
-
 
 @register
 class TVEMBSC(Experiment):
@@ -93,9 +39,15 @@ class TVEMBSC(Experiment):
     Config = TVEMBSCConfig
 
     def cells(self, config: TVEMBSCConfig, seeds: tuple[int, ...]) -> list[Cell]:
-        grid = [Cell("tvem", s, {"n_states": k}) for s in seeds for k in config.n_states]
-        grid += [Cell("exact", s) for s in seeds] if config.exact else []
-        return ([Cell("figure1", 0)] if config.figure1 else []) + grid
+        """The spec's grid, each method seed by seed (every |K| of a seed, then the next seed)."""
+        return method_cells(config.grid, seeds, by_seed=True)
+
+    def cell_config(self, config: TVEMBSCConfig, cell: Cell) -> dict:
+        """A cell's settings: the config as written before the grid was declared (``n_states``, ``exact``,
+        ``figure1``), so that committed cells keep their settings hashes."""
+        data, grid = asdict(config), config.grid
+        return {**{k: v for k, v in data.items() if k != "grid"}, "n_states": grid.get("tvem", {}).get("n_states", []),
+                "exact": "exact" in grid, "figure1": "figure1" in grid}
 
     def run_cell(self, config: TVEMBSCConfig, cell: Cell, ctx) -> list[dict]:
         if cell.method == "figure1":
