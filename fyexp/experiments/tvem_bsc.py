@@ -33,6 +33,15 @@ from fyexp.experiments.method_grid import method_cells
 from fyexp.experiments.tvem_bsc_config import TVEMBSCConfig
 from fyexp.results import Cell
 
+#: a bars cell's random streams, declared once: numpy generators seeded with (cell seed, stream); the data set is
+#: drawn from the cell seed alone (:func:`fyexp.data.bars.make_bars`)
+SEED_STREAMS = {"init": 1, "search": 2}
+
+
+def _rng(cell: Cell, stream: str) -> np.random.Generator:
+    return np.random.default_rng((cell.seed, SEED_STREAMS[stream]))
+
+
 @register
 class TVEMBSC(Experiment):
     name = "tvem-bsc"
@@ -56,11 +65,11 @@ class TVEMBSC(Experiment):
         n_points, n_latents = data.S.shape
         n_states = cell.params.get("n_states")
         em = TVEM(n_states, StateSearch(config.n_prior_samples, config.n_bitflips, config.n_sweeps), config.n_iter)
-        init = init_params(data.Y, n_latents, np.random.default_rng((cell.seed, 1)), noise=config.init_noise)
+        init = init_params(data.Y, n_latents, _rng(cell, "init"), noise=config.init_noise)
         advance = ctx.subtask(cell.key, config.n_iter)
         with threadpool_limits(1):
             start = time.perf_counter()
-            result = em.fit(data.Y, init, np.random.default_rng((cell.seed, 2)), callback=lambda _: advance())
+            result = em.fit(data.Y, init, _rng(cell, "search"), callback=lambda _: advance())
             seconds = time.perf_counter() - start
             log_lik, true_log_lik = log_likelihood(data.Y, result.params), log_likelihood(data.Y, data.truth)
         if not np.isfinite(result.free_energy).all():
