@@ -102,8 +102,9 @@ class GMMClustering(GridExperiment):
                 skip = config.sparse_init_skip if cell.method == "sparse" else 0
                 init = authors_torch_init(seed, config.n_components, data.X.shape[1], skip=skip)
                 advance = ctx.subtask(cell.key, config.n_iter)
-                fit = GaussianMixtureEM(E_STEPS[cell.method](config, cell.params), n_iter=config.n_iter,
-                                           reg_covar=config.reg_covar).fit(data.X, init, callback=lambda _: advance())
+                em = GaussianMixtureEM(E_STEPS[cell.method](config, cell.params), n_iter=config.n_iter,
+                                       reg_covar=config.reg_covar)
+                fit = em.fit(data.X, init, callback=lambda _: advance())
                 params, resp, objective = fit.params, fit.resp, fit.objective
         if not (np.isfinite(objective).all() and np.isfinite(params.means).all()):
             raise CellFailed(f"{cell.key}: EM produced a non-finite objective or mean")
