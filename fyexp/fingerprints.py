@@ -27,7 +27,7 @@ Refresh after a commit that changes behaviour on purpose (and say why in the com
     python -m fyexp.fingerprints --check           # compare every experiment with the committed file
 
 Not fingerprinted: no experiment is left out (every ``experiments/*.yaml`` has a slice, which the test checks);
-left out of slices: tvem-bsc's Figure 1 cells (``figure1=false``), the grid cells after each method's first
+left out of slices: tvem-bsc's Figure 1 cells (``grid.figure1=false``), the grid cells after each method's first
 (other data sets, ρ values, seeds), and wall-clock metrics (:data:`TIMING`).  The report uses the committed
 files: a row stale by code whose experiment's fingerprint is the same at its commit and at HEAD is
 "code changed, behaviour unchanged (fingerprint)" (:func:`fyexp.report.runs.fingerprint_states`).
@@ -179,7 +179,7 @@ class Slice:
 SLICES: dict[str, Slice] = {
     "gmm-clustering": Slice(sets=("n_iter=5", "n_samples=200", "n_outliers=20"), per_method=True),
     "gmm-calibration": Slice(sets=("n_replicas=20", "is_samples=20", "table5_samples=200"), per_method=True),
-    "tvem-bsc": Slice(sets=("n_points=60", "n_iter=3", "figure1=false"), per_method=True),
+    "tvem-bsc": Slice(sets=("n_points=60", "n_iter=3", "grid.figure1=false"), per_method=True),
     "vr-renyi-gaussians": Slice(sets=("repetitions=3",), per_method=True),
     "fy-vae": Slice(sets=("n_train=64", "n_valid=16", "n_test=32", "train.epochs=1", "train.batch_size=32",
                           "hidden=16", "latent=4"), per_method=True,

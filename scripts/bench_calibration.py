@@ -25,7 +25,7 @@ from fyexp.calibration import cavi
 from fyexp.calibration.data import simulate
 from fyexp.calibration.study import run_study
 from fyexp.experiments import RunContext, get_experiment
-from fyexp.experiments.gmm_calibration import SETTINGS
+from fyexp.experiments.gmm_calibration_config import SETTINGS
 from fyexp.specs import load_spec, resolve
 
 

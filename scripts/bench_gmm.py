@@ -24,9 +24,10 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.mixture import GaussianMixture
 from threadpoolctl import threadpool_limits
 
+from fyexp.data.gmm_blobs import make_gmm_blobs
 from fyexp.em import GaussianMixtureEM, StandardEStep, authors_torch_init
 from fyexp.experiments import RunContext, get_experiment
-from fyexp.experiments.gmm_clustering import GMMClusteringConfig, _data
+from fyexp.experiments.gmm_clustering_config import GMMClusteringConfig
 from fyexp.specs import load_spec, resolve
 
 
@@ -44,7 +45,7 @@ def best_time(fn, repeats: int) -> tuple[float, object]:
 
 def bench_standard_em(iterations: int, repeats: int) -> None:
     config = GMMClusteringConfig()
-    X = _data(config.blobs).X
+    X = make_gmm_blobs(config.blobs).X
     init = authors_torch_init(0, config.n_components, X.shape[1])
     ours = GaussianMixtureEM(StandardEStep(), n_iter=iterations, reg_covar=config.reg_covar)
 

@@ -10,7 +10,8 @@ import pytest
 
 from fyexp.data.gmm_blobs import BlobsSpec, make_gmm_blobs
 from fyexp.errors import ConfigValueError
-from fyexp.experiments.gmm_clustering import GMMClusteringConfig, clustering_scores
+from fyexp.experiments.gmm_clustering import GMMClustering, GMMClusteringConfig
+from fyexp.metrics.clustering import clustering_scores
 from tests.conftest import run_in_terminal, strip_ansi
 
 EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
@@ -45,11 +46,34 @@ def test_perfect_clustering_scores_one():
     assert scores["silhouette_score"] > 0.9
 
 
-@pytest.mark.parametrize("bad", [{"truncated_active": [5]}, {"sweep_rhos": [0.0]}, {"spread": [0.5]},
-                                 {"n_iter": 0}])
+@pytest.mark.parametrize("bad", [{"grid": {"truncated": {"n_active": [5]}}}, {"grid": {"sparse": {"rho": [0.0]}}},
+                                 {"grid": {"sparse": {"n_active": [2]}}}, {"grid": {"exotic": {}}},
+                                 {"grid": {"truncated": {"n_active": [1.5]}}}, {"spread": [0.5]}, {"n_iter": 0}])
 def test_config_rejects_bad_values(bad):
     with pytest.raises(ConfigValueError):
         GMMClusteringConfig(**bad)
+
+
+def test_grid_cells_and_paper_keys():
+    """Each method's own axes × seeds (keys as committed), the sparse ρ read as floats, a null method left out;
+    Table 1 keys on the published metrics only (sparse EM at ρ = 2 as its row, ρ = 1.5 as a labelled extra row)."""
+    experiment = GMMClustering()
+    config = GMMClusteringConfig(grid={"standard": {}, "sparse": {"rho": [1, 1.5, 2]}, "truncated": {"n_active": [2]},
+                                       "sklearn": None})
+    cells = experiment.cells(config, (0, 1))
+    assert [c.key for c in cells[:4]] == ["standard__seed=0", "standard__seed=1", "sparse__rho=1__seed=0",
+                                         "sparse__rho=1__seed=1"]
+    assert {c.method for c in cells} == {"standard", "sparse", "truncated"} and len(cells) == 10
+    assert all(isinstance(c.params["rho"], float) for c in cells if c.method == "sparse")
+    keys = {c.key: experiment.paper_keys.keys(c) if experiment.paper_keys.publishes(c, "adjusted_mi") else None
+            for c in cells if c.seed == 0}
+    assert keys["sparse__rho=2__seed=0"][0]["paper_row"] == "Sparse EM"
+    assert keys["sparse__rho=1.5__seed=0"][0]["paper_row"] == "" and keys["sparse__rho=1__seed=0"] is None
+    assert keys["standard__seed=0"][0] == {"paper": "fyvi", "table": "1", "paper_row": "Standard EM",
+                                           "setting": "synthetic GMM"}
+    settings = experiment.cell_config(config, cells[0])
+    assert settings["table_rhos"] == [2.0, 1.5] and settings["sweep_rhos"] == [1.0, 1.5, 2.0]
+    assert settings["truncated_active"] == [2] and settings["sklearn_reference"] is False and "grid" not in settings
 
 
 def test_quick_profile_end_to_end(tmp_path):

@@ -19,10 +19,7 @@ profiles:
     seeds: [0]
     prior_term: log
     sparse_init_skip: 1
-    table_rhos: [0.1]
-    sweep_rhos: [0.1]
-    truncated_active: [2]
-    sklearn_reference: false
+    grid: {standard: {}, hard: {}, sparse: {rho: [0.1]}, truncated: {n_active: [2]}}
 """
 
 

@@ -18,7 +18,10 @@ from fyexp.em.bsc import BSCParams, all_states, init_params, log_joint, m_step, 
 from fyexp.em.tvem import (TVEM, StateSearch, free_energy, init_states, keep_top, log_likelihood, merge, propose,
                            state_codes, truncated_posterior)
 from fyexp.errors import ConfigValueError
-from fyexp.experiments.tvem_bsc import TVEMBSCConfig, figure1_posterior
+from fyexp.experiments import RunContext
+from fyexp.experiments.tvem_bsc import TVEMBSC, TVEMBSCConfig
+from fyexp.report.figures.tvem import figure1_data
+from fyexp.results import Cell
 
 EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
 
@@ -210,8 +213,12 @@ def test_bars_data_and_matching():
     np.testing.assert_allclose(cosine, 1.0)
 
 
-def test_figure1_truncation_keeps_the_three_most_probable_states():
-    figure = figure1_posterior(TVEMBSCConfig())
+def test_figure1_truncation_keeps_the_three_most_probable_states(tmp_path):
+    """The figure1 cell saves the image and log-joint; the report's series (:func:`figure1_data`) are the exact
+    posterior and its truncation, and agree with the cell's rows."""
+    ctx = RunContext("tvem-bsc", "test", "cpu", None, tmp_path / "work", tmp_path / "artifacts")
+    rows = {r["metric"]: r["value"] for r in TVEMBSC().run_cell(TVEMBSCConfig(), Cell("figure1", 0), ctx)}
+    figure = figure1_data(tmp_path / "artifacts")
     posterior, truncated = np.asarray(figure["posterior"]), np.asarray(figure["truncated"])
     assert posterior.sum() == pytest.approx(1.0) and truncated.sum() == pytest.approx(1.0)
     kept = truncated > 0
@@ -221,13 +228,29 @@ def test_figure1_truncation_keeps_the_three_most_probable_states():
     assert (states[posterior.argmax()] == np.asarray(figure["truth"])).all()  # columns + triangle
     cross = states[:, 0] == 1
     assert posterior[cross].sum() < 0.05  # 'the cross is the least consistent with the data point'
+    assert rows["kept_posterior_mass"] == pytest.approx(posterior[kept].sum()) and rows["map_is_generating_state"] == 1
+    assert figure1_data(tmp_path) is None  # no artifact: no figure
 
 
-@pytest.mark.parametrize("bad", [{"n_states": [0]}, {"n_states": [2000]}, {"grid_size": 9},
+@pytest.mark.parametrize("bad", [{"grid": {"tvem": {"n_states": [0]}}}, {"grid": {"tvem": {"n_states": [2000]}}},
+                                 {"grid_size": 9}, {"grid": {"figure1": {}}},
                                  {"figure1_pair": ["square"]}, {"n_prior_samples": 0, "n_bitflips": 0}])
 def test_config_rejects_bad_values(bad):
     with pytest.raises(ConfigValueError):
         TVEMBSCConfig(**bad)
+
+
+def test_grid_cells_and_settings_as_committed():
+    """The declared grid: Figure 1 at seed 0 only, TV-EM × |K| and exact EM × seed, with the committed keys and order; a
+    cell's settings read as the config before the grid (n_states, exact, figure1)."""
+    experiment = TVEMBSC()
+    cells = experiment.cells(TVEMBSCConfig(), (0, 1))
+    assert [c.key for c in cells] == ["figure1__seed=0"] + [f"tvem__n_states={k}__seed={s}" for s in (0, 1)
+                                                            for k in (1, 5, 20)] + ["exact__seed=0", "exact__seed=1"]
+    settings = experiment.cell_config(TVEMBSCConfig(grid={"tvem": {"n_states": [5]}}), cells[0])
+    assert "grid" not in settings and settings["n_states"] == [5]
+    assert settings["exact"] is False and settings["figure1"] is False
+    assert TVEMBSCConfig(grid_size=9, grid={"tvem": {"n_states": [5]}}).grid == {"tvem": {"n_states": [5]}}
 
 
 def test_quick_profile_recovers_the_bars(tmp_path):

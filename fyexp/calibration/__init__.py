@@ -9,5 +9,6 @@ Modules, in the order an experiment composes them:
 - :mod:`~fyexp.calibration.strategies`  choosing γ: R_ℓ, R_ℓ⁻², R_κ; interpolated fractional posteriors
 - :mod:`~fyexp.calibration.study`       one setting's table rows (L_γ, C_γ, R_·)
 - :mod:`~fyexp.calibration.importance`  importance-sampling estimates of the log-evidence
-- :mod:`~fyexp.calibration.figures`     the figures
+(the figures and the notes to the tables are the report's: :mod:`fyexp.report.figures.calibration`,
+:mod:`fyexp.report.calibration_notes`)
 """

@@ -64,3 +64,15 @@ def interpolated_precision(prior_var: float, bayes_var: np.ndarray, gamma: np.nd
     r"""Precision of :math:`p^{1-\gamma} r^\gamma` for Gaussians :math:`p = N(\cdot, \sigma^2_0)`,
     :math:`r = N(\cdot, \sigma^2_1)`: :math:`(1-\gamma)/\sigma^2_0 + \gamma/\sigma^2_1` (§C.1.1, §C.2)."""
     return (1.0 - gamma) / prior_var + gamma / bayes_var
+
+
+def interpolation_gap(prior_var: float, bayes_var: np.ndarray, gammas: np.ndarray,
+                      learnt_precision: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    r"""§C.2, Figure 2: learnt fractional posteriors against interpolations of prior and posterior.
+
+    For γ's ``(G,)``, the ELBO's posterior variances :math:`\sigma^2_1` ``(R,)`` and the precisions of the learnt
+    :math:`q_\gamma` ``(G, R)`` (one component, per data set): the interpolated precisions
+    :math:`(1-\gamma)/\sigma^2_0 + \gamma/\sigma^2_1` ``(G, R)`` (:func:`interpolated_precision`) and, per data set,
+    :math:`\log_{10}` of their mean-squared difference over γ from the learnt ones ``(R,)``."""
+    interpolated = interpolated_precision(prior_var, np.asarray(bayes_var)[None, :], np.asarray(gammas)[:, None])
+    return interpolated, np.log10(np.mean((learnt_precision - interpolated) ** 2, axis=0))

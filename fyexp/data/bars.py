@@ -3,7 +3,7 @@ Figure 1.
 
 Bars: on a :math:`B \times B` image (:math:`D = B^2` pixels) the :math:`H = 2B` generating fields are the
 :math:`B` horizontal and :math:`B` vertical bars of height ``amplitude``; data are drawn from binary sparse coding
-(:mod:`fyexp.em.bsc`) with these fields, :math:`\pi` and :math:`\sigma`.
+(:mod:`fyexp.data.bsc`) with these fields, :math:`\pi` and :math:`\sigma`.
 
 Figure 1: ``cross``, ``columns``, ``triangle``, ``circle`` as 0/1 images on an :math:`n \times n` grid, drawn from
 their geometry (the paper shows them but gives no pixel values).
@@ -15,9 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fyexp.em.bsc import BSCParams, sample_data
+from fyexp.data.bsc import BSCParams, sample_data
 
-__all__ = ["BarsSpec", "BarsData", "bars_dictionary", "make_bars", "match_fields", "FIGURE1_PATTERNS", "figure1_patterns"]
+__all__ = ["BarsSpec", "BarsData", "bars_dictionary", "make_bars", "match_fields", "FIGURE1_PATTERNS", "figure1_patterns",
+           "figure1_data_point"]
 
 
 def bars_dictionary(size: int, amplitude: float = 1.0) -> np.ndarray:
@@ -97,3 +98,16 @@ def figure1_patterns(size: int = 12) -> np.ndarray:
     radius = np.hypot(u - 0.5, v - 0.5)
     circle = np.abs(radius - 0.33) < 0.9 * width
     return np.stack([cross, columns, triangle, circle]).astype(float)
+
+
+def figure1_data_point(size: int, pair, sigma: float, pi: float,
+                       noise_seed: int) -> tuple[BSCParams, np.ndarray, np.ndarray]:
+    r"""Figure 1's model and data point: BSC with the four patterns (:func:`figure1_patterns`) as fields ``W``
+    (size², 4), :math:`\sigma` and :math:`\pi`; the generating state :math:`\vec s^*` (1 for the names in ``pair``);
+    the image :math:`\vec y = W\vec s^* + \sigma\epsilon`, :math:`\epsilon \sim \mathcal N(0, I)` drawn with
+    ``numpy.random.default_rng(noise_seed)``.  Returns ``(params, s*, y)``."""
+    patterns = figure1_patterns(size)
+    params = BSCParams(W=patterns.reshape(len(patterns), -1).T, sigma2=sigma ** 2, pi=pi)
+    truth = np.array([name in pair for name in FIGURE1_PATTERNS], dtype=np.uint8)
+    rng = np.random.default_rng(noise_seed)
+    return params, truth, params.W @ truth + sigma * rng.standard_normal(params.n_observed)

@@ -21,31 +21,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fyexp.data.bsc import BSCParams, sample_data, sample_prior  # the generative model, re-exported here
+
 __all__ = ["BSCParams", "BSCStatistics", "log_joint", "log_prior", "sufficient_statistics", "m_step", "q_function",
            "sample_prior", "sample_data", "all_states", "init_params"]
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
-
-
-@dataclass(frozen=True)
-class BSCParams:
-    r""":math:`\Theta = (W, \sigma^2, \pi)`: dictionary ``W`` (D, H), noise variance ``sigma2`` > 0, prior ``pi``
-    in [0, 1] (the same for every latent, as in Henniges et al. 2010)."""
-
-    W: np.ndarray
-    sigma2: float
-    pi: float
-
-    @property
-    def n_latents(self) -> int:
-        return self.W.shape[1]
-
-    @property
-    def n_observed(self) -> int:
-        return self.W.shape[0]
-
-    def as_dict(self) -> dict:
-        return {"W": self.W.tolist(), "sigma2": float(self.sigma2), "pi": float(self.pi)}
 
 
 def all_states(n_latents: int) -> np.ndarray:
@@ -186,18 +167,6 @@ def q_function(Y: np.ndarray, q: np.ndarray, S: np.ndarray, params: BSCParams) -
     computed directly from the log-joint (states with :math:`q = 0` contribute nothing)."""
     joint = log_joint(Y, S, params)
     return float(np.sum(np.where(q > 0, q * joint, 0.0)))
-
-
-def sample_prior(pi: float, shape: tuple[int, ...], n_latents: int, rng: np.random.Generator) -> np.ndarray:
-    r"""States :math:`\vec s \sim \prod_h \mathrm{Bernoulli}(\pi)`, shape ``(*shape, H)``, dtype uint8."""
-    return (rng.random((*shape, n_latents)) < pi).astype(np.uint8)
-
-
-def sample_data(params: BSCParams, n_points: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    r"""``(Y, S)``: :math:`N` draws :math:`\vec s \sim p(\vec s)`, :math:`\vec y = W\vec s + \sigma\epsilon`."""
-    S = sample_prior(params.pi, (n_points,), params.n_latents, rng)
-    Y = S @ params.W.T + np.sqrt(params.sigma2) * rng.standard_normal((n_points, params.n_observed))
-    return Y, S
 
 
 def init_params(Y: np.ndarray, n_latents: int, rng: np.random.Generator, noise: float = 0.25) -> BSCParams:

@@ -1,19 +1,17 @@
 r"""Truncated variational EM for binary sparse coding: Lücke 2019, Alg. 1 (§6.1) on the bars test, and Figure 1.
 
-Cells:
+Cells (the spec's ``grid:``): ``tvem`` (``n_states`` = :math:`|\mathcal{K}|`) and ``exact`` (all :math:`2^H`
+states) × seed — one bars data set per seed (:mod:`fyexp.data.bars`), one data-driven start per seed
+(:func:`fyexp.em.bsc.init_params`), then :class:`fyexp.em.tvem.TVEM` for ``n_iter`` iterations; ``figure1`` — a
+noisy image of two of Figure 1's four patterns and the log-joint of its 16 states, from which the report draws the
+posterior and its best truncation (:func:`fyexp.report.figures.tvem.figure1_data`).
 
-* ``tvem`` (``n_states`` = :math:`|\mathcal{K}|`) and ``exact`` (all :math:`2^H` states) × seed — one bars data set
-  per seed (:mod:`fyexp.data.bars`), the same data-driven start for every method of a seed
-  (:func:`fyexp.em.bsc.init_params`), then :class:`fyexp.em.tvem.TVEM` for ``n_iter`` iterations;
-* ``figure1`` — the posterior over the 16 states of a noisy image made of two of Figure 1's four patterns, and
-  its best truncation to ``figure1_keep`` states.
-
-Metrics per bars cell (per data point where it is an energy): ``free_energy`` (eq. 18 after the last M-step),
-``log_likelihood`` (eq. 2, exact), ``true_log_likelihood`` (at the generating parameters), ``bars_recovered``
-(true bars matched by a learned field with cosine ≥ ``recovery_threshold``), ``all_bars_recovered`` (0/1),
-``min_cosine``, ``sigma``, ``pi``, ``replaced_last`` (states replaced per data point in the last E-step),
-``ms_per_iteration``.  Traces and fields are saved as small JSON artifacts for the figure functions
-``tvem-figure1`` / ``tvem-bars`` (:mod:`fyexp.report.figures.tvem`).
+Metrics per bars cell (per data point for energies): ``free_energy`` (eq. 18 after the last M-step),
+``log_likelihood`` (eq. 2), ``true_log_likelihood`` (at the generating parameters), ``bars_recovered`` (true bars
+matched by a learned field with cosine ≥ ``recovery_threshold``), ``all_bars_recovered``, ``min_cosine``, ``sigma``,
+``pi``, ``replaced_last`` (states replaced per point in the last E-step), ``ms_per_iteration``; of ``figure1``: the
+posterior mass the truncation keeps, the KL −log(mass), whether the MAP state generated the image.  Fits are saved as
+JSON, Figure 1's arrays as ``figure1.npz``, for ``tvem-figure1`` / ``tvem-bars`` (:mod:`fyexp.report.figures.tvem`).
 """
 
 from __future__ import annotations
@@ -21,94 +19,27 @@ from __future__ import annotations
 import json
 import math
 import time
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
+from dataclasses import asdict
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from fyexp.data.bars import FIGURE1_PATTERNS, BarsSpec, figure1_patterns, make_bars, match_fields
-from fyexp.em.bsc import BSCParams, all_states, init_params, log_joint
+from fyexp.data.bars import FIGURE1_PATTERNS, figure1_data_point, figure1_patterns, make_bars, match_fields
+from fyexp.em.bsc import all_states, init_params, log_joint
 from fyexp.em.tvem import TVEM, StateSearch, keep_top, log_likelihood, truncated_posterior
-from fyexp.errors import CellFailed, require
+from fyexp.errors import CellFailed
 from fyexp.experiments import Experiment, register
-from fyexp.io import atomic_write_text
+from fyexp.experiments.method_grid import method_cells
+from fyexp.experiments.tvem_bsc_config import TVEMBSCConfig
 from fyexp.results import Cell
 
-MAX_EXACT_LATENTS = 16
+#: a bars cell's random streams, declared once: numpy generators seeded with (cell seed, stream); the data set is
+#: drawn from the cell seed alone (:func:`fyexp.data.bars.make_bars`)
+SEED_STREAMS = {"init": 1, "search": 2}
 
 
-@dataclass
-class TVEMBSCConfig:
-    """Bars data, TV-EM settings, the grid of |K|, and Figure 1."""
-
-    grid_size: int = 5
-    bar_amplitude: float = 10.0
-    bar_pi: float | None = None
-    noise_sigma: float = 2.0
-    n_points: int = 1000
-    n_iter: int = 200
-    n_states: list[int] = field(default_factory=lambda: [1, 5, 20])
-    exact: bool = True
-    n_prior_samples: int = 10
-    n_bitflips: int = 10
-    n_sweeps: int = 1
-    init_noise: float = 0.25
-    recovery_threshold: float = 0.9
-    figure1: bool = True
-    figure1_grid: int = 12
-    figure1_pair: list[str] = field(default_factory=lambda: ["columns", "triangle"])
-    figure1_sigma: float = 2.5
-    figure1_pi: float = 0.3
-    figure1_noise_seed: int = 1
-    figure1_keep: int = 3
-
-    def __post_init__(self):
-        n_bars = 2 * self.grid_size
-        require(self.grid_size >= 2, "grid_size", "an integer >= 2", self.grid_size)
-        require(self.bar_amplitude > 0 and self.noise_sigma > 0, "noise_sigma", "positive amplitude and sigma",
-                (self.bar_amplitude, self.noise_sigma))
-        require(self.bar_pi is None or 0 < self.bar_pi < 1, "bar_pi", "null (2/H) or a number in (0, 1)", self.bar_pi)
-        require(self.n_points >= 1 and self.n_iter >= 1, "n_iter", "n_points, n_iter >= 1", (self.n_points, self.n_iter))
-        require(all(1 <= k <= 2 ** n_bars for k in self.n_states), "n_states", f"integers in [1, 2^H = {2 ** n_bars}]",
-                self.n_states)
-        require(not self.exact or n_bars <= MAX_EXACT_LATENTS, "exact", f"false when H = 2 * grid_size > "
-                f"{MAX_EXACT_LATENTS} (2^H states per data point)", self.exact)
-        require(self.n_prior_samples >= 0 and self.n_bitflips >= 0 and self.n_prior_samples + self.n_bitflips >= 1,
-                "n_bitflips", "n_prior_samples, n_bitflips >= 0, at least one suggestion",
-                (self.n_prior_samples, self.n_bitflips))
-        require(self.n_sweeps >= 1, "n_sweeps", "an integer >= 1", self.n_sweeps)
-        require(0 < self.recovery_threshold <= 1, "recovery_threshold", "a cosine in (0, 1]", self.recovery_threshold)
-        require(len(self.figure1_pair) >= 1 and set(self.figure1_pair) <= set(FIGURE1_PATTERNS), "figure1_pair",
-                f"names among {list(FIGURE1_PATTERNS)}", self.figure1_pair)
-        require(1 <= self.figure1_keep <= 2 ** len(FIGURE1_PATTERNS), "figure1_keep", "an integer in [1, 16]",
-                self.figure1_keep)
-
-    def bars(self, seed: int) -> BarsSpec:
-        return BarsSpec(size=self.grid_size, amplitude=self.bar_amplitude, pi=self.bar_pi, sigma=self.noise_sigma,
-                        n_points=self.n_points, seed=seed)
-
-
-def method_label(method: str, n_states: int | None, n_latents: int) -> str:
-    return f"TV-EM |K|={n_states}" if method == "tvem" else f"exact EM (|K|=2^{n_latents})"
-
-
-def figure1_posterior(config: TVEMBSCConfig) -> dict:
-    r"""Figure 1: a BSC model whose fields are the four patterns; an image :math:`\vec y = W\vec s^* + \sigma\epsilon`
-    with :math:`\vec s^*` the pair; the exact posterior over :math:`\{0,1\}^4` and its truncation to the
-    ``figure1_keep`` most probable states (the optimal :math:`\mathcal{K}^{(n)}` of that size)."""
-    patterns = figure1_patterns(config.figure1_grid)
-    params = BSCParams(W=patterns.reshape(len(patterns), -1).T, sigma2=config.figure1_sigma ** 2, pi=config.figure1_pi)
-    truth = np.array([name in config.figure1_pair for name in FIGURE1_PATTERNS], dtype=np.uint8)
-    rng = np.random.default_rng(config.figure1_noise_seed)
-    image = params.W @ truth + config.figure1_sigma * rng.standard_normal(params.n_observed)
-    states = all_states(len(FIGURE1_PATTERNS))
-    joint = log_joint(image[None, :], states, params)
-    posterior = truncated_posterior(joint)[0][0]
-    truncated = truncated_posterior(keep_top(joint, config.figure1_keep))[0][0]
-    return {"patterns": patterns.tolist(), "names": list(FIGURE1_PATTERNS), "image": image.tolist(),
-            "states": states.tolist(), "posterior": posterior.tolist(), "truncated": truncated.tolist(),
-            "truth": truth.tolist(), "keep": config.figure1_keep}
+def _rng(cell: Cell, stream: str) -> np.random.Generator:
+    return np.random.default_rng((cell.seed, SEED_STREAMS[stream]))
 
 
 @register
@@ -117,29 +48,35 @@ class TVEMBSC(Experiment):
     Config = TVEMBSCConfig
 
     def cells(self, config: TVEMBSCConfig, seeds: tuple[int, ...]) -> list[Cell]:
-        grid = [Cell("tvem", s, {"n_states": k}) for s in seeds for k in config.n_states]
-        grid += [Cell("exact", s) for s in seeds] if config.exact else []
-        return ([Cell("figure1", 0)] if config.figure1 else []) + grid
+        """The spec's grid, each method seed by seed (every |K| of a seed, then the next seed)."""
+        return method_cells(config.grid, seeds, by_seed=True)
+
+    def cell_config(self, config: TVEMBSCConfig, cell: Cell) -> dict:
+        """A cell's settings: the config as written before the grid was declared (``n_states``, ``exact``,
+        ``figure1``), so that committed cells keep their settings hashes."""
+        data, grid = asdict(config), config.grid
+        return {**{k: v for k, v in data.items() if k != "grid"}, "n_states": grid.get("tvem", {}).get("n_states", []),
+                "exact": "exact" in grid, "figure1": "figure1" in grid}
 
     def run_cell(self, config: TVEMBSCConfig, cell: Cell, ctx) -> list[dict]:
         if cell.method == "figure1":
-            return self._figure1(config, ctx.artifact_dir)
+            return self._figure1(config, ctx)
         data = make_bars(config.bars(cell.seed))
         n_points, n_latents = data.S.shape
         n_states = cell.params.get("n_states")
         em = TVEM(n_states, StateSearch(config.n_prior_samples, config.n_bitflips, config.n_sweeps), config.n_iter)
-        init = init_params(data.Y, n_latents, np.random.default_rng((cell.seed, 1)), noise=config.init_noise)
+        init = init_params(data.Y, n_latents, _rng(cell, "init"), noise=config.init_noise)
         advance = ctx.subtask(cell.key, config.n_iter)
         with threadpool_limits(1):
             start = time.perf_counter()
-            result = em.fit(data.Y, init, np.random.default_rng((cell.seed, 2)), callback=lambda _: advance())
+            result = em.fit(data.Y, init, _rng(cell, "search"), callback=lambda _: advance())
             seconds = time.perf_counter() - start
             log_lik, true_log_lik = log_likelihood(data.Y, result.params), log_likelihood(data.Y, data.truth)
         if not np.isfinite(result.free_energy).all():
             raise CellFailed(f"{cell.key}: non-finite free energy")
         match, cosine = match_fields(result.params.W, data.truth.W)
         recovered = int((cosine >= config.recovery_threshold).sum())
-        label = method_label(cell.method, n_states, n_latents)
+        label = f"TV-EM |K|={n_states}" if cell.method == "tvem" else f"exact EM (|K|=2^{n_latents})"
         metrics = {"free_energy": result.free_energy[-1] / n_points, "log_likelihood": log_lik / n_points,
                    "true_log_likelihood": true_log_lik / n_points, "bars_recovered": recovered,
                    "all_bars_recovered": float(recovered == n_latents), "min_cosine": float(cosine.min()),
@@ -150,21 +87,24 @@ class TVEMBSC(Experiment):
                   "free_energy": (result.free_energy / n_points).tolist(),
                   "free_energy_estep": (result.free_energy_estep / n_points).tolist(),
                   "true_log_likelihood": true_log_lik / n_points, "truth_W": data.truth.W.tolist()}
-        atomic_write_text(ctx.artifact_dir / "fits" / f"{cell.key}.json", json.dumps(fitted))
-        atomic_write_text(ctx.artifact_dir / "config.json", json.dumps(asdict(config), indent=1))
+        ctx.save_text(f"fits/{cell.key}.json", json.dumps(fitted))
+        ctx.save_text("config.json", json.dumps(asdict(config), indent=1))
         extra = {"label": label, "n_states": n_states if n_states is not None else 2 ** n_latents}
         return [{"metric": m, "value": float(v), **extra} for m, v in metrics.items()]
 
     @staticmethod
-    def _figure1(config: TVEMBSCConfig, artifact_dir: Path) -> list[dict]:
-        figure = figure1_posterior(config)
-        atomic_write_text(artifact_dir / "figure1.json", json.dumps(figure))
-        posterior, truth = np.asarray(figure["posterior"]), np.asarray(figure["truth"])
-        kept = np.asarray(figure["truncated"]) > 0
-        states = np.asarray(figure["states"])
-        mass = float(posterior[kept].sum())
+    def _figure1(config: TVEMBSCConfig, ctx) -> list[dict]:
+        """Figure 1 (:func:`fyexp.data.bars.figure1_data_point`): saves the patterns, image and the log-joint of the
+        16 states; returns the rows of the truncation to the ``figure1_keep`` most probable states."""
+        params, truth, image = figure1_data_point(config.figure1_grid, config.figure1_pair, config.figure1_sigma,
+                                                  config.figure1_pi, config.figure1_noise_seed)
+        states = all_states(len(FIGURE1_PATTERNS))
+        joint = log_joint(image[None, :], states, params)
+        ctx.save_artifact("figure1", patterns=figure1_patterns(config.figure1_grid), names=np.array(FIGURE1_PATTERNS),
+                          image=image, truth=truth, states=states, log_joint=joint[0], keep=config.figure1_keep)
+        posterior = truncated_posterior(joint)[0][0]
+        mass = float(posterior[truncated_posterior(keep_top(joint, config.figure1_keep))[0][0] > 0].sum())
+        values = {"kept_posterior_mass": mass, "kl_truncated_to_exact": -math.log(mass),
+                  "map_is_generating_state": float((states[posterior.argmax()] == truth).all())}
         label = f"Figure 1 (|K|={config.figure1_keep} of 16)"
-        return [{"metric": "kept_posterior_mass", "value": mass, "label": label},
-                {"metric": "kl_truncated_to_exact", "value": -math.log(mass), "label": label},
-                {"metric": "map_is_generating_state", "label": label,
-                 "value": float((states[posterior.argmax()] == truth).all())}]
+        return [{"metric": m, "value": v, "label": label} for m, v in values.items()]

@@ -8,7 +8,8 @@ the joint is −D_α[q ‖ p], and its Monte Carlo estimate (eq. 18) with θ_k �
 For equal covariances Σ the divergence has the closed form D_α[q ‖ p] = (α/2) (μ_q − μ_p)ᵀ Σ⁻¹ (μ_q − μ_p) for
 every real α (the Gaussian integral converges for any α when the covariances agree), so −D_α = −α ‖Δμ‖²/2.
 Theorem 2: E L̂_{α,K} ≤ −D_α for α < 1 (≥ for α > 1), the gap shrinking as K grows; K = 1 gives −KL for any α.
-One cell per K: ``repetitions`` independent estimates at every α; rows are their mean and std, and the exact value.
+One cell per K (the spec's ``grid: {K: [...]}``) and seed: ``repetitions`` independent estimates at every α, drawn
+from the cell's Monte Carlo stream; rows are their mean and std, and the exact value.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ import numpy as np
 import torch
 
 from fyexp.errors import require
-from fyexp.experiments import Experiment, register
+from fyexp.experiments import register
+from fyexp.experiments.grid import GridExperiment, check_axes, metric
 from fyexp.objectives import vr_bound
 from fyexp.results import Cell
 
@@ -41,35 +43,58 @@ def mc_neg_renyi(alpha: float, n_samples: int, repetitions: int, mu_q, mu_p,
 
 
 @dataclass
+class Grid:
+    """The axis of the grid: K, the number of samples of one estimate."""
+
+    K: list[int] = field(default_factory=lambda: [1, 10, 100])
+
+    def __post_init__(self):
+        check_axes(self)
+        require(all(k >= 1 for k in self.K), "K", "integers >= 1", self.K)
+
+
+@dataclass
 class Config:
     mu_p: list[float] = field(default_factory=lambda: [0.0, 0.0])
     mu_q: list[float] = field(default_factory=lambda: [1.0, 1.0])
     alphas: list[float] = field(default_factory=lambda: [-1.0, -0.5, 0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0])
-    n_samples: list[int] = field(default_factory=lambda: [1, 10, 100])
+    grid: Grid = field(default_factory=Grid)
     repetitions: int = 200
 
     def __post_init__(self):
         require(len(self.mu_p) == len(self.mu_q) >= 1, "mu_q", "a point of the dimension of mu_p", self.mu_q)
-        require(all(k >= 1 for k in self.n_samples), "n_samples", "integers >= 1", self.n_samples)
         require(self.repetitions >= 2, "repetitions", "an integer >= 2", self.repetitions)
 
 
 @register
-class VRRenyiGaussians(Experiment):
+class VRRenyiGaussians(GridExperiment):
     name = "vr_renyi_gaussians"
     Config = Config
+    columns = {"K": "K"}
 
-    def cells(self, config: Config, seeds):
-        return [Cell("mc", seed, {"K": k}) for k in config.n_samples for seed in seeds]
+    def method(self, config: Config, params: dict) -> str:
+        return "mc"
 
-    def run_cell(self, config: Config, cell: Cell, ctx):
+    def cell_config(self, config: Config, cell: Cell) -> dict:
+        """A cell's settings (:func:`fyexp.settings.scoped_config`): the config with the grid's K list as
+        ``n_samples``, as written before the grid was declared, so that committed cells keep their hashes."""
+        from fyexp.settings import jsonable
+
+        data = jsonable(config)
+        return {**{k: v for k, v in data.items() if k != "grid"}, "n_samples": data["grid"]["K"]}
+
+    def mc_seed(self, cell: Cell) -> int:
+        """The cell's Monte Carlo stream: seed · 7919 + K (7919 prime: one stream per seed and K < 7919)."""
+        return cell.seed * 7919 + cell.params["K"]
+
+    def measure(self, config: Config, cell: Cell, ctx):
         k = cell.params["K"]
-        generator = torch.Generator().manual_seed(cell.seed * 7919 + k)
-        rows = []
+        generator = torch.Generator().manual_seed(self.mc_seed(cell))
+        out = []
         for alpha in config.alphas:
             est = mc_neg_renyi(alpha, k, config.repetitions, config.mu_q, config.mu_p, generator)
-            common = {"alpha": alpha, "K": k, "repetitions": config.repetitions}
-            rows += [{"metric": "neg_renyi_mc_mean", "value": float(est.mean()), **common},
-                     {"metric": "neg_renyi_mc_std", "value": float(est.std()), **common},
-                     {"metric": "neg_renyi_exact", "value": exact_neg_renyi(alpha, config.mu_q, config.mu_p), **common}]
-        return rows
+            common = {"alpha": alpha, "repetitions": config.repetitions}
+            out += [metric("neg_renyi_mc_mean", float(est.mean()), **common),
+                    metric("neg_renyi_mc_std", float(est.std()), **common),
+                    metric("neg_renyi_exact", exact_neg_renyi(alpha, config.mu_q, config.mu_p), **common)]
+        return out

@@ -1,5 +1,5 @@
-"""Figures of the calibration study (gmm-calibration), drawn from the tidy result rows and the Figure 2 artifact,
-and the notes that go with its tables."""
+"""Figures of the calibration study (gmm-calibration), drawn from the tidy result rows and the interpolation cell's
+artifact (Figure 2's series computed here), and the notes that go with its tables."""
 
 from __future__ import annotations
 
@@ -23,19 +23,41 @@ def coverage_length_figure(ctx: FigureContext) -> list[Path]:
 
 @figure("frac-figure2")
 def figure2(ctx: FigureContext) -> list[Path]:
-    """Per profile with its ``figure2.npz`` artifact: frac Figure 2 (:func:`interpolation`)."""
+    """Per profile with the interpolation cell's artifact: frac Figure 2 (:func:`figure2_series`,
+    :func:`interpolation`)."""
     paths = []
     for profile in ctx.frame["profile"].dropna().unique():
-        artifact = ctx.artifacts / profile / "figure2.npz"
-        if artifact.is_file():
-            paths += interpolation(artifact, ctx.figures_dir / f"figure2-{profile}.png")
+        series = figure2_series(ctx.artifacts / profile)
+        if series is not None:
+            paths += interpolation(series, ctx.figures_dir / f"figure2-{profile}.png")
     return paths
+
+
+def figure2_series(folder: Path) -> dict | None:
+    """Figure 2's series from the interpolation cell's ``interpolation.npz`` (γ's, learnt precisions (G, R), the
+    ELBO's variances (R,), the prior variance): per data set, log10 of the mean-squared gap between learnt and
+    interpolated precisions (:func:`fyexp.calibration.strategies.interpolation_gap`), and for panel (b) the data
+    set where it is largest (``replica``) with both precision curves and the ELBO's precision.  A folder written
+    before ``interpolation.npz`` holds these series as ``figure2.npz``; ``None`` when there is neither."""
+    if (folder / "interpolation.npz").is_file():
+        from fyexp.calibration.strategies import interpolation_gap
+
+        with np.load(folder / "interpolation.npz") as saved:
+            gammas, learnt, bayes_var = saved["gammas"], saved["learnt_precision"], saved["elbo_variance"]
+            interpolated, log10_msd = interpolation_gap(float(saved["prior_var"]), bayes_var, gammas, learnt)
+        shown = int(np.argmax(log10_msd))
+        return {"gammas": gammas, "log10_msd": log10_msd, "replica": shown, "learnt": learnt[:, shown],
+                "interpolated": interpolated[:, shown], "elbo_precision": 1.0 / bayes_var[shown]}
+    if (folder / "figure2.npz").is_file():
+        with np.load(folder / "figure2.npz") as saved:
+            return {key: saved[key] for key in saved.files}
+    return None
 
 
 @figure("frac-calibration-notes")
 def notes(ctx: FigureContext) -> list[Path]:
     """Not a PNG: writes ``NOTES.md`` beside the tables (how agreement is judged, the columns), from the rows."""
-    from fyexp.calibration.notes import write_notes
+    from fyexp.report.calibration_notes import write_notes
 
     write_notes(ctx.frame, ctx.folder / "NOTES.md")
     return []
@@ -75,12 +97,12 @@ def coverage_and_length(rows: pd.DataFrame, path: Path) -> list[Path]:
     return [save_figure(fig, path)]
 
 
-def interpolation(artifact: Path, path: Path) -> list[Path]:
-    """Figure 2 (§C.2): (a) histogram over data sets of log10 mean-squared differences between the precisions
-    of the learnt q_γ and of the interpolations p^{1−γ} r^γ; (b) both precisions against γ for one data set."""
+def interpolation(data: dict, path: Path) -> list[Path]:
+    """Figure 2 (§C.2, the series of :func:`figure2_series`): (a) histogram over data sets of log10 mean-squared
+    differences between the precisions of the learnt q_γ and of the interpolations p^{1−γ} r^γ; (b) both
+    precisions against γ for one data set."""
     from fyexp.report.figures.output import plt, save_figure
 
-    data = np.load(artifact)
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
     left.hist(data["log10_msd"], bins=60, color="tab:blue", alpha=0.8)
     left.set_xlabel("log10 mean-squared difference of precisions")

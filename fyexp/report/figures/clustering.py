@@ -18,12 +18,13 @@ FIGURE2_METRICS = (("adjusted_mi", "adjusted MI"), ("adjusted_ri", "adjusted RI"
 
 @figure("fyvi-figure1")
 def figure1(ctx: FigureContext) -> list[Path]:
-    """Per profile with a ``dataset.json`` artifact: FYVI Figure 1, points by true label (outliers ×), true 2σ
-    ellipses coloured, the fitted ellipses of standard, sparse (ρ = 2) and hard EM in black (lowest seed)."""
+    """Per profile with a ``dataset.npz`` (or, written before it, ``dataset.json``) artifact: FYVI Figure 1, points
+    by true label (outliers ×), true 2σ ellipses coloured, the fitted ellipses of standard, sparse (ρ = 2) and hard
+    EM in black (lowest seed)."""
     paths = []
     for profile, rows in ctx.frame.groupby("profile", sort=False):
         artifacts = ctx.artifacts / str(profile)
-        if (artifacts / "dataset.json").is_file():
+        if (artifacts / "dataset.npz").is_file() or (artifacts / "dataset.json").is_file():
             paths.append(_draw_figure1(rows, artifacts, ctx.figures_dir / f"fyvi-figure1-{profile}.png"))
     return paths
 
@@ -55,23 +56,39 @@ def _select(rows: pd.DataFrame, method: str, rho: float | None) -> pd.DataFrame:
     return chosen
 
 
+def _dataset(artifacts: Path) -> dict:
+    """The points, true labels, inlier mask, centres, true covariances and outlier box the runner saved
+    (``dataset.npz`` with ``dataset.json``); results written before ``dataset.npz`` existed are redrawn from the
+    generating spec in ``dataset.json`` (:mod:`fyexp.data.gmm_blobs`)."""
+    meta = json.loads((artifacts / "dataset.json").read_text())
+    if (artifacts / "dataset.npz").is_file():
+        with np.load(artifacts / "dataset.npz") as saved:
+            arrays = {key: saved[key] for key in saved.files}
+    else:
+        from fyexp.data.gmm_blobs import BlobsSpec, make_gmm_blobs
+
+        spec = BlobsSpec.from_lists(meta["centers"], meta["spread"],
+                                    **{k: v for k, v in meta.items() if k not in ("centers", "spread")})
+        data = make_gmm_blobs(spec)
+        arrays = {"X": data.X, "labels": data.labels, "inliers": data.inliers,
+                  "true_covariances": spec.true_covariances}
+    return {**arrays, "centers": np.asarray(meta["centers"], dtype=float), "outlier_box": meta["outlier_box"]}
+
+
 def _draw_figure1(rows: pd.DataFrame, artifacts: Path, path: Path) -> Path:
-    from fyexp.data.gmm_blobs import BlobsSpec, make_gmm_blobs  # torch: imported only to draw
     from fyexp.report.figures.output import plt, save_figure
 
-    meta = json.loads((artifacts / "dataset.json").read_text())
-    spec = BlobsSpec.from_lists(meta.pop("centers"), meta.pop("spread"), **meta)
-    data = make_gmm_blobs(spec)
+    data = _dataset(artifacts)
     colours = plt.get_cmap("tab10").colors
     fig, axes = plt.subplots(1, len(FIGURE1_PANELS), figsize=(4.2 * len(FIGURE1_PANELS), 4.2), sharex=True,
                              sharey=True)
     for ax, (method, rho, title) in zip(axes, FIGURE1_PANELS):
         chosen = _select(rows, method, rho)
-        for k, (centre, cov) in enumerate(zip(spec.centers, spec.true_covariances)):
-            members = data.labels == k
-            ax.scatter(*data.X[members].T, s=6, color=colours[k], alpha=0.5, linewidths=0)
+        for k, (centre, cov) in enumerate(zip(data["centers"], data["true_covariances"])):
+            members = data["labels"] == k
+            ax.scatter(*data["X"][members].T, s=6, color=colours[k], alpha=0.5, linewidths=0)
             _ellipse(ax, centre, cov, color=colours[k], lw=2)
-        ax.scatter(*data.X[~data.inliers].T, s=14, marker="x", color="0.3", linewidths=0.8)
+        ax.scatter(*data["X"][~data["inliers"]].T, s=14, marker="x", color="0.3", linewidths=0.8)
         if not chosen.empty:
             seed = int(chosen["seed"].min())
             fit_file = artifacts / "fits" / f"{chosen[chosen['seed'] == seed]['cell'].iloc[0]}.json"
@@ -83,7 +100,7 @@ def _draw_figure1(rows: pd.DataFrame, artifacts: Path, path: Path) -> Path:
                 title += f" (seed {seed})"
         ax.set_title(title)
         ax.set_aspect("equal")
-    box = spec.outlier_box
+    box = data["outlier_box"]
     axes[0].set_xlim(-box, box)
     axes[0].set_ylim(-box, box)
     fig.suptitle("2σ level curves: fitted (black), true (coloured); × outliers")

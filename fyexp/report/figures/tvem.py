@@ -1,5 +1,5 @@
 """Lücke 2019 (tvem-bsc): Figure 1 (full vs truncated posterior) and the bars test (free energy, learned fields,
-recovery over seeds, and the recovery table), from the rows and the JSON artifacts the cells saved."""
+recovery over seeds, and the recovery table), from the rows and the artifacts the cells saved."""
 
 from __future__ import annotations
 
@@ -16,13 +16,33 @@ from fyexp.report.figures import FigureContext, figure
 
 @figure("tvem-figure1")
 def figure1(ctx: FigureContext) -> list[Path]:
-    """Per profile with a ``figure1.json`` artifact: Lücke Figure 1 (:func:`draw_figure1`)."""
+    """Per profile with a Figure 1 artifact: Lücke Figure 1 (:func:`figure1_data`, :func:`draw_figure1`)."""
     paths = []
     for profile, _ in ctx.frame.groupby("profile", sort=False):
-        source = ctx.artifacts / str(profile) / "figure1.json"
-        if source.is_file():
-            paths.append(draw_figure1(source, ctx.figures_dir / f"tvem-figure1-{profile}.png"))
+        data = figure1_data(ctx.artifacts / str(profile))
+        if data is not None:
+            paths.append(draw_figure1(data, ctx.figures_dir / f"tvem-figure1-{profile}.png"))
     return paths
+
+
+def figure1_data(folder: Path) -> dict | None:
+    r"""Figure 1's series from the ``figure1`` cell's ``figure1.npz`` (patterns, names, image, truth, states,
+    log-joint, keep): the exact posterior :math:`p(\vec s \mid \vec y, \Theta) = p(\vec s, \vec y) / \sum_{\vec s'}
+    p(\vec s', \vec y)` over the 16 states and its truncation to the ``keep`` most probable states (eq. 3 with the
+    optimal :math:`\mathcal{K}` of that size, Prop. 7): ``posterior``, ``truncated`` added.  A folder written before
+    ``figure1.npz`` holds the series as ``figure1.json``; ``None`` when there is neither."""
+    if (folder / "figure1.npz").is_file():
+        from fyexp.em.tvem import keep_top, truncated_posterior
+
+        with np.load(folder / "figure1.npz") as saved:
+            data = {key: saved[key] for key in saved.files}
+        joint = data["log_joint"][None, :]
+        data["posterior"] = truncated_posterior(joint)[0][0]
+        data["truncated"] = truncated_posterior(keep_top(joint, int(data["keep"])))[0][0]
+        return data
+    if (folder / "figure1.json").is_file():
+        return {key: np.asarray(value) for key, value in json.loads((folder / "figure1.json").read_text()).items()}
+    return None
 
 
 @figure("tvem-bars")
@@ -58,12 +78,12 @@ def _image(ax, pixels, cmap="gray", vmin=None, vmax=None) -> None:
     ax.set_yticks([])
 
 
-def draw_figure1(source: Path, path: Path) -> Path:
-    """Lücke Figure 1: the four patterns, the noisy image, the full posterior over the 16 states and its truncation."""
+def draw_figure1(fig1: dict, path: Path) -> Path:
+    """Lücke Figure 1 (the series of :func:`figure1_data`): the four patterns, the noisy image, the full posterior
+    over the 16 states and its truncation."""
     from fyexp.report.figures.output import plt, save_figure
 
-    fig1 = json.loads(source.read_text())
-    names, states = fig1["names"], np.asarray(fig1["states"])
+    names, states = [str(n) for n in fig1["names"]], np.asarray(fig1["states"])
     posterior, truncated = np.asarray(fig1["posterior"]), np.asarray(fig1["truncated"])
     fig = plt.figure(figsize=(13, 6.2))
     grid = fig.add_gridspec(2, 6, height_ratios=[1, 1.15])
@@ -80,7 +100,7 @@ def draw_figure1(source: Path, path: Path) -> Path:
         ax.set_title(title, fontsize=9)
     ticks = ["".join(str(b) for b in state) for state in states]
     for column, (values, title) in enumerate(((posterior, "full posterior p(s | y, Θ)"),
-                                              (truncated, f"truncated q(s; K, Θ), |K| = {fig1['keep']}"))):
+                                              (truncated, f"truncated q(s; K, Θ), |K| = {int(fig1['keep'])}"))):
         ax = fig.add_subplot(grid[1, 3 * column: 3 * column + 3])
         colours = ["tab:orange" if t else "tab:blue" for t in (truncated > 0)]
         ax.bar(np.arange(len(values)), values, color=colours)
@@ -89,7 +109,7 @@ def draw_figure1(source: Path, path: Path) -> Path:
         ax.set_ylim(0, 1.05 * max(posterior.max(), truncated.max()))
         ax.set_title(title)
     fig.suptitle("Lücke 2019, Figure 1 (computed): binary sparse coding with the four patterns as fields; "
-                 f"orange = the {fig1['keep']} most probable states (kept mass {posterior[truncated > 0].sum():.3f})")
+                 f"orange = the {int(fig1['keep'])} most probable states (kept mass {posterior[truncated > 0].sum():.3f})")
     return save_figure(fig, path)
 
 

@@ -1,4 +1,5 @@
-"""The notes that go with the gmm-calibration tables: how agreement is judged and what the columns mean."""
+"""The notes that go with the gmm-calibration tables (written by the report beside them): how agreement is judged
+and what the columns mean."""
 
 from __future__ import annotations
 

@@ -1,0 +1,112 @@
+"""The settings of gmm-calibration (Chai & Bonilla §5.1, §C; the defaults are the authors' protocol, anchors.md): the
+four mixture settings of Tables 1 and 4a–4c, Figure 2's setting, the hyperparameters of the study, and the keys the
+rows carry (:func:`paper_keys`: which rows the paper prints, declared in :data:`PRINTED`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from fyexp.calibration.data import MixtureSetting
+from fyexp.calibration.study import FitOptions
+from fyexp.errors import require
+from fyexp.experiments.method_grid import check_method_grid
+
+
+@dataclass(frozen=True)
+class PaperSetting:
+    """A setting of the study and the keys its rows carry in ``paper_tables.csv``."""
+
+    table: str
+    label: str
+    mixture: MixtureSetting
+
+
+SETTINGS: dict[str, PaperSetting] = {
+    "1": PaperSetting("1", "n=400 K=2 mu=±2", MixtureSetting(400, (-2.0, 2.0), (-1.0, 1.0))),
+    "4a": PaperSetting("4a", "n=30 K=2 mu=±2", MixtureSetting(30, (-2.0, 2.0), (-1.0, 1.0))),
+    "4b": PaperSetting("4b", "n=400 K=2 mu=±1/2", MixtureSetting(400, (-0.5, 0.5), (-1.0, 1.0))),
+    "4c": PaperSetting("4c", "n=400 K=4 mu=(-2 -1/2 1/2 2)",
+                       MixtureSetting(400, (-2.0, -0.5, 0.5, 2.0), (-1.0, -0.25, 0.25, 1.0))),
+}
+#: §C.2: K = 2, n = 20, means ∓1/2, initialized as in §C.1
+FIGURE2_SETTING = MixtureSetting(20, (-0.5, 0.5), (-1.0, 1.0))
+
+#: the grid's methods and their axes (:mod:`fyexp.experiments.method_grid`): the study (Tables 1, 4a–4c) and the
+#: importance sampling (Table 5, §5.1) of a setting, and Figure 2's interpolation
+AXES = {"calibration": {"setting": tuple(SETTINGS)}, "importance": {"setting": tuple(SETTINGS)}, "interpolation": {}}
+
+
+def _default_grid() -> dict:
+    return {"calibration": {"setting": list(SETTINGS)}, "importance": {"setting": list(SETTINGS)},
+            "interpolation": {}}
+
+
+def _default_gammas() -> list[float]:
+    return [round(0.1 * i, 1) for i in range(1, 11)]
+
+
+@dataclass
+class GmmCalibrationConfig:
+    """Hyperparameters of the study; the defaults are the authors' protocol (anchors.md, §5.1, §C)."""
+
+    grid: dict[str, dict | bool | None] = field(default_factory=_default_grid)
+    n_replicas: int = 5000
+    gammas: list[float] = field(default_factory=_default_gammas)      # the L_γ grid; must contain 1.0
+    conflated_gammas: list[float] = field(default_factory=lambda: [0.1, 0.5, 0.9])
+    alpha: float = 0.05
+    prior_var: float = 9.0
+    tol: float = 1e-5
+    min_iter: int = 3
+    max_iter: int = 10000
+    extra_sweeps: int = 0                 # sweeps run after the stopping test passes
+    stopping_bound: Literal["eq7", "authors"] = "eq7"
+    is_samples: int = 1000                # per replica, for the log-evidence averaged over replicas (§C.3)
+    is_gammas: list[float] = field(default_factory=lambda: [1.0])   # posteriors used for that average
+    table5_samples: int = 100000          # on one replica per setting (Table 5)
+    table5_replica: int = 0
+
+    def __post_init__(self):
+        self.grid = check_method_grid(self.grid, AXES)
+        require(self.n_replicas >= 2, "n_replicas", "an integer >= 2", self.n_replicas)
+        require(all(0 < g <= 1 for g in self.gammas) and 1.0 in self.gammas and len(self.gammas) >= 2,
+                "gammas", "at least two values in (0, 1], including 1.0", self.gammas)
+        require(set(self.conflated_gammas) <= set(self.gammas), "conflated_gammas", "a subset of gammas",
+                self.conflated_gammas)
+        require(set(self.is_gammas) <= set(self.gammas), "is_gammas", "a subset of gammas", self.is_gammas)
+        require(0 < self.alpha < 1, "alpha", "a number in (0, 1)", self.alpha)
+        require(self.prior_var > 0, "prior_var", "a positive number", self.prior_var)
+        require(self.tol >= 0, "tol", "a number >= 0", self.tol)
+        require(1 <= self.min_iter <= self.max_iter, "min_iter", "an integer in [1, max_iter]", self.min_iter)
+        require(self.extra_sweeps >= 0, "extra_sweeps", "an integer >= 0", self.extra_sweeps)
+        require(self.is_samples >= 2 and self.table5_samples >= 2, "is_samples", "at least 2 samples",
+                (self.is_samples, self.table5_samples))
+        require(0 <= self.table5_replica < self.n_replicas, "table5_replica", "an index below n_replicas",
+                self.table5_replica)
+
+    @property
+    def fit_options(self) -> FitOptions:
+        return FitOptions(prior_var=self.prior_var, tol=self.tol, min_iter=self.min_iter, max_iter=self.max_iter,
+                          extra_sweeps=self.extra_sweeps, convention=self.stopping_bound)
+
+
+PAPER = "frac"
+_L = tuple(f"L_{g / 10:.1f}" for g in range(1, 11))
+_C = ("C_0.1", "C_0.5", "C_0.9")
+#: (table, setting) → the rows the paper prints there; a row elsewhere has an empty ``paper_row`` (its ``label``
+#: names it).  tests/test_calibration_experiment.py checks this against the reference tables.
+PRINTED: dict[tuple[str, str], tuple[str, ...]] = {
+    ("1", "1"): _L[0::2] + ("L_1.0",) + _C + ("R_l", "R_kappa"),
+    **{(table, table): _L + _C + ("R_l", "R_l-2", "R_kappa") for table in ("4a", "4b", "4c")},
+    **{("5", setting): _L for setting in SETTINGS},
+    ("text", "1"): ("R_l", "R_l-2", "R_kappa", "ideal", "log-evidence IS (sec 5.1)", "log-evidence IS (sec C.3)"),
+    ("text", "4b"): ("R_kappa",),
+    ("text", "4c"): ("R_kappa",),
+}
+
+
+def paper_keys(table: str, setting: str, row: str) -> dict:
+    """The keys of a row named ``row`` of setting ``setting``'s cell in ``table``: ``paper_row`` where printed."""
+    printed = row in PRINTED.get((table, setting), ())
+    return {"paper": PAPER, "table": table, "setting": SETTINGS[setting].label, "paper_row": row if printed else "",
+            "label": row}
