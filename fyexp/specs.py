@@ -186,10 +186,11 @@ def load_spec(name: str, directory: Path | None = None) -> ExperimentSpec:
 
 
 def _check_plots(entries: list, path: Path) -> tuple[tuple[str, dict], ...]:
-    """``plots:`` → (figure name, options) pairs, each name registered in :mod:`fyexp.report.figures`."""
+    """``plots:`` → (figure name, options) pairs, each name one of :mod:`fyexp.plots` (the figures that
+    :mod:`fyexp.report.figures` registers; the report is not imported to check a spec)."""
     if not entries:
         return ()
-    from fyexp.report.figures import check_plot
+    from fyexp.plots import check_plot
 
     checked = []
     for i, entry in enumerate(entries):
