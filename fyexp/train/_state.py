@@ -1,6 +1,6 @@
 """What a training run is made of and how it is saved, shared by :mod:`.trainer` and :mod:`.ensemble`.
 
-The settings (:class:`TrainConfig`), the model-specific task (:class:`TrainTask`), the tensor batches
+The settings (:class:`~fyexp.train.config.TrainConfig`), the model-specific task (:class:`TrainTask`), the tensor batches
 (:class:`TensorBatches`), the global RNG states, the learning-rate schedule applied to the optimizers' groups,
 and the checkpoint format (``work_dir/checkpoint.pt`` + ``metrics.csv``) that both trainers write and read, so
 either resumes the other's.  Neither trainer imports the other for these (``tests/test_architecture.py``).
@@ -11,7 +11,6 @@ from __future__ import annotations
 import io
 import math
 import random
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
@@ -19,9 +18,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from fyexp.errors import CellFailed, require
+from fyexp.errors import CellFailed
 from fyexp.io import atomic_write_bytes, atomic_write_text
-from fyexp.train.config import OptimizerConfig, ScheduleConfig, make_optimizer
+from fyexp.train.config import TrainConfig, make_optimizer
 
 CHECKPOINT = "checkpoint.pt"
 METRICS = "metrics.csv"
@@ -142,43 +141,6 @@ class TensorBatches:
     def __iter__(self) -> Iterator[tuple[torch.Tensor, ...]]:
         for index in self.batch_indices():
             yield tuple(t[index] for t in self.tensors)
-
-
-# ------------------------------------------------------------------------------------------ the loop
-@dataclass
-class TrainConfig:
-    """How to train (the *what* is the task).
-
-    A spec's ``train:`` block is this dataclass, nested (``optimizer:`` and ``schedule:`` are
-    :class:`~fyexp.train.config.OptimizerConfig` and :class:`~fyexp.train.config.ScheduleConfig`); the runner
-    sets ``seed`` per cell.  ``num_workers=None`` picks 0 on the CPU and up to 4 on CUDA (DataLoader path
-    only).  ``amp`` uses bf16 autocast on CUDA (no gradient scaler needed) and is ignored on the CPU.
-    ``log_every`` is how often (in steps) the progress bar is refreshed and the NaN guard synchronises.
-    ``ensemble`` asks the runner to train the seeds of a cell as one model (:meth:`Trainer.fit_ensemble`,
-    :mod:`fyexp.train.ensemble`): meant for a GPU, where one small model is launch-bound; off by default, since
-    on the CPU it does not pay — ``scripts/bench_grid.py`` on the shared 2-core machine (load average ≈ 11),
-    12 FYVI Table 2 networks: 0.91× the throughput of one after another at 1 thread, and at 2 threads 2.1× of
-    a 2-thread sequential run that is itself ~9× slower than 1 thread; one single-threaded cell per core
-    (``fyexp run NAME --executor local``) is the CPU's best use.
-    """
-
-    epochs: int = 1
-    batch_size: int = 64
-    optimizer: OptimizerConfig = field(default_factory=OptimizerConfig)
-    schedule: ScheduleConfig = field(default_factory=ScheduleConfig)
-    seed: int = 0
-    amp: bool = False
-    compile: bool = False
-    num_workers: int | None = None
-    drop_last: bool = False
-    log_every: int = 50
-    check_grads: bool = True
-    ensemble: bool = False
-
-    def __post_init__(self):
-        require(self.epochs >= 1, "epochs", "an integer >= 1", self.epochs)
-        require(self.batch_size >= 1, "batch_size", "an integer >= 1", self.batch_size)
-        require(self.log_every >= 1, "log_every", "an integer >= 1", self.log_every)
 
 
 # ------------------------------------------------------------------ failures, schedule, checkpoints
