@@ -8,16 +8,25 @@ runs its parents anyway).  A module's *package* is ``fyexp.<first component>`` (
 :data:`LAYERS` is the layer order, bottom first, written down once (README "Layout" describes it): a module may
 import its own layer and the layers below, never one above; inside a layer the package graph must still be acyclic.
 A new top-level package must be placed in a layer, or :func:`test_every_package_has_a_layer` fails.
+
+Imports follow need: ``fyexp --help``, ``list`` and ``show`` read YAML and print, so the installed script imports
+none of :data:`HEAVY` for them (checked with ``python -X importtime``).  ``show NAME`` imports the runner module
+of NAME for its ``Config``; a runner imports its heavy pieces when a cell runs, and the runners whose module still
+imports one at its top level are listed in :data:`HEAVY_RUNNERS` (a list that may only shrink).
 """
 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import networkx as nx
+import pytest
+import yaml
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, TOY_SPECS, cli_env, fyexp_script
 
 # bottom first; each entry one layer of packages (fyexp.<name>)
 LAYERS: list[tuple[str, ...]] = [
@@ -35,6 +44,16 @@ LAYERS: list[tuple[str, ...]] = [
     ("reproduce",),
     ("cli",),
 ]
+
+
+# third-party packages `fyexp --help / list / show` must not import (hundreds of ms and MB each)
+HEAVY = ("torch", "optuna", "sqlalchemy", "matplotlib", "pandas", "sklearn", "scipy")
+
+# runner modules that still import a heavy package at their top level (directly or through fyexp modules), so that
+# `fyexp show NAME` imports it: each should import its heavy pieces when a cell runs (issue 22); remove a runner here
+# when it does (the test below fails until then).
+HEAVY_RUNNERS = {"frac_vae", "fy_vae", "gmm_calibration", "gmm_clustering", "nvdm", "tvem_bsc", "vr_bnn",
+                 "vr_renyi_gaussians", "vr_vae"}
 
 
 def modules(root: Path) -> dict[str, Path]:
@@ -155,3 +174,83 @@ def test_the_checks_see_a_planted_cycle_and_an_upward_import(tmp_path):
     assert layer_violations(graph, [("errors",), ("report",)]) == [
         "fyexp.errors -> fyexp.report (layer 0 imports layer 1)",
         "fyexp.errors -> fyexp.report.tables (layer 0 imports layer 1)"]
+
+
+# ------------------------------------------------------------------------------------------ imports follow need
+def top_level_imports(path: Path) -> set[str]:
+    """Modules imported when ``path`` is imported: its imports outside functions and ``if TYPE_CHECKING:``."""
+    found: set[str] = set()
+
+    def visit(nodes):
+        for node in nodes:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                continue
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                visit(node.orelse)
+                continue
+            if isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                found.update([node.module] + [f"{node.module}.{alias.name}" for alias in node.names])
+            visit(ast.iter_child_nodes(node))
+
+    visit(ast.parse(path.read_text(encoding="utf-8")).body)
+    return found
+
+
+def heavy_at_import(module: str, root: Path = ROOT / "fyexp") -> set[str]:
+    """The packages of :data:`HEAVY` that importing ``module`` (with its parent packages) imports."""
+    mods = modules(root)
+    seen, todo, heavy = set(), [module], set()
+    while todo:
+        name = todo.pop()
+        parents = [".".join(name.split(".")[:i]) for i in range(1, name.count(".") + 2)]
+        for part in parents:
+            if part in seen or part not in mods:
+                continue
+            seen.add(part)
+            for target in top_level_imports(mods[part]):
+                if target.split(".")[0] in HEAVY:
+                    heavy.add(target.split(".")[0])
+                elif target.startswith("fyexp"):
+                    todo.append(target)
+    return heavy
+
+
+def test_the_static_import_check_follows_top_level_imports_only(tmp_path):
+    pkg = tmp_path / "fyexp"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "light.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import torch\n"
+                                  "def f():\n    import optuna\nfrom fyexp import middle\n")
+    (pkg / "middle.py").write_text("import yaml\n")
+    (pkg / "heavy.py").write_text("from fyexp.light import f\ntry:\n    import matplotlib.pyplot\nexcept ImportError:\n"
+                                  "    pass\n")
+    assert heavy_at_import("fyexp.light", pkg) == set()
+    assert heavy_at_import("fyexp.heavy", pkg) == {"matplotlib"}
+
+
+def test_runners_import_their_heavy_pieces_when_a_cell_runs():
+    runners = {yaml.safe_load(p.read_text(encoding="utf-8"))["runner"] for p in (ROOT / "experiments").glob("*.yaml")}
+    heavy = {r for r in runners if heavy_at_import(f"fyexp.experiments.{r}")}
+    assert heavy <= HEAVY_RUNNERS, f"these runners import a heavy package at their top level: {sorted(heavy - HEAVY_RUNNERS)}"
+    assert HEAVY_RUNNERS <= heavy, f"light now, remove from HEAVY_RUNNERS: {sorted(HEAVY_RUNNERS - heavy)}"
+    framework = ["fyexp.cli", "fyexp.specs", "fyexp.experiments", "fyexp.experiments.grid", "fyexp.results",
+                 "fyexp.train", "fyexp.train.config", "fyexp.tuning"]   # what a Config may need, all light
+    assert {m: heavy_at_import(m) for m in framework} == {m: set() for m in framework}
+
+
+def _imported_by_the_script(*args: str) -> set[str]:
+    """Top-level packages the installed ``fyexp ARGS`` imports (``python -X importtime``, in a subprocess)."""
+    done = subprocess.run([sys.executable, "-X", "importtime", fyexp_script(), *args], capture_output=True, text=True,
+                          env=cli_env({"FYEXP_EXPERIMENTS_DIR": str(TOY_SPECS)}), cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = [line.split("|")[-1] for line in done.stderr.splitlines() if line.startswith("import time:")]
+    return {line.strip().split(".")[0] for line in lines[1:]}   # the first line is the header
+
+
+@pytest.mark.parametrize("args", [("--help",), ("list",), ("list", "--json"), ("show", "toy", "--profile", "quick")])
+def test_list_show_and_help_import_nothing_heavy(args):
+    imported = _imported_by_the_script(*args)
+    assert "fyexp" in imported and "yaml" in imported or args == ("--help",)
+    assert not imported & set(HEAVY), f"fyexp {' '.join(args)} imported {sorted(imported & set(HEAVY))}"
