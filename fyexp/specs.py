@@ -107,8 +107,9 @@ class ResolvedSpec:
         return self.base or self.profile
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """``yaml.SafeLoader`` that refuses a key given twice in one mapping (PyYAML keeps the last silently)."""
+class _StrictLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+    """``yaml.SafeLoader`` that refuses a key given twice in one mapping (PyYAML keeps the last silently); parsed
+    by libyaml where PyYAML has it (``fyexp list`` reads every spec: ~10× faster than the pure-Python parser)."""
 
     def construct_mapping(self, node, deep=False):
         seen: dict = {}
