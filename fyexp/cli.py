@@ -349,16 +349,30 @@ def reproduce(paper: str = typer.Argument(..., help="fyvi, fyvl, vr, tvem, frac,
               executor: Optional[str] = typer.Option(None, "--executor", help="As for `run`: local or slurm."),
               jobs: Optional[int] = typer.Option(None, "--jobs", help="As for `run`.")) -> None:
     """Reproduce a paper: run every experiment it needs at the profile (resuming), then `report` and `claims`."""
-    from fyexp.claims.command import reproduce_command
+    from fyexp.reproduce import reproduce_papers
 
+    results = _results_dir(results_dir, writable=not dry_run)
     # every parameter of `run` given explicitly: called as a function, Typer's defaults would be OptionInfo objects
     options = dict(device=device, data_dir=data_dir, allow_dirty=allow_dirty, progress=True, executor=executor,
                    jobs=jobs, threads_per_job=1, slurm_partition=None, slurm_gpus_per_job=0,
                    slurm_cpus_per_job=None, slurm_mem_gb=None, slurm_time=24 * 60, dry_run=False, sets=sets,
                    strict=False, yes=False)
-    reproduce_command(paper, profile=profile, dry_run=dry_run, only=only, run_options=options,
-                      results_dir=_results_dir(results_dir, writable=not dry_run), experiments_dir=experiments_dir,
-                      console=out)
+
+    def run_one(name: str) -> bool:
+        """``fyexp run NAME`` with reproduce's options; False when it exits non-zero (a cell failed)."""
+        try:
+            run(name=name, profile=profile, seeds=None, experiments_dir=experiments_dir, results_dir=results,
+                force=False, best=False, only=only, **options)
+        except typer.Exit as exc:
+            return not exc.exit_code
+        return True
+
+    def report_all() -> None:
+        report(names=None, results_dir=results, experiments_dir=experiments_dir, superseded=False)
+
+    if not reproduce_papers(paper, profile=profile, dry_run=dry_run, only=only, sets=sets, results_dir=results,
+                            experiments_dir=experiments_dir, console=out, run_one=run_one, report_all=report_all):
+        raise typer.Exit(1)
 
 
 def version_callback(value: bool) -> None:

@@ -68,6 +68,12 @@ class ExecutorOptions:
         default = (os.cpu_count() or 1) if self.kind == "local" else n_cells
         return max(1, min(n_cells, self.jobs or default))
 
+    def run_cells(self, resolved: Any, cells: list[Cell], store: ResultStore, *, device: str,
+                  data_dir: Path | None, force: bool, progress: RunProgress) -> Counter:
+        """The :class:`fyexp.runner.CellExecutor` protocol: :func:`run_cells_as_jobs` with these options."""
+        return run_cells_as_jobs(resolved, cells, store, options=self, device=device, data_dir=data_dir,
+                                 force=force, progress=progress)
+
 
 def slurm_parameters(options: ExecutorOptions, n_cells: int, job_name: str) -> dict[str, Any]:
     """The parameters of ``submitit.SlurmExecutor.update_parameters`` for ``n_cells`` cells."""

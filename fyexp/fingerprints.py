@@ -30,7 +30,7 @@ Not fingerprinted: no experiment is left out (every ``experiments/*.yaml`` has a
 left out of slices: tvem-bsc's Figure 1 cells (``grid.figure1=false``), the grid cells after each method's first
 (other data sets, ρ values, seeds), and wall-clock metrics (:data:`TIMING`).  The report uses the committed
 files: a row stale by code whose experiment's fingerprint is the same at its commit and at HEAD is
-"code changed, behaviour unchanged (fingerprint)" (:func:`fyexp.report.runs.fingerprint_states`).
+"code changed, behaviour unchanged (fingerprint)" (:func:`fyexp.freshness.fingerprint_states`).
 """
 
 from __future__ import annotations

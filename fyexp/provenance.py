@@ -6,7 +6,7 @@ wall time and a timestamp.  ``fyexp report`` calls a row **stale** when the code
 files: its ``code_hash`` differs from the same hash of HEAD's files, or, for rows recorded before ``code_hash``
 existed, ``git diff <commit> HEAD`` touches one of them.  The check is cheap and conservative: any edit of an
 imported module (a docstring included) makes a row stale.  This file rule is now the fallback: rows whose cell recorded the functions it
-executed are judged by those alone (:mod:`fyexp.executed`, :func:`fyexp.report.runs.executed_freshness`).
+executed are judged by those alone (:mod:`fyexp.executed`, :func:`fyexp.freshness.executed_freshness`).
 
 ``fyexp run --profile paper`` refuses to run on a dirty tree (:func:`require_clean_tree`) unless asked to; the
 rows of such a run carry ``+dirty``.

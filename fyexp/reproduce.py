@@ -4,13 +4,15 @@ A paper needs the experiments whose spec says ``paper: PAPER`` and those its cla
 fyvi experiments).  ``--dry-run`` prints the plan: per experiment the cells of the grid (the runner's own listing,
 :func:`fyexp.runner.pending_cells`, with ``--only``), how many are finished and how many are to run, and an
 estimate of the time: the mean ``wall_time_s`` of the cells already recorded for the same experiment and profile,
-times the cells to run ("unknown" where none is recorded).
+times the cells to run ("unknown" where none is recorded).  Running is the CLI's (``fyexp run`` / ``fyexp report``,
+passed in as callables), so this module never imports the command line.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from fyexp.cell_filter import CellFilter
 from fyexp.claims.model import PAPERS, load_claims
@@ -107,3 +109,34 @@ def describe(paper: str, profile: str, lines: list[PlanLine]) -> str:
                + (" (+ experiments without recorded times)" if unknown and known else "")
                + " on the device that recorded them")
     return "\n".join(out)
+
+
+def reproduce_papers(paper: str, *, profile: str, dry_run: bool, only: list[str] | None, sets: list[str] | None,
+                     results_dir: Path, experiments_dir: Path | None, console, run_one: Callable[[str], bool],
+                     report_all: Callable[[], None]) -> bool:
+    """``fyexp reproduce``: the plan (``dry_run``), or every experiment of the paper (``all``: of the five) through
+    ``run_one(name)`` (``fyexp run``; False when a cell failed — the others still run), then ``report_all()`` and
+    the claims.  Returns whether every run succeeded."""
+    from fyexp.cell_filter import parse_only
+    from fyexp.claims.command import claims_command
+    from fyexp.specs import available_specs
+
+    papers = list(PAPERS) if paper == "all" else [paper]
+    cell_filter = parse_only(only)
+    if dry_run:
+        for p in papers:
+            print(describe(p, profile, plan(p, profile, results_dir, experiments_dir, cell_filter, sets)))
+        return True
+    ok = True
+    for p in papers:
+        for name in paper_experiments(p, experiments_dir):
+            ok = run_one(name) and ok
+    report_all()
+    present = set(available_specs(experiments_dir))
+    for p in papers:
+        needed = {e for c in load_claims(check=False).for_paper(p).claims for e in c.experiments}
+        if needed <= present:
+            claims_command(p, profile, False, results_dir, experiments_dir, console)
+        else:  # a folder of one's own experiments: the paper's claims read rows it does not write
+            print(f"claims of {p}: not judged (the experiments folder lacks {', '.join(sorted(needed - present))})")
+    return ok

@@ -23,11 +23,12 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any, Iterable
 
 from fyexp.io import atomic_write_text
+
+if TYPE_CHECKING:  # pandas is imported where a frame is made: naming a cell (`fyexp show`) stays light
+    import pandas as pd
 
 CORE_COLUMNS = [
     "experiment", "profile", "method", "params", "seed", "metric", "value",
@@ -107,6 +108,8 @@ class ResultStore:
 
     def write_cell(self, profile: str, cell: Cell, rows: Iterable[dict], provenance: dict) -> pd.DataFrame:
         """Write one finished cell's rows atomically, with the cell's identity and provenance on each row."""
+        import pandas as pd
+
         frame = pd.DataFrame(list(rows))
         if frame.empty:
             raise ValueError(f"cell {cell.key} produced no rows")
@@ -149,6 +152,8 @@ class ResultStore:
 
         Damaged cell files are left out (see :meth:`damaged_cells`); they are redone by the next run.
         """
+        import pandas as pd
+
         frames = [read_cell_file(p)[0] for p in self.cell_files()]
         frames = [f for f in frames if f is not None and not f.empty]
         if not frames:
@@ -159,6 +164,8 @@ class ResultStore:
 
     def load(self) -> pd.DataFrame:
         """All rows of this experiment: from the cell files when there are any, else from ``results.csv``."""
+        import pandas as pd
+
         if self.cell_files():
             return self.consolidate()
         if self.table_path.is_file():
@@ -174,6 +181,8 @@ def read_cell_file(path: Path, expected_key: str | None = None) -> tuple[pd.Data
     equals ``cell_rows``.  Atomic writes make a partial file impossible for fyexp itself, so a file that fails
     these checks was damaged by something else (a copy cut short, a bad merge, a full disk elsewhere).
     """
+    import pandas as pd
+
     try:
         text = Path(path).read_text(encoding="utf-8")
     except UnicodeDecodeError:
@@ -221,6 +230,8 @@ def value_problem(frame: pd.DataFrame) -> str | None:
     An explicit NaN is an empty field or ``nan``; its reason is the row's status (anything but ``ok``: ``failed``,
     ``missing`` ...) or its label.  Anything else (``inf``, ``banana``, ``1e999``) is damage: the cell is redone.
     """
+    import pandas as pd
+
     text = frame["value"].astype("string").fillna("").str.strip()
     number = pd.to_numeric(text.where(~text.isin(NAN_TOKENS)), errors="coerce")
     is_nan = text.isin(NAN_TOKENS)
@@ -237,6 +248,8 @@ def value_problem(frame: pd.DataFrame) -> str | None:
 
 
 def _ordered(frame: pd.DataFrame) -> pd.DataFrame:
+    import pandas as pd
+
     for column in CORE_COLUMNS:
         if column not in frame:
             frame[column] = pd.NA

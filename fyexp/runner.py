@@ -7,7 +7,7 @@ import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Mapping, Protocol
 
 from rich.console import Console
 
@@ -22,8 +22,14 @@ from fyexp.results import Cell, ResultStore
 from fyexp.settings import expected_settings, finished_verdict, settings_hash, supersede, write_sidecar
 from fyexp.specs import ResolvedSpec
 
-if TYPE_CHECKING:
-    from fyexp.executors import ExecutorOptions
+
+class CellExecutor(Protocol):
+    """Runs cells elsewhere (e.g. as jobs, :class:`fyexp.executors.ExecutorOptions`), each through
+    :func:`execute_cell`, writing into ``store``; returns how many ended ``ok``, ``failed`` and ``skipped`` (data
+    missing).  The runner owns this protocol and never imports an executor: the CLI passes one in."""
+
+    def run_cells(self, resolved: ResolvedSpec, cells: list[Cell], store: ResultStore, *, device: str,
+                  data_dir: Path | None, force: bool, progress: RunProgress) -> Mapping[str, int]: ...
 
 
 @dataclass
@@ -161,14 +167,14 @@ def prefit_ensembles(resolved: ResolvedSpec, experiment: Experiment, todo: list[
 def run_experiment(resolved: ResolvedSpec, experiment: Experiment, *, device: str, data_dir: Path | None,
                    results_dir: Path, force: bool = False, console: Console | None = None,
                    show_progress: bool = True, progress: RunProgress | None = None,
-                   executor: "ExecutorOptions | None" = None, only: CellFilter | None = None) -> RunSummary:
+                   executor: CellExecutor | None = None, only: CellFilter | None = None) -> RunSummary:
     """Run every unfinished cell of ``resolved`` (all of them with ``force``; ``only`` the cells it selects,
     :mod:`fyexp.cell_filter`) and consolidate the results.
 
     A cell's rows are written the moment it finishes; an interruption loses at most the cells in flight.
     ``progress`` defaults to a live bar on a terminal (``show_progress``) and plain lines otherwise.  With an
-    ``executor`` (:mod:`fyexp.executors`: submitit's local or SLURM executor) the cells run as jobs, each through
-    :func:`execute_cell`, writing to the same results folder.
+    ``executor`` (a :class:`CellExecutor`, e.g. :mod:`fyexp.executors`: submitit's local or SLURM executor) the
+    cells run as jobs, each through :func:`execute_cell`, writing to the same results folder.
     """
     console = console or Console(stderr=True)
     progress = progress or make_progress(console, live=show_progress)
@@ -191,11 +197,9 @@ def run_experiment(resolved: ResolvedSpec, experiment: Experiment, *, device: st
     try:
         progress.start(f"{resolved.name} [{resolved.profile}]", len(todo))
         if executor is not None and todo:
-            from fyexp.executors import run_cells_as_jobs
-
-            counts = run_cells_as_jobs(resolved, todo, store, options=executor, device=device, data_dir=data_dir,
-                                       force=force, progress=progress)
-            failed, data_missing = counts["failed"], counts["skipped"]
+            counts = executor.run_cells(resolved, todo, store, device=device, data_dir=data_dir, force=force,
+                                        progress=progress)
+            failed, data_missing = counts.get("failed", 0), counts.get("skipped", 0)
         else:
             prefit_ensembles(resolved, experiment, todo, store, device=device, data_dir=data_dir, force=force,
                              progress=progress)

@@ -28,19 +28,22 @@ import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-import optuna
-import sqlalchemy
 import yaml
-from optuna.storages import RDBStorage
-from optuna.trial import FrozenTrial, Trial, TrialState
 
 from fyexp.errors import FyexpError, RunFailed
 from fyexp.io import atomic_write_text
 
+# optuna and SQLAlchemy are imported by the functions that open or run a study: checking a spec's search: space
+# (a Config's __post_init__, `fyexp show`) needs neither
+if TYPE_CHECKING:
+    import optuna
+    from optuna.storages import RDBStorage
+    from optuna.trial import FrozenTrial, Trial
+
 STUDY_DB = "study.db"
-COUNTED_STATES = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.RUNNING, TrialState.WAITING)
+COUNTED_STATES = ("COMPLETE", "PRUNED", "RUNNING", "WAITING")   # TrialState names counted in a study's budget
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,10 @@ def make_storage(url: str, options: StudyOptions = StudyOptions()) -> RDBStorage
     for workers on a cluster's shared file system, where SQLite's locking is unreliable.  It has no heartbeat,
     so a killed worker's trial stays RUNNING (it is not counted against the budget, and is not retried).
     """
+    import optuna
+    import sqlalchemy
+    from optuna.storages import RDBStorage
+
     if url.startswith("journal:"):
         from optuna.storages import JournalStorage
         from optuna.storages.journal import JournalFileBackend
@@ -117,6 +124,8 @@ def open_study(name: str, storage: str | RDBStorage, options: StudyOptions = Stu
     The sampler's seed is offset by the number of trials already in the study, so that a resumed or
     concurrent worker does not replay the same random start-up points.
     """
+    import optuna
+
     if isinstance(storage, str):
         storage = make_storage(storage, options)
     with warnings.catch_warnings():
@@ -133,6 +142,8 @@ def open_study(name: str, storage: str | RDBStorage, options: StudyOptions = Stu
 
 def retry_root(trial: Trial | FrozenTrial) -> int:
     """The number of the first trial of a retry series (the trial's own number if it is not a retry)."""
+    from optuna.trial import FrozenTrial
+
     if not isinstance(trial, FrozenTrial):
         trial = next(t for t in trial.study.get_trials(deepcopy=False) if t.number == trial.number)
     history = trial.system_attrs.get("retry_history", [])
@@ -140,7 +151,9 @@ def retry_root(trial: Trial | FrozenTrial) -> int:
 
 
 def _counted(trial: FrozenTrial) -> bool:
-    return trial.state in COUNTED_STATES or (trial.state == TrialState.FAIL and "error" in trial.user_attrs)
+    from optuna.trial import TrialState
+
+    return trial.state.name in COUNTED_STATES or (trial.state == TrialState.FAIL and "error" in trial.user_attrs)
 
 
 def counted_trials(study: optuna.Study) -> int:
@@ -172,6 +185,8 @@ def run_study(study: optuna.Study, objective: Callable[[Trial], float], *, budge
     -------
     The number of trials this call ran (complete, pruned or failed by their objective).
     """
+    import optuna
+
     if budget is None and n_trials is None and timeout is None:
         raise ValueError("run_study needs a budget, n_trials or a timeout")
     start, ran, stop = time.monotonic(), 0, False
@@ -237,6 +252,8 @@ def shorten(text: str, width: int = LINE_WIDTH) -> str:
 
 def trial_line(trial: FrozenTrial, best: FrozenTrial | None, done: int, total: int | None) -> str:
     """One short line per finished trial: count, state, value, best so far, and why it failed or was pruned."""
+    from optuna.trial import TrialState
+
     count = f"[{done}/{total}]" if total else f"[{done}]"
     state = trial.state.name.lower()
     value = f" {trial.value:.5g}" if trial.value is not None else ""
@@ -262,6 +279,8 @@ class _OneShortLine(logging.Filter):
 
 @contextlib.contextmanager
 def _one_line_optuna_logs():
+    import optuna
+
     handlers = optuna.logging._get_library_root_logger().handlers
     one_line = _OneShortLine()
     for handler in handlers:
@@ -275,6 +294,9 @@ def _one_line_optuna_logs():
 
 def study_summary(study: optuna.Study) -> dict:
     """Counts by state, and the best trial's number, value and parameters (None before the first completes)."""
+    import optuna
+    from optuna.trial import TrialState
+
     trials = study.get_trials(deepcopy=False)
     counts = {state.name.lower(): sum(t.state == state for t in trials) for state in TrialState}
     completed = [t for t in trials if t.state == TrialState.COMPLETE and t.value is not None and math.isfinite(t.value)]
@@ -303,6 +325,8 @@ def read_best_params(path: Path) -> dict:
 
 def trials_frame(storage: str, name: str):
     """All trials of a stored study as a DataFrame (``number``, ``value``, ``state``, ``params_*``)."""
+    import optuna
+
     study = optuna.load_study(study_name=name, storage=storage)
     return study.trials_dataframe(attrs=("number", "value", "state", "params", "datetime_complete"))
 
@@ -378,6 +402,8 @@ def suggest(trial: Trial, search: dict, config: Any) -> dict:
 
 def public_url(url: str) -> str:
     """A storage URL without its password."""
+    import sqlalchemy
+
     from sqlalchemy.engine import make_url
 
     if url.startswith("journal:"):
@@ -399,6 +425,9 @@ def tune_experiment(experiment: Any, config: Any, ctx: Any, *, n_trials: int | N
     the config's ``search``, ``n_trials``, ``tune_seed``, ``heartbeat_interval``, ``grace_period`` and
     (optionally) ``direction``; the best parameters go to ``results/<name>/best_params.yaml``.
     """
+    import optuna
+    from optuna.trial import TrialState
+
     search = getattr(config, "search", None)
     if not search:
         raise FyexpError(f"{ctx.experiment}: the profile '{ctx.profile}' defines no 'search' space")

@@ -29,7 +29,7 @@ from fyexp.models.bnn import BatchedBNN, RegressionBatch
 from fyexp.objectives import IWAE
 from fyexp.objectives.per_column import PerColumnVR
 from fyexp.objectives.single_backward import VRMaxSingle
-from fyexp.objectives.terms import LatentTerms
+from fyexp.latent import LatentTerms
 
 N_TRAIN, N_FEATURES, HIDDEN, BATCH, K = 455, 13, 50, 32, 100
 SMOKE = {"rounds": 1, "vae_steps": 1}

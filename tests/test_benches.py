@@ -18,6 +18,8 @@ SCRIPTS = ROOT / "scripts"
 
 # script name → regular expressions that its output must contain (its ratio / comparison lines)
 RATIO_LINES = {
+    "bench_cli": [r"fyexp --help\s+[\d.]+ s  ratio\s+[\d.]+x python -c pass",
+                  r"fyexp list\s+[\d.]+ s  ratio\s+[\d.]+x", r"fyexp show \S+\s+[\d.]+ s  ratio\s+[\d.]+x"],
     "bench_calibration": [r"speed-up ×\s*[\d.]+ \(3 replicas; identical results: True\)"],
     "bench_entmax": [r"entmax_newton .*× softmax\s+[\d.]+.*× entmax_bisect\s+[\d.]+"],
     "bench_frac": [r"ratio K=2 / K=1: [\d.]+x", r"L\^h_0\.5 semi-implicit 2 x 2: chunk"],

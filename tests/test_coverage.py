@@ -78,3 +78,20 @@ def test_text_numbers_belong_to_their_experiments():
     assert lines["frac text → frac Table 9"].status == "not implemented"
     text = "\n".join(coverage_markdown(list(lines.values()), specs=[FakeSpec("t", (), paper="tvem")]))
     assert "1075 published cells" in text and "*tvem*" in text and "`t`" in text
+
+
+def test_paper_titles_come_from_the_reference_data(monkeypatch):
+    """The five papers and their titles are paper_meta.yaml's `papers:` (the claims know the same ids); a paper
+    without a table is named by that title and finds its experiments by how the specs cite it."""
+    from fyexp.claims.model import PAPERS
+    from fyexp.reference import rows
+
+    assert list(rows.papers()) == ["fyvi", "fyvl", "tvem", "frac", "vr"] and set(rows.papers()) == set(PAPERS)
+    specs = [FakeSpec("tvem-bsc", (), paper="tvem"), FakeSpec("gmm", (), description="truncated EM (Lücke 2019)"),
+             FakeSpec("other", (), description="nothing cited")]
+    text = "\n".join(coverage_markdown(coverage(specs, _empty()), specs=specs))
+    assert ("*tvem* (Lücke, *Truncated Variational Expectation Maximization*) prints no table and no number"
+            in text and "`tvem-bsc`, `gmm`." in text and "`other`" not in text)
+    meta = {**rows._meta(), "papers": {**rows._meta()["papers"], "tvem": {"title": "Another Title", "cited_as": "X"}}}
+    monkeypatch.setattr(rows, "_meta", lambda: meta)
+    assert "*tvem* (X, *Another Title*)" in "\n".join(coverage_markdown(coverage(specs, _empty()), specs=specs))

@@ -12,7 +12,8 @@ import pandas as pd
 import pytest
 
 from fyexp.executed import ExecutedCode, changed_functions, function_hashes, write_record
-from fyexp.report.runs import executed_freshness, profile_runs
+from fyexp.freshness import executed_freshness
+from fyexp.report.runs import profile_runs
 from fyexp.specs import deep_merge, load_spec
 from tests.conftest import TOY_SPECS
 

@@ -52,6 +52,38 @@ def test_a_bad_plots_entry_is_a_one_line_spec_error(tmp_path, plots, message):
     assert "\n" not in str(err.value)
 
 
+def test_the_light_list_of_figures_is_what_the_report_registers():
+    """Specs are checked against fyexp.plots.FIGURES without the report; every name there is a registered figure
+    with exactly those keyword options (a mismatch raises at registration)."""
+    import inspect
+
+    from fyexp.plots import FIGURES
+    from fyexp.report.figures import figure, get_figure
+
+    assert figure_names() == sorted(FIGURES)
+    for name, options in FIGURES.items():
+        kw = [p for p, v in inspect.signature(get_figure(name)).parameters.items() if v.kind == v.KEYWORD_ONLY]
+        assert tuple(kw) == options, name
+    with pytest.raises(ValueError, match="fyexp.plots.FIGURES"):
+        figure("not-in-the-list")(lambda ctx: [])
+    with pytest.raises(ValueError, match="fyexp.plots.FIGURES"):
+        figure("topic-coherence")(lambda ctx, *, colour=None: [])
+
+
+def test_checking_a_spec_does_not_import_the_report(tmp_path):
+    _write(tmp_path, "[fyvi-figure1, {optuna-history: {title: T}}]")
+    code = textwrap.dedent(f"""
+        import sys
+        from pathlib import Path
+        from fyexp.specs import load_spec
+        assert load_spec("toy-plots", Path({str(tmp_path)!r})).plots[1] == ("optuna-history", {{"title": "T"}})
+        bad = [m for m in sys.modules if m.startswith("fyexp.report") or m in ("pandas", "matplotlib", "torch")]
+        assert not bad, bad
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
 def test_the_report_does_not_import_the_runners():
     code = textwrap.dedent("""
         import sys

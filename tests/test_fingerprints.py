@@ -59,7 +59,7 @@ def test_stale_rows_whose_fingerprint_held_are_behaviour_unchanged(tmp_path):
     keep their state."""
     import pandas as pd
 
-    from fyexp.report.runs import BEHAVIOUR_UNCHANGED, fingerprint_states
+    from fyexp.freshness import BEHAVIOUR_UNCHANGED, fingerprint_states
 
     _git(tmp_path, "init", "-q")
     (tmp_path / "code.py").write_text("0")

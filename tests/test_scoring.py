@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 
 from fyexp.reference.rows import joined_cells, table_meta
+from fyexp import freshness
 from fyexp.report import runs
 from fyexp.report.coverage import coverage, totals_line
 from fyexp.report.tables import (AUTHORS_ONLY, SUMMARY_COLUMNS, caption, compare, format_cells, summarize,
@@ -215,7 +216,7 @@ def test_stale_and_dirty_counts_from_real_commits(tmp_path, monkeypatch):
     _git(tmp_path, "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qam", "c")
     from fyexp import provenance
 
-    monkeypatch.setattr(runs, "row_freshness", functools.partial(provenance.row_freshness, root=tmp_path))
+    monkeypatch.setattr(freshness, "row_freshness", functools.partial(provenance.row_freshness, root=tmp_path))
     commits = [first, first, second, second + "+dirty", second]
     frame = pd.DataFrame([{"profile": "paper", "status": "ok", "cell": f"c{i}", "seed": 0, "git_commit": c}
                           for i, c in enumerate(commits)])

@@ -16,7 +16,7 @@ from fyexp.models.bnn import BatchedBNN, RegressionBatch, predictive_metrics
 from tests.test_uci import make_uci
 from fyexp.objectives import minibatch_log_weights, vr_bound
 from fyexp.objectives.per_column import PerColumnVR
-from fyexp.objectives.terms import LatentTerms
+from fyexp.latent import LatentTerms
 from fyexp.results import Cell
 from fyexp.train import OptimizerConfig, TrainConfig
 

@@ -17,7 +17,7 @@ consecutive sides (all in the trend: supported; all against: reversed); ``fracti
 of runs (Clopper–Pearson interval); ``ratio_below``/``ratio_above`` compare mean(a)/mean(b) with a threshold on log
 values (the interval is that of the ratio of geometric means).  A profile whose name does not start with
 ``paper`` is *reduced*: its verdict says so.  Rows produced from a dirty tree or by code changed since are counted
-with :func:`fyexp.report.runs.profile_runs`.
+with :func:`fyexp.freshness.row_states`, as the report counts them.
 """
 
 from __future__ import annotations
@@ -251,8 +251,8 @@ def _missing(claim: Claim, rows: dict) -> list[str]:
 
 def _freshness_notes(rows: dict, specs: dict) -> list[str]:
     """``k stale rows``, ``k dirty rows`` among the distinct rows a verdict read (counted as
-    :func:`fyexp.report.runs.profile_runs` counts them: a commit ending ``+dirty``; a row stale against HEAD)."""
-    from fyexp.report.runs import row_states
+    the report counts them, :func:`fyexp.freshness.row_states`: a commit ending ``+dirty``; a row stale against HEAD)."""
+    from fyexp.freshness import row_states
 
     frames = [rows[k] for k in ("a", "b") if k in rows] + rows["others"] + rows["series"]
     used = pd.concat([f for f in frames if not f.empty], ignore_index=True)
@@ -312,7 +312,7 @@ def load_frames(results_dir, experiments_dir=None, names=None) -> tuple[dict[str
     known = experiment_names(experiments_dir)
     names = known if names is None else [n for n in dict.fromkeys(names) if n in known]
     specs = {name: experiment_spec(name, experiments_dir) for name in names}
-    from fyexp.report.runs import row_states
+    from fyexp.freshness import row_states
 
     frames = {}
     for name, spec in specs.items():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from torch import Tensor, nn
 
-from fyexp.objectives.terms import LatentTerms
+from fyexp.latent import LatentTerms
 
 
 class LatentVariableModel(nn.Module):

@@ -32,8 +32,8 @@ from torch import Tensor, nn
 from fyexp.distributions.continuous_bernoulli import clamp_logits, log_prob_logits
 from fyexp.errors import require
 from fyexp.models.base import LatentVariableModel
-from fyexp.objectives.semi_implicit import HierarchicalTerms
-from fyexp.objectives.terms import LatentTerms
+from fyexp.latent import HierarchicalTerms
+from fyexp.latent import LatentTerms
 
 SIDE = 28
 PIXELS = SIDE * SIDE

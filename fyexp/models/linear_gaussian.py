@@ -14,7 +14,7 @@ import math
 import torch
 from torch import Tensor, nn
 
-from fyexp.objectives.terms import LatentTerms
+from fyexp.latent import LatentTerms
 
 
 class LinearGaussian(nn.Module):

@@ -22,8 +22,8 @@ from fyexp.models.base import LatentVariableModel
 from fyexp.models.conv_vae import (PARAMETERIZATIONS, PIXELS, ContinuousBernoulliHead, ConvDecoder, ConvTrunk,
                                    ConvVAE, DecoderSplit, Parameterization, gaussian_log_q, posterior_std,
                                    standard_normal_log_prob)
-from fyexp.objectives.semi_implicit import HierarchicalTerms
-from fyexp.objectives.terms import LatentTerms
+from fyexp.latent import HierarchicalTerms
+from fyexp.latent import LatentTerms
 
 
 class ImplicitMixer(nn.Module):

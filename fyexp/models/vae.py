@@ -21,7 +21,7 @@ from fyexp.models.base import LatentVariableModel
 from fyexp.models.heads import (OBSERVATIONS, BetaGaussianPosterior, GaussianPosterior, Observation,
                                 standard_normal_log_prob)
 from fyexp.models.mlp import ACTIVATIONS, Decoder, GaussianEncoder
-from fyexp.objectives.terms import LatentTerms
+from fyexp.latent import LatentTerms
 
 
 @dataclass

@@ -14,7 +14,7 @@ import math
 import torch
 from torch import Tensor
 
-from fyexp.objectives.terms import LatentModel
+from fyexp.latent import LatentModel
 
 
 @torch.no_grad()

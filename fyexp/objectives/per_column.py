@@ -1,6 +1,6 @@
 """The VR bound with its own α for each column of a batch: independent models trained as one computation.
 
-When the "batch" axis of :class:`~fyexp.objectives.terms.LatentTerms` indexes independent models (the splits ×
+When the "batch" axis of :class:`~fyexp.latent.LatentTerms` indexes independent models (the splits ×
 methods of :class:`fyexp.models.bnn.BatchedBNN`), column m gets the bound of its own method,
 
     L̂_{α_m, K} = 1/(1−α_m) · log (1/K) Σ_k w_{k,m}^{1−α_m}        (Li & Turner eq. 18, :func:`vr_bound`),
@@ -21,7 +21,7 @@ from torch import Tensor
 from fyexp.errors import ConfigValueError
 from fyexp.objectives import bounds
 from fyexp.objectives.objective import Objective
-from fyexp.objectives.terms import LatentTerms
+from fyexp.latent import LatentTerms
 
 
 @dataclass(frozen=True)

@@ -27,37 +27,9 @@ from typing import ClassVar, Literal
 from torch import Tensor
 
 from fyexp.errors import ConfigValueError
+from fyexp.latent import HierarchicalTerms
 from fyexp.objectives import bounds
 from fyexp.objectives.objective import Objective
-
-
-@dataclass
-class HierarchicalTerms:
-    """Per-sample terms of N′ × M hierarchical samples for a batch of B data points.
-
-    Attributes
-    ----------
-    log_likelihood : (N′, M, B)
-        log p(x | z) at the samples of the data term (z ∼ q̃(z|u) for L^h; z′ ∼ r(z|u) with a Bayes posterior).
-    log_prior, log_q : (N′, M, B)
-        log p(z_ij) and log q̃(z_ij | u_i) at z_ij ∼ q̃(z | u_i) (the Rényi / Z_c term).
-    log_r, log_prior_r : (N′, M, B) or None
-        log r(z′_ik | u_i) and log p(z′_ik) at z′ ∼ r(z | u_i) (Bayes posterior only).
-    log_q_cross : (1 + C, N′, M, B) or None
-        log q̃(z′_ik | u_{i+s}), s = 0 … C (s = 0: the same u_i, for L^bh; s ≥ 1: U_i of L^bh-alt).
-    """
-
-    log_likelihood: Tensor
-    log_prior: Tensor
-    log_q: Tensor
-    log_r: Tensor | None = None
-    log_prior_r: Tensor | None = None
-    log_q_cross: Tensor | None = None
-
-    def flat(self, name: str) -> Tensor:
-        """A (N′, M, B) term as (N′M, B), the layout of :mod:`fyexp.objectives.bounds`."""
-        value = getattr(self, name)
-        return value.reshape(-1, value.shape[-1])
 
 
 def kl_r_q(terms: HierarchicalTerms, variant: Literal["bh", "bh_alt"]) -> Tensor:

@@ -71,6 +71,20 @@ def _meta() -> dict:
         return yaml.safe_load(handle)
 
 
+@dataclass(frozen=True)
+class Paper:
+    """One paper of the project (``papers:`` of ``paper_meta.yaml``): its id, printed title, and how specs cite it."""
+
+    id: str
+    title: str
+    cited_as: str
+
+
+def papers() -> dict[str, Paper]:
+    """The five papers, by id, in the order of the README."""
+    return {key: Paper(key, entry["title"], entry["cited_as"]) for key, entry in _meta()["papers"].items()}
+
+
 def table_ref(paper: str, table: str) -> str:
     """``("fyvi", "1")`` → ``"fyvi 1"``, the key of ``paper_meta.yaml``."""
     return f"{paper} {table}"

@@ -19,7 +19,8 @@ from fyexp.report.architectures import TEXT_TABLES, score_text, text_table_markd
 from fyexp.report.coverage import coverage, declared_tables, parse_table_ref
 from fyexp.report.figures import FigureContext, draw_figures
 from fyexp.report.index import index_markdown
-from fyexp.report.runs import RunFacts, planned_seeds, row_states, run_facts
+from fyexp.freshness import row_states
+from fyexp.report.runs import RunFacts, planned_seeds, run_facts
 from fyexp.report.tables import SUMMARY_COLUMNS, compare, summarize, table_status, write_table
 from fyexp.report.tolerance import EXACT, NOT_RUN
 from fyexp.results import ResultStore, atomic_write_text

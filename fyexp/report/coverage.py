@@ -17,20 +17,13 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from fyexp.reference.rows import home_of, joined_cells, table_title
+from fyexp.reference.rows import home_of, joined_cells, papers, table_title
 from fyexp.report.tables import AUTHORS_ONLY, score_cells, table_status, tally
 from fyexp.report.architectures import TEXT_TABLES, score_text
 from fyexp.report.tolerance import EXACT, NOT_RUN, NOT_SCORED, WITHIN
 
 SCORED_ROLES = ("result", "ratio")  # roles of fyexp.reference.rows.joined_cells that count for or against a table
 
-PAPERS = {  # the five papers of the project, in the order of the README; tvem prints no table and no number
-    "fyvi": "Fenchel-Young Variational Inference",
-    "fyvl": "Fenchel-Young Variational Learning",
-    "tvem": "Truncated Variational EM (Lücke)",
-    "frac": "Variational Learning of Fractional Posteriors",
-    "vr": "Rényi Divergence Variational Inference",
-}
 
 
 @dataclass(frozen=True)
@@ -191,9 +184,11 @@ def coverage_markdown(lines: list[CoverageLine], links: dict[str, str] | None = 
         key = line.status.split(" (")[0]
         counts[key] = counts.get(key, 0) + 1
     out += ["Tables by status (each published table once): " + ", ".join(f"{k} {v}" for k, v in counts.items()) + "."]
-    missing = [p for p in PAPERS if p not in {line.paper for line in lines}]
-    for paper in missing:
-        citing = [s.name for s in specs if s.paper == paper or PAPERS[paper].split(" (")[-1].rstrip(")") in s.description]
-        out += [f"*{paper}* ({PAPERS[paper]}) prints no table and no number, so `paper_tables.csv` has no cell of it"
+    known = papers()   # the titles are reference data (paper_meta.yaml); tvem prints no table and no number
+    for paper in [p for p in known if p not in {line.paper for line in lines}]:
+        meta = known[paper]
+        citing = [s.name for s in specs if s.paper == paper or meta.cited_as in s.description]
+        out += [f"*{paper}* ({meta.cited_as}, *{meta.title}*) prints no table and no number, so `paper_tables.csv` "
+                f"has no cell of it"
                 + (f"; experiments on its method: {', '.join(f'`{n}`' for n in citing)}." if citing else ".")]
     return out

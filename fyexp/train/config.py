@@ -1,4 +1,5 @@
-"""Training settings as typed, validated nested configs (a spec's ``train:`` block): optimizer and LR schedule.
+"""Training settings as typed, validated nested configs (a spec's ``train:`` block, :class:`TrainConfig`): optimizer
+and LR schedule.  Importing them needs no torch (only :func:`make_optimizer` does).
 
 ```yaml
 train:
@@ -15,12 +16,13 @@ a run resumed mid-schedule is identical to an uninterrupted one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Iterable, Literal
-
-import torch
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Iterable, Literal
 
 from fyexp.errors import require
+
+if TYPE_CHECKING:  # torch is imported by make_optimizer: a spec's train: block is read without it (`fyexp show`)
+    import torch
 
 
 @dataclass
@@ -44,6 +46,8 @@ class OptimizerConfig:
 
 def make_optimizer(config: OptimizerConfig, params: Iterable[torch.nn.Parameter]) -> torch.optim.Optimizer:
     """The torch optimizer of ``config`` over ``params``."""
+    import torch
+
     params = list(params)
     if config.name in ("adam", "adamw"):
         cls = torch.optim.Adam if config.name == "adam" else torch.optim.AdamW
@@ -111,4 +115,40 @@ def learning_rates(schedule: ScheduleConfig, base_lr: float, epochs: int) -> lis
     return [base_lr * schedule.factor(e) for e in range(1, epochs + 1)]
 
 
-__all__ = ["OptimizerConfig", "ScheduleConfig", "make_optimizer", "learning_rates"]
+@dataclass
+class TrainConfig:
+    """How to train (the *what* is the task).
+
+    A spec's ``train:`` block is this dataclass, nested (``optimizer:`` and ``schedule:`` are
+    :class:`~fyexp.train.config.OptimizerConfig` and :class:`~fyexp.train.config.ScheduleConfig`); the runner
+    sets ``seed`` per cell.  ``num_workers=None`` picks 0 on the CPU and up to 4 on CUDA (DataLoader path
+    only).  ``amp`` uses bf16 autocast on CUDA (no gradient scaler needed) and is ignored on the CPU.
+    ``log_every`` is how often (in steps) the progress bar is refreshed and the NaN guard synchronises.
+    ``ensemble`` asks the runner to train the seeds of a cell as one model (:meth:`Trainer.fit_ensemble`,
+    :mod:`fyexp.train.ensemble`): meant for a GPU, where one small model is launch-bound; off by default, since
+    on the CPU it does not pay — ``scripts/bench_grid.py`` on the shared 2-core machine (load average ≈ 11),
+    12 FYVI Table 2 networks: 0.91× the throughput of one after another at 1 thread, and at 2 threads 2.1× of
+    a 2-thread sequential run that is itself ~9× slower than 1 thread; one single-threaded cell per core
+    (``fyexp run NAME --executor local``) is the CPU's best use.
+    """
+
+    epochs: int = 1
+    batch_size: int = 64
+    optimizer: OptimizerConfig = field(default_factory=OptimizerConfig)
+    schedule: ScheduleConfig = field(default_factory=ScheduleConfig)
+    seed: int = 0
+    amp: bool = False
+    compile: bool = False
+    num_workers: int | None = None
+    drop_last: bool = False
+    log_every: int = 50
+    check_grads: bool = True
+    ensemble: bool = False
+
+    def __post_init__(self):
+        require(self.epochs >= 1, "epochs", "an integer >= 1", self.epochs)
+        require(self.batch_size >= 1, "batch_size", "an integer >= 1", self.batch_size)
+        require(self.log_every >= 1, "log_every", "an integer >= 1", self.log_every)
+
+
+__all__ = ["TrainConfig", "OptimizerConfig", "ScheduleConfig", "make_optimizer", "learning_rates"]

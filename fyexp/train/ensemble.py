@@ -49,8 +49,8 @@ from torch.func import functional_call, stack_module_state, vmap
 from torch.overrides import TorchFunctionMode
 
 from fyexp.errors import CellFailed, FyexpError
-from fyexp.train.trainer import (TensorBatches, TrainConfig, TrainTask, apply_schedule, failure, load_checkpoint,
-                                 remember_initial_lr, rng_state, save_checkpoint, set_rng_state)
+from fyexp.train._state import (TensorBatches, TrainConfig, TrainTask, apply_schedule, failure, load_checkpoint,
+                                remember_initial_lr, rng_state, save_checkpoint, set_rng_state)
 
 __all__ = ["EnsembleMember", "MemberResult", "MemberRandomness", "fit_ensemble"]
 

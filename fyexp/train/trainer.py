@@ -42,148 +42,23 @@ Example
 
 from __future__ import annotations
 
-import io
-import math
 import os
-import random
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
-import numpy as np
 import torch
-from torch import nn
 from torch.utils.data import DataLoader, Dataset
 
-from fyexp.errors import CellFailed, require
-from fyexp.io import atomic_write_bytes, atomic_write_text
-from fyexp.train.config import OptimizerConfig, ScheduleConfig, make_optimizer
-
-CHECKPOINT = "checkpoint.pt"
-METRICS = "metrics.csv"
+from fyexp.train._state import (CHECKPOINT, METRICS, TensorBatches, TrainConfig, TrainTask, apply_schedule, failure,
+                                load_checkpoint, remember_initial_lr, rng_state, save_checkpoint, seed_everything,
+                                set_rng_state)
 
 __all__ = ["TrainConfig", "TrainTask", "Trainer", "seed_everything", "rng_state", "set_rng_state",
-           "TensorBatches"]
+           "TensorBatches", "CHECKPOINT", "METRICS"]
 
 
-# --------------------------------------------------------------------------------------------- seeding
-def seed_everything(seed: int) -> None:
-    """Seed python's ``random``, numpy's global generator and torch (CPU and every CUDA device)."""
-    random.seed(seed)
-    np.random.seed(seed % 2**32)
-    torch.manual_seed(seed)
-
-
-def rng_state() -> dict:
-    """Every global RNG state (python, numpy, torch CPU, torch CUDA when present), for a checkpoint."""
-    state = {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
-    if torch.cuda.is_available() and torch.cuda.is_initialized():
-        state["cuda"] = torch.cuda.get_rng_state_all()
-    return state
-
-
-def set_rng_state(state: Mapping) -> None:
-    """Restore what :func:`rng_state` saved."""
-    random.setstate(state["python"])
-    np.random.set_state(state["numpy"])
-    torch.set_rng_state(state["torch"])
-    if "cuda" in state and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(state["cuda"])
-
-
-# ------------------------------------------------------------------------------------------- the task
-class TrainTask:
-    """The model-specific part of a training run.  Subclasses set ``self.model`` and override the hooks.
-
-    Required: :meth:`configure_optimizers` and :meth:`loss`.  The rest have sensible defaults.
-    """
-
-    model: nn.Module
-    train_config: "TrainConfig"  # set by the Trainer before configure_optimizers
-
-    def configure_optimizers(self) -> dict[str, torch.optim.Optimizer]:
-        """The optimizers by name (called once, after the model is on its device).
-
-        Default: one optimizer over every parameter, as ``train_config.optimizer`` describes it.
-        """
-        return {"main": make_optimizer(self.train_config.optimizer, self.model.parameters())}
-
-    def loss(self, batch: Any) -> tuple[torch.Tensor, Mapping[str, torch.Tensor | float]]:
-        """The scalar to minimise for one batch, and named quantities to log (batch means, tensors or floats).
-
-        Logged tensors stay on the device; the trainer averages them over the epoch (weighted by batch size)
-        and synchronises only when it reports them.
-        """
-        raise NotImplementedError
-
-    def optimizers_for_epoch(self, epoch: int) -> Iterable[str]:
-        """Names of the optimizers that step in ``epoch`` (1-based); default: all of them."""
-        return list(self._optimizer_names)
-
-    def on_epoch_start(self, epoch: int) -> None:
-        """Called before the first batch of ``epoch`` (1-based)."""
-
-    def validate(self, epoch: int) -> Mapping[str, float]:
-        """Metrics on held-out data after ``epoch``; the trainer runs it under ``torch.no_grad`` in eval mode."""
-        return {}
-
-    def on_epoch_end(self, epoch: int, metrics: Mapping[str, float]) -> bool:
-        """Called after the checkpoint of ``epoch``; return True to stop training (exceptions propagate)."""
-        return False
-
-    def extra_state(self) -> dict:
-        """Additional state to checkpoint (e.g. a scheduler's); restored by :meth:`load_extra_state`."""
-        return {}
-
-    def load_extra_state(self, state: dict) -> None:
-        """Restore what :meth:`extra_state` returned."""
-
-    _optimizer_names: Sequence[str] = ()
-
-
-# ------------------------------------------------------------------------------------------- the data
-class TensorBatches:
-    """Shuffled mini-batches of tensors that already live on the device (the small-data fast path).
-
-    Parameters
-    ----------
-    tensors : tuple of Tensor, each of shape (N, ...)
-        Moved to ``device`` once.
-    batch_size : int
-    device : str
-    generator : torch.Generator
-        A CPU generator for the permutation of each epoch (checkpointed by the trainer).
-    shuffle, drop_last : bool
-    """
-
-    def __init__(self, tensors: Sequence[torch.Tensor], batch_size: int, device: str,
-                 generator: torch.Generator, shuffle: bool = True, drop_last: bool = False):
-        self.tensors = tuple(t.to(device) for t in tensors)
-        lengths = {len(t) for t in self.tensors}
-        if len(lengths) != 1:
-            raise ValueError(f"tensors of different lengths {sorted(lengths)} cannot be batched together")
-        self.n = lengths.pop()
-        self.batch_size, self.device, self.generator = batch_size, device, generator
-        self.shuffle, self.drop_last = shuffle, drop_last
-
-    def __len__(self) -> int:
-        return self.n // self.batch_size if self.drop_last else math.ceil(self.n / self.batch_size)
-
-    def batch_indices(self) -> Iterator[torch.Tensor]:
-        """The index tensor of every batch of one epoch (one permutation drawn from ``generator``)."""
-        if self.shuffle:
-            order = torch.randperm(self.n, generator=self.generator).to(self.device, non_blocking=True)
-        else:
-            order = torch.arange(self.n, device=self.device)
-        for b in range(len(self)):
-            yield order[b * self.batch_size:(b + 1) * self.batch_size]
-
-    def __iter__(self) -> Iterator[tuple[torch.Tensor, ...]]:
-        for index in self.batch_indices():
-            yield tuple(t[index] for t in self.tensors)
-
-
+# ------------------------------------------------------------------------------------------ the loop
 def _to_device(batch: Any, device: str) -> Any:
     if isinstance(batch, torch.Tensor):
         return batch.to(device, non_blocking=True)
@@ -198,43 +73,6 @@ def _batch_size(batch: Any) -> int:
     while isinstance(batch, (list, tuple, dict)):
         batch = next(iter(batch.values())) if isinstance(batch, dict) else batch[0]
     return len(batch)
-
-
-# ------------------------------------------------------------------------------------------ the loop
-@dataclass
-class TrainConfig:
-    """How to train (the *what* is the task).
-
-    A spec's ``train:`` block is this dataclass, nested (``optimizer:`` and ``schedule:`` are
-    :class:`~fyexp.train.config.OptimizerConfig` and :class:`~fyexp.train.config.ScheduleConfig`); the runner
-    sets ``seed`` per cell.  ``num_workers=None`` picks 0 on the CPU and up to 4 on CUDA (DataLoader path
-    only).  ``amp`` uses bf16 autocast on CUDA (no gradient scaler needed) and is ignored on the CPU.
-    ``log_every`` is how often (in steps) the progress bar is refreshed and the NaN guard synchronises.
-    ``ensemble`` asks the runner to train the seeds of a cell as one model (:meth:`Trainer.fit_ensemble`,
-    :mod:`fyexp.train.ensemble`): meant for a GPU, where one small model is launch-bound; off by default, since
-    on the CPU it does not pay — ``scripts/bench_grid.py`` on the shared 2-core machine (load average ≈ 11),
-    12 FYVI Table 2 networks: 0.91× the throughput of one after another at 1 thread, and at 2 threads 2.1× of
-    a 2-thread sequential run that is itself ~9× slower than 1 thread; one single-threaded cell per core
-    (``fyexp run NAME --executor local``) is the CPU's best use.
-    """
-
-    epochs: int = 1
-    batch_size: int = 64
-    optimizer: OptimizerConfig = field(default_factory=OptimizerConfig)
-    schedule: ScheduleConfig = field(default_factory=ScheduleConfig)
-    seed: int = 0
-    amp: bool = False
-    compile: bool = False
-    num_workers: int | None = None
-    drop_last: bool = False
-    log_every: int = 50
-    check_grads: bool = True
-    ensemble: bool = False
-
-    def __post_init__(self):
-        require(self.epochs >= 1, "epochs", "an integer >= 1", self.epochs)
-        require(self.batch_size >= 1, "batch_size", "an integer >= 1", self.batch_size)
-        require(self.log_every >= 1, "log_every", "an integer >= 1", self.log_every)
 
 
 class Trainer:
@@ -387,64 +225,3 @@ class Trainer:
         """
         from fyexp.train.ensemble import fit_ensemble
         return fit_ensemble(self.config, members, device=self.device, subtask=self.subtask, label=self.label)
-
-
-# --------------------------------------------------------------- pieces shared with the ensemble
-def failure(label: str, epoch: int, what: str) -> CellFailed:
-    """The error of a run whose ``what`` (loss or gradient) became non-finite in ``epoch``."""
-    return CellFailed(f"{label}: non-finite {what} in epoch {epoch}; training stopped")
-
-
-def remember_initial_lr(optimizers: Iterable[torch.optim.Optimizer]) -> None:
-    """Keep each group's base rate as ``initial_lr`` (checkpointed with the optimizer); the schedule scales it."""
-    for opt in optimizers:
-        for group in opt.param_groups:
-            group.setdefault("initial_lr", group["lr"])
-
-
-def apply_schedule(optimizers: Iterable[torch.optim.Optimizer], factor: float) -> None:
-    """lr = initial_lr × factor in every group (the schedule's factor of the epoch)."""
-    for opt in optimizers:
-        for group in opt.param_groups:
-            group["lr"] = group["initial_lr"] * factor
-
-
-def save_checkpoint(work_dir: Path, task: TrainTask, optimizers: Mapping[str, torch.optim.Optimizer],
-                    generator: torch.Generator, rng: Mapping, history: list[dict], epoch: int, done: bool) -> None:
-    """Write ``work_dir/checkpoint.pt`` (model, optimizers, RNG states, epoch, history) and ``metrics.csv``
-    atomically; the ensemble writes each member's in the same format, so either trainer resumes either's."""
-    work_dir.mkdir(parents=True, exist_ok=True)
-    state = {"epoch": epoch, "done": done, "model": task.model.state_dict(),
-             "optimizers": {k: o.state_dict() for k, o in optimizers.items()},
-             "rng": dict(rng), "shuffle_rng": generator.get_state(), "history": history,
-             "extra": task.extra_state()}
-    buffer = io.BytesIO()
-    torch.save(state, buffer)
-    atomic_write_bytes(work_dir / CHECKPOINT, buffer.getvalue())
-    columns = list(dict.fromkeys(k for row in history for k in row))
-    lines = [",".join(columns)] + [",".join(_csv_value(row.get(c)) for c in columns) for row in history]
-    atomic_write_text(work_dir / METRICS, "\n".join(lines) + "\n")
-
-
-def load_checkpoint(work_dir: Path | None, device: str, task: TrainTask,
-                    optimizers: Mapping[str, torch.optim.Optimizer], generator: torch.Generator) -> dict | None:
-    """Restore model, optimizers, shuffling generator and task state from ``work_dir/checkpoint.pt``; return the
-    checkpoint (its ``rng``, ``history``, ``epoch``, ``done`` for the caller), or None when there is none."""
-    path = work_dir / CHECKPOINT if work_dir is not None else None
-    if path is None or not path.is_file():
-        return None
-    state = torch.load(path, map_location=device, weights_only=False)
-    task.model.load_state_dict(state["model"])
-    for name, opt in optimizers.items():
-        opt.load_state_dict(state["optimizers"][name])
-    generator.set_state(state["shuffle_rng"])
-    task.load_extra_state(state["extra"])
-    return state
-
-
-def _csv_value(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, float):
-        return repr(value)
-    return str(value)

@@ -9,7 +9,8 @@ A spec says which figures its results make::
 A figure function is registered with :func:`figure` and called as ``fn(ctx, **options)`` with a
 :class:`FigureContext`: the experiment's rows (status ``ok``), its results folder (artifacts, study files) and a
 loader of **any** experiment's rows, so a figure can compare experiments (NVDM vs FY-NVDM coherence) without a
-runner opening another's CSV.  It returns the PNG paths it wrote.  Nothing here imports
+runner opening another's CSV.  It returns the PNG paths it wrote.  The names and their options are listed in
+:mod:`fyexp.plots` too, so that checking a spec needs no report.  Nothing here imports
 :mod:`fyexp.experiments`; figures read what the runs wrote, never the runners.  Matplotlib is imported by the
 drawing functions only (:mod:`fyexp.report.figures.output`), so naming and checking figures stays cheap.
 """
@@ -24,6 +25,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pandas as pd
+
+from fyexp.plots import FIGURES, check_plot
 
 __all__ = ["FigureContext", "figure", "figure_names", "get_figure", "check_plot", "draw_figures", "save_figure", "plt"]
 
@@ -51,9 +54,14 @@ class FigureContext:
 
 
 def figure(name: str) -> Callable[[FigureFunction], FigureFunction]:
-    """Decorator: register ``fn(ctx, **options) -> list[Path]`` under ``name``."""
+    """Decorator: register ``fn(ctx, **options) -> list[Path]`` under ``name``, a name of the light list
+    :data:`fyexp.plots.FIGURES` (which specs are checked against) with the same keyword-only options."""
 
     def register(fn: FigureFunction) -> FigureFunction:
+        options = tuple(p for p, v in inspect.signature(fn).parameters.items() if v.kind == v.KEYWORD_ONLY)
+        if FIGURES.get(name) != options:
+            raise ValueError(f"figure '{name}' with options {options}: add it as `{name!r}: {options!r}` to "
+                             f"fyexp.plots.FIGURES (now {FIGURES.get(name)!r}), the names specs may use")
         if name in _FIGURES and _FIGURES[name] is not fn:
             raise ValueError(f"figure '{name}' is registered twice")
         _FIGURES[name] = fn
@@ -76,27 +84,6 @@ def figure_names() -> list[str]:
 
 def get_figure(name: str) -> FigureFunction:
     return _registry()[name]
-
-
-def check_plot(entry: Any) -> tuple[str, dict]:
-    """``(name, options)`` of a ``plots:`` entry; :class:`fyexp.errors.ConfigValueError` when the name is not
-    registered, the entry is malformed or an option is not a keyword of the figure function."""
-    from fyexp.errors import ConfigValueError
-
-    if isinstance(entry, str):
-        name, options = entry, {}
-    elif isinstance(entry, dict) and len(entry) == 1 and isinstance(next(iter(entry.values())) or {}, dict):
-        name, options = next(iter(entry)), next(iter(entry.values())) or {}
-    else:
-        raise ConfigValueError("plots", "a figure name, or a one-key mapping of a figure name to its options", entry)
-    registry = _registry()
-    if name not in registry:
-        raise ConfigValueError("plots", f"a figure among {sorted(registry)}", name)
-    accepted = [p for p, v in inspect.signature(registry[name]).parameters.items() if v.kind == v.KEYWORD_ONLY]
-    unknown = sorted(set(options) - set(accepted))
-    if unknown:
-        raise ConfigValueError("plots", f"options of '{name}' among {accepted}", unknown)
-    return name, dict(options)
 
 
 def draw_figures(plots: tuple[tuple[str, dict], ...], ctx: FigureContext) -> list[Path]:

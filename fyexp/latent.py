@@ -1,5 +1,8 @@
 """The one interface between models and objectives: K posterior samples → per-sample terms.
 
+It sits at the bottom layer (below :mod:`fyexp.models` and :mod:`fyexp.objectives`), so that a model returns its
+terms without importing any objective (``tests/test_architecture.py``).
+
 A latent-variable model (see :mod:`fyexp.models`) implements ``terms(x, K)`` and so gets ``log_weights(x, K)``:
 
     log w_k = log p(x | z_k) + log p(z_k) − log q(z_k | x),    z_k ∼ q(z | x),  k = 1 … K,
@@ -8,6 +11,9 @@ of shape ``(K, batch)``, reparameterized so that gradients flow through z_k.  Wh
 model also gives a divergence D(q(z|x) ‖ p(z)) per data point (the KL of a Gaussian posterior to N(0, I), or the
 FY regularizer L_Ω(η; q) of a β-Gaussian one).  For FY observation models the "log-likelihood" slot holds the
 negative FY loss −L_Ψ(θ(z_k); x) (the log-likelihood up to a constant at ρ′ = 1).
+
+A semi-implicit posterior (mixing samples u_i ∼ q(u), then z_ij ∼ q̃(z | u_i)) returns
+:class:`HierarchicalTerms` instead, read by the bounds of :mod:`fyexp.objectives.semi_implicit`.
 """
 
 from __future__ import annotations
@@ -69,3 +75,32 @@ class LatentModel(Protocol):
 
     def log_weights(self, x: Tensor, n_samples: int) -> Tensor:
         """``terms(x, n_samples).log_weights()``, shape (K, B)."""
+
+
+@dataclass
+class HierarchicalTerms:
+    """Per-sample terms of N′ × M hierarchical samples for a batch of B data points.
+
+    Attributes
+    ----------
+    log_likelihood : (N′, M, B)
+        log p(x | z) at the samples of the data term (z ∼ q̃(z|u) for L^h; z′ ∼ r(z|u) with a Bayes posterior).
+    log_prior, log_q : (N′, M, B)
+        log p(z_ij) and log q̃(z_ij | u_i) at z_ij ∼ q̃(z | u_i) (the Rényi / Z_c term).
+    log_r, log_prior_r : (N′, M, B) or None
+        log r(z′_ik | u_i) and log p(z′_ik) at z′ ∼ r(z | u_i) (Bayes posterior only).
+    log_q_cross : (1 + C, N′, M, B) or None
+        log q̃(z′_ik | u_{i+s}), s = 0 … C (s = 0: the same u_i, for L^bh; s ≥ 1: U_i of L^bh-alt).
+    """
+
+    log_likelihood: Tensor
+    log_prior: Tensor
+    log_q: Tensor
+    log_r: Tensor | None = None
+    log_prior_r: Tensor | None = None
+    log_q_cross: Tensor | None = None
+
+    def flat(self, name: str) -> Tensor:
+        """A (N′, M, B) term as (N′M, B), the layout of :mod:`fyexp.objectives.bounds`."""
+        value = getattr(self, name)
+        return value.reshape(-1, value.shape[-1])

@@ -1,0 +1,204 @@
+"""What a training run is made of and how it is saved, shared by :mod:`.trainer` and :mod:`.ensemble`.
+
+The settings (:class:`~fyexp.train.config.TrainConfig`), the model-specific task (:class:`TrainTask`), the tensor batches
+(:class:`TensorBatches`), the global RNG states, the learning-rate schedule applied to the optimizers' groups,
+and the checkpoint format (``work_dir/checkpoint.pt`` + ``metrics.csv``) that both trainers write and read, so
+either resumes the other's.  Neither trainer imports the other for these (``tests/test_architecture.py``).
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import random
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Mapping, Sequence
+
+import numpy as np
+import torch
+from torch import nn
+
+from fyexp.errors import CellFailed
+from fyexp.io import atomic_write_bytes, atomic_write_text
+from fyexp.train.config import TrainConfig, make_optimizer
+
+CHECKPOINT = "checkpoint.pt"
+METRICS = "metrics.csv"
+
+
+# --------------------------------------------------------------------------------------------- seeding
+def seed_everything(seed: int) -> None:
+    """Seed python's ``random``, numpy's global generator and torch (CPU and every CUDA device)."""
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)
+
+
+def rng_state() -> dict:
+    """Every global RNG state (python, numpy, torch CPU, torch CUDA when present), for a checkpoint."""
+    state = {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def set_rng_state(state: Mapping) -> None:
+    """Restore what :func:`rng_state` saved."""
+    random.setstate(state["python"])
+    np.random.set_state(state["numpy"])
+    torch.set_rng_state(state["torch"])
+    if "cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])
+
+
+# ------------------------------------------------------------------------------------------- the task
+class TrainTask:
+    """The model-specific part of a training run.  Subclasses set ``self.model`` and override the hooks.
+
+    Required: :meth:`configure_optimizers` and :meth:`loss`.  The rest have sensible defaults.
+    """
+
+    model: nn.Module
+    train_config: "TrainConfig"  # set by the Trainer before configure_optimizers
+
+    def configure_optimizers(self) -> dict[str, torch.optim.Optimizer]:
+        """The optimizers by name (called once, after the model is on its device).
+
+        Default: one optimizer over every parameter, as ``train_config.optimizer`` describes it.
+        """
+        return {"main": make_optimizer(self.train_config.optimizer, self.model.parameters())}
+
+    def loss(self, batch: Any) -> tuple[torch.Tensor, Mapping[str, torch.Tensor | float]]:
+        """The scalar to minimise for one batch, and named quantities to log (batch means, tensors or floats).
+
+        Logged tensors stay on the device; the trainer averages them over the epoch (weighted by batch size)
+        and synchronises only when it reports them.
+        """
+        raise NotImplementedError
+
+    def optimizers_for_epoch(self, epoch: int) -> Iterable[str]:
+        """Names of the optimizers that step in ``epoch`` (1-based); default: all of them."""
+        return list(self._optimizer_names)
+
+    def on_epoch_start(self, epoch: int) -> None:
+        """Called before the first batch of ``epoch`` (1-based)."""
+
+    def validate(self, epoch: int) -> Mapping[str, float]:
+        """Metrics on held-out data after ``epoch``; the trainer runs it under ``torch.no_grad`` in eval mode."""
+        return {}
+
+    def on_epoch_end(self, epoch: int, metrics: Mapping[str, float]) -> bool:
+        """Called after the checkpoint of ``epoch``; return True to stop training (exceptions propagate)."""
+        return False
+
+    def extra_state(self) -> dict:
+        """Additional state to checkpoint (e.g. a scheduler's); restored by :meth:`load_extra_state`."""
+        return {}
+
+    def load_extra_state(self, state: dict) -> None:
+        """Restore what :meth:`extra_state` returned."""
+
+    _optimizer_names: Sequence[str] = ()
+
+
+# ------------------------------------------------------------------------------------------- the data
+class TensorBatches:
+    """Shuffled mini-batches of tensors that already live on the device (the small-data fast path).
+
+    Parameters
+    ----------
+    tensors : tuple of Tensor, each of shape (N, ...)
+        Moved to ``device`` once.
+    batch_size : int
+    device : str
+    generator : torch.Generator
+        A CPU generator for the permutation of each epoch (checkpointed by the trainer).
+    shuffle, drop_last : bool
+    """
+
+    def __init__(self, tensors: Sequence[torch.Tensor], batch_size: int, device: str,
+                 generator: torch.Generator, shuffle: bool = True, drop_last: bool = False):
+        self.tensors = tuple(t.to(device) for t in tensors)
+        lengths = {len(t) for t in self.tensors}
+        if len(lengths) != 1:
+            raise ValueError(f"tensors of different lengths {sorted(lengths)} cannot be batched together")
+        self.n = lengths.pop()
+        self.batch_size, self.device, self.generator = batch_size, device, generator
+        self.shuffle, self.drop_last = shuffle, drop_last
+
+    def __len__(self) -> int:
+        return self.n // self.batch_size if self.drop_last else math.ceil(self.n / self.batch_size)
+
+    def batch_indices(self) -> Iterator[torch.Tensor]:
+        """The index tensor of every batch of one epoch (one permutation drawn from ``generator``)."""
+        if self.shuffle:
+            order = torch.randperm(self.n, generator=self.generator).to(self.device, non_blocking=True)
+        else:
+            order = torch.arange(self.n, device=self.device)
+        for b in range(len(self)):
+            yield order[b * self.batch_size:(b + 1) * self.batch_size]
+
+    def __iter__(self) -> Iterator[tuple[torch.Tensor, ...]]:
+        for index in self.batch_indices():
+            yield tuple(t[index] for t in self.tensors)
+
+
+# ------------------------------------------------------------------ failures, schedule, checkpoints
+def failure(label: str, epoch: int, what: str) -> CellFailed:
+    """The error of a run whose ``what`` (loss or gradient) became non-finite in ``epoch``."""
+    return CellFailed(f"{label}: non-finite {what} in epoch {epoch}; training stopped")
+
+
+def remember_initial_lr(optimizers: Iterable[torch.optim.Optimizer]) -> None:
+    """Keep each group's base rate as ``initial_lr`` (checkpointed with the optimizer); the schedule scales it."""
+    for opt in optimizers:
+        for group in opt.param_groups:
+            group.setdefault("initial_lr", group["lr"])
+
+
+def apply_schedule(optimizers: Iterable[torch.optim.Optimizer], factor: float) -> None:
+    """lr = initial_lr × factor in every group (the schedule's factor of the epoch)."""
+    for opt in optimizers:
+        for group in opt.param_groups:
+            group["lr"] = group["initial_lr"] * factor
+
+
+def save_checkpoint(work_dir: Path, task: TrainTask, optimizers: Mapping[str, torch.optim.Optimizer],
+                    generator: torch.Generator, rng: Mapping, history: list[dict], epoch: int, done: bool) -> None:
+    """Write ``work_dir/checkpoint.pt`` (model, optimizers, RNG states, epoch, history) and ``metrics.csv``
+    atomically; the ensemble writes each member's in the same format, so either trainer resumes either's."""
+    work_dir.mkdir(parents=True, exist_ok=True)
+    state = {"epoch": epoch, "done": done, "model": task.model.state_dict(),
+             "optimizers": {k: o.state_dict() for k, o in optimizers.items()},
+             "rng": dict(rng), "shuffle_rng": generator.get_state(), "history": history,
+             "extra": task.extra_state()}
+    buffer = io.BytesIO()
+    torch.save(state, buffer)
+    atomic_write_bytes(work_dir / CHECKPOINT, buffer.getvalue())
+    columns = list(dict.fromkeys(k for row in history for k in row))
+    lines = [",".join(columns)] + [",".join(_csv_value(row.get(c)) for c in columns) for row in history]
+    atomic_write_text(work_dir / METRICS, "\n".join(lines) + "\n")
+
+
+def load_checkpoint(work_dir: Path | None, device: str, task: TrainTask,
+                    optimizers: Mapping[str, torch.optim.Optimizer], generator: torch.Generator) -> dict | None:
+    """Restore model, optimizers, shuffling generator and task state from ``work_dir/checkpoint.pt``; return the
+    checkpoint (its ``rng``, ``history``, ``epoch``, ``done`` for the caller), or None when there is none."""
+    path = work_dir / CHECKPOINT if work_dir is not None else None
+    if path is None or not path.is_file():
+        return None
+    state = torch.load(path, map_location=device, weights_only=False)
+    task.model.load_state_dict(state["model"])
+    for name, opt in optimizers.items():
+        opt.load_state_dict(state["optimizers"][name])
+    generator.set_state(state["shuffle_rng"])
+    task.load_extra_state(state["extra"])
+    return state
+
+
+def _csv_value(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
