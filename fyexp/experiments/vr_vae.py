@@ -81,7 +81,8 @@ def stopping_metrics(history: list[dict], row: str, extra: dict) -> list:
 class VRVAE(GridExperiment):
     name = "vr_vae"
     Config = Config
-    paper_keys = tuple(PaperKeys(tables=(("vr", table),), metrics=("test_loglik",), row=lambda c: PAPER_ROWS[c.method][1],
+    paper_keys = tuple(PaperKeys(tables=(("vr", table),), metrics=("test_loglik",),
+                                 row=lambda c: PAPER_ROWS[c.method][1],
                                  when=lambda c, t=table: PAPER_ROWS[c.method][0] == t) for table in ("1", "text"))
 
     def cells(self, config: Config, seeds):
@@ -109,7 +110,7 @@ class VRVAE(GridExperiment):
         p = cell.params
         dataset, layers, k, fold = p["dataset"], p["L"], p["K"], p.get("fold")
         data = load_data(config, dataset, fold, ctx.data_dir)
-        seed_everything(cell.seed)
+        seed_everything(self.seed_stream(cell, "init"))
         model = build_vae(model_config(dataset, layers), data.train.shape[1])
         row = PAPER_ROWS[cell.method][1]
         task = BinarizingTask(model, OBJECTIVES[cell.method](k), data.binarize, data.valid, config.valid_every)
