@@ -9,6 +9,10 @@
 3. One training step of the one-layer MNIST VAE (784-200-200-50, tanh, batch 20, K = 50): VR-max with one backward
    pass through the max-weight sample (:class:`~fyexp.objectives.single_backward.VRMaxSingle`) vs IWAE back-
    propagating all K samples.  Aim ≤ 0.5× (the paper: 25h29 / 61h16 = 0.42 on a GPU).
+4. The same grid epoch by the two ways of training many models as one: the batched BNN (all 80 models one
+   :class:`~fyexp.models.bnn.BatchedBNN`, chunks of 4, the runner's :func:`fyexp.train.batched_bnn.fit_group`) vs
+   :mod:`fyexp.train.ensemble` (torch.func: ``vmap`` over stacked parameters, one ensemble of 20 one-model members
+   per α, as an ensemble needs members of one setting).  Ratio ensemble / batched: > 1 means the batched BNN wins.
 
 Each measurement is the median of ``--rounds`` rounds, the variants of a comparison alternating within a round.
 
@@ -30,6 +34,8 @@ from fyexp.objectives import IWAE
 from fyexp.objectives.per_column import PerColumnVR
 from fyexp.objectives.single_backward import VRMaxSingle
 from fyexp.latent import LatentTerms
+from fyexp.train import OptimizerConfig, TrainConfig, TrainTask
+from fyexp.train.ensemble import EnsembleMember, fit_ensemble
 
 N_TRAIN, N_FEATURES, HIDDEN, BATCH, K = 455, 13, 50, 32, 100
 SMOKE = {"rounds": 1, "vae_steps": 1}
@@ -59,6 +65,36 @@ def bnn_epoch(n_splits: int, alphas: tuple[float, ...], loop_samples: bool = Fal
         loss.backward()
         optimizer.step()
     return time.perf_counter() - start
+
+
+class OneBNNTask(TrainTask):
+    """One BNN (a one-model :class:`BatchedBNN`) on the minibatch VR bound: an ensemble member's task."""
+
+    def __init__(self, model: BatchedBNN, alpha: float):
+        self.model, self.objective = model, PerColumnVR(n_samples=K, alphas=(alpha,))
+
+    def loss(self, batch):
+        x, y = batch
+        bound, _ = self.objective(self.model, RegressionBatch(x[None], y[None], torch.tensor([N_TRAIN])))
+        return -(bound / N_TRAIN).sum(), {}
+
+
+def ensemble_epoch(n_splits: int, alphas: tuple[float, ...]) -> float:
+    """Seconds for one epoch of ``len(alphas) * n_splits`` one-model BNNs trained by :func:`fit_ensemble`, one
+    ensemble per α; each member draws its initialization and noise from its own global-RNG state."""
+    x, y = boston_like(n_splits)
+    config = TrainConfig(epochs=1, batch_size=BATCH, optimizer=OptimizerConfig(lr=1e-3))
+    seconds = 0.0
+    for alpha in alphas:
+        members = []
+        for s in range(n_splits):
+            torch.manual_seed(s)
+            model = BatchedBNN([torch.default_generator], N_FEATURES, HIDDEN)
+            members.append(EnsembleMember(OneBNNTask(model, alpha), (x[s], y[s]), s))
+        start = time.perf_counter()
+        fit_ensemble(config, members)
+        seconds += time.perf_counter() - start
+    return seconds
 
 
 def looped_terms(model: BatchedBNN, batch: RegressionBatch) -> LatentTerms:
@@ -100,14 +136,16 @@ def main() -> None:
         global N_TRAIN, K
         N_TRAIN, K = 40, 4
     torch.set_num_threads(1)
-    times: dict[str, list[float]] = {k: [] for k in ("batched K", "loop K", "grid batched", "grid chunked", "grid by split",
-                                                    "vr-max single", "iwae full")}
+    names = ("batched K", "loop K", "grid batched", "grid chunked", "grid by split", "grid ensemble", "vr-max single",
+             "iwae full")
+    times: dict[str, list[float]] = {k: [] for k in names}
     for _ in range(args.rounds):
         times["batched K"].append(bnn_epoch(1, (0.0,)))
         times["loop K"].append(bnn_epoch(1, (0.0,), loop_samples=True))
         times["grid batched"].append(bnn_epoch(20, ALPHAS))
         times["grid chunked"].append(bnn_epoch(20, ALPHAS, chunk=4))
         times["grid by split"].append(sum(bnn_epoch(1, ALPHAS) for _ in range(20)))
+        times["grid ensemble"].append(ensemble_epoch(20, ALPHAS))
         times["vr-max single"].append(vae_steps(VRMaxSingle(n_samples=50), args.vae_steps))
         times["iwae full"].append(vae_steps(IWAE(n_samples=50), args.vae_steps))
     med = {k: statistics.median(v) for k, v in times.items()}
@@ -121,6 +159,10 @@ def main() -> None:
     print(f"3. MNIST VAE step, K = 50, batch 20: VR-max single backward {1e3 * med['vr-max single']:.1f} ms, IWAE "
           f"{1e3 * med['iwae full']:.1f} ms -> ratio {med['vr-max single'] / med['iwae full']:.2f} "
           f"(aim <= 0.5; paper 0.42)")
+    print(f"4. Boston grid epoch, 80 models as one: batched BNN in chunks of 4 {med['grid chunked']:.2f} s, "
+          f"torch.func ensembles (4 x 20 members) {med['grid ensemble']:.2f} s -> ratio ensemble / batched "
+          f"{med['grid ensemble'] / med['grid chunked']:.2f} (all 80 batched at once: "
+          f"{med['grid ensemble'] / med['grid batched']:.2f})")
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ RATIO_LINES = {
                          r"decoder rho'=2 posterior rho=2: .* [\d.]+x Bernoulli/Gaussian",
                          r"largest overhead of a sparse latent / decoder over Bernoulli/Gaussian: [\d.]+x"],
     "bench_tvem": [r"ratio TV-EM / exact \(shared\)\s+= [\d.]+", r"ratio TV-EM / exact \(per-point\) = [\d.]+"],
-    "bench_vr": [r"speed-up [\d.]+x", r"ratio [\d.]+ \(aim <= 0\.5"],
+    "bench_vr": [r"speed-up [\d.]+x", r"ratio [\d.]+ \(aim <= 0\.5", r"ratio ensemble / batched [\d.]+"],
 }
 
 

@@ -131,7 +131,7 @@ def test_a_cells_settings_cover_only_the_configuration_it_depends_on():
     caltech, frey = Cell("iwae", 0, {"dataset": "caltech", "L": 1, "K": 5}), Cell("vae", 0, {
         "dataset": "freyface", "L": 1, "K": 5, "fold": 0})
     longer_frey = dataclasses.replace(config, train_freyface=dataclasses.replace(config.train_freyface, epochs=1500),
-                                      folds=[0, 1], n_train={"freyface": 100})
+                                      n_train={"freyface": 100})
     assert scoped_config(vr, longer_frey, caltech) == scoped_config(vr, config, caltech)
     assert scoped_config(vr, longer_frey, frey) != scoped_config(vr, config, frey)
     slower_caltech = dataclasses.replace(config, train_caltech=dataclasses.replace(

@@ -11,7 +11,7 @@ from torch.distributions import Normal
 from fyexp.data.uci import standardize
 from fyexp.errors import CellSkipped, FyexpError
 from fyexp.experiments.base import RunContext
-from fyexp.experiments.vr_bnn import VRBNN, Config, fit_group
+from fyexp.experiments.vr_bnn import METHOD_CODES, METHODS, VRBNN, Config, Grid
 from fyexp.models.bnn import BatchedBNN, RegressionBatch, predictive_metrics
 from tests.test_uci import make_uci
 from fyexp.objectives import minibatch_log_weights, vr_bound
@@ -19,6 +19,7 @@ from fyexp.objectives.per_column import PerColumnVR
 from fyexp.latent import LatentTerms
 from fyexp.results import Cell
 from fyexp.train import OptimizerConfig, TrainConfig
+from fyexp.train.batched_bnn import fit_group
 
 
 def small_bnn(n_models=3, d=2, h=4, seed=0):
@@ -111,17 +112,17 @@ def synthetic_splits(n_splits=2, n=24, n_test=6, d=3):
 
 
 def test_batched_grid_equals_training_one_split_and_method_alone():
-    config = Config()
     train = TrainConfig(epochs=3, batch_size=8, optimizer=OptimizerConfig(lr=1e-2))
     splits = synthetic_splits()
     methods = ["VI", "VR-0.0", "VR-max"]
-    kwargs = dict(hidden=5, n_samples=4, train=train, seed=3, config=config)
-    together = fit_group(splits, methods, **kwargs)
-    alone = fit_group([splits[1]], ["VR-max"], **kwargs)
+    kwargs = dict(hidden=5, n_samples=4, train=train, seed=3)
+    method = {m: (METHOD_CODES[m], METHODS[m]) for m in methods}
+    together = fit_group(splits, [method[m] for m in methods], **kwargs)
+    alone = fit_group([splits[1]], [method["VR-max"]], **kwargs)
     a = methods.index("VR-max")
     np.testing.assert_allclose(alone.test_loglik[0, 0], together.test_loglik[a, 1], rtol=1e-5)
     np.testing.assert_allclose(alone.test_rmse[0, 0], together.test_rmse[a, 1], rtol=1e-5)
-    alone_vi = fit_group([splits[0]], ["VI"], **kwargs)
+    alone_vi = fit_group([splits[0]], [method["VI"]], **kwargs)
     np.testing.assert_allclose(alone_vi.test_loglik[0, 0], together.test_loglik[0, 0], rtol=1e-5)
     assert len({float(v) for v in together.test_loglik.ravel()}) == 6  # the models differ
 
@@ -146,3 +147,33 @@ def test_more_splits_than_the_data_has_is_an_error_not_a_clamp(tmp_path):
     ctx = RunContext("vr-bnn", "quick", "cpu", tmp_path, tmp_path / "w", tmp_path / "a")
     with pytest.raises(FyexpError, match=r"key 'n_splits': expected at most 2 .*got 500"):
         VRBNN().run_cell(Config(n_splits=500), Cell("bnn", 0, {"dataset": "boston"}), ctx)
+
+
+def test_grid_cells_and_settings_as_before_the_grid_was_declared():
+    """One cell per data set of the grid; a spec's old ``datasets`` list is that grid; a cell's settings are the JSON
+    of the old Config (its data sets listed as ``datasets``), so committed cells keep their settings hash."""
+    from fyexp.settings import scoped_config
+
+    config = Config(grid=Grid(dataset=["yacht", "boston"]), n_splits=2)
+    cells = VRBNN().cells(config, (0, 1))
+    assert [c.key for c in cells] == ["bnn__dataset=yacht__seed=0", "bnn__dataset=yacht__seed=1",
+                                      "bnn__dataset=boston__seed=0", "bnn__dataset=boston__seed=1"]
+    old = Config(datasets=["yacht", "boston"], n_splits=2)
+    assert [c.key for c in VRBNN().cells(old, (0, 1))] == [c.key for c in cells]
+    settings = scoped_config(VRBNN(), config, cells[0])
+    assert settings == scoped_config(VRBNN(), old, cells[0])
+    assert settings["datasets"] == ["yacht", "boston"] and "grid" not in settings and settings["n_splits"] == 2
+
+
+def test_rows_carry_each_methods_paper_keys(tmp_path):
+    """test_loglik rows are Table 2, test_rmse Table 3, each with its method as the paper row."""
+    make_uci(tmp_path, n_splits=2)
+    ctx = RunContext("vr-bnn", "quick", "cpu", tmp_path, tmp_path / "w", tmp_path / "a")
+    config = Config(methods=["VI", "VR-max"], n_splits=2, n_samples=3, epochs=1, hidden=4)
+    rows = VRBNN().run_cell(config, Cell("bnn", 0, {"dataset": "boston"}), ctx)
+    keyed = {(r["metric"], r["paper_row"], r["split"]): r for r in rows if r.get("paper") == "vr"}
+    assert sorted(keyed) == sorted((m, a, s) for m in ("test_loglik", "test_rmse") for a in ("VI", "VR-max")
+                                   for s in (0, 1))
+    assert {r["table"] for (m, *_), r in keyed.items() if m == "test_loglik"} == {"2"}
+    assert {r["table"] for (m, *_), r in keyed.items() if m == "test_rmse"} == {"3"}
+    assert all(r["setting"] == rows[-1]["setting"] for r in rows) and rows[-1]["metric"] == "train_time_s"

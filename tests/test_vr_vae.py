@@ -113,7 +113,7 @@ def test_frey_face_cell_end_to_end_on_synthetic_faces(tmp_path):
     import pickle
 
     from fyexp.experiments.base import RunContext
-    from fyexp.experiments.vr_vae import VRVAE, Config
+    from fyexp.experiments.vr_vae import VRVAE, Config, Grid
     from fyexp.results import Cell
     from fyexp.train import OptimizerConfig, TrainConfig
 
@@ -121,7 +121,8 @@ def test_frey_face_cell_end_to_end_on_synthetic_faces(tmp_path):
     faces = np.random.default_rng(0).integers(0, 256, size=(40, 560), dtype=np.uint8)
     with open(tmp_path / "FreyFace" / "freyfaces.pkl", "wb") as handle:
         pickle.dump([faces], handle)
-    config = Config(settings=["freyface:1:5"], folds=[0], n_folds=4, test_samples=20, test_chunk=10,
+    grid = Grid(include=[{"dataset": "freyface", "L": 1, "K": 5, "method": ["vae", "vr_max"], "fold": 0}])
+    config = Config(grid=grid, n_folds=4, test_samples=20, test_chunk=10,
                     train_freyface=TrainConfig(epochs=1, batch_size=10, optimizer=OptimizerConfig(lr=1e-3)),
                     bias_points=5, bias_samples=[5], bias_repetitions=2)
     ctx = RunContext("vr-vae", "test", "cpu", tmp_path, tmp_path / "work", tmp_path / "art")
@@ -151,7 +152,8 @@ def test_stopping_epoch_on_held_out_images_is_the_argmax_of_the_validation_bound
     faces = np.random.default_rng(0).integers(0, 256, size=(40, 560), dtype=np.uint8)
     with open(tmp_path / "FreyFace" / "freyfaces.pkl", "wb") as handle:
         pickle.dump([faces], handle)
-    config = vr_vae.Config(settings=["freyface:1:5"], folds=[0], n_folds=4, test_samples=10, test_chunk=10,
+    grid = vr_vae.Grid(include=[{"dataset": "freyface", "L": 1, "K": 5, "method": "vae", "fold": 0}])
+    config = vr_vae.Config(grid=grid, n_folds=4, test_samples=10, test_chunk=10,
                            train_freyface=TrainConfig(epochs=6, batch_size=10, optimizer=OptimizerConfig(lr=1e-3)),
                            validation={"freyface": 8}, valid_every=2, bias_points=2, bias_samples=[5],
                            bias_repetitions=2)
@@ -173,3 +175,40 @@ def test_stopping_epoch_on_held_out_images_is_the_argmax_of_the_validation_bound
     assert next(r["value"] for r in rows if r["metric"] == "best_valid_bound") == max(curve.values())
     with pytest.raises(ConfigValueError, match="validation"):
         vr_vae.Config(validation={"omniglot": 5})
+
+
+def test_declared_grid_gives_the_cells_of_the_old_dataset_l_k_listing():
+    """A spec written before ``grid:`` (settings "dataset:L:K" × methods, extra methods, Frey Face folds) still
+    validates, and its grid is the declared one of today's spec: same cells, same order, fold only on Frey Face."""
+    from fyexp.experiments.vr_vae import VRVAE, Config, Grid
+
+    old = Config(settings=["freyface:1:5", "mnist:2:5"], extra_methods={"vr_half": ["freyface:1:5", "mnist:1:5"],
+                                                                        "iwae_single": ["mnist:1:5"]}, folds=[0, 1])
+    new = Config(grid=Grid(include=[
+        {"dataset": "freyface", "L": 1, "K": 5, "method": ["vae", "iwae", "vr_max", "vr_half"], "fold": [0, 1]},
+        {"dataset": "mnist", "L": 2, "K": 5, "method": ["vae", "iwae", "vr_max"], "fold": None},
+        {"dataset": "mnist", "L": 1, "K": 5, "method": ["vr_half", "iwae_single"], "fold": None}]))
+    cells = VRVAE().cells(new, (0,))
+    assert [c.key for c in VRVAE().cells(old, (0,))] == [c.key for c in cells]
+    assert cells[1].params == {"dataset": "freyface", "L": 1, "K": 5, "fold": 1}
+    assert cells[-1].key == "iwae_single__K=5__L=1__dataset=mnist__seed=0" and len(cells) == 13
+    # the listing is no part of a cell's settings
+    from fyexp.settings import scoped_config
+    assert scoped_config(VRVAE(), old, cells[0]) == scoped_config(VRVAE(), new, cells[0])
+    assert "grid" not in scoped_config(VRVAE(), new, cells[0]) and "folds" not in scoped_config(VRVAE(), new, cells[0])
+
+
+@pytest.mark.parametrize("change, expected", [({"dataset": "omniglot"}, "data sets among"),
+                                              ({"L": 2}, "2 for MNIST only"),
+                                              ({"dataset": "mnist", "method": "vr_min"}, "methods among"),
+                                              ({"dataset": "mnist"}, "a fold for Frey Face only"),
+                                              ({"fold": None}, "a fold for Frey Face only")])
+def test_a_bad_grid_entry_is_a_one_line_error(change, expected):
+    from fyexp.errors import ConfigValueError
+    from fyexp.experiments.vr_vae import Config, Grid
+
+    entry = {"dataset": "freyface", "L": 1, "K": 5, "method": "vae", "fold": 0, **change}
+    with pytest.raises(ConfigValueError, match=expected):
+        Config(grid=Grid(include=[entry]))
+    with pytest.raises(ConfigValueError, match="folds in 0..3"):
+        Config(n_folds=4, grid=Grid(include=[{"dataset": "freyface", "L": 1, "K": 5, "method": "vae", "fold": 7}]))

@@ -1,8 +1,9 @@
 r"""Bayesian neural networks on UCI regression with the VR bound: Li & Turner Tables 2 and 3 (§5.2).
 
-One cell = one data set: every split × every method (VI = α 1, VR-0.5, VR-0.0, VR-max = α −∞) trains as **one**
-batched computation — a :class:`~fyexp.models.bnn.BatchedBNN` with weights of shape (methods · splits, K, P) —
-through the shared :class:`~fyexp.train.Trainer`, on the minibatch VR bound (eq. 23)
+One cell = one data set (the grid's ``dataset`` axis): every split × every method (VI = α 1, VR-0.5, VR-0.0,
+VR-max = α −∞) trains as **one** batched computation (:func:`fyexp.train.batched_bnn.fit_group`: a
+:class:`~fyexp.models.bnn.BatchedBNN` with weights of shape (methods · splits, K, P)) through the shared
+:class:`~fyexp.train.Trainer`, on the minibatch VR bound (eq. 23)
 
     L̃_α(q; S) = 1/(1−α) log (1/K) Σ_k [p₀(θ_k) f̄_S(θ_k)^N / q(θ_k)]^{1−α},
 
@@ -19,35 +20,41 @@ skipped cell (:class:`~fyexp.errors.CellSkipped`, "data missing (... where to ge
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Sequence
 
-import numpy as np
-import torch
-
-from fyexp.data.uci import PAPER_NAMES, Standardized, load_split, load_uci
+from fyexp.data.uci import PAPER_NAMES, load_split, load_uci
 from fyexp.errors import CellFailed, CellSkipped, DataMissing, FyexpError, require
-from fyexp.experiments import Experiment, register
-from fyexp.models.bnn import BatchedBNN, RegressionBatch, predictive_metrics
-from fyexp.objectives.per_column import PerColumnVR
+from fyexp.experiments import register
+from fyexp.experiments.grid import GridExperiment, PaperKeys, check_axes, metric
 from fyexp.results import Cell
-from fyexp.train import OptimizerConfig, TrainConfig, Trainer, VariationalTask
+from fyexp.train import OptimizerConfig, TrainConfig
+from fyexp.train.batched_bnn import BNNOptions, fit_group, group_by_size, threads
 
-#: The methods of Tables 2–3 and their α; the code makes each model's random streams independent of the grid.
+#: The methods of Tables 2–3 and their α; the code (position + 1) makes each model's random streams independent
+#: of the grid (fyexp.train.batched_bnn.stream_seed).
 METHODS: dict[str, float] = {"VI": 1.0, "VR-0.5": 0.5, "VR-0.0": 0.0, "VR-max": -math.inf}
 METHOD_CODES = {name: i + 1 for i, name in enumerate(METHODS)}
+DATASETS = ["boston", "concrete", "energy", "wine", "yacht", "protein", "year"]
+
+
+@dataclass
+class Grid:
+    """The cells: one per UCI data set."""
+
+    dataset: list[str] = field(default_factory=lambda: list(DATASETS))
+
+    def __post_init__(self):
+        check_axes(self)
 
 
 @dataclass
 class Config:
     """Settings of §5.2 and anchors.md; ``*_by_dataset`` override the defaults for the large sets."""
 
-    datasets: list[str] = field(default_factory=lambda: ["boston", "concrete", "energy", "wine", "yacht", "protein",
-                                                          "year"])
+    grid: Grid = field(default_factory=Grid)
     methods: list[str] = field(default_factory=lambda: list(METHODS))
     n_splits: int | None = None  # null: every split of the data set
     hidden: int = 50
@@ -64,8 +71,11 @@ class Config:
     num_threads: int | None = 1
     model_chunk: int | None = 4  # models per batched product (cache-sized on a CPU; null: all at once)
     train: TrainConfig = field(default_factory=lambda: TrainConfig(batch_size=32, optimizer=OptimizerConfig(lr=1e-3)))
+    datasets: list[str] | None = None  # a spec written before ``grid:`` (legacy rows compare with it): the grid
 
     def __post_init__(self):
+        if self.datasets is not None:
+            self.grid = Grid(dataset=list(self.datasets))
         for m in self.methods:
             require(m in METHODS, "methods", f"names among {list(METHODS)}", self.methods)
         require(len(set(self.methods)) == len(self.methods) and self.methods, "methods", "distinct names", self.methods)
@@ -83,122 +93,28 @@ class Config:
                 self.epochs_by_dataset.get(name, self.epochs))
 
 
-@contextlib.contextmanager
-def threads(n: int | None):
-    """Run torch on ``n`` threads (None: leave as is); on a shared 2-core machine one thread is ~3× faster than two."""
-    before = torch.get_num_threads()
-    if n:
-        torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-
-
-def stream_seed(seed: int, split: int, code: int = 0) -> int:
-    """A generator seed for (run seed, split, method code); code 0 is the split's shuffling stream."""
-    return (int(seed) * 1_000_003 + int(split) * 1_009 + int(code) * 17 + 1) % (2 ** 63)
-
-
-class BNNTask(VariationalTask):
-    """The batched BNNs of one group of equal-sized splits; the trainer's batches are *positions* 0…N−1, which
-    each split maps through its own per-epoch permutation (drawn from its own generator)."""
-
-    def __init__(self, model: BatchedBNN, objective: PerColumnVR, x: torch.Tensor, y: torch.Tensor,
-                 split_generators: Sequence[torch.Generator]):
-        super().__init__(model, objective)
-        self.x, self.y, self.split_generators = x, y, list(split_generators)
-        self.n_data = torch.full((x.shape[0],), x.shape[1], dtype=torch.long)
-        self.order = torch.arange(x.shape[1]).expand(x.shape[0], -1)
-
-    def configure_optimizers(self):
-        device = self.model.mean_param.device
-        self.x, self.y, self.n_data = self.x.to(device), self.y.to(device), self.n_data.to(device)
-        return super().configure_optimizers()
-
-    def on_epoch_start(self, epoch: int) -> None:
-        n = self.x.shape[1]
-        self.order = torch.stack([torch.randperm(n, generator=g) for g in self.split_generators]).to(self.x.device)
-
-    def loss(self, batch):
-        positions = batch[0] if isinstance(batch, (tuple, list)) else batch
-        index = self.order[:, positions]  # (G, B)
-        x = torch.gather(self.x, 1, index.unsqueeze(-1).expand(-1, -1, self.x.shape[2]))
-        y = torch.gather(self.y, 1, index)
-        bound, parts = self.objective(self.model, RegressionBatch(x, y, self.n_data))
-        n = self.n_data.repeat(self.model.n_models // len(self.n_data)).to(bound.dtype)
-        return -(bound / n).sum(), {"bound_per_point": (bound / n).mean().detach(), **parts}
-
-    def extra_state(self) -> dict:
-        return {"split": [g.get_state() for g in self.split_generators],
-                "model": [g.get_state() for g in self.model.generators], "order": self.order.cpu()}
-
-    def load_extra_state(self, state: dict) -> None:
-        for g, s in zip(self.split_generators, state["split"]):
-            g.set_state(s)
-        for g, s in zip(self.model.generators, state["model"]):
-            g.set_state(s)
-        self.order = state["order"].to(self.x.device)
-
-
-@dataclass
-class GroupResult:
-    """Per model (method-major, m = a·G + g): test log-likelihood and RMSE, and the training history."""
-
-    methods: list[str]
-    splits: list[int]
-    test_loglik: np.ndarray  # (A, G)
-    test_rmse: np.ndarray  # (A, G)
-    history: list[dict]
-
-
-def fit_group(splits: Sequence[tuple[int, Standardized]], methods: Sequence[str], *, hidden: int, n_samples: int,
-              train: TrainConfig, seed: int, config: Config, device: str = "cpu", work_dir=None, subtask=None,
-              label: str = "vr-bnn", test_samples: int | None = None) -> GroupResult:
-    """Train every (method, split) of ``splits`` (same train and test sizes) as one batched computation."""
-    split_ids = [s for s, _ in splits]
-    x = torch.tensor(np.stack([d.x_train for _, d in splits]), dtype=torch.float32)
-    y = torch.tensor(np.stack([d.y_train for _, d in splits]), dtype=torch.float32)
-    gens = [torch.Generator().manual_seed(stream_seed(seed, s, METHOD_CODES[a])) for a in methods for s in split_ids]
-    model = BatchedBNN(gens, x.shape[2], hidden, config.prior_var, config.init_std, config.init_log_var)
-    model.model_chunk = config.model_chunk
-    objective = PerColumnVR(n_samples=n_samples, alphas=tuple(METHODS[a] for a in methods for _ in split_ids),
-                            analytic_kl=config.analytic_kl)
-    task = BNNTask(model, objective, x, y, [torch.Generator().manual_seed(stream_seed(seed, s)) for s in split_ids])
-    trainer = Trainer(dataclasses.replace(train, seed=seed), device=device, work_dir=work_dir, subtask=subtask,
-                      label=label)
-    history = trainer.fit(task, (torch.arange(x.shape[1]),))
-
-    model.eval()
-    x_test = torch.tensor(np.stack([d.x_test for _, d in splits]), dtype=torch.float32, device=device)
-    f, noise_var = model.predictive(x_test, test_samples or n_samples)
-    reps = len(methods)
-    y_test = torch.tensor(np.stack([d.y_test for _, d in splits]), dtype=torch.float32, device=device).repeat(reps, 1)
-    y_mean = torch.tensor([d.y_mean for _, d in splits], device=device).repeat(reps)
-    y_std = torch.tensor([d.y_std for _, d in splits], device=device).repeat(reps)
-    ll, rmse = predictive_metrics(f, noise_var, y_test, y_mean, y_std)
-    shape = (len(methods), len(split_ids))
-    return GroupResult(list(methods), split_ids, ll.cpu().numpy().reshape(shape), rmse.cpu().numpy().reshape(shape),
-                       history)
-
-
-def group_by_size(splits: Sequence[tuple[int, Standardized]]) -> list[list[tuple[int, Standardized]]]:
-    """Splits with equal train and test sizes, in order of first appearance (one batched run per group)."""
-    groups: dict[tuple[int, int], list] = {}
-    for s, d in splits:
-        groups.setdefault((len(d.y_train), len(d.y_test)), []).append((s, d))
-    return list(groups.values())
-
-
 @register
-class VRBNN(Experiment):
+class VRBNN(GridExperiment):
     name = "vr_bnn"
     Config = Config
+    # A cell trains all four methods: each metric carries its method's row (``paper_row``, a column of the metric,
+    # which takes precedence over the declaration's per-cell ``row``).
+    paper_keys = (PaperKeys(tables=(("vr", "2"),), metrics=("test_loglik",), row=lambda cell: ""),
+                  PaperKeys(tables=(("vr", "3"),), metrics=("test_rmse",), row=lambda cell: ""))
 
-    def cells(self, config: Config, seeds):
-        return [Cell("bnn", seed, {"dataset": d}) for d in config.datasets for seed in seeds]
+    def method(self, config: Config, params: dict) -> str:
+        return "bnn"
 
-    def run_cell(self, config: Config, cell: Cell, ctx):
+    def cell_config(self, config: Config, cell: Cell) -> dict:
+        """The whole config as JSON, the grid's data sets listed as ``datasets`` (the JSON of the Config before the
+        grid was declared, so committed cells keep their settings hash)."""
+        from fyexp.settings import jsonable
+
+        data = jsonable(config)
+        data["datasets"] = data.pop("grid")["dataset"]
+        return data
+
+    def measure(self, config: Config, cell: Cell, ctx):
         name = cell.params["dataset"]
         try:
             data = load_uci(None if ctx.data_dir is None else str(ctx.data_dir), name)
@@ -211,24 +127,22 @@ class VRBNN(Experiment):
         splits = [(s, load_split(data, s)) for s in range(n_splits)]
         hidden, n_samples, epochs = config.for_dataset(name)
         train = dataclasses.replace(config.train, epochs=epochs)
-        rows, tic = [], time.perf_counter()
+        options = BNNOptions(config.prior_var, config.init_std, config.init_log_var, config.analytic_kl,
+                             config.model_chunk)
+        setting, out, tic = PAPER_NAMES.get(name, name), [], time.perf_counter()
         for i, group in enumerate(group_by_size(splits)):
             with threads(config.num_threads):
-                result = fit_group(group, config.methods, hidden=hidden, n_samples=n_samples, train=train,
-                                   seed=cell.seed, config=config, device=ctx.device,
-                                   work_dir=ctx.work_dir / f"group{i}", subtask=ctx.subtask,
+                result = fit_group(group, [(METHOD_CODES[m], METHODS[m]) for m in config.methods], hidden=hidden,
+                                   n_samples=n_samples, train=train, seed=cell.seed, options=options,
+                                   device=ctx.device, work_dir=ctx.work_dir / f"group{i}", subtask=ctx.subtask,
                                    label=f"{ctx.experiment}/{cell.key}", test_samples=config.test_samples)
-            for a, method in enumerate(result.methods):
+            for a, method in enumerate(config.methods):
                 for g, split in enumerate(result.splits):
-                    for table, metric, values in (("2", "test_loglik", result.test_loglik),
-                                                  ("3", "test_rmse", result.test_rmse)):
+                    for name_, values in (("test_loglik", result.test_loglik), ("test_rmse", result.test_rmse)):
                         value = float(values[a, g])
                         if not math.isfinite(value):
-                            raise CellFailed(f"{cell.key}: non-finite {metric} for {method}, split {split}")
-                        rows.append({"paper": "vr", "table": table, "setting": PAPER_NAMES.get(name, name),
-                                     "paper_row": method, "method": method, "metric": metric, "value": value,
-                                     "split": split, "hidden": hidden, "n_samples": n_samples, "epochs": epochs})
-        rows.append({"method": "bnn", "metric": "train_time_s", "value": time.perf_counter() - tic,
-                     "setting": PAPER_NAMES.get(name, name), "label": f"{len(splits)} splits x "
-                     f"{len(config.methods)} methods, batched"})
-        return rows
+                            raise CellFailed(f"{cell.key}: non-finite {name_} for {method}, split {split}")
+                        out.append(metric(name_, value, setting=setting, paper_row=method, method=method,
+                                          split=split, hidden=hidden, n_samples=n_samples, epochs=epochs))
+        return out + [metric("train_time_s", time.perf_counter() - tic, method="bnn", setting=setting,
+                             label=f"{len(splits)} splits x {len(config.methods)} methods, batched")]

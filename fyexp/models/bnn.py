@@ -108,10 +108,10 @@ class BatchedBNN(LatentVariableModel):
         return self.mean_param * precision * var, var
 
     def noise(self, n_samples: int) -> Tensor:
-        """ε ∼ N(0, I) of shape (M, P, K), model m's slice from its own generator (drawn on the CPU)."""
-        eps = torch.empty(self.n_models, self.n_params, n_samples, dtype=self.mean_param.dtype)
-        for m, g in enumerate(self.generators):
-            torch.randn(self.n_params, n_samples, generator=g, out=eps[m])
+        """ε ∼ N(0, I) of shape (M, P, K), model m's slice from its own generator (drawn on the CPU; the draws are
+        returned, not written in place, so that a :mod:`fyexp.train.ensemble` member draws its own)."""
+        dtype = self.mean_param.dtype
+        eps = torch.stack([torch.randn(self.n_params, n_samples, generator=g, dtype=dtype) for g in self.generators])
         return eps.to(self.mean_param.device)
 
     def sample(self, n_samples: int) -> "WeightSamples":

@@ -8,7 +8,7 @@ width of its mean head: half of a joint mean-and-scale head); the activation is 
 (``Softplus`` printed ``log(1 + exp(x))``); the probability type is ``<p(x | h)>/<q(h | x)>``.  A cell agrees when
 the strings are equal (``exact``), else it is ``outside``: there is no tolerance on text.
 
-This module imports the runner (torch), so the report loads it only for a table it renders.
+This module builds the models (torch), so the report loads it only for a table it renders.
 """
 
 from __future__ import annotations
@@ -43,10 +43,10 @@ def describe_vae(model) -> dict[str, str]:
 
 
 def _vr_table4() -> dict[tuple[str, str, str], str]:
-    """VR Table 4 from :func:`fyexp.experiments.vr_vae.model_config` and :func:`fyexp.models.build_vae`."""
+    """VR Table 4 from :func:`fyexp.models.vr_architectures.model_config` and :func:`fyexp.models.build_vae`."""
     from fyexp.data.freyface import HEIGHT, WIDTH
-    from fyexp.experiments.vr_vae import model_config
     from fyexp.models import build_vae
+    from fyexp.models.vr_architectures import model_config
 
     out = {}
     rows = (("Frey Face", "freyface", HEIGHT * WIDTH, 1), ("Caltech 101", "caltech", 784, 1),

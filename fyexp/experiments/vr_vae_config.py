@@ -1,0 +1,109 @@
+"""The settings of vr-vae (:mod:`fyexp.experiments.vr_vae`): its declared grid and hyperparameters, validated.
+
+Kept beside the runner so that the runner holds what it runs; the table of methods names each method's paper
+table and row (the runner maps the same names to objectives).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+from fyexp.data.vr_images import DATASETS
+from fyexp.errors import require
+from fyexp.experiments.grid import check_axes, expand
+from fyexp.train import OptimizerConfig, ScheduleConfig, TrainConfig
+
+#: method → (paper table, paper row): Table 1's three methods and the in-text VR-0.5 and single-pass IWAE
+PAPER_ROWS = {"vae": ("1", "VAE"), "iwae": ("1", "IWAE"), "vr_max": ("1", "VR-max"), "vr_half": ("text", "VR-0.5"),
+              "iwae_single": ("text", "IWAE (single backward pass)")}
+#: the listing of specs written before ``grid:`` and its defaults then (see :func:`legacy_grid`)
+LEGACY_LISTING = {"settings": ["freyface:1:5", "caltech:1:5", "caltech:1:50", "mnist:1:5", "mnist:1:50", "mnist:2:5",
+                               "mnist:2:50"], "methods": ["vae", "iwae", "vr_max"],
+                  "extra_methods": {"vr_half": ["freyface:1:5", "mnist:1:5"], "iwae_single": ["mnist:1:50"]},
+                  "folds": list(range(10))}
+#: settings that only Frey Face cells read (the fold split, Figure 4)
+FREYFACE_ONLY = ("n_folds", "fold_seed", "bias_alphas", "bias_samples", "bias_points", "bias_repetitions")
+
+
+def _iwae_train() -> TrainConfig:
+    return TrainConfig(epochs=3280, batch_size=20, optimizer=OptimizerConfig(lr=1e-3, betas=(0.99, 0.999), eps=1e-4),
+                       schedule=ScheduleConfig(name="iwae", rounded=True))
+
+
+@dataclass
+class Grid:
+    """The cells, as ``include`` entries ``{dataset, L, K, method, fold}`` (a value or a list each; ``fold`` null
+    but for Frey Face) less the ``exclude`` entries."""
+
+    include: list[dict] = field(default_factory=list)
+    exclude: list[dict] = field(default_factory=list)
+
+    def __post_init__(self):
+        check_axes(self)
+        for c in filter(None, expand(self)):
+            require(c["dataset"] in DATASETS and c["L"] in (1, 2) and c["K"] >= 1 and (c["L"] == 1 or c["dataset"] ==
+                    "mnist"), "grid", f"data sets among {list(DATASETS)}, L = 1 or 2 (2 for MNIST only), K >= 1", c)
+            require(c["method"] in PAPER_ROWS, "grid", f"methods among {list(PAPER_ROWS)}", c)
+            require((c["fold"] is None) == (c["dataset"] != "freyface"), "grid", "a fold for Frey Face only", c)
+
+
+def legacy_grid(settings: list[str], methods: list[str], extra_methods: dict[str, list[str]], folds: list[int]) -> Grid:
+    """The grid a spec written before ``grid:`` listed: settings ``"dataset:L:K"`` × ``methods``, plus each extra
+    method on its own settings, the Frey Face ones × ``folds``; one include entry per setting, in that order."""
+    include = []
+    for setting in dict.fromkeys(settings + [s for chosen in extra_methods.values() for s in chosen]):
+        dataset, layers, k = setting.split(":")
+        chosen = [m for m in methods if setting in settings] + [
+            m for m, where in extra_methods.items() if setting in where and m not in methods]
+        include += [{"dataset": dataset, "L": int(layers), "K": int(k), "method": chosen,
+                     "fold": list(folds) if dataset == "freyface" else None}] if chosen else []
+    return Grid(include=include)
+
+
+@dataclass
+class Config:
+    """The grid, the training blocks per data set, caps, the held-out part, evaluation and Figures 3–4."""
+
+    grid: Grid = field(default_factory=Grid)
+    n_folds: int = 10
+    fold_seed: int = 0
+    train_freyface: TrainConfig = field(default_factory=lambda: TrainConfig(
+        epochs=1000, batch_size=100, optimizer=OptimizerConfig(lr=5e-4)))
+    train_caltech: TrainConfig = field(default_factory=lambda: dataclasses.replace(
+        _iwae_train(), epochs=255, schedule=ScheduleConfig(name="iwae", rounded=True, stage_growth=2)))
+    train_mnist: TrainConfig = field(default_factory=_iwae_train)
+    n_train: dict[str, int] = field(default_factory=dict)  # cap on training images per data set (cpu profiles)
+    n_test: dict[str, int] = field(default_factory=dict)  # cap on test images per data set
+    # images held out from the END of the training part per data set, for choosing a stopping epoch on the VI
+    # setting ("the learning rates and stopping epochs were tuned on the VI setting", VR §5.1): the cell then
+    # reports the validation bound every ``valid_every`` epochs (``valid_bound``) and its argmax (``best_epoch``)
+    validation: dict[str, int] = field(default_factory=dict)
+    valid_every: int = 10
+    test_samples: int = 5000
+    test_chunk: int = 500
+    test_batch: int = 100
+    bias_alphas: list[float] = field(default_factory=lambda: [0.0, -1.0, -5.0, -50.0, -500.0])
+    bias_samples: list[int] = field(default_factory=lambda: [5, 50])
+    bias_points: int = 100
+    bias_repetitions: int = 10
+    n_figure_samples: int = 64
+    # The listing of a spec written before ``grid:`` (LEGACY_LISTING): accepted so that a committed row without a
+    # settings hash is still compared with the spec of its commit (fyexp.settings.legacy_settings_changed); it
+    # becomes ``grid`` and is no part of a cell's settings.
+    settings: list[str] | None = None
+    methods: list[str] | None = None
+    extra_methods: dict[str, list[str]] | None = None
+    folds: list[int] | None = None
+
+    def __post_init__(self):
+        listing = {key: getattr(self, key) for key in LEGACY_LISTING}
+        if any(v is not None for v in listing.values()):
+            self.grid = legacy_grid(**{k: LEGACY_LISTING[k] if v is None else v for k, v in listing.items()})
+        folds = [c["fold"] for c in filter(None, expand(self.grid)) if c["fold"] is not None]
+        require(all(0 <= f < self.n_folds for f in folds), "grid", f"folds in 0..{self.n_folds - 1}", folds)
+        require(self.test_samples >= 1 and self.test_chunk >= 1, "test_samples", "integers >= 1", self.test_samples)
+        require(self.valid_every >= 1, "valid_every", "an integer >= 1", self.valid_every)
+        for d, n in self.validation.items():
+            require(d in DATASETS and isinstance(n, int) and n >= 1, "validation",
+                    f"a mapping from data sets among {list(DATASETS)} to a number of images >= 1", {d: n})
