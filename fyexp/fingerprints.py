@@ -152,7 +152,7 @@ def _vr_vae_data():
     """28×20 Frey-Face-like and 28×28 binary MNIST-like images for vr-vae's ``load_data``."""
     import torch
 
-    from fyexp.experiments.vr_vae import VRData
+    from fyexp.data.vr_images import VRData
 
     def load(config, dataset, fold, root):
         g = torch.Generator().manual_seed(0)

@@ -18,6 +18,7 @@ def test_expand_is_the_product_in_declared_order_less_the_excluded():
     assert combos == [{"a": 1, "b": "x"}, {"a": 1, "b": "y"}, {"a": 1, "b": "z"}, {"a": 2, "b": "x"},
                       {"a": 2, "b": "z"}]
     assert expand({}) == [{}] and expand(None) == [{}]
+    assert expand({"include": [{"a": [1, 2]}]}) == [{"a": 1}, {"a": 2}]        # no empty cell beside them
 
 
 @dataclass

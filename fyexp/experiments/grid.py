@@ -145,10 +145,13 @@ def _product(axes: Mapping[str, Any]) -> list[dict]:
 
 def expand(grid: Any, exclude: Iterable[Mapping[str, Any]] = ()) -> list[dict]:
     """Every combination of the axes (the last axis varying fastest), less those matching an ``exclude`` entry (the
-    grid's and the argument's), then each ``include`` entry's product not already there."""
+    grid's and the argument's), then each ``include`` entry's product not already there.  No axes: one empty cell,
+    or only the ``include`` entries' cells where there are some."""
     include, declared = ragged_of(grid)
     exclude = declared + [dict(e) for e in exclude]
-    combos = [c for c in _product(axes_of(grid)) if not any(_matches(c, partial) for partial in exclude)]
+    axes = axes_of(grid)
+    product = _product(axes) if axes or not include else []     # a grid of include entries only: just those
+    combos = [c for c in product if not any(_matches(c, partial) for partial in exclude)]
     for entry in include:
         combos += [c for c in _product(entry) if c not in combos]
     return combos

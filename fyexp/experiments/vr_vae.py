@@ -37,7 +37,7 @@ import numpy as np
 import torch
 
 from fyexp.data.images import to_uint8
-from fyexp.data.vr_images import DATASETS, IMAGE_SHAPES, VRData, load_data  # noqa: F401  (VRData: the old name)
+from fyexp.data.vr_images import DATASETS, IMAGE_SHAPES, load_data
 from fyexp.errors import CellFailed
 from fyexp.experiments import register
 from fyexp.experiments.grid import GridExperiment, PaperKeys, metric
@@ -88,7 +88,7 @@ class VRVAE(GridExperiment):
     def cells(self, config: Config, seeds):
         """The declared cells, a null ``fold`` dropped from the params (only Frey Face cells have a fold)."""
         return [Cell(c.method, c.seed, {k: v for k, v in c.params.items() if v is not None})
-                for c in super().cells(config, seeds) if c.params]
+                for c in super().cells(config, seeds)]
 
     def cell_config(self, config: Config, cell: Cell) -> dict:
         """What a cell's numbers depend on (its settings, :func:`fyexp.settings.scoped_config`): its data set's
