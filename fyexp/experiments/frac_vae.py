@@ -70,15 +70,14 @@ class FracVAE(GridExperiment):
     def metric_name(self, cell: Cell, name: str) -> str:
         return f"{name}_authors" if cell.params["parameterization"] == "authors" else name
 
-    def run_cell(self, config: Config, cell: Cell, ctx) -> list[dict]:
-        self.paper_keys = paper_keys(config.figure_seed)
-        return super().run_cell(config, cell, ctx)
+    def paper_keys_for(self, config: Config) -> tuple[PaperKeys, ...]:
+        return paper_keys(config.figure_seed)
 
-    def rows(self, cell: Cell, metrics) -> list[dict]:
+    def rows(self, cell: Cell, metrics, config: Config = None) -> list[dict]:
         """The framework's rows (suffix, convention columns, paper keys) of the measurements; records (``RECORDS``,
         a metric that could not be measured) as they are; each row a status and a setting (default: the data set)."""
         record = [m.name in RECORDS or m.columns.get("status", "ok") != "ok" for m in metrics]
-        rows = super().rows(cell, [m for m, r in zip(metrics, record) if not r])
+        rows = super().rows(cell, [m for m, r in zip(metrics, record) if not r], config)
         rows += [{**m.columns, "metric": m.name, "value": m.value} for m, r in zip(metrics, record) if r]
         return [{"status": "ok", "setting": SETTING[cell.params["dataset"]], **row} for row in rows]
 

@@ -208,14 +208,16 @@ class GridExperiment(Experiment):
             cells += [Cell(method, seed, {**params, **fixed}) for seed in ((pinned,) if pinned is not None else seeds)]
         return cells
 
-    def _paper_keys(self) -> tuple[PaperKeys, ...]:
+    def paper_keys_for(self, config: Any) -> tuple[PaperKeys, ...]:
+        """The run's paper-key declarations: ``paper_keys`` (override where they depend on the config, e.g. the
+        figure seed that names a reference row)."""
         keys = self.paper_keys
         return () if keys is None else (keys,) if isinstance(keys, PaperKeys) else tuple(keys)
 
-    def rows(self, cell: Cell, metrics: Iterable[Metric]) -> list[dict]:
+    def rows(self, cell: Cell, metrics: Iterable[Metric], config: Any = None) -> list[dict]:
         """Tidy rows of ``metrics``: declared columns on every row, paper keys on the published metrics."""
         common = {column: cell.params[name] for column, name in self.columns.items()}
-        declared = self._paper_keys()
+        declared = self.paper_keys_for(config)
         rows = []
         for m in metrics:
             value = {"metric": self.metric_name(cell, m.name), "value": m.value,
@@ -225,4 +227,4 @@ class GridExperiment(Experiment):
         return rows
 
     def run_cell(self, config: Any, cell: Cell, ctx: RunContext) -> list[dict]:
-        return self.rows(cell, self.measure(config, cell, ctx))
+        return self.rows(cell, self.measure(config, cell, ctx), config)
