@@ -139,7 +139,11 @@ def show(name: str = typer.Argument(..., help="Experiment name (see `fyexp list`
     """Print the resolved spec of one experiment and profile: every hyperparameter that a run will use."""
     import dataclasses
 
-    spec, _, resolved = _resolve(name, profile, None, experiments_dir, sets)
+    from fyexp.experiments import get_config_class
+    from fyexp.specs import load_spec, parse_sets, resolve
+
+    spec = load_spec(name, experiments_dir)   # only the Config: the runner (torch) is imported to run a cell
+    resolved = resolve(spec, profile, get_config_class(spec.runner), None, parse_sets(sets))
     body = {"name": spec.name, "title": spec.title, "runner": spec.runner, "profile": resolved.profile,
             "seeds": list(resolved.seeds), "tables": list(spec.tables), "figures": list(spec.figures),
             "config": dataclasses.asdict(resolved.config)}

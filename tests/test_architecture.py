@@ -10,9 +10,10 @@ import its own layer and the layers below, never one above; inside a layer the p
 A new top-level package must be placed in a layer, or :func:`test_every_package_has_a_layer` fails.
 
 Imports follow need: ``fyexp --help``, ``list`` and ``show`` read YAML and print, so the installed script imports
-none of :data:`HEAVY` for them (checked with ``python -X importtime``).  ``show NAME`` imports the runner module
-of NAME for its ``Config``; a runner imports its heavy pieces when a cell runs, and the runners whose module still
-imports one at its top level are listed in :data:`HEAVY_RUNNERS` (a list that may only shrink).
+none of :data:`HEAVY` for them (checked with ``python -X importtime``, ``show`` for every experiment of
+``experiments/``).  ``show NAME`` resolves the spec against the ``Config`` of the runner's sibling module
+``<runner>_config``, which imports nothing heavy (checked in a fresh interpreter); the runner itself, with its
+heavy pieces, is imported when a cell runs.
 """
 
 from __future__ import annotations
@@ -48,13 +49,6 @@ LAYERS: list[tuple[str, ...]] = [
 
 # third-party packages `fyexp --help / list / show` must not import (hundreds of ms and MB each)
 HEAVY = ("torch", "optuna", "sqlalchemy", "matplotlib", "pandas", "sklearn", "scipy")
-
-# runner modules that still import a heavy package at their top level (directly or through fyexp modules), so that
-# `fyexp show NAME` imports it: each should import its heavy pieces when a cell runs (issue 22); remove a runner here
-# when it does (the test below fails until then).
-HEAVY_RUNNERS = {"frac_vae", "fy_vae", "gmm_calibration", "gmm_clustering", "nvdm", "tvem_bsc", "vr_bnn",
-                 "vr_renyi_gaussians", "vr_vae"}
-
 
 def modules(root: Path) -> dict[str, Path]:
     """Dotted module name → file, for every ``*.py`` under ``root`` (a package folder named like its package)."""
@@ -230,20 +224,38 @@ def test_the_static_import_check_follows_top_level_imports_only(tmp_path):
     assert heavy_at_import("fyexp.heavy", pkg) == {"matplotlib"}
 
 
-def test_runners_import_their_heavy_pieces_when_a_cell_runs():
-    runners = {yaml.safe_load(p.read_text(encoding="utf-8"))["runner"] for p in (ROOT / "experiments").glob("*.yaml")}
-    heavy = {r for r in runners if heavy_at_import(f"fyexp.experiments.{r}")}
-    assert heavy <= HEAVY_RUNNERS, f"these runners import a heavy package at their top level: {sorted(heavy - HEAVY_RUNNERS)}"
-    assert HEAVY_RUNNERS <= heavy, f"light now, remove from HEAVY_RUNNERS: {sorted(HEAVY_RUNNERS - heavy)}"
+RUNNERS = sorted({yaml.safe_load(p.read_text(encoding="utf-8"))["runner"] for p in (ROOT / "experiments").glob("*.yaml")})
+EXPERIMENTS = sorted(p.stem for p in (ROOT / "experiments").glob("*.yaml"))
+
+
+def test_the_framework_a_config_needs_is_light():
     framework = ["fyexp.cli", "fyexp.specs", "fyexp.experiments", "fyexp.experiments.grid", "fyexp.results",
                  "fyexp.train", "fyexp.train.config", "fyexp.tuning"]   # what a Config may need, all light
     assert {m: heavy_at_import(m) for m in framework} == {m: set() for m in framework}
 
 
-def _imported_by_the_script(*args: str) -> set[str]:
+@pytest.mark.parametrize("runner", RUNNERS)
+def test_every_config_module_imports_nothing_heavy(runner):
+    """``fyexp.experiments.<runner>_config`` exists and importing it (in a fresh interpreter) loads none of HEAVY."""
+    code = (f"import importlib, sys; importlib.import_module('fyexp.experiments.{runner}_config'); "
+            f"print(' '.join(sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r}))))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=cli_env(), cwd=ROOT,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == [], f"fyexp.experiments.{runner}_config imports {done.stdout.split()}"
+
+
+@pytest.mark.parametrize("runner", RUNNERS)
+def test_the_light_config_is_the_runners_config(runner):
+    from fyexp.experiments import get_config_class, get_experiment
+
+    assert get_config_class(runner) is get_experiment(runner).Config
+
+
+def _imported_by_the_script(*args: str, experiments_dir: Path = TOY_SPECS) -> set[str]:
     """Top-level packages the installed ``fyexp ARGS`` imports (``python -X importtime``, in a subprocess)."""
     done = subprocess.run([sys.executable, "-X", "importtime", fyexp_script(), *args], capture_output=True, text=True,
-                          env=cli_env({"FYEXP_EXPERIMENTS_DIR": str(TOY_SPECS)}), cwd=ROOT, timeout=120)
+                          env=cli_env({"FYEXP_EXPERIMENTS_DIR": str(experiments_dir)}), cwd=ROOT, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     lines = [line.split("|")[-1] for line in done.stderr.splitlines() if line.startswith("import time:")]
     return {line.strip().split(".")[0] for line in lines[1:]}   # the first line is the header
@@ -254,3 +266,10 @@ def test_list_show_and_help_import_nothing_heavy(args):
     imported = _imported_by_the_script(*args)
     assert "fyexp" in imported and "yaml" in imported or args == ("--help",)
     assert not imported & set(HEAVY), f"fyexp {' '.join(args)} imported {sorted(imported & set(HEAVY))}"
+
+
+@pytest.mark.parametrize("name", EXPERIMENTS)
+def test_show_of_every_experiment_imports_nothing_heavy(name):
+    imported = _imported_by_the_script("show", name, experiments_dir=ROOT / "experiments")
+    assert "fyexp" in imported
+    assert not imported & set(HEAVY), f"fyexp show {name} imported {sorted(imported & set(HEAVY))}"

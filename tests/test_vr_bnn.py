@@ -11,7 +11,8 @@ from torch.distributions import Normal
 from fyexp.data.uci import standardize
 from fyexp.errors import CellSkipped, FyexpError
 from fyexp.experiments.base import RunContext
-from fyexp.experiments.vr_bnn import METHOD_CODES, METHODS, VRBNN, Config, Grid
+from fyexp.experiments.vr_bnn import METHOD_CODES, METHODS, VRBNN, Config
+from fyexp.experiments.vr_bnn_config import Grid
 from fyexp.models.bnn import BatchedBNN, RegressionBatch, predictive_metrics
 from tests.test_uci import make_uci
 from fyexp.objectives import minibatch_log_weights, vr_bound

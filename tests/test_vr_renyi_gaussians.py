@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from fyexp.errors import ConfigValueError
-from fyexp.experiments.vr_renyi_gaussians import Config, Grid, VRRenyiGaussians
+from fyexp.experiments.vr_renyi_gaussians import Config, VRRenyiGaussians
+from fyexp.experiments.vr_renyi_gaussians_config import Grid
 from fyexp.results import Cell
 
 

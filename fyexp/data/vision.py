@@ -13,9 +13,9 @@ from pathlib import Path
 
 import torch
 
+from fyexp.data.names import VISION_DATASETS as DATASETS
 from fyexp.errors import DataError, DataMissing, FyexpError
 
-DATASETS = ("MNIST", "FashionMNIST")
 DEFAULT_DOWNLOAD_ROOT = Path.home() / ".cache" / "fyexp" / "data"
 
 

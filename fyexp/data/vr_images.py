@@ -19,10 +19,9 @@ import torch
 
 from fyexp.data.freyface import HEIGHT as FREY_H
 from fyexp.data.freyface import WIDTH as FREY_W
+from fyexp.data.names import VR_IMAGE_DATASETS as DATASETS
 from fyexp.errors import FyexpError
 
-#: data set → its name in the paper's tables
-DATASETS = {"freyface": "Frey Face", "caltech": "Caltech 101 Silhouettes", "mnist": "MNIST"}
 #: data set → (height, width) of its images
 IMAGE_SHAPES = {"freyface": (FREY_H, FREY_W), "caltech": (28, 28), "mnist": (28, 28)}
 

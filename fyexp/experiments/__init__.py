@@ -1,4 +1,9 @@
-"""The registry of experiments: a spec's ``runner`` names a module here that registers one Experiment."""
+"""The registry of experiments: a spec's ``runner`` names a module here that registers one Experiment.
+
+A runner's ``Config`` may live in a sibling module ``<runner>_config`` that imports nothing heavy (no torch): then
+reading a spec (:func:`get_config_class`, for ``fyexp show``) imports that module only, and running a cell imports
+the runner (:func:`get_experiment`), whose ``Config`` is the same class.
+"""
 
 from __future__ import annotations
 
@@ -16,19 +21,38 @@ def register(cls: type[Experiment]) -> type[Experiment]:
     return cls
 
 
-def get_experiment(runner: str) -> Experiment:
-    """Import ``fyexp.experiments.<runner>`` (or a dotted module path) and return its registered experiment."""
-    module_name = runner if "." in runner else f"fyexp.experiments.{runner}"
+def _module_name(runner: str) -> str:
+    return runner if "." in runner else f"fyexp.experiments.{runner}"
+
+
+def _import_if_present(module_name: str):
+    """The module ``module_name``, or None when there is no such module (an import error inside it propagates)."""
     try:
-        module = importlib.import_module(module_name)
+        return importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
         if exc.name == module_name:
-            raise FyexpError(f"spec names runner '{runner}', but fyexp has no module fyexp/experiments/{runner}.py") from None
+            return None
         raise
+
+
+def get_experiment(runner: str) -> Experiment:
+    """Import ``fyexp.experiments.<runner>`` (or a dotted module path) and return its registered experiment."""
+    module = _import_if_present(_module_name(runner))
+    if module is None:
+        raise FyexpError(f"spec names runner '{runner}', but fyexp has no module fyexp/experiments/{runner}.py")
     classes = [c for c in _REGISTRY.values() if c.__module__ == module.__name__]
     if len(classes) != 1:
         raise FyexpError(f"runner module '{runner}' must register exactly one experiment, found {len(classes)}")
     return classes[0]()
 
 
-__all__ = ["Experiment", "RunContext", "register", "get_experiment"]
+def get_config_class(runner: str) -> type:
+    """The ``Config`` of ``runner``: from its sibling module ``<runner>_config`` when there is one (light: no runner
+    import), else from the runner's experiment.  Both are the same class (tests/test_architecture.py)."""
+    config_module = _import_if_present(_module_name(runner) + "_config")
+    if config_module is not None:
+        return config_module.Config
+    return get_experiment(runner).Config
+
+
+__all__ = ["Experiment", "RunContext", "register", "get_experiment", "get_config_class"]

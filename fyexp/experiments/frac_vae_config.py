@@ -13,14 +13,24 @@ row by listing both.  A cell's parameters are ``dataset, value (γ or β), laten
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass, field
 from typing import Callable, Literal, NamedTuple
 
 from fyexp.errors import ConfigValueError, require
 from fyexp.experiments.grid import check_axes, expand
-from fyexp.objectives import ELBO, Fractional
-from fyexp.objectives.semi_implicit import BayesHierarchicalFractional, HierarchicalFractional
 from fyexp.train import OptimizerConfig, TrainConfig
+
+
+def _lazy(module: str, name: str) -> Callable:
+    """A stand-in for the class ``module.name`` that imports it when first called: the objectives import torch,
+    and reading a spec (``fyexp show``) must not."""
+    return lambda *args, **kwargs: getattr(importlib.import_module(module), name)(*args, **kwargs)
+
+
+ELBO, Fractional = _lazy("fyexp.objectives", "ELBO"), _lazy("fyexp.objectives", "Fractional")
+BayesHierarchicalFractional = _lazy("fyexp.objectives.semi_implicit", "BayesHierarchicalFractional")
+HierarchicalFractional = _lazy("fyexp.objectives.semi_implicit", "HierarchicalFractional")
 
 
 class Method(NamedTuple):

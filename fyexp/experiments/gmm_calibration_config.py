@@ -5,12 +5,14 @@ rows carry (:func:`paper_keys`: which rows the paper prints, declared in :data:`
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from fyexp.calibration.data import MixtureSetting
-from fyexp.calibration.study import FitOptions
 from fyexp.errors import require
 from fyexp.experiments.method_grid import check_method_grid
+
+if TYPE_CHECKING:
+    from fyexp.calibration.study import FitOptions
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,8 @@ class GmmCalibrationConfig:
 
     @property
     def fit_options(self) -> FitOptions:
+        from fyexp.calibration.study import FitOptions   # scipy: imported when a cell fits, not to read a spec
+
         return FitOptions(prior_var=self.prior_var, tol=self.tol, min_iter=self.min_iter, max_iter=self.max_iter,
                           extra_sweeps=self.extra_sweeps, convention=self.stopping_bound)
 
@@ -110,3 +114,6 @@ def paper_keys(table: str, setting: str, row: str) -> dict:
     printed = row in PRINTED.get((table, setting), ())
     return {"paper": PAPER, "table": table, "setting": SETTINGS[setting].label, "paper_row": row if printed else "",
             "label": row}
+
+
+Config = GmmCalibrationConfig   # the name fyexp.experiments.get_config_class reads

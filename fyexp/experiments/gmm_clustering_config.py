@@ -63,3 +63,6 @@ class GMMClusteringConfig:
                                     n_samples=self.n_samples, random_state=self.data_seed,
                                     n_outliers=self.n_outliers, outlier_seed=self.outlier_seed,
                                     outlier_box=self.outlier_box)
+
+
+Config = GMMClusteringConfig   # the name fyexp.experiments.get_config_class reads

@@ -24,66 +24,23 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Literal
+from typing import Callable
 
 import numpy as np
 import torch
 
 from fyexp.data.newsgroups import load_count_tensors as load_corpus  # a name the fingerprint slices replace
-from fyexp.errors import CellFailed, require
+from fyexp.errors import CellFailed
 from fyexp.experiments import RunContext, register
 from fyexp.experiments.grid import GridExperiment, Metric, PaperKeys, metric
+from fyexp.experiments.nvdm_config import IDENTITY, NVDMConfig
 from fyexp.models.nvdm import perplexity, reconstruction_error, topic_word_weights
 from fyexp.results import Cell
-from fyexp.train import OptimizerConfig, TrainConfig
 from fyexp.train.nvdm import train_nvdm
 
 ROW = {"multinomial": "NVDM", "entmax": "FY VAE"}
 AUTHORS_EVAL_RHO = 1.5  # the authors' FY-NVDM evaluation: 1.5-entmax whatever ρ′ was (anchors.md)
-# the parameters that name a cell (its identity), as paths into the config; the names are those of the first runs
-IDENTITY = {"rho_prime": "rho_prime", "learning_rate": "train.optimizer.lr", "batch_size": "train.batch_size",
-            "epochs": "train.epochs", "alternating_epochs": "alternating_epochs", "n_topics": "n_topics",
-            "beta": "beta"}
-
-
-@dataclass
-class NVDMConfig:
-    """Hyperparameters of one NVDM / FY-NVDM run and of its tuning study (FYVI Appendix D)."""
-
-    observation: Literal["multinomial", "entmax"] = "multinomial"
-    rho_prime: float = 1.314
-    n_topics: int = 50
-    hidden: int = 500
-    beta: float = 0.01
-    train: TrainConfig = field(default_factory=lambda: TrainConfig(epochs=500, batch_size=64,
-                                                                   optimizer=OptimizerConfig(lr=5e-5)))
-    alternating_epochs: int = 1
-    perplexity_samples: int = 20
-    coherence_sizes: list[int] = field(default_factory=lambda: [5, 10, 15, 20, 25])
-    embedder: str = ""
-    cache_dir: str = ""
-    n_trials: int = 100
-    search: dict = field(default_factory=dict)
-    tune_seed: int = 0
-    heartbeat_interval: int = 30
-    grace_period: int = 120
-
-    def __post_init__(self):
-        require(self.rho_prime >= 1.0, "rho_prime", "a number >= 1", self.rho_prime)
-        for key in ("n_topics", "hidden", "alternating_epochs", "n_trials", "perplexity_samples"):
-            require(getattr(self, key) >= 1, key, "an integer >= 1", getattr(self, key))
-        require(self.beta >= 0, "beta", "a number >= 0", self.beta)
-        require(all(n >= 2 for n in self.coherence_sizes), "coherence_sizes", "integers >= 2", self.coherence_sizes)
-        from fyexp.tuning import check_search
-
-        check_search(self.search, type(self), tuple(IDENTITY.values()))
-
-    @property
-    def alpha(self) -> float:
-        """The observation model's Tsallis index: ρ′ for FY-NVDM, 1 (softmax) for NVDM."""
-        return self.rho_prime if self.observation == "entmax" else 1.0
 
 
 @register

@@ -63,3 +63,6 @@ class TVEMBSCConfig:
     def bars(self, seed: int) -> BarsSpec:
         return BarsSpec(size=self.grid_size, amplitude=self.bar_amplitude, pi=self.bar_pi, sigma=self.noise_sigma,
                         n_points=self.n_points, seed=seed)
+
+
+Config = TVEMBSCConfig   # the name fyexp.experiments.get_config_class reads

@@ -23,74 +23,14 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from dataclasses import dataclass, field
 
 from fyexp.data.uci import PAPER_NAMES, load_split, load_uci
-from fyexp.errors import CellFailed, CellSkipped, DataMissing, FyexpError, require
+from fyexp.errors import CellFailed, CellSkipped, DataMissing, FyexpError
 from fyexp.experiments import register
-from fyexp.experiments.grid import GridExperiment, PaperKeys, check_axes, metric
+from fyexp.experiments.grid import GridExperiment, PaperKeys, metric
+from fyexp.experiments.vr_bnn_config import METHOD_CODES, METHODS, Config
 from fyexp.results import Cell
-from fyexp.train import OptimizerConfig, TrainConfig
 from fyexp.train.batched_bnn import BNNOptions, fit_group, group_by_size, threads
-
-#: The methods of Tables 2–3 and their α; the code (position + 1) makes each model's random streams independent
-#: of the grid (fyexp.train.batched_bnn.stream_seed).
-METHODS: dict[str, float] = {"VI": 1.0, "VR-0.5": 0.5, "VR-0.0": 0.0, "VR-max": -math.inf}
-METHOD_CODES = {name: i + 1 for i, name in enumerate(METHODS)}
-DATASETS = ["boston", "concrete", "energy", "wine", "yacht", "protein", "year"]
-
-
-@dataclass
-class Grid:
-    """The cells: one per UCI data set."""
-
-    dataset: list[str] = field(default_factory=lambda: list(DATASETS))
-
-    def __post_init__(self):
-        check_axes(self)
-
-
-@dataclass
-class Config:
-    """Settings of §5.2 and anchors.md; ``*_by_dataset`` override the defaults for the large sets."""
-
-    grid: Grid = field(default_factory=Grid)
-    methods: list[str] = field(default_factory=lambda: list(METHODS))
-    n_splits: int | None = None  # null: every split of the data set
-    hidden: int = 50
-    hidden_by_dataset: dict[str, int] = field(default_factory=lambda: {"protein": 100, "year": 100})
-    n_samples: int = 100
-    n_samples_by_dataset: dict[str, int] = field(default_factory=lambda: {"protein": 10, "year": 10})
-    epochs: int = 500
-    epochs_by_dataset: dict[str, int] = field(default_factory=lambda: {"protein": 100, "year": 40})
-    test_samples: int | None = None  # null: the training K (the authors' evaluation)
-    prior_var: float = 1.0
-    init_std: float = 0.1
-    init_log_var: float = -10.0
-    analytic_kl: bool = True
-    num_threads: int | None = 1
-    model_chunk: int | None = 4  # models per batched product (cache-sized on a CPU; null: all at once)
-    train: TrainConfig = field(default_factory=lambda: TrainConfig(batch_size=32, optimizer=OptimizerConfig(lr=1e-3)))
-    datasets: list[str] | None = None  # a spec written before ``grid:`` (legacy rows compare with it): the grid
-
-    def __post_init__(self):
-        if self.datasets is not None:
-            self.grid = Grid(dataset=list(self.datasets))
-        for m in self.methods:
-            require(m in METHODS, "methods", f"names among {list(METHODS)}", self.methods)
-        require(len(set(self.methods)) == len(self.methods) and self.methods, "methods", "distinct names", self.methods)
-        require(self.n_splits is None or self.n_splits >= 1, "n_splits", "an integer >= 1 or null", self.n_splits)
-        for key in ("hidden", "n_samples", "epochs"):
-            values = [getattr(self, key), *getattr(self, f"{key}_by_dataset").values()]
-            require(all(v >= 1 for v in values), key, "integers >= 1", values)
-        require(self.test_samples is None or self.test_samples >= 1, "test_samples", "an integer >= 1 or null",
-                self.test_samples)
-        require(self.prior_var > 0, "prior_var", "a positive number", self.prior_var)
-
-    def for_dataset(self, name: str) -> tuple[int, int, int]:
-        """(hidden units, K, epochs) of data set ``name``."""
-        return (self.hidden_by_dataset.get(name, self.hidden), self.n_samples_by_dataset.get(name, self.n_samples),
-                self.epochs_by_dataset.get(name, self.epochs))
 
 
 @register

@@ -14,14 +14,12 @@ from the cell's Monte Carlo stream; rows are their mean and std, and the exact v
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 import torch
 
-from fyexp.errors import require
 from fyexp.experiments import register
-from fyexp.experiments.grid import GridExperiment, check_axes, metric
+from fyexp.experiments.grid import GridExperiment, metric
+from fyexp.experiments.vr_renyi_gaussians_config import Config
 from fyexp.objectives import vr_bound
 from fyexp.results import Cell
 
@@ -40,30 +38,6 @@ def mc_neg_renyi(alpha: float, n_samples: int, repetitions: int, mu_q, mu_p,
     theta = mu_q + torch.randn(n_samples, repetitions, len(mu_q), generator=generator, dtype=torch.float64)
     log_ratio = -0.5 * ((theta - mu_p).pow(2) - (theta - mu_q).pow(2)).sum(-1)  # log p − log q, (K, R)
     return vr_bound(log_ratio, alpha)
-
-
-@dataclass
-class Grid:
-    """The axis of the grid: K, the number of samples of one estimate."""
-
-    K: list[int] = field(default_factory=lambda: [1, 10, 100])
-
-    def __post_init__(self):
-        check_axes(self)
-        require(all(k >= 1 for k in self.K), "K", "integers >= 1", self.K)
-
-
-@dataclass
-class Config:
-    mu_p: list[float] = field(default_factory=lambda: [0.0, 0.0])
-    mu_q: list[float] = field(default_factory=lambda: [1.0, 1.0])
-    alphas: list[float] = field(default_factory=lambda: [-1.0, -0.5, 0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0])
-    grid: Grid = field(default_factory=Grid)
-    repetitions: int = 200
-
-    def __post_init__(self):
-        require(len(self.mu_p) == len(self.mu_q) >= 1, "mu_q", "a point of the dimension of mu_p", self.mu_q)
-        require(self.repetitions >= 2, "repetitions", "an integer >= 2", self.repetitions)
 
 
 @register

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
-from fyexp.data.vr_images import DATASETS
+from fyexp.data.names import VR_IMAGE_DATASETS as DATASETS
 from fyexp.errors import require
 from fyexp.experiments.grid import check_axes, expand
 from fyexp.train import OptimizerConfig, ScheduleConfig, TrainConfig

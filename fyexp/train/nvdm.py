@@ -27,7 +27,7 @@ __all__ = ["NVDMSettings", "NVDMTask", "train_nvdm"]
 
 
 class NVDMSettings(Protocol):
-    """What NVDM's training reads from a config (e.g. :class:`fyexp.experiments.nvdm.NVDMConfig`)."""
+    """What NVDM's training reads from a config (e.g. :class:`fyexp.experiments.nvdm_config.NVDMConfig`)."""
 
     n_topics: int
     hidden: int
