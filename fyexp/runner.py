@@ -21,6 +21,7 @@ from fyexp.provenance import provenance
 from fyexp.results import Cell, ResultStore
 from fyexp.settings import expected_settings, finished_verdict, settings_hash, supersede, write_sidecar
 from fyexp.specs import ResolvedSpec
+from fyexp.work_dirs import claim_work_dir, earlier_training_s
 
 
 class CellExecutor(Protocol):
@@ -87,7 +88,9 @@ def execute_cell(resolved: ResolvedSpec, experiment: Experiment, cell: Cell, sto
     overrides = getattr(resolved, "overrides", ())
     if overrides:
         identity["overrides"] = ",".join(f"{k}={v}" for k, v in overrides)
-    cell_start = time.perf_counter()
+    _claim(ctx.work_dir, identity["settings_hash"], cell, progress)
+    earlier_s = earlier_training_s(ctx.work_dir)  # a resumed cell's training in earlier processes
+    cell_start = time.perf_counter() - earlier_s  # the clock of a resumed cell starts at its first process
     recorder = ExecutedCode()
     try:
         with recorder:
@@ -104,6 +107,12 @@ def execute_cell(resolved: ResolvedSpec, experiment: Experiment, cell: Cell, sto
         resolved.profile, cell, rows, {**prov, **identity}), device, cell_start, experiment,
         _executed(recorder, ctx.work_dir))
     return "ok"
+
+
+def _claim(work_dir: Path, settings_hash_: str, cell: Cell, progress: RunProgress) -> None:
+    """Keep only checkpoints trained at this cell's settings in its work folder (:func:`claim_work_dir`)."""
+    if claim_work_dir(work_dir, settings_hash_):
+        progress.note(f"cell {cell.key}: its work folder held checkpoints trained at other settings; discarded")
 
 
 def _executed(recorder: ExecutedCode, work_dir: Path) -> set[str] | None:
@@ -152,6 +161,9 @@ def prefit_ensembles(resolved: ResolvedSpec, experiment: Experiment, todo: list[
     for cell in todo:
         groups.setdefault((cell.method, cell.params_json), []).append(cell)
     for cells in groups.values():
+        for c in cells:
+            _claim(store.work_dir(resolved.profile, c),
+                   settings_hash(expected_settings(resolved, experiment, c, device, data_dir)), c, progress)
         ctxs = [RunContext(experiment=resolved.name, profile=resolved.profile, device=device, data_dir=data_dir,
                            work_dir=store.work_dir(resolved.profile, c),
                            artifact_dir=store.artifact_dir(resolved.profile), progress=progress, force=force)
