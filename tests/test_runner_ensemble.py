@@ -62,7 +62,7 @@ def test_force_discards_a_cells_checkpoints_so_it_retrains(tmp_path):
     resolved = _resolved(Config(train=SimpleNamespace(ensemble=False)), (0,))
     run_experiment(resolved, experiment, device="cpu", data_dir=None, results_dir=tmp_path, show_progress=False)
     stale = tmp_path / "recording" / "work" / "quick" / "m__a=1__seed=0" / "checkpoint.pt"
-    stale.parent.mkdir(parents=True)
+    stale.parent.mkdir(parents=True, exist_ok=True)  # the run made it (its settings mark)
     stale.write_bytes(b"a finished run's checkpoint")
     run_experiment(resolved, experiment, device="cpu", data_dir=None, results_dir=tmp_path, show_progress=False)
     assert stale.exists()  # a rerun without --force skips the finished cell and leaves its folder alone
