@@ -128,3 +128,18 @@ def test_table_lines_fit_100_columns_and_long_keeps_everything(tmp_path):
 
 def test_every_verdict_has_a_short_word():
     assert set(SHORT) == set(VERDICTS) and max(len(w) for w in SHORT.values()) <= VERDICT_WIDTH
+
+
+def _twinned(frames):
+    """Each row written twice, under fyvi's and fyvl's keys, as a cell of a table both papers print writes it."""
+    frame = frames["gmm-clustering"]
+    return {"gmm-clustering": pd.concat([frame.assign(paper="fyvi", table="3"), frame.assign(paper="fyvl", table="3")],
+                                        ignore_index=True)}
+
+
+def test_a_measurement_printed_by_two_papers_counts_once(tmp_path):
+    claim = _claim(tmp_path)
+    paired, = judge(claim, _twinned(_frame([0.9, 0.92, 0.91, 0.9], [0.5, 0.52, 0.49, 0.5])))
+    assert paired.verdict == SUPPORTED and paired.n == "4 pairs"
+    single, = judge(claim, _twinned(_frame([0.9], [0.5, 0.52, 0.49, 0.5], paired=False)))
+    assert single.n == "1 vs 4" and "n = 1, sign only" in single.label

@@ -79,8 +79,14 @@ def _norm(value) -> str:
     return f"{number:g}"
 
 
+# A cell writes one measurement once per paper that prints it (FYVI and FYVL share Tables 1–3): rows that differ
+# only in these columns are one measurement, counted once.
+TWIN_KEYS = ("paper", "table")
+
+
 def select(frame: pd.DataFrame, selector: Selector) -> pd.DataFrame:
-    """The ok, finite rows of ``frame`` (one experiment's results) that ``selector`` names."""
+    """The ok, finite rows of ``frame`` (one experiment's results) that ``selector`` names, each measurement once
+    (its twin rows under another paper's keys, :data:`TWIN_KEYS`, dropped)."""
     if frame.empty:
         return frame
     mask = (frame["metric"] == selector.metric) & (frame.get("status", pd.Series("ok", index=frame.index))
@@ -96,6 +102,7 @@ def select(frame: pd.DataFrame, selector: Selector) -> pd.DataFrame:
         parsed = rows["params"].map(lambda p: json.loads(p) if isinstance(p, str) and p else {})
         keep = parsed.map(lambda p: all(k in p and _norm(p[k]) == _norm(v) for k, v in selector.params))
         rows = rows[keep]
+    rows = rows.drop_duplicates(subset=[c for c in rows.columns if c not in TWIN_KEYS])
     values = pd.to_numeric(rows["value"], errors="coerce")
     return rows.assign(value=values)[np.isfinite(values)]
 
