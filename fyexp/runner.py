@@ -161,9 +161,6 @@ def prefit_ensembles(resolved: ResolvedSpec, experiment: Experiment, todo: list[
     for cell in todo:
         groups.setdefault((cell.method, cell.params_json), []).append(cell)
     for cells in groups.values():
-        for c in cells:
-            _claim(store.work_dir(resolved.profile, c),
-                   settings_hash(expected_settings(resolved, experiment, c, device, data_dir)), c, progress)
         ctxs = [RunContext(experiment=resolved.name, profile=resolved.profile, device=device, data_dir=data_dir,
                            work_dir=store.work_dir(resolved.profile, c),
                            artifact_dir=store.artifact_dir(resolved.profile), progress=progress, force=force)
@@ -204,6 +201,9 @@ def run_experiment(resolved: ResolvedSpec, experiment: Experiment, *, device: st
     if force:  # redo means retrain: a finished checkpoint in a cell's work folder must not be reloaded
         for cell in todo:
             shutil.rmtree(store.work_dir(resolved.profile, cell), ignore_errors=True)
+    for cell in todo:  # all before any runs: a cell may train in another's folder (frac's Table 7 reference)
+        _claim(store.work_dir(resolved.profile, cell),
+               settings_hash(expected_settings(resolved, experiment, cell, device, data_dir)), cell, progress)
     failed = data_missing = 0
     start = time.perf_counter()
     try:

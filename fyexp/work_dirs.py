@@ -7,6 +7,8 @@ run at other settings (a YAML edit, a changed default) would be resumed, or, fin
 the new settings' name.  :func:`claim_work_dir` therefore marks each folder with the settings hash it trains
 for and empties a folder marked for other settings.  A folder without a mark (written before marks existed) is
 kept and resumed, as before: it cannot be told apart, and emptying it could throw away hours of a paper run.
+The runner claims the folder of every pending cell before any cell runs, since a cell may train in another's
+folder (frac's Table 7 trains its reference ELBO cell there when that has not run).
 
 :func:`earlier_training_s` is the training time a resumed cell spent in earlier processes: the sum of the
 ``epoch_time_s`` column of every per-epoch history (the Trainer's ``metrics.csv``) under the folder, read before

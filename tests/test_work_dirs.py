@@ -4,12 +4,17 @@ its training in earlier processes (``fyexp/work_dirs.py``): unit rules, the real
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 
 import pandas as pd
 import torch
 from torch import nn
 
+from fyexp.experiments import Experiment
+from fyexp.results import Cell
+from fyexp.runner import run_experiment
 from fyexp.train import TrainConfig, Trainer, TrainTask
 from fyexp.train._state import METRICS
 from fyexp.work_dirs import SETTINGS_MARK, TRAINING_HISTORY, claim_work_dir, earlier_training_s
@@ -100,3 +105,38 @@ def test_a_resumed_cell_records_its_training_in_earlier_processes(tmp_path):
     assert run_cli("run", "toy", "-p", "quick", "--no-progress", env=env).returncode == 0
     resumed = float(pd.read_csv(next(cells.glob("*.csv")))["wall_time_s"].iloc[0])
     assert 350 <= resumed < 350 + 100
+
+
+@dataclass
+class PowerConfig:
+    power: int = 2
+
+
+class WithReference(Experiment):
+    """Like frac's Table 7: cell ``dependent`` (run first) uses the model of cell ``reference``, training it in the
+    reference's own work folder when no checkpoint is there, as the reference cell itself then finds it."""
+    name = "with-reference"
+    Config = PowerConfig
+
+    def cells(self, config, seeds):
+        return [Cell("dependent", 0, {"x": 2.0}), Cell("reference", 0, {"x": 2.0})]
+
+    def run_cell(self, config, cell, ctx):
+        saved = Path(ctx.work_dir).parent / "reference__x=2__seed=0" / "checkpoint.txt"
+        if not saved.is_file():
+            saved.parent.mkdir(parents=True, exist_ok=True)
+            saved.write_text(repr(cell.params["x"] ** config.power))
+        return [{"metric": "value", "value": float(saved.read_text())}]
+
+
+def test_every_pending_cells_folder_is_claimed_before_any_cell_runs(tmp_path):
+    def run(power):
+        spec = SimpleNamespace(name="with-reference", runner="with-reference")
+        resolved = SimpleNamespace(spec=spec, name="with-reference", profile="quick", seeds=(0,),
+                                   config=PowerConfig(power))
+        run_experiment(resolved, WithReference(), device="cpu", data_dir=None, results_dir=tmp_path,
+                       show_progress=False)
+        return sorted(pd.read_csv(tmp_path / "with-reference" / "results.csv")["value"])
+
+    assert run(2) == [4.0, 4.0]
+    assert run(3) == [8.0, 8.0]  # not the square left in the reference's folder
