@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Protocol
 
@@ -48,6 +48,7 @@ class Pending:
     cells: list[Cell]      # the grid's cells (those ``only`` selects)
     todo: list[Cell]       # still to run
     changed: list[Cell]    # of ``todo``: finished, but at other settings (:mod:`fyexp.settings`)
+    settings_hashes: dict[str, str] = field(default_factory=dict)  # per cell key, of the settings it runs at
 
 
 def classify_cells(resolved: ResolvedSpec, experiment: Experiment, store: ResultStore, force: bool,
@@ -57,12 +58,10 @@ def classify_cells(resolved: ResolvedSpec, experiment: Experiment, store: Result
     cells = experiment.cells(resolved.config, resolved.seeds)
     if only is not None:
         cells = only.select(cells)
-    verdicts = {} if force else {
-        c.key: finished_verdict(store, resolved, c,
-                                settings_hash(expected_settings(resolved, experiment, c, device, data_dir)), experiment)
-        for c in cells}
+    hashes = {c.key: settings_hash(expected_settings(resolved, experiment, c, device, data_dir)) for c in cells}
+    verdicts = {} if force else {c.key: finished_verdict(store, resolved, c, hashes[c.key], experiment) for c in cells}
     todo = [c for c in cells if force or verdicts[c.key] in ("absent", "changed")]
-    return Pending(cells, todo, [c for c in todo if verdicts.get(c.key) == "changed"])
+    return Pending(cells, todo, [c for c in todo if verdicts.get(c.key) == "changed"], hashes)
 
 
 def pending_cells(resolved: ResolvedSpec, experiment: Experiment, store: ResultStore,
@@ -88,7 +87,6 @@ def execute_cell(resolved: ResolvedSpec, experiment: Experiment, cell: Cell, sto
     overrides = getattr(resolved, "overrides", ())
     if overrides:
         identity["overrides"] = ",".join(f"{k}={v}" for k, v in overrides)
-    _claim(ctx.work_dir, identity["settings_hash"], cell, progress)
     earlier_s = earlier_training_s(ctx.work_dir)  # a resumed cell's training in earlier processes
     cell_start = time.perf_counter() - earlier_s  # the clock of a resumed cell starts at its first process
     recorder = ExecutedCode()
@@ -202,8 +200,7 @@ def run_experiment(resolved: ResolvedSpec, experiment: Experiment, *, device: st
         for cell in todo:
             shutil.rmtree(store.work_dir(resolved.profile, cell), ignore_errors=True)
     for cell in todo:  # all before any runs: a cell may train in another's folder (frac's Table 7 reference)
-        _claim(store.work_dir(resolved.profile, cell),
-               settings_hash(expected_settings(resolved, experiment, cell, device, data_dir)), cell, progress)
+        _claim(store.work_dir(resolved.profile, cell), pending.settings_hashes[cell.key], cell, progress)
     failed = data_missing = 0
     start = time.perf_counter()
     try:
