@@ -178,17 +178,35 @@ def test_authors_regularizer_rewards_a_collapsing_scale():
         authors_regularizer(BetaGaussian(torch.zeros(n), torch.ones(n), 1.0))
 
 
+def test_authors_regularizer_is_the_executed_formula_at_a_hand_computed_point():
+    """n = 2, α = 2 (D = 6, exponent −1/4, R² = (Γ(3)/(Γ(2)π) · 2)^{1/2} = (4/π)^{1/2}), σ² = (0.5, 2), μ = (1, 0):
+    ½ + (R²/6)(1 + 1e-8)^{−1/4} · ½ (2.5 − 2)."""
+    q = BetaGaussian(torch.tensor([1.0, 0.0], dtype=torch.float64),
+                     torch.tensor([0.5, 2.0], dtype=torch.float64).sqrt(), 2.0)
+    r2 = math.sqrt(4 / math.pi)
+    expected = 0.5 + (r2 / 6) * (1 + 1e-8) ** -0.25 * 0.5 * (2.5 - 2.0)
+    assert float(authors_regularizer(q)) == pytest.approx(expected, rel=1e-12)
+
+
+def test_authors_regularizer_is_bounded_below_once_its_float32_determinant_underflows():
+    """As executed, ∏σ² (float32) underflows for 256 small variances and the 1e-8 floor fixes the factor: the term
+    is then linear in tr Σ, with the finite infimum −(R²/D) 10^{8/(n + 2/(α−1))} ½(α−1) n at Σ → 0 (the exact
+    |Σ| would send it to −∞)."""
+    n, alpha = 256, 1.5
+    values = [float(authors_regularizer(BetaGaussian(torch.zeros(n), torch.full((n,), s), alpha)))
+              for s in (1e-1, 1e-3, 1e-6)]
+    D, c = 2 * alpha + n * (alpha - 1), n + 2 / (alpha - 1)
+    floor = -(math.exp(2 * log_radius(alpha, n)) / D) * 1e-8 ** (-1 / c) * 0.5 * (alpha - 1) * n
+    assert values[0] > values[1] > values[2] > floor
+    assert values[2] == pytest.approx(floor, rel=1e-4)
+    # with the exact |Σ| inside τ (our earlier reading) the same point lies far below that floor
+    q = BetaGaussian(torch.zeros(n), torch.full((n,), 1e-6), alpha)
+    exact = float(-q.tau * (alpha - 1) * (q.scale.pow(2).sum() - n) / D)
+    assert exact < 1e3 * floor < 0
+
+
 def test_log_prob_is_minus_infinity_outside_the_support():
     q = _q([0.0], [1.0], 2.0)
     edge = math.sqrt(-2 * float(q.tau))
     lp = q.log_prob(torch.tensor([[edge * 0.99], [edge * 1.01]]))
     assert math.isfinite(float(lp[0])) and float(lp[1]) == -math.inf
-
-
-def test_authors_regularizer_is_unbounded_below_as_the_scale_collapses():
-    """−τ grows like |Σ|^{−1/(n + 2/(α−1))} while (tr Σ − n) → −n: the term → −∞ (training then diverges)."""
-    n = 16
-    values = [float(authors_regularizer(BetaGaussian(torch.zeros(n), torch.full((n,), s), 1.5))) for s in
-              (1e-1, 1e-3, 1e-6)]
-    assert values[0] > values[1] > values[2] and values[2] < -1e3
-    assert all(float(fy_regularizer(BetaGaussian(torch.zeros(n), torch.full((n,), s), 1.5))) > 0 for s in (1e-1, 1e-3))

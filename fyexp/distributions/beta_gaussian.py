@@ -21,8 +21,8 @@ standard-normal score η(z) = −½‖z‖²:
 
 with Ω*(η) = H_α(q*) + E_{q*}η attained at q* = β-Gaussian(0, I) (the Tsallis entmax of η).  So L ≥ 0, with
 equality iff q = q*; at α = 1, Ω*(η) = (n/2) log 2π and L = KL(q ‖ N(0, I)).  :func:`authors_regularizer` is
-what the authors' code used instead (see ``anchors.md``): ½‖μ‖² − τ(α−1)(tr Σ − n)/D, which lacks the
-entropy term −2τ/D and is minimised by shrinking Σ.
+what the authors' code computed instead (docs/protocols.md): ½‖μ‖² − τ(α−1)(tr Σ − n)/D with a floored
+float32 determinant inside τ, which lacks the entropy term −2τ/D and is minimised by shrinking Σ.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import math
 import torch
 from torch.distributions import Distribution, constraints
 
-__all__ = ["BetaGaussian", "fy_regularizer", "authors_regularizer", "log_radius"]
+__all__ = ["BetaGaussian", "fy_regularizer", "authors_regularizer", "log_radius", "log_radius_of_rank"]
 
 
 def log_radius(alpha: float, n: int) -> float:
@@ -41,6 +41,14 @@ def log_radius(alpha: float, n: int) -> float:
     a = alpha / am1
     inner = (math.lgamma(n / 2 + a) - math.lgamma(a) - (n / 2) * math.log(math.pi)
              + math.log(2.0 / am1) / am1)
+    return am1 / (2.0 + am1 * n) * inner
+
+
+def log_radius_of_rank(alpha: float, n: torch.Tensor) -> torch.Tensor:
+    """log R (:func:`log_radius`) for a tensor of dimensions ``n``, elementwise."""
+    am1 = alpha - 1.0
+    a = alpha / am1
+    inner = torch.lgamma(n / 2 + a) - math.lgamma(a) - (n / 2) * math.log(math.pi) + math.log(2.0 / am1) / am1
     return am1 / (2.0 + am1 * n) * inner
 
 
@@ -73,6 +81,11 @@ class BetaGaussian(Distribution):
         return self.alpha == 1.0
 
     # ---------------------------------------------------------------------------------- parameters
+    @property
+    def rank(self) -> torch.Tensor:
+        """The dimension n as a float tensor of shape (...) (a rank-masked subclass makes it vary per row)."""
+        return torch.full(self.batch_shape, float(self.n), dtype=self.loc.dtype, device=self.loc.device)
+
     @property
     def log_det_sigma(self) -> torch.Tensor:
         """log |Σ| = Σ_i log scale_i², shape (...)."""
@@ -163,10 +176,28 @@ def fy_regularizer(q: BetaGaussian) -> torch.Tensor:
     return conjugate - q.entropy() + _half_second_moment(q)
 
 
-def authors_regularizer(q: BetaGaussian) -> torch.Tensor:
-    """The regularizer of the authors' code, ½‖μ‖² − τ(α−1)(tr Σ − n)/D (α > 1); NOT the FY loss. Shape (...)."""
+def authors_regularizer(q: BetaGaussian, det_floor: float = 1e-8) -> torch.Tensor:
+    """The regularizer of the authors' code as it executes (``fy-vae-image/mvb.py``, the ``KLD`` of its β-Gaussian
+    branch; github.com/deep-spin/fy-vi); NOT the FY loss.  Shape (...).
+
+        ½‖μ‖² + (R²/D) (∏_i σ_i² + 10⁻⁸)^{−1/(n + 2/(α−1))} [(1 + ½(α−1) Σ_i σ_i²) − (1 + ½ n (α−1))],
+
+    D = 2α + n(α−1), with n and R of the posterior's rank (spcdist's, :attr:`BetaGaussian.rank`) and the product
+    taken in float32, as the authors' GPU run took it.  With the exact |Σ| this would be
+    ½‖μ‖² − τ(α−1)(tr Σ − n)/D, unbounded below as Σ → 0 (training diverges; our earlier reading).  As executed,
+    the product of 256 variances below 1 underflows to 0 within the first steps, the floor 10⁻⁸ then fixes the
+    factor at 10^{8/(n + 2/(α−1))} (≈ 1.07 at n = 256, α = 3/2), and the term is ½‖μ‖² plus a constant times
+    (tr Σ − n): linear in the variances, bounded below, still minimised by shrinking Σ (it has no entropy term).
+    """
     if q.gaussian:
         raise ValueError("the authors' regularizer is defined for alpha > 1 only (use the KL at alpha = 1)")
-    D = 2 * q.alpha + q.n * (q.alpha - 1)
-    trace = q.scale.pow(2).sum(-1)
-    return 0.5 * q.loc.pow(2).sum(-1) - q.tau * (q.alpha - 1) * (trace - q.n) / D
+    alpha, n = q.alpha, q.rank
+    sigma2 = q.scale.pow(2)
+    r2 = log_radius_of_rank(alpha, n).exp() ** 2
+    denominator = 2 * alpha + n * (alpha - 1)
+    determinant = torch.prod(sigma2.to(torch.float32), dim=-1).to(sigma2.dtype)
+    exponent = -1 / (n + 2 / (alpha - 1))
+    coefficient = 0.5 * (alpha - 1)
+    second = (r2 / denominator) * (determinant + det_floor) ** exponent * (
+        (1 + coefficient * sigma2.sum(-1)) - (1 + 0.5 * n * (alpha - 1)))
+    return 0.5 * q.loc.pow(2).sum(-1) + second

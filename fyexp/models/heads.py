@@ -17,6 +17,7 @@ from torch import Tensor
 from torch.distributions import Distribution, Normal
 
 from fyexp.distributions.beta_gaussian import BetaGaussian, authors_regularizer, fy_regularizer
+from fyexp.distributions.beta_gaussian_masked import RankMaskedBetaGaussian
 from fyexp.losses.binary_entmax import binary_entmax, binary_fy_loss
 from fyexp.losses.fy_multinomial import fy_multinomial_loss, multinomial_nll, observation_probs
 
@@ -128,15 +129,20 @@ class BetaGaussianPosterior:
     """q(z | x) = β-Gaussian(μ, diag σ², ρ) (FYVI §4.2; ρ = 1 the Gaussian); s = log σ².
 
     The divergence is the FY regularizer L_Ω(η; q) toward the prior score η = −½‖z‖²
-    (:func:`~fyexp.distributions.beta_gaussian.fy_regularizer`; ``authors`` the authors' code's term).
+    (:func:`~fyexp.distributions.beta_gaussian.fy_regularizer`).  ``authors`` is the authors' code as executed:
+    their term (:func:`~fyexp.distributions.beta_gaussian.authors_regularizer`) and spcdist's sampler, which
+    drops coordinates of negligible scale (:class:`~fyexp.distributions.beta_gaussian_masked.RankMaskedBetaGaussian`).
     """
 
     def __init__(self, rho: float, regularizer: str = "fy"):
         self.rho = float(rho)
+        self.regularizer = regularizer
         self.regularize = fy_regularizer if regularizer == "fy" else authors_regularizer
 
     def posterior(self, mu: Tensor, s: Tensor) -> Distribution:
         # no argument validation: a NaN must reach the loss, where the trainer fails the cell cleanly
+        if self.regularizer == "authors" and self.rho > 1:
+            return RankMaskedBetaGaussian(mu, (0.5 * s).exp(), self.rho, validate_args=False)
         return BetaGaussian(mu, (0.5 * s).exp(), self.rho, validate_args=False)
 
     def divergence(self, q: Distribution, mu: Tensor, s: Tensor) -> Tensor:
