@@ -177,8 +177,8 @@ def fy_regularizer(q: BetaGaussian) -> torch.Tensor:
 
 
 def authors_regularizer(q: BetaGaussian, det_floor: float = 1e-8) -> torch.Tensor:
-    """The regularizer of the authors' code as it executes (``fy-vae-image/mvb.py``, the ``KLD`` of its β-Gaussian
-    branch; github.com/deep-spin/fy-vi); NOT the FY loss.  Shape (...).
+    """The regularizer of the authors' code as it executes (github.com/deep-spin/fy-vi ``fy-vae-image/mvb.py``
+    lines 152–166 at commit 27bd093, the ``KLD`` of its β-Gaussian branch); NOT the FY loss.  Shape (...).
 
         ½‖μ‖² + (R²/D) (∏_i σ_i² + 10⁻⁸)^{−1/(n + 2/(α−1))} [(1 + ½(α−1) Σ_i σ_i²) − (1 + ½ n (α−1))],
 

@@ -2,7 +2,8 @@
 
 The FYVI authors' ``fy-vae-image/mvb.py`` (github.com/deep-spin/fy-vi) draws its β-Gaussian posteriors with
 ``spcdist.torch.MultivariateBetaGaussianDiag(μ, exp(log σ²), alpha)`` (github.com/deep-spin/
-sparse_continuous_distributions, ``spcdist/torch.py``).  That class keeps only the diagonal entries of Σ above
+sparse_continuous_distributions, ``spcdist/torch.py`` at commit 60bb5ae: lines 23–33 and 99–111 for the cut-off,
+279–304 for the draw; ``mvb.py`` line 86 for the call).  That class keeps only the diagonal entries of Σ above
 scipy's eigenvalue cut-off,
 
     kept_i  ⇔  Σ_ii > c · max_j Σ_jj,        c = 10³ · ε_float32 ≈ 1.19 · 10⁻⁴    (``_eigvalsh_to_eps``),
