@@ -273,6 +273,9 @@ def cmd_run(args, clock=time.time) -> int:
         commit += "+dirty"   # the shipped code is not the code packed at that commit
         log(f"the shipped code differs from the code at pack time: rows are marked {commit}")
     os.environ.update({"FYEXP_GIT_COMMIT": commit, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"})
+    from fyexp.provenance import git_commit
+
+    git_commit.cache_clear()   # the rows' commit is the packed one (the device has no .git)
     scratch = args.scratch
     clear(scratch)
     os.environ["FYEXP_CACHE_DIR"] = str(scratch / "cache")
