@@ -163,8 +163,9 @@ def cmd_pack(args) -> int:
     old = json.loads((lease / "manifest.json").read_text()) if (lease / "manifest.json").is_file() else {}
     vendored = vendor(args.vendor, lease / "site")
     tree = travelling_bytes()
-    fixed = (tree or 0) + folder_bytes(lease / "state") + folder_bytes(lease / "site")
-    room = args.max_mib * MiB - fixed - MiB   # a MiB of margin (the manifest, file-system rounding)
+    # the checkpoints that come back replace state/: room for the larger of the two, and a MiB of margin
+    fixed = (tree or 0) + folder_bytes(lease / "site") + max(folder_bytes(lease / "state"), args.reserve_mib * MiB)
+    room = (args.max_mib - 1) * MiB - fixed
     data, kept, later, too_big = {}, [], [], set()
     data_dir = args.data_dir
     for unit in units:
@@ -199,9 +200,9 @@ def cmd_pack(args) -> int:
     sizes = ", ".join(f"{name} {record['packed_bytes'] / MiB:.1f} MiB" for name, record in data.items()) or "none"
     print(f"pack: {len(kept)} units ({sum(len(u.seeds) for u in kept)} cells) → {lease}/manifest.json; data "
           f"{sizes}; "
-          f"travelling {total / MiB:.1f} of {args.max_mib} MiB (tree {(tree or 0) / MiB:.1f} MiB"
-          f"{' (unknown: not a git checkout)' if tree is None else ''}, state {folder_bytes(lease / 'state') / MiB:.1f}"
-          f" MiB)" + (f"; {len(later)} units left for a later pack (their data does not fit)" if later else ""))
+          f"travelling {total / MiB:.1f} of {args.max_mib:g} MiB (tree {(tree or 0) / MiB:.1f} MiB"
+          f"{' (unknown: not a git checkout)' if tree is None else ''}, checkpoints {folder_bytes(lease / 'state') / MiB:.1f}"
+          f" MiB, {args.reserve_mib:g} MiB kept for those that come back)" + (f"; {len(later)} units left for a later pack (their data does not fit)" if later else ""))
     where = "" if lease == Path(".gl") else f" --lease-dir {lease.as_posix()}"
     print(f"device command: python3 scripts/gpu_lease.py run --budget-s {args.budget_s:g}{where}   (carry: "
           f"{lease.as_posix()})")
@@ -356,14 +357,20 @@ def cmd_merge(args) -> int:
     from fyexp.lease.device import pending_units
     from fyexp.lease.queue import Unit
 
-    summary = merge(args.source, args.results_dir, args.lease_dir, skip_conflicts=args.skip_conflicts)
+    lease = args.lease_dir
+    tree = travelling_bytes()
+    carried = folder_bytes(lease) - folder_bytes(lease / "state")
+    room = None if tree is None else int(args.max_mib * MiB - tree - carried - MiB)
+    summary = merge(args.source, args.results_dir, lease, skip_conflicts=args.skip_conflicts, state_room=room)
     machine = (summary.status or {}).get("machine") or {}
     print(f"merge: {len(summary.merged)} cells into {args.results_dir}"
           + (f" (run on {machine.get('gpu') or machine.get('device')}, torch {machine.get('torch')})" if machine else "")
           + (f"; {len(summary.already)} merged before" if summary.already else "")
           + (f"; {len(summary.conflicts)} conflicting, skipped" if summary.conflicts else "")
           + ("" if summary.state_parts is None else f"; {summary.state_parts} checkpoint part(s) kept in "
-             f"{args.lease_dir}/state for the next job"))
+             f"{args.lease_dir}/state for the next job")
+          + (f"; checkpoints of {summary.state_dropped} unit(s) dropped: with the tree and data they would "
+             f"exceed {args.max_mib:g} MiB (those units restart)" if summary.state_dropped else ""))
     manifest = args.lease_dir / "manifest.json"
     if manifest.is_file():
         units = [Unit.from_json(u) for u in json.loads(manifest.read_text())["units"]]
@@ -393,6 +400,8 @@ def parser() -> argparse.ArgumentParser:
     q.add_argument("--seeds", help="with --experiment: '0,1,2' or '0-4'")
     q.add_argument("--set", action="append", help="with --experiment: KEY=VALUE, as for `fyexp run` (a variant)")
     q.add_argument("--max-mib", type=float, default=64.0, help="what may travel: tree + carried folder")
+    q.add_argument("--reserve-mib", type=float, default=16.0,
+                   help="room left for checkpoints that come back and travel again (one fy-vae member: 14.5 MiB)")
     q.add_argument("--vendor", action="append", default=None,
                    help="a pure-Python package to carry (default: entmax, absent from the device's image)")
     q.add_argument("--allow-dirty", action="store_true")
@@ -429,6 +438,7 @@ def parser() -> argparse.ArgumentParser:
     q.add_argument("source", type=Path)
     common(q)
     q.add_argument("--skip-conflicts", action="store_true", help="merge the other cells when some conflict")
+    q.add_argument("--max-mib", type=float, default=64.0, help="what may travel: tree + carried folder")
     return p
 
 

@@ -275,3 +275,16 @@ def test_missing_modules_names_what_is_absent():
     from fyexp.lease.device import missing_modules
 
     assert missing_modules(("numpy", "surely_no_module_of_this_name")) == ["surely_no_module_of_this_name"]
+
+
+def test_merge_keeps_returned_checkpoints_only_while_they_can_travel_again(flow, tmp_path):
+    from fyexp.lease.bundle import merge
+
+    out1 = flow["base"] / "out1"
+    kept = merge(out1, tmp_path / "results", tmp_path / "gl", state_room=10 ** 9)
+    assert (kept.state_parts, kept.state_dropped) == (2, 0)
+    assert len(list((tmp_path / "gl" / "state").glob("*.tar.gz"))) == 2
+    size = sum(p.stat().st_size for p in out1.glob("lease-work-*"))
+    dropped = merge(out1, tmp_path / "results", tmp_path / "gl", state_room=size - 1)
+    assert (dropped.state_parts, dropped.state_dropped) == (0, 1)
+    assert not list((tmp_path / "gl" / "state").glob("*.tar.gz"))

@@ -64,9 +64,9 @@ def collect(scratch: Path, out_dir: Path, units: Sequence, *, max_work_files: in
                 or used + sum(map(len, blobs)) > RETURN_LIMIT):
             dropped.append(unit.name)
             continue
-        for blob in blobs:
+        for member, blob in enumerate(blobs, 1):
             parts += 1
-            atomic_write_bytes(out_dir / f"{WORK_PREFIX}{parts}.tar.gz", blob)
+            atomic_write_bytes(out_dir / f"{WORK_PREFIX}{len(returned) + 1}-{member}.tar.gz", blob)
             used += len(blob)
         returned.append(unit.name)
     return {"cells": sorted(f"{e}/{p}/{k}" for e, p, k in finished_keys), "work_returned": returned,
@@ -105,6 +105,7 @@ class MergeSummary:
     conflicts: list[str] = field(default_factory=list)
     experiments: set[str] = field(default_factory=set)
     state_parts: int | None = None     # work parts kept as the next job's state (None: state left as it was)
+    state_dropped: int = 0             # units whose returned checkpoints would not travel again
     status: dict | None = None
 
 
@@ -117,8 +118,11 @@ def _archive(source: Path) -> Path:
     return path
 
 
-def merge(source: Path, results_dir: Path, lease_dir: Path | None = None, *, skip_conflicts: bool = False) -> MergeSummary:
-    """Merge a job's cells (``source``: the returned folder or its cells archive) into ``results_dir``."""
+def merge(source: Path, results_dir: Path, lease_dir: Path | None = None, *, skip_conflicts: bool = False,
+          state_room: int | None = None) -> MergeSummary:
+    """Merge a job's cells (``source``: the returned folder or its cells archive) into ``results_dir``; keep its
+    checkpoints in ``lease_dir/state``, whole units in the job's order while they take at most ``state_room``
+    bytes (what may still travel), the others dropped (``summary.state_dropped``)."""
     from fyexp.results import ResultStore, read_cell_file
 
     archive, summary = _archive(source), MergeSummary()
@@ -175,10 +179,19 @@ def merge(source: Path, results_dir: Path, lease_dir: Path | None = None, *, ski
         state = Path(lease_dir) / "state"
         shutil.rmtree(state, ignore_errors=True)
         state.mkdir(parents=True)
-        parts = sorted(folder.glob(f"{WORK_PREFIX}*.tar.gz"))
-        for part in parts:
-            shutil.copyfile(part, state / part.name)
-        summary.state_parts = len(parts)
+        units: dict[str, list[Path]] = {}
+        for part in sorted(folder.glob(f"{WORK_PREFIX}*.tar.gz")):
+            units.setdefault(part.name[len(WORK_PREFIX):].split("-", 1)[0], []).append(part)
+        kept = used = 0
+        for number, parts in sorted(units.items(), key=lambda item: int(item[0]) if item[0].isdigit() else 0):
+            size = sum(p.stat().st_size for p in parts)
+            if state_room is not None and used + size > state_room:
+                summary.state_dropped += 1
+                continue
+            for part in parts:
+                shutil.copyfile(part, state / part.name)
+            kept, used = kept + len(parts), used + size
+        summary.state_parts = kept
     return summary
 
 
