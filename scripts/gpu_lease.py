@@ -139,55 +139,57 @@ def _assumptions(args):
 
 
 # --------------------------------------------------------------------------------------------------- pack
+def _room(args, lease: Path) -> tuple[int, int | None, int]:
+    """``(bytes left for data, bytes of the tree, bytes besides data)``: the checkpoints that come back replace
+    ``state/``, so room is kept for the larger of the two; a MiB of margin (the manifest, rounding)."""
+    tree = travelling_bytes()
+    fixed = (tree or 0) + folder_bytes(lease / "site") + max(folder_bytes(lease / "state"), args.reserve_mib * MiB)
+    return int((args.max_mib - 1) * MiB - fixed), tree, int(fixed)
+
+
 def cmd_pack(args) -> int:
     from fyexp.errors import FyexpError
-    from fyexp.lease.data import pack_data_set
+    from fyexp.lease.data import TYPICAL_PACKED_MIB, choose_units, pack_data_set
     from fyexp.lease.queue import missing_units
     from fyexp.provenance import dirty_files, git_commit
 
     entries, only = _entries(args)
     units = missing_units(entries, args.results_dir, only=only)
+    lease = args.lease_dir
+    old = json.loads((lease / "manifest.json").read_text()) if (lease / "manifest.json").is_file() else {}
     if args.dry_run:
         from fyexp.lease.estimate import describe, estimate
 
+        known = {name: record["packed_bytes"] for name, record in old.get("data", {}).items()}
+        room = _room(args, lease)[0]
+        kept, later, _ = choose_units(units, room, lambda name: known.get(name, int(TYPICAL_PACKED_MIB[name] * MiB)))
         assumptions = _assumptions(args)
-        print(describe(estimate(units, args.results_dir, assumptions), assumptions))
+        print(describe(estimate(kept, args.results_dir, assumptions), assumptions))
+        if later:
+            print(f"Left for a later pack (their data does not fit beside the tree and the first units' data): "
+                  f"{len(later)} units ({sum(len(u.seeds) for u in later)} cells).")
         return 0
     if any(e.profile.startswith("paper") for e in entries) and dirty_files() and not args.allow_dirty:
         raise FyexpError(f"pack: the source tree has uncommitted changes ({', '.join(dirty_files()[:3])}); commit "
                          f"them (paper rows record their commit) or pass --allow-dirty (rows are then marked +dirty)")
     if not units:
         print("pack: nothing to do: every selected cell is finished in " + str(args.results_dir))
-    lease = args.lease_dir
     lease.mkdir(parents=True, exist_ok=True)
-    old = json.loads((lease / "manifest.json").read_text()) if (lease / "manifest.json").is_file() else {}
     vendored = vendor(args.vendor, lease / "site")
-    tree = travelling_bytes()
-    # the checkpoints that come back replace state/: room for the larger of the two, and a MiB of margin
-    fixed = (tree or 0) + folder_bytes(lease / "site") + max(folder_bytes(lease / "state"), args.reserve_mib * MiB)
-    room = (args.max_mib - 1) * MiB - fixed
-    data, kept, later, too_big = {}, [], [], set()
-    data_dir = args.data_dir
-    for unit in units:
-        needed = [name for name in unit.data if name not in data]
-        for name in needed:
-            if name in too_big:
-                break
-            if data_dir is None:
-                raise FyexpError(f"pack: unit {unit.name} reads {name}: give the data root with --data-dir or "
-                                 f"FYEXP_DATA_DIR")
-            target = lease / "data" / f"{name}.npz"
-            record = old.get("data", {}).get(name)
-            if not (record and target.is_file() and _same_sources(record, Path(data_dir))):
-                record = pack_data_set(name, Path(data_dir), target)
-            if sum(r["packed_bytes"] for r in data.values()) + record["packed_bytes"] > room:
-                too_big.add(name)
-                break
-            data[name] = record
-        if all(name in data for name in unit.data):
-            kept.append(unit)
-        else:
-            later.append(unit)
+    room, tree, fixed = _room(args, lease)
+    records: dict[str, dict] = {}
+
+    def packed_size(name: str) -> int:
+        if args.data_dir is None:
+            raise FyexpError(f"pack: the units read {name}: give the data root with --data-dir or FYEXP_DATA_DIR")
+        target, record = lease / "data" / f"{name}.npz", old.get("data", {}).get(name)
+        if not (record and target.is_file() and _same_sources(record, Path(args.data_dir))):
+            record = pack_data_set(name, Path(args.data_dir), target)
+        records[name] = record
+        return record["packed_bytes"]
+
+    kept, later, chosen = choose_units(units, room, packed_size)
+    data = {name: records[name] for name in chosen}
     for path in (lease / "data").glob("*.npz") if (lease / "data").is_dir() else ():
         if path.stem not in data:
             path.unlink()
@@ -199,10 +201,10 @@ def cmd_pack(args) -> int:
     total = fixed + packed
     sizes = ", ".join(f"{name} {record['packed_bytes'] / MiB:.1f} MiB" for name, record in data.items()) or "none"
     print(f"pack: {len(kept)} units ({sum(len(u.seeds) for u in kept)} cells) → {lease}/manifest.json; data "
-          f"{sizes}; "
-          f"travelling {total / MiB:.1f} of {args.max_mib:g} MiB (tree {(tree or 0) / MiB:.1f} MiB"
-          f"{' (unknown: not a git checkout)' if tree is None else ''}, checkpoints {folder_bytes(lease / 'state') / MiB:.1f}"
-          f" MiB, {args.reserve_mib:g} MiB kept for those that come back)" + (f"; {len(later)} units left for a later pack (their data does not fit)" if later else ""))
+          f"{sizes}; travelling at most {total / MiB:.1f} of {args.max_mib:g} MiB (tree {(tree or 0) / MiB:.1f} MiB"
+          f"{' (unknown: not a git checkout)' if tree is None else ''}, {max(args.reserve_mib, folder_bytes(lease / 'state') / MiB):.1f}"
+          f" MiB kept for checkpoints)" + (f"; {len(later)} units left for a later pack (their data does not fit)"
+                                           if later else ""))
     where = "" if lease == Path(".gl") else f" --lease-dir {lease.as_posix()}"
     print(f"device command: python3 scripts/gpu_lease.py run --budget-s {args.budget_s:g}{where}   (carry: "
           f"{lease.as_posix()})")
@@ -401,7 +403,7 @@ def parser() -> argparse.ArgumentParser:
     q.add_argument("--set", action="append", help="with --experiment: KEY=VALUE, as for `fyexp run` (a variant)")
     q.add_argument("--max-mib", type=float, default=64.0, help="what may travel: tree + carried folder")
     q.add_argument("--reserve-mib", type=float, default=16.0,
-                   help="room left for checkpoints that come back and travel again (one fy-vae member: 14.5 MiB)")
+                   help="room left for checkpoints that come back and travel again (one fy-vae member: about 14 MiB)")
     q.add_argument("--vendor", action="append", default=None,
                    help="a pure-Python package to carry (default: entmax, absent from the device's image)")
     q.add_argument("--allow-dirty", action="store_true")

@@ -123,7 +123,6 @@ def test_budget_stops_between_epochs_and_returns_whole_checkpoints(flow):
     assert status["cells"] == [] and status["work_returned"] == [FIRST]
     assert sorted(len(h) for h in flow["after_job1"].values()) == [1, 1]   # both members at epoch 1, none at 2
     assert "2 checkpoint part(s) kept" in flow["merge1"].stdout
-    assert len(list((flow["base"] / "gl" / "state").glob("lease-work-*.tar.gz"))) == 0  # replaced by job 2's (none)
 
 
 def test_second_job_resumes_the_checkpoints_and_finishes_every_cell(flow):
@@ -234,7 +233,7 @@ def test_a_time_recorded_on_cuda_replaces_the_assumptions(flow, tmp_path):
 
 
 def test_collect_returns_an_ensembles_checkpoints_whole_or_not_at_all(flow, tmp_path):
-    from fyexp.lease.bundle import WORK_PREFIX, collect
+    from fyexp.lease.bundle import WORK_PREFIX, collect, merge
     from fyexp.lease.queue import Unit
 
     units = [Unit.from_json(u) for u in flow["manifest"]["units"]]
@@ -243,6 +242,16 @@ def test_collect_returns_an_ensembles_checkpoints_whole_or_not_at_all(flow, tmp_
     assert one["work_dropped"] == [FIRST] and not list((tmp_path / "one").glob(f"{WORK_PREFIX}*"))
     two = collect(scratch, tmp_path / "two", units, max_work_files=2)
     assert two["work_returned"] == [FIRST] and len(list((tmp_path / "two").glob(f"{WORK_PREFIX}*"))) == 2
+    whole = sorted((tmp_path / "two").glob(f"{WORK_PREFIX}*"))
+    piece = max(p.stat().st_size for p in whole) // 3 + 1   # a folder over one file's limit: three pieces each
+    split = collect(scratch, tmp_path / "split", units, max_work_files=6, part_limit=piece)
+    assert split["work_returned"] == [FIRST] and len(list((tmp_path / "split").glob(f"{WORK_PREFIX}*"))) == 6
+    assert collect(scratch, tmp_path / "few", units, max_work_files=5, part_limit=piece)["work_dropped"] == [FIRST]
+    shutil.copyfile(flow["base"] / "out1" / "lease-status.json", tmp_path / "split" / "lease-status.json")
+    merged = merge(tmp_path / "split", tmp_path / "results", tmp_path / "gl")
+    assert merged.state_parts == 2
+    for part in whole:   # joined again into the very archives that came back whole
+        assert (tmp_path / "gl" / "state" / part.name.rsplit(".", 1)[0]).read_bytes() == part.read_bytes()
 
 
 def test_a_damaged_data_pack_is_refused(tmp_path):

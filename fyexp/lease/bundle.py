@@ -5,8 +5,8 @@
 - ``lease-cells.tar.gz``: every cell file the job wrote (finished or failed) with its settings record
   (``.settings.json``) and executed-code record (``.code.json``), and the artifacts of the experiments' profiles;
   paths as under ``results/`` (``<experiment>/cells/<profile>/<cell>.csv``);
-- ``lease-work-<n>.tar.gz``: the work folders (checkpoints) of unfinished units, one folder a file, whole units
-  only (an ensemble resumed with some members missing would train as two), the most advanced first, as many as
+- ``lease-work-<unit>-<member>.tar.gz.<piece>``: the work folders (checkpoints) of unfinished units, a folder
+  in as many pieces as one returned file's limit asks, whole units only (an ensemble resumed with some members missing would train as two), the most advanced first, as many as
   fit in what may come back (8 files, 16 MiB each, 64 MiB in all).
 
 ``merge`` copies the cell files byte for byte (their provenance columns, device included, are the job's) and
@@ -47,8 +47,11 @@ def _add_tree(tar: tarfile.TarFile, root: Path, paths: Sequence[Path]) -> None:
         tar.add(path, arcname=path.relative_to(root).as_posix(), recursive=False)
 
 
-def collect(scratch: Path, out_dir: Path, units: Sequence, *, max_work_files: int = 5) -> dict:
-    """Write ``lease-cells.tar.gz`` and the ``lease-work-*`` parts into ``out_dir``; return what went where."""
+def collect(scratch: Path, out_dir: Path, units: Sequence, *, max_work_files: int = 5,
+            part_limit: int = PART_LIMIT) -> dict:
+    """Write ``lease-cells.tar.gz`` and the work folders of unfinished units into ``out_dir``, each folder a
+    ``.tar.gz`` in pieces of at most ``part_limit`` bytes (``lease-work-<unit>-<member>.tar.gz.<piece>``), at most
+    ``max_work_files`` pieces; return what went where."""
     out_dir.mkdir(parents=True, exist_ok=True)
     cell_files = sorted(scratch.glob("*/cells/*/*.csv"))
     finished_keys = {(p.parts[-4], p.parent.name, p.stem) for p in cell_files}
@@ -57,17 +60,17 @@ def collect(scratch: Path, out_dir: Path, units: Sequence, *, max_work_files: in
     with tarfile.open(out_dir / CELLS_ARCHIVE, "w:gz") as tar:
         _add_tree(tar, scratch, members)
     used = (out_dir / CELLS_ARCHIVE).stat().st_size
-    parts, returned, dropped = 0, [], []
+    files, returned, dropped = 0, [], []
     for unit, folders in _unfinished_work(scratch, units, finished_keys):
         blobs = [_tar_gz(scratch, folder) for folder in folders]
-        if (parts + len(blobs) > max_work_files or any(len(b) > PART_LIMIT for b in blobs)
-                or used + sum(map(len, blobs)) > RETURN_LIMIT):
+        pieces = [[blob[i:i + part_limit] for i in range(0, len(blob), part_limit)] for blob in blobs]
+        if files + sum(map(len, pieces)) > max_work_files or used + sum(map(len, blobs)) > RETURN_LIMIT:
             dropped.append(unit.name)
             continue
-        for member, blob in enumerate(blobs, 1):
-            parts += 1
-            atomic_write_bytes(out_dir / f"{WORK_PREFIX}{len(returned) + 1}-{member}.tar.gz", blob)
-            used += len(blob)
+        for member, chunks in enumerate(pieces, 1):
+            for k, chunk in enumerate(chunks):   # a folder over one file's limit comes back in pieces
+                atomic_write_bytes(out_dir / f"{WORK_PREFIX}{len(returned) + 1}-{member}.tar.gz.{k}", chunk)
+            files, used = files + len(chunks), used + sum(map(len, chunks))
         returned.append(unit.name)
     return {"cells": sorted(f"{e}/{p}/{k}" for e, p, k in finished_keys), "work_returned": returned,
             "work_dropped": dropped, "returned_bytes": used}
@@ -179,18 +182,20 @@ def merge(source: Path, results_dir: Path, lease_dir: Path | None = None, *, ski
         state = Path(lease_dir) / "state"
         shutil.rmtree(state, ignore_errors=True)
         state.mkdir(parents=True)
-        units: dict[str, list[Path]] = {}
-        for part in sorted(folder.glob(f"{WORK_PREFIX}*.tar.gz")):
-            units.setdefault(part.name[len(WORK_PREFIX):].split("-", 1)[0], []).append(part)
+        units: dict[str, dict[str, list[Path]]] = {}
+        for piece in folder.glob(f"{WORK_PREFIX}*.tar.gz.*"):
+            unit_number, _ = piece.name[len(WORK_PREFIX):].split("-", 1)
+            units.setdefault(unit_number, {}).setdefault(piece.name.rsplit(".", 1)[0], []).append(piece)
         kept = used = 0
-        for number, parts in sorted(units.items(), key=lambda item: int(item[0]) if item[0].isdigit() else 0):
-            size = sum(p.stat().st_size for p in parts)
+        for number in sorted(units, key=lambda n: int(n) if n.isdigit() else 0):
+            size = sum(p.stat().st_size for pieces in units[number].values() for p in pieces)
             if state_room is not None and used + size > state_room:
                 summary.state_dropped += 1
                 continue
-            for part in parts:
-                shutil.copyfile(part, state / part.name)
-            kept, used = kept + len(parts), used + size
+            for name, pieces in units[number].items():   # the pieces of a folder, joined again
+                ordered = sorted(pieces, key=lambda p: int(p.name.rsplit(".", 1)[1]))
+                atomic_write_bytes(state / name, b"".join(p.read_bytes() for p in ordered))
+            kept, used = kept + len(units[number]), used + size
         summary.state_parts = kept
     return summary
 

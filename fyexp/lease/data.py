@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import Callable, Sequence
 
 import numpy as np
 
 from fyexp.errors import FyexpError
 from fyexp.results import Cell
 
-__all__ = ["DATA_FILES", "data_sets", "pack_data_set", "unpack_data_set"]
+__all__ = ["DATA_FILES", "TYPICAL_PACKED_MIB", "data_sets", "choose_units", "pack_data_set", "unpack_data_set"]
 
 _IDX = ("train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte")
 
@@ -30,6 +31,9 @@ DATA_FILES: dict[str, tuple[str, ...]] = {
     "freyface": ("FreyFace/freyfaces.pkl",),
     "20newsgroups": ("20newsgroups/20news-bydate.tar.gz", "20newsgroups/nvdm/test.feat"),
 }
+
+#: packed sizes of the public files (MiB, measured with this module's packing): the dry run's sizes
+TYPICAL_PACKED_MIB = {"MNIST": 11.0, "FashionMNIST": 29.4, "caltech": 0.8, "freyface": 1.2, "20newsgroups": 14.7}
 
 #: an experiment's cell → its data sets (by the cell's ``dataset`` parameter where it has one)
 _BY_DATASET = {"MNIST": "MNIST", "FashionMNIST": "FashionMNIST", "mnist": "MNIST", "caltech": "caltech",
@@ -79,3 +83,23 @@ def unpack_data_set(record: dict, source: Path, data_root: Path) -> None:
             path.parent.mkdir(parents=True, exist_ok=True)
             if not path.is_file() or path.stat().st_size != len(raw):
                 path.write_bytes(raw)
+
+
+def choose_units(units: Sequence, room: int, packed_size: Callable[[str], int]) -> tuple[list, list, list[str]]:
+    """The units, in order, whose data sets fit together in ``room`` bytes (``packed_size(name)`` gives, or makes,
+    a data set's packed size; it is asked once per data set): ``(kept, left for a later pack, data sets)``.  A data
+    set that does not fit beside those chosen before it is left out, with every unit that reads it."""
+    chosen: dict[str, int] = {}
+    too_big: set[str] = set()
+    kept, later = [], []
+    for unit in units:
+        for name in unit.data:
+            if name in chosen or name in too_big:
+                continue
+            size = packed_size(name)
+            if sum(chosen.values()) + size > room:
+                too_big.add(name)
+            else:
+                chosen[name] = size
+        (kept if all(name in chosen for name in unit.data) else later).append(unit)
+    return kept, later, list(chosen)

@@ -47,6 +47,7 @@ class UnitEstimate:
     measured: bool = False
     end_s: float | None = None       # when its slot finishes it, from the allocation's start
     finishes: bool = False
+    across_jobs: bool = False        # longer than one job: it must resume from checkpoints that came back
 
 
 def _epochs(config: Any) -> int | None:
@@ -169,9 +170,12 @@ def _schedule(estimates: list[UnitEstimate], a: Assumptions) -> None:
         if e.gpu_s is None:
             continue
         i = min(range(len(slots)), key=slots.__getitem__)
+        start = slots[i]
         slots[i] += e.gpu_s * stretch
         e.end_s = slots[i]
         e.finishes = e.end_s <= capacity
+        e.across_jobs = int(start // a.budget_s) != int(min(e.end_s, capacity) // a.budget_s) or \
+            e.gpu_s * stretch > a.budget_s
 
 
 def _duration(seconds: float | None) -> str:
@@ -191,7 +195,7 @@ def describe(estimates: Sequence[UnitEstimate], a: Assumptions) -> str:
              "",
              f"{'unit':<92} {'cells':>5} {'CPU/cell':>9} {'GPU':>9}  finishes  (recorded from)"]
     for e in estimates:
-        done = "yes" if e.finishes else "no" if e.gpu_s is not None else "?"
+        done = ("yes*" if e.across_jobs else "yes") if e.finishes else "no" if e.gpu_s is not None else "?"
         gpu = _duration(e.gpu_s) + (" (measured)" if e.measured else "")
         lines.append(f"{e.unit.name[:92]:<92} {len(e.unit.seeds):>5} {_duration(e.cpu_cell_s):>9} {gpu:>9}  "
                      f"{done:<8}  ({e.source})")
@@ -202,7 +206,10 @@ def describe(estimates: Sequence[UnitEstimate], a: Assumptions) -> str:
     capacity = a.jobs_per_allocation * a.budget_s
     stretch = max(1, a.jobs) / max(a.concurrency_gain, 1e-9) if a.jobs > 1 else 1.0
     allocations = total_gpu * stretch / max(1, a.jobs) / capacity if known else 0.0
-    lines += ["", f"{len(estimates)} units ({cells} cells) pending; one allocation would finish {len(finished)} units "
+    if any(e.finishes and e.across_jobs for e in estimates):
+        lines.append("* spans a job's end: it finishes only if its checkpoints come back and travel again (a fy-vae "
+                     "member's are about 14 MiB, an FY-NVDM cell's about 13 MiB); else it restarts in the next job")
+    lines += ["", f"{len(estimates)} units ({cells} cells) in this pack; one allocation would finish {len(finished)} units "
                   f"({sum(len(e.unit.seeds) for e in finished)} cells). All units with an estimate: "
                   f"{_duration(total_gpu)} of GPU time, about {allocations:.1f} allocation(s) at these assumptions"
                   + (f"; {len(estimates) - len(known)} unit(s) without a recorded time" if len(known) < len(estimates)
