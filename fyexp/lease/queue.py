@@ -1,0 +1,153 @@
+"""The cells a GPU allocation should run: the missing cells of the ``paper`` queue (issue 33), in priority order.
+
+A cell is *missing* when ``results/`` holds no finished file for it at the settings the spec asks now.  Settings
+are compared without their ``environment`` part (device kind, torch and numpy versions, :func:`fyexp.settings.
+environment`): a cell finished on the CPU is not run again on the GPU, and the GPU's rows are not "missing" to a
+later pack on the CPU.  Rows without a settings record (legacy) follow :func:`fyexp.settings.finished_verdict`.
+
+Cells are grouped into **units**: the seeds of one cell (same method and parameters) where the experiment trains
+seeds together as an ensemble (it defines ``prefit``, :func:`fyexp.runner.prefit_ensembles`), else one cell per
+unit, so that units can run side by side on one device.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from fyexp.cell_filter import CellFilter
+from fyexp.results import Cell, ResultStore, _fmt
+
+__all__ = ["PAPER_QUEUE", "QueueEntry", "Unit", "missing_units", "cell_state", "resolve_entry", "unit_filter"]
+
+
+@dataclass(frozen=True)
+class QueueEntry:
+    """One step of the queue: an experiment's profile, narrowed by ``only`` (key → accepted values, as written in
+    cell keys: ``1.5``, ``2``, ``caltech``), at ``seeds`` (``None``: the profile's)."""
+
+    label: str
+    experiment: str
+    profile: str = "paper"
+    only: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    seeds: tuple[int, ...] | None = None
+    sets: tuple[str, ...] = ()      # ``--set KEY=VALUE`` overrides (the cells then belong to a variant profile)
+
+
+#: Issue 33's queue, in its order: FYVI Table 2 (the authors' regularizer first, then the FY rows still missing),
+#: FY-NVDM's paper seeds, VR Table 1 Caltech K = 50, then the Frey Face folds.
+PAPER_QUEUE: tuple[QueueEntry, ...] = (
+    QueueEntry("fyvi Table 2, authors' regularizer", "fy-vae", only=(("regularizer", ("authors",)),)),
+    QueueEntry("fyvi Table 2, FY regularizer", "fy-vae", only=(("regularizer", ("fy",)),)),
+    QueueEntry("fyvi Table 3, FY-NVDM seeds", "fy-nvdm"),
+    QueueEntry("vr Table 1, Caltech K = 50", "vr-vae", only=(("dataset", ("caltech",)), ("K", ("50",)))),
+    QueueEntry("vr Table 1, Frey Face folds", "vr-vae", only=(("dataset", ("freyface",)),)),
+)
+
+
+@dataclass
+class Unit:
+    """Cells run together on the device: the seeds of one cell (an ensemble where the experiment has ``prefit``)."""
+
+    label: str
+    experiment: str
+    profile: str                    # the spec's profile
+    method: str
+    params: dict[str, Any]
+    seeds: list[int]
+    ensemble: bool
+    data: list[str] = field(default_factory=list)   # data sets it reads (:data:`fyexp.lease.data.DATA_FILES`)
+    sets: list[str] = field(default_factory=list)   # ``--set`` overrides
+    folder: str = ""                # the profile's folder name under cells/ and work/ (a variant's label)
+
+    @property
+    def name(self) -> str:
+        return Cell(self.method, self.seeds[0], self.params).key.rsplit("__seed=", 1)[0] + \
+            f"__seeds={','.join(map(str, self.seeds))}"
+
+    def cells(self) -> list[Cell]:
+        return [Cell(self.method, s, dict(self.params)) for s in self.seeds]
+
+    def entry(self) -> QueueEntry:
+        """The queue entry that resolves this unit's profile at its seeds."""
+        return QueueEntry(self.label, self.experiment, self.profile, seeds=tuple(self.seeds), sets=tuple(self.sets))
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> Unit:
+        return cls(**data)
+
+
+def resolve_entry(entry: QueueEntry, experiments_dir: Path | None = None):
+    """``(experiment, resolved)`` of an entry's profile (``--seeds`` applied), as ``fyexp run`` resolves them."""
+    from fyexp.experiments import get_experiment
+    from fyexp.specs import load_spec, parse_sets, resolve
+
+    spec = load_spec(entry.experiment, experiments_dir)
+    experiment = get_experiment(spec.runner)
+    seeds = list(entry.seeds) if entry.seeds is not None else None
+    return experiment, resolve(spec, entry.profile, experiment.Config, seeds, parse_sets(list(entry.sets)))
+
+
+def _comparable(settings: dict) -> str:
+    return json.dumps({k: v for k, v in settings.items() if k != "environment"}, sort_keys=True, default=str)
+
+
+def cell_state(store: ResultStore, resolved: Any, experiment: Any, cell: Cell) -> str:
+    """``done`` (a finished file at the settings asked now, whatever the environment) or ``missing``."""
+    from fyexp.settings import expected_settings, finished_verdict, settings_hash, sidecar_path
+
+    if not store.is_finished(resolved.profile, cell):
+        return "missing"
+    expected = expected_settings(resolved, experiment, cell, "cpu", None)
+    sidecar = sidecar_path(store.cell_path(resolved.profile, cell))
+    if sidecar.is_file():
+        recorded = json.loads(sidecar.read_text(encoding="utf-8"))
+        same = _comparable(recorded) == _comparable(json.loads(json.dumps(expected, default=str)))
+        return "done" if same else "missing"
+    verdict = finished_verdict(store, resolved, cell, settings_hash(expected), experiment)
+    return "done" if verdict in ("same", "legacy") else "missing"
+
+
+def unit_filter(unit: Unit) -> CellFilter:
+    """The ``--only`` filter that selects exactly the unit's cells (values escaped: they are matched literally)."""
+    conditions = [("method", (glob.escape(unit.method),))]
+    conditions += [(key, (glob.escape(_fmt(value)),)) for key, value in sorted(unit.params.items())]
+    conditions.append(("seed", tuple(str(s) for s in unit.seeds)))
+    return CellFilter(tuple(conditions))
+
+
+def missing_units(entries: Iterable[QueueEntry], results_dir: Path, experiments_dir: Path | None = None,
+                  only: CellFilter | None = None) -> list[Unit]:
+    """The units of the entries' missing cells, in the entries' order (then the grid's), each cell once."""
+    from fyexp.lease.data import data_sets
+
+    units: list[Unit] = []
+    seen: set[tuple[str, str, str]] = set()
+    for entry in entries:
+        experiment, resolved = resolve_entry(entry, experiments_dir)
+        cells = experiment.cells(resolved.config, resolved.seeds)
+        cells = CellFilter(entry.only).select(cells) if entry.only else cells
+        if only is not None and only.conditions:
+            cells = only.select(cells)
+        store = ResultStore(results_dir, resolved.name)
+        ensemble = hasattr(experiment, "prefit")
+        groups: dict[tuple[str, str], list[Cell]] = {}
+        for cell in cells:
+            key = (resolved.name, resolved.profile, cell.key)
+            if key in seen or cell_state(store, resolved, experiment, cell) == "done":
+                continue
+            seen.add(key)
+            group = (cell.method, cell.params_json) if ensemble else (cell.method, cell.key)
+            groups.setdefault(group, []).append(cell)
+        for members in groups.values():
+            first = members[0]
+            units.append(Unit(entry.label, resolved.name, entry.profile, first.method, dict(first.params),
+                              [c.seed for c in members], ensemble and len(members) > 1,
+                              data_sets(resolved.name, first), list(entry.sets), resolved.profile))
+    return units
