@@ -323,6 +323,18 @@ def report(names: Optional[List[str]] = typer.Argument(None, help="Experiments t
         if not rep.rows:
             out.print(f"{rep.spec.name}: not yet run", markup=False, highlight=False)
     out.print(f"index → {results / 'README.md'}", markup=False, highlight=False)
+    _report_findings(results, experiments_dir)
+
+
+def _report_findings(results: Path, experiments_dir: Optional[Path]) -> None:
+    """Rewrite the findings block of the README beside a results folder named ``results`` (the project's own
+    layout; a folder of another name, such as ``my-results``, leaves the README alone)."""
+    from fyexp.report.findings import update_findings
+
+    folder = results.resolve()
+    readme = folder.parent / "README.md"
+    if folder.name == "results" and update_findings(readme, results, experiments_dir):
+        out.print(f"findings → {readme}", markup=False, highlight=False)
 
 
 @app.command()
