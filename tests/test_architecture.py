@@ -40,7 +40,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("settings", "provenance", "cell_filter", "tuning"),
     ("experiments",),
     ("runner", "fingerprints", "freshness"),
-    ("executors",),
+    ("executors", "plan", "overview"),
     ("claims",),
     ("report",),
     ("reproduce",),
