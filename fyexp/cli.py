@@ -214,9 +214,11 @@ def run(name: str = typer.Argument(..., help="Experiment name (see `fyexp list`)
         return
     _say(describe_plan(plan))
     _confirm(long_plan_reason(plan.to_run, plan.estimate_s, profile), yes, f"fyexp run {name}")
+    from fyexp.progress import make_progress
+
     summary = run_experiment(resolved, experiment, device=resolve_device(device), data_dir=_data_dir(data_dir),
-                             results_dir=results, force=force, console=err, show_progress=progress,
-                             executor=options, only=cell_filter)
+                             results_dir=results, force=force, console=err, executor=options, only=cell_filter,
+                             progress=make_progress(err, live=progress, keys=plan.todo_keys))
     err.print(f"[green]{escape(f'{name} [{resolved.profile}]')}:[/] {summary.ran} cells run, {summary.skipped} already "
               f"finished, {summary.failed} failed, {summary.data_missing} skipped (data missing), "
               f"{summary.wall_time_s:.1f} s → {escape(str(summary.results_csv))}")

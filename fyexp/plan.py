@@ -34,6 +34,7 @@ class RunPlan:
     estimate_s: float | None
     recorded: int = 0        # recorded cells the estimate rests on
     source: str = ""         # the folder they were read from
+    todo_keys: tuple[str, ...] = ()  # the cells to run, in order
 
     @property
     def seconds_per_cell(self) -> float | None:
@@ -128,7 +129,7 @@ def run_plan(resolved, experiment, results_dir: Path, force: bool = False, only=
     times, folder = recorded_times(results_dir, resolved.name, profiles)
     return RunPlan(resolved.name, resolved.profile, len(pending.cells), len(pending.cells) - len(pending.todo),
                    len(pending.todo), len(pending.changed), estimate([c.method for c in pending.todo], times),
-                   len(times), str(folder) if folder is not None else "")
+                   len(times), str(folder) if folder is not None else "", tuple(c.key for c in pending.todo))
 
 
 def describe_plan(plan: RunPlan) -> str:
