@@ -1,6 +1,7 @@
 # fyexp in a container. Build:  docker build -t fyexp .
 # Run (results come out through the mounted folder):
-#   docker run --rm -v "$PWD/results:/app/results" fyexp fyexp run gmm-clustering
+#   docker run --rm -v "$PWD/results:/app/results" fyexp fyexp run gmm-clustering --yes
+#   (--yes: the image holds no recorded wall times, so a paper-profile plan cannot be estimated and would ask)
 # Datasets for the neural experiments: add -v /path/to/data:/data (FYEXP_DATA_DIR points there).
 ARG BASE=python:3.11-slim
 FROM ${BASE}

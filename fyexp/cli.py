@@ -11,7 +11,6 @@ import typer
 import yaml
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from fyexp import __version__
 from fyexp.errors import EnvironmentFailure, FyexpError
@@ -85,68 +84,54 @@ def _resolve(name: str, profile: str, seeds: Optional[str], experiments_dir: Opt
 
 @app.command("list")
 def list_experiments(experiments_dir: Optional[Path] = typer.Option(None, help=EXPERIMENTS_HELP),
-                     as_json: bool = typer.Option(False, "--json", help="Print a JSON list (name, title, tables, figures, profiles) for scripts."),
+                     results_dir: Optional[Path] = typer.Option(None, help=RESULTS_HELP + " Recorded wall times there (else in the repository's results/) give the estimates."),
+                     as_json: bool = typer.Option(False, "--json", help="Print a JSON list (name, title, tables, figures, profiles with cells and estimated seconds) for scripts."),
                      plain: bool = typer.Option(False, "--plain", help="One tab-separated line per experiment (the default when the output is not a terminal).")) -> None:
-    """List the experiments, the tables and figures each reproduces, and their profiles."""
+    """List the experiments, the tables and figures each reproduces, and their profiles with cells and time."""
     import json
 
+    from fyexp.overview import list_blocks, profile_summaries
     from fyexp.specs import available_specs, load_spec
 
     specs = [load_spec(name, experiments_dir) for name in available_specs(experiments_dir)]
-    if as_json:
-        body = [{"name": s.name, "title": s.title, "tables": list(s.tables), "figures": list(s.figures),
-                 "profiles": s.profile_names()} for s in specs]
-        print(json.dumps(body, indent=1, ensure_ascii=False))
-        return
-    if plain or not out.is_terminal:
+    if plain or (not as_json and not out.is_terminal):
         for s in specs:
             print("\t".join([s.name, ",".join(s.profile_names()), "; ".join(s.tables + s.figures), s.title]))
         return
-    out.print(experiments_table(specs), soft_wrap=False)
-
-
-def _longest_word(texts) -> int:
-    return max([len(word) for text in texts for word in text.split()] + [8])
-
-
-def experiments_table(specs: list) -> Table:
-    """``fyexp list`` at a terminal: fits its width, wrapping titles and profile lists between words.
-
-    A name never wraps; a profile list never cuts a profile (its column is as wide as the longest one); the
-    title and what an experiment reproduces share the rest and wrap at spaces, cutting with "…" only a single
-    word longer than its column.
-    """
-    from rich import box
-
-    table = Table(title="fyexp experiments", box=box.SIMPLE_HEAD, show_edge=False,
-                  pad_edge=False, collapse_padding=True)
-    table.add_column("name", no_wrap=True)
-    table.add_column("profiles", overflow="ellipsis", ratio=1,
-                     min_width=_longest_word(" ".join(s.profile_names()) for s in specs))
-    table.add_column("title", overflow="ellipsis", ratio=2, min_width=_longest_word(s.title for s in specs))
-    table.add_column("reproduces", overflow="ellipsis", ratio=2)
-    for s in specs:
-        table.add_row(escape(s.name), escape(", ".join(s.profile_names())), escape(s.title),
-                      escape("; ".join(s.tables + s.figures)))
-    return table
+    results = _results_dir(results_dir)
+    summaries = {s.name: profile_summaries(s, results) for s in specs}
+    if as_json:
+        body = [{"name": s.name, "title": s.title, "tables": list(s.tables), "figures": list(s.figures),
+                 "profiles": s.profile_names(),
+                 "cells": {p.name: p.cells for p in summaries[s.name]},
+                 "estimate_s": {p.name: p.estimate_s for p in summaries[s.name]}} for s in specs]
+        print(json.dumps(body, indent=1, ensure_ascii=False))
+        return
+    for line in list_blocks(specs, summaries, max(out.width, 60)):
+        out.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 @app.command()
 def show(name: str = typer.Argument(..., help="Experiment name (see `fyexp list`)."),
          profile: str = typer.Option("paper", "--profile", "-p", help=PROFILE_HELP),
          sets: Optional[List[str]] = typer.Option(None, "--set", help=SET_HELP),
-         experiments_dir: Optional[Path] = typer.Option(None, help=EXPERIMENTS_HELP)) -> None:
-    """Print the resolved spec of one experiment and profile: every hyperparameter that a run will use."""
+         experiments_dir: Optional[Path] = typer.Option(None, help=EXPERIMENTS_HELP),
+         results_dir: Optional[Path] = typer.Option(None, help=RESULTS_HELP + " Its recorded wall times give the estimate.")) -> None:
+    """Print a summary of one experiment and profile (cells, methods, data sets, estimate), then its resolved spec:
+    every hyperparameter that a run will use."""
     import dataclasses
 
     from fyexp.experiments import get_config_class
+    from fyexp.overview import show_summary, summarize
     from fyexp.specs import load_spec, parse_sets, resolve
 
     spec = load_spec(name, experiments_dir)   # only the Config: the runner (torch) is imported to run a cell
     resolved = resolve(spec, profile, get_config_class(spec.runner), None, parse_sets(sets))
+    summary = show_summary(spec, summarize(spec, resolved, _results_dir(results_dir)))
     body = {"name": spec.name, "title": spec.title, "runner": spec.runner, "profile": resolved.profile,
             "seeds": list(resolved.seeds), "tables": list(spec.tables), "figures": list(spec.figures),
             "config": dataclasses.asdict(resolved.config)}
+    out.print("\n".join(summary), markup=False, highlight=False, soft_wrap=True)
     out.print(yaml.safe_dump(_plain(body), sort_keys=False, allow_unicode=True), end="", markup=False,
               highlight=False)
 
@@ -181,9 +166,9 @@ def run(name: str = typer.Argument(..., help="Experiment name (see `fyexp list`)
         slurm_cpus_per_job: Optional[int] = typer.Option(None, "--slurm-cpus-per-job", help="CPUs per SLURM job (default: --threads-per-job).", rich_help_panel="Executors"),
         slurm_mem_gb: Optional[float] = typer.Option(None, "--slurm-mem-gb", help="Memory per SLURM job in GiB (default: the partition's).", rich_help_panel="Executors"),
         slurm_time: int = typer.Option(24 * 60, "--slurm-time", help="Time limit of each SLURM job, in minutes.", rich_help_panel="Executors"),
-        dry_run: bool = typer.Option(False, "--dry-run", help="With --executor slurm: print the sbatch script and the array's cells; submit nothing.", rich_help_panel="Executors"),
+        dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan (cells to run, finished, at old settings; the time estimate) and run nothing; with --executor slurm also the sbatch script and the array's cells."),
         strict: bool = typer.Option(False, "--strict", help="A cell skipped because its data is missing fails the run (exit 1)."),
-        yes: bool = typer.Option(False, "--yes", help="Start a grid larger than the limit of cells one run may start (see fyexp/domains.py).")) -> None:
+        yes: bool = typer.Option(False, "--yes", help="Start without asking: a plan estimated over two hours (or of unknown length at a paper profile), or a grid larger than the limit of cells one run may start (fyexp/domains.py).")) -> None:
     """Run an experiment's grid of cells; finished cells are kept and skipped on a rerun."""
     from fyexp.cell_filter import parse_only
     from fyexp.devices import resolve_device
@@ -198,11 +183,11 @@ def run(name: str = typer.Argument(..., help="Experiment name (see `fyexp list`)
     one_seed = experiment.cells(resolved.config, resolved.seeds[:1])  # sizes and memory do not depend on the seed
     check_grid_size(cell_filter.count(one_seed, resolved.seeds), yes)
     check_cell_memory(experiment, resolved.config, one_seed, yes)
-    if profile == "paper":
+    if profile == "paper" and not dry_run:
         from fyexp.provenance import require_clean_tree
 
         require_clean_tree(allow_dirty, type(experiment).__module__)
-    results = _results_dir(results_dir, writable=True)
+    results = _results_dir(results_dir, writable=not dry_run)
     if best:
         from fyexp.tuning import with_best
 
@@ -215,29 +200,59 @@ def run(name: str = typer.Argument(..., help="Experiment name (see `fyexp list`)
         options = ExecutorOptions(kind=executor, jobs=jobs, threads_per_job=threads_per_job,
                                   slurm_partition=slurm_partition, slurm_gpus_per_job=slurm_gpus_per_job,
                                   slurm_cpus_per_job=slurm_cpus_per_job, slurm_mem_gb=slurm_mem_gb,
-                                  slurm_time_min=slurm_time, dry_run=dry_run)
-    elif dry_run or jobs is not None:
-        raise FyexpError("--jobs and --dry-run need --executor local or slurm")
-    if options is not None and options.dry_run:
-        from fyexp.executors import describe_slurm_submission
-        from fyexp.results import ResultStore
-        from fyexp.runner import pending_cells
+                                  slurm_time_min=slurm_time, dry_run=dry_run and executor == "slurm")
+    elif jobs is not None:
+        raise FyexpError("--jobs needs --executor local or slurm")
+    from fyexp.plan import describe_plan, long_plan_reason, run_plan
 
-        store = ResultStore(results, name)
-        todo = pending_cells(resolved, experiment, store, force, cell_filter, device=resolve_device(device),
-                             data_dir=_data_dir(data_dir))[1]
-        print(describe_slurm_submission(resolved, todo, store, options))
-        err.print(f"dry run: {len(todo)} cells would be submitted as one SLURM array; nothing was submitted",
-                  markup=False, highlight=False)
+    plan = run_plan(resolved, experiment, results, force, cell_filter, device=resolve_device(device),
+                    data_dir=_data_dir(data_dir))
+    if dry_run:
+        print(describe_plan(plan))
+        if options is not None and options.kind == "slurm":
+            _dry_run_slurm(resolved, experiment, results, force, cell_filter, device, data_dir, options)
         return
+    _say(describe_plan(plan))
+    _confirm(long_plan_reason(plan.to_run, plan.estimate_s, profile), yes, f"fyexp run {name}")
+    from fyexp.progress import make_progress
+
     summary = run_experiment(resolved, experiment, device=resolve_device(device), data_dir=_data_dir(data_dir),
-                             results_dir=results, force=force, console=err, show_progress=progress,
-                             executor=options, only=cell_filter)
+                             results_dir=results, force=force, console=err, executor=options, only=cell_filter,
+                             progress=make_progress(err, live=progress, keys=plan.todo_keys))
     err.print(f"[green]{escape(f'{name} [{resolved.profile}]')}:[/] {summary.ran} cells run, {summary.skipped} already "
               f"finished, {summary.failed} failed, {summary.data_missing} skipped (data missing), "
               f"{summary.wall_time_s:.1f} s → {escape(str(summary.results_csv))}")
     if summary.failed or (strict and summary.data_missing):
         raise typer.Exit(1)
+
+
+def _dry_run_slurm(resolved, experiment, results: Path, force: bool, cell_filter, device: str,
+                   data_dir: Optional[Path], options) -> None:
+    """``run --dry-run --executor slurm``: the sbatch script and which cell each array task runs."""
+    from fyexp.devices import resolve_device
+    from fyexp.executors import describe_slurm_submission
+    from fyexp.results import ResultStore
+    from fyexp.runner import pending_cells
+
+    store = ResultStore(results, resolved.name)
+    todo = pending_cells(resolved, experiment, store, force, cell_filter, device=resolve_device(device),
+                         data_dir=_data_dir(data_dir))[1]
+    print(describe_slurm_submission(resolved, todo, store, options))
+    err.print(f"dry run: {len(todo)} cells would be submitted as one SLURM array; nothing was submitted",
+              markup=False, highlight=False)
+
+
+def _confirm(reason: Optional[str], yes: bool, what: str) -> None:
+    """A long plan (``reason``) starts only when confirmed: ``--yes``, or a yes at a terminal; off a terminal
+    without ``--yes`` it stops with one line (exit 2)."""
+    if reason is None or yes:
+        return
+    if sys.stdin.isatty() and err.is_terminal:
+        if typer.confirm(f"{what}: {reason}. Start it?", default=False, err=True):
+            return
+        _say(f"{what}: not started")
+        raise typer.Exit(1)
+    raise FyexpError(f"{what}: not started: {reason}; pass --yes to start it (--dry-run shows the plan)")
 
 
 def _no_best(name: str):
@@ -323,6 +338,18 @@ def report(names: Optional[List[str]] = typer.Argument(None, help="Experiments t
         if not rep.rows:
             out.print(f"{rep.spec.name}: not yet run", markup=False, highlight=False)
     out.print(f"index → {results / 'README.md'}", markup=False, highlight=False)
+    _report_findings(results, experiments_dir)
+
+
+def _report_findings(results: Path, experiments_dir: Optional[Path]) -> None:
+    """Rewrite the findings block of the README beside a results folder named ``results`` (the project's own
+    layout; a folder of another name, such as ``my-results``, leaves the README alone)."""
+    from fyexp.report.findings import update_findings
+
+    folder = results.resolve()
+    readme = folder.parent / "README.md"
+    if folder.name == "results" and update_findings(readme, results, experiments_dir):
+        out.print(f"findings → {readme}", markup=False, highlight=False)
 
 
 @app.command()
@@ -351,7 +378,8 @@ def reproduce(paper: str = typer.Argument(..., help="fyvi, fyvl, vr, tvem, frac,
               sets: Optional[List[str]] = typer.Option(None, "--set", help="As for `run` (" + SET_HELP + "); applied to every experiment of the paper, whose rows then form the variant profile."),
               allow_dirty: bool = typer.Option(False, "--allow-dirty", help="As for `run`."),
               executor: Optional[str] = typer.Option(None, "--executor", help="As for `run`: local or slurm."),
-              jobs: Optional[int] = typer.Option(None, "--jobs", help="As for `run`.")) -> None:
+              jobs: Optional[int] = typer.Option(None, "--jobs", help="As for `run`."),
+              yes: bool = typer.Option(False, "--yes", help="Start without asking when the whole plan is estimated over two hours, or of unknown length at a paper profile.")) -> None:
     """Reproduce a paper: run every experiment it needs at the profile (resuming), then `report` and `claims`."""
     from fyexp.reproduce import reproduce_papers
 
@@ -360,7 +388,7 @@ def reproduce(paper: str = typer.Argument(..., help="fyvi, fyvl, vr, tvem, frac,
     options = dict(device=device, data_dir=data_dir, allow_dirty=allow_dirty, progress=True, executor=executor,
                    jobs=jobs, threads_per_job=1, slurm_partition=None, slurm_gpus_per_job=0,
                    slurm_cpus_per_job=None, slurm_mem_gb=None, slurm_time=24 * 60, dry_run=False, sets=sets,
-                   strict=False, yes=False)
+                   strict=False, yes=True)  # the whole plan is confirmed once, below
 
     def run_one(name: str) -> bool:
         """``fyexp run NAME`` with reproduce's options; False when it exits non-zero (a cell failed)."""
@@ -375,7 +403,8 @@ def reproduce(paper: str = typer.Argument(..., help="fyvi, fyvl, vr, tvem, frac,
         report(names=None, results_dir=results, experiments_dir=experiments_dir, superseded=False)
 
     if not reproduce_papers(paper, profile=profile, dry_run=dry_run, only=only, sets=sets, results_dir=results,
-                            experiments_dir=experiments_dir, console=out, run_one=run_one, report_all=report_all):
+                            experiments_dir=experiments_dir, console=out, run_one=run_one, report_all=report_all,
+                            confirm=lambda reason: _confirm(reason, yes, f"fyexp reproduce {paper}")):
         raise typer.Exit(1)
 
 

@@ -5,7 +5,7 @@ Every module of ``fyexp/`` is parsed with :mod:`ast`; every ``import`` counts, t
 ``A.b`` is a module, to ``A.b``; an import of a module's own ancestor package is not an edge (importing a module
 runs its parents anyway).  A module's *package* is ``fyexp.<first component>`` (a top-level module is its own).
 
-:data:`LAYERS` is the layer order, bottom first, written down once (README "Layout" describes it): a module may
+:data:`LAYERS` is the layer order, bottom first, written down once (docs/layout.md describes it): a module may
 import its own layer and the layers below, never one above; inside a layer the package graph must still be acyclic.
 A new top-level package must be placed in a layer, or :func:`test_every_package_has_a_layer` fails.
 
@@ -40,7 +40,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("settings", "provenance", "cell_filter", "tuning"),
     ("experiments",),
     ("runner", "fingerprints", "freshness"),
-    ("executors", "lease"),
+    ("executors", "lease", "plan", "overview"),
     ("claims",),
     ("report",),
     ("reproduce",),

@@ -60,7 +60,7 @@ def test_only_runs_part_of_the_grid_and_a_later_run_the_rest(toy_env):
     def finished():
         return sorted(p.stem for p in (results / "toy" / "cells" / "paper").glob("*.csv"))
 
-    first = run_cli("run", "toy", "--no-progress", "--only", "x=2", env=toy_env)
+    first = run_cli("run", "toy", "--no-progress", "--yes", "--only", "x=2", env=toy_env)
     assert first.returncode == 0, first.stderr
     assert finished() == ["toy__x=2__seed=0", "toy__x=2__seed=1"]
     second = run_cli("run", "toy", "--no-progress", "--only", "x=1*,7", "--only", "seed=0", env=toy_env)
@@ -73,7 +73,7 @@ def test_only_runs_part_of_the_grid_and_a_later_run_the_rest(toy_env):
 
 def test_run_skip_force_and_report(toy_env):
     results = Path(toy_env["FYEXP_RESULTS_DIR"])
-    first = run_cli("run", "toy", "--no-progress", env=toy_env)
+    first = run_cli("run", "toy", "--no-progress", "--yes", env=toy_env)
     assert first.returncode == 0, first.stderr
     frame = pd.read_csv(results / "toy" / "results.csv")
     assert len(frame) == 4 and set(frame["seed"]) == {0, 1}

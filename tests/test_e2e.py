@@ -202,7 +202,7 @@ def test_unexpected_error_is_one_line_and_debug_shows_the_traceback(toy_env, tmp
 
 def test_truncated_and_garbage_cell_files_are_redone_and_report_skips_them(toy_env):
     results = Path(toy_env["FYEXP_RESULTS_DIR"])
-    first = run_cli("run", "toy", "--profile", "paper", "--allow-dirty", env=toy_env)
+    first = run_cli("run", "toy", "--profile", "paper", "--allow-dirty", "--yes", env=toy_env)
     assert first.returncode == 0, first.stderr
     cells = sorted((results / "toy" / "cells" / "paper").glob("*.csv"))
     assert len(cells) == 4

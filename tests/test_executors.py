@@ -114,7 +114,7 @@ def test_executor_options_are_validated():
 
 def test_jobs_without_an_executor_is_an_error(toy_env):
     result = run_cli("run", "toy", "--profile", "quick", "--jobs", "2", env=toy_env)
-    assert result.returncode == 2 and "--jobs and --dry-run need --executor" in result.stderr
+    assert result.returncode == 2 and "--jobs needs --executor" in result.stderr
 
 
 def test_two_tune_workers_share_one_journal_study_with_an_exact_budget(toy_env, tmp_path):

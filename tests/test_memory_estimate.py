@@ -48,5 +48,6 @@ def test_a_memory_error_inside_a_cell_is_one_line_and_exit_2(monkeypatch, capsys
     with pytest.raises(SystemExit) as exit_:
         fyexp.cli.main(["run", "gmm-clustering", "--profile", "quick", "--no-progress"])
     assert exit_.value.code == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("error: out of memory (Unable to allocate 2.84 PiB")
+    err = capsys.readouterr().err.strip().splitlines()  # the run's plan, then the error in one line
+    assert len(err) == 2 and err[0].startswith("plan: gmm-clustering [quick]")
+    assert err[1].startswith("error: out of memory (Unable to allocate 2.84 PiB")

@@ -1,5 +1,5 @@
 """The nvdm runner's metrics on a tiny synthetic corpus: FY-NVDM's RE at its own ρ′ and under the authors'
-evaluation (1.5-entmax of the same scores, anchors.md), each with its paper keys."""
+evaluation (1.5-entmax of the same scores, docs/protocols.md), each with its paper keys."""
 
 from __future__ import annotations
 

@@ -71,7 +71,7 @@ def test_plain_lines_report_each_cell_and_a_heartbeat():
     progress = LineProgress(Console(file=buffer, width=200), heartbeat_s=0.0)
     progress.start("toy [quick]", 1)
     progress.cell_started("c0")
-    progress.subtask("epochs", 2)(1, info="loss 3")
+    progress.subtask("training", 2)(1, info="loss 3")
     progress.cell_finished("c0", "ok", 1.5)
     lines = buffer.getvalue().splitlines()
-    assert lines == ["toy [quick]: 1 cell(s) to run", "[1/1] c0 ...", "    epochs: 1/2 loss 3", "[1/1] c0 ok in 1.5 s"]
+    assert lines == ["toy [quick]: 1 cell(s) to run", "[1/1] c0 ...", "    training: 1/2 steps loss 3", "[1/1] c0 ok in 1.5 s"]

@@ -21,8 +21,9 @@ standard-normal score η(z) = −½‖z‖²:
 
 with Ω*(η) = H_α(q*) + E_{q*}η attained at q* = β-Gaussian(0, I) (the Tsallis entmax of η).  So L ≥ 0, with
 equality iff q = q*; at α = 1, Ω*(η) = (n/2) log 2π and L = KL(q ‖ N(0, I)).  :func:`authors_regularizer` is
-what the authors' code computed instead (docs/protocols.md): ½‖μ‖² − τ(α−1)(tr Σ − n)/D with a floored
-float32 determinant inside τ, which lacks the entropy term −2τ/D and is minimised by shrinking Σ.
+what the authors' code computed instead (``docs/protocols.md``, "The FY regulariser and the authors' formula"):
+½‖μ‖² − τ(α−1)(tr Σ − n)/D with a floored float32 determinant inside τ, which lacks the entropy term −2τ/D and
+is minimised by shrinking Σ.
 """
 
 from __future__ import annotations

@@ -9,13 +9,14 @@ With the logit η, 1 − 2λ = −tanh(η/2) and artanh(1 − 2λ) = −η/2, so
     log C = log( η / tanh(η/2) ),     x log λ + (1 − x) log(1 − λ) = x η − softplus(η),
 
 which is finite and smooth for every η (for large |η|, log C → log |η|).  At η = 0 the ratio is 0/0; on
-|η| < ``TAYLOR_CUT`` (λ ∈ [0.49, 0.51], the anchors' interval) we use its Taylor expansion in y = η/2,
+|η| < ``TAYLOR_CUT`` (λ ∈ [0.49, 0.51], as in docs/protocols.md) we use its Taylor expansion in y = η/2,
 
     log( 2y / tanh y ) = log 2 + y²/3 − 7 y⁴ / 90 + O(y⁶),
 
-whose error there is below 1e-12.  The authors clamp λ to [1e-4, 1 − 1e-4] (``anchors.md``); that clamp bounds
-the per-pixel density (log p(0 | λ = 1e-4) ≈ 2.22) and so the published log-evidences (≈ 784 × 2.1), and it is
-applied to η by :func:`clamp_logits` (gradients stop outside, as with the authors' ``torch.clamp``).
+whose error there is below 1e-12.  λ is clamped to [1e-4, 1 − 1e-4] (``docs/protocols.md``, "Frac VAEs", says where
+the authors' public code shows it and where not); that clamp bounds the per-pixel density
+(log p(0 | λ = 1e-4) ≈ 2.22) and so the published log-evidences (≈ 784 × 2.1), and it is applied to η by
+:func:`clamp_logits` (gradients stop outside, as with ``torch.clamp``).
 """
 
 from __future__ import annotations

@@ -91,7 +91,7 @@ class SparseEStep(EStep):
     * ``prior_term="tsallis"``: :math:`\eta_k = \ln_{2-\rho}\pi_k`, equal up to a constant to the
       :math:`\pi_k^{\rho-1}/(\rho-1)` printed in eq. 21 and the exact minimiser of eq. 15 — with it, EM is
       coordinate descent on the FY free energy (eq. 12) and the objective never decreases;
-    * ``prior_term="log"``: :math:`\eta_k = \log\pi_k`, what the authors' code adds (see anchors); the objective is
+    * ``prior_term="log"``: :math:`\eta_k = \log\pi_k`, what the authors' code adds (docs/protocols.md); the objective is
       still reported, without that guarantee for :math:`\rho \ne 1`.
 
     The objective is the FY evidence lower bound :math:`-\sum_n F(q_n, \eta; x_n) =

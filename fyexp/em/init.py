@@ -1,7 +1,7 @@
 r"""Initial mixture parameters.
 
-:func:`authors_torch_init` is the initialisation of the FYVI authors' notebooks (anchors, "The authors' FY-VI
-code"), which FYVI App. B describes as "randomly initialized from a uniform distribution in [0, 0.1]":
+:func:`authors_torch_init` is the initialisation of the FYVI authors' notebooks (docs/protocols.md, "FYVI Table 1:
+FY-EM on Gaussian mixtures"), which FYVI App. B describes as "randomly initialized from a uniform distribution in [0, 0.1]":
 after ``torch.manual_seed(seed)``, means :math:`\mu = U[0,1)^{K\times d} \cdot 0.1`,
 :math:`A = U[0,1)^{K\times d\times d}\cdot 0.1`, :math:`\Sigma_k = A_k A_k^\top + I`, uniform :math:`\pi`.
 """

@@ -1,4 +1,4 @@
-"""The settings of the frac-vae runner (frac App. C.4–C.5, ``anchors.md``): its methods, grid and hyperparameters.
+"""The settings of the frac-vae runner (frac App. C.4–C.5; docs/protocols.md): its methods, grid and hyperparameters.
 
 ``METHODS`` says what each value of the grid's ``method`` axis is: L_γ with the explicit Gaussian posterior (K
 samples), L^h_γ with the semi-implicit one, L^bh_γ / L^bh-alt_γ with jointly learnt Bayes and fractional
@@ -103,7 +103,7 @@ class Grid:
 
 @dataclass
 class Config:
-    """Hyperparameters of the frac VAE grid (frac App. C.4–C.5, ``anchors.md``)."""
+    """Hyperparameters of the frac VAE grid (frac App. C.4–C.5, ``docs/protocols.md`` "Frac VAEs")."""
 
     grid: Grid = field(default_factory=Grid)
     n_train: int = 60_000

@@ -1,4 +1,4 @@
-"""The settings of the fy-vae runner (FYVI Table 2, Appendix C; ``anchors.md``): its grid and hyperparameters.
+"""The settings of the fy-vae runner (FYVI Table 2, App. C; docs/protocols.md): its grid and hyperparameters.
 
 Torch-free: reading a spec (``fyexp show``) imports this module, not the runner's models."""
 
@@ -36,7 +36,7 @@ class Grid:
 
 @dataclass
 class Config:
-    """Hyperparameters of the FY β-VAE grid (FYVI Appendix C; the paper profile follows ``anchors.md``)."""
+    """Hyperparameters of the FY β-VAE grid (FYVI Appendix C; the paper profile follows ``docs/protocols.md``)."""
 
     grid: Grid = field(default_factory=Grid)
     n_train: int = 55_000

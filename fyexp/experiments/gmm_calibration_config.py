@@ -1,4 +1,4 @@
-"""The settings of gmm-calibration (Chai & Bonilla §5.1, §C; the defaults are the authors' protocol, anchors.md): the
+"""The settings of gmm-calibration (Chai & Bonilla §5.1, §C; defaults: the authors' protocol, docs/protocols.md): the
 four mixture settings of Tables 1 and 4a–4c, Figure 2's setting, the hyperparameters of the study, and the keys the
 rows carry (:func:`paper_keys`: which rows the paper prints, declared in :data:`PRINTED`)."""
 
@@ -50,7 +50,7 @@ def _default_gammas() -> list[float]:
 
 @dataclass
 class GmmCalibrationConfig:
-    """Hyperparameters of the study; the defaults are the authors' protocol (anchors.md, §5.1, §C)."""
+    """Hyperparameters of the study; the defaults are the authors' protocol (docs/protocols.md, §5.1, §C)."""
 
     grid: dict[str, dict | bool | None] = field(default_factory=_default_grid)
     n_replicas: int = 5000

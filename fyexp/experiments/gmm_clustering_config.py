@@ -1,4 +1,4 @@
-"""The settings of gmm-clustering (FYVI App. B / anchors.md): the data, the EM settings, and the grid — each method
+"""The settings of gmm-clustering (FYVI App. B; docs/protocols.md): the data, EM settings and grid — each method
 with its own axes (:data:`AXES`), validated here so that the runner holds only the experiment."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ def _default_grid() -> dict:
 
 @dataclass
 class GMMClusteringConfig:
-    """Data (FYVI App. B / anchors), EM settings and the grid: method → its axes (``null``: not run)."""
+    """Data (FYVI App. B; docs/protocols.md), EM settings and the grid: method → its axes (``null``: not run)."""
 
     centers: list[list[float]] = field(default_factory=lambda: [[0.0, 0.0], [1.0, 1.0], [1.0, -1.0], [-1.0, -1.0]])
     spread: list[float] = field(default_factory=lambda: [0.5, 0.7, 0.9, 0.11])

@@ -9,8 +9,8 @@ settings) on :func:`fyexp.data.newsgroups.load_count_tensors`, and report
 * RE — ‖x/N − p(μ(x))‖₁ averaged over the 6,505 test documents, p the decoder's distribution at the encoder's
   mean (Table 3) — and the same on the 1,000 validation documents;
 * for FY-NVDM also ``avg_reconstruction_error_authors``, the RE as the authors' evaluation computed it:
-  ‖x/N − 1.5-entmax(θ(μ(x)))‖₁ of the same scores, whatever ρ′ the model was trained with (anchors.md, "FY-NVDM":
-  "its evaluation used entmax-1.5 whatever α was"); the report shows it as Table 3's convention column;
+  ‖x/N − 1.5-entmax(θ(μ(x)))‖₁ of the same scores, whatever ρ′ the model was trained with
+  (docs/protocols.md, FYVI Table 3); the report shows it as Table 3's convention column;
 * NVDM's perplexity exp(mean_d −ELBO_d / N_d) (``nvdm`` only: an entmax decoder gives zero probability to
   words a document has, so its perplexity is infinite);
 * embedding topic coherence of each latent dimension's top-n words, n = 5…25 (Figure 3).
@@ -40,7 +40,7 @@ from fyexp.results import Cell
 from fyexp.train.nvdm import train_nvdm
 
 ROW = {"multinomial": "NVDM", "entmax": "FY VAE"}
-AUTHORS_EVAL_RHO = 1.5  # the authors' FY-NVDM evaluation: 1.5-entmax whatever ρ′ was (anchors.md)
+AUTHORS_EVAL_RHO = 1.5  # the authors' FY-NVDM evaluation: 1.5-entmax whatever ρ′ was (docs/protocols.md)
 
 
 @register

@@ -1,4 +1,4 @@
-"""The settings of the nvdm runner (FYVI Appendix D; ``anchors.md``): one NVDM / FY-NVDM run and its tuning study.
+"""The settings of the nvdm runner (FYVI App. D; docs/protocols.md, FYVI Table 3): one NVDM / FY-NVDM run and its study.
 
 Torch-free: reading a spec (``fyexp show``) imports this module, not the runner's models."""
 

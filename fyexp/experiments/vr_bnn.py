@@ -12,7 +12,7 @@ code).  Each split has its own shuffling generator and each model its own noise 
 are those of training it alone (``tests/test_vr_bnn.py``).  The loss of a step is Σ_m −L̃_m / N_m, so Adam sees
 each model's own gradient.
 
-Metrics per (method, split), in original units (anchors.md): ``test_loglik`` = mean_n log-mean-exp_k
+Metrics per (method, split), in original units (docs/protocols.md, VR BNNs): ``test_loglik`` = mean_n log-mean-exp_k
 N(y_n; F_k(x_n) s_y + μ_y, σ² s_y²) and ``test_rmse`` of the predictive mean; the report averages them over the
 splits (mean ± standard error, the paper's convention).  A data set missing from the data root (Year here) is a
 skipped cell (:class:`~fyexp.errors.CellSkipped`, "data missing (... where to get it)"): no file, no failure.

@@ -1,4 +1,4 @@
-"""The settings of the vr-bnn runner (Li & Turner §5.2, anchors.md): its methods, grid and hyperparameters.
+"""The settings of the vr-bnn runner (Li & Turner §5.2; docs/protocols.md): its methods, grid and hyperparameters.
 
 Torch-free: reading a spec (``fyexp show``) imports this module, not the runner's models."""
 
@@ -30,7 +30,7 @@ class Grid:
 
 @dataclass
 class Config:
-    """Settings of §5.2 and anchors.md; ``*_by_dataset`` override the defaults for the large sets."""
+    """Settings of §5.2 and docs/protocols.md; ``*_by_dataset`` override the defaults for the large sets."""
 
     grid: Grid = field(default_factory=Grid)
     methods: list[str] = field(default_factory=lambda: list(METHODS))

@@ -1,6 +1,6 @@
 """The 2-D-latent convolutional VAE of the fractional-posterior experiments (Chai & Bonilla §5.2, App. C.4).
 
-The network of Ruthotto & Haber (2021), as ``anchors.md`` describes it (88,837 parameters with width 32 and a
+The network of Ruthotto & Haber (2021), as ``docs/protocols.md`` describes it (88,837 parameters with width 32 and a
 2-D latent, the number quoted in frac App. C.4):
 
 * encoder: conv 1→32 and 32→64 (kernel 4, stride 2, padding 1, ReLU; 28 → 14 → 7), flatten (3,136), linear
@@ -10,7 +10,7 @@ The network of Ruthotto & Haber (2021), as ``anchors.md`` describes it (88,837 p
   :mod:`fyexp.distributions.continuous_bernoulli`);
 * prior p(z) = N(0, I).
 
-Posterior parameterization (``anchors.md``: "a variance bug inherited by the authors' VAE"):
+Posterior parameterization (``docs/protocols.md``: "a variance bug inherited by the authors' VAE"):
 
 * ``consistent`` (fyexp's): z = μ + exp(s/2) ε and log q(z|x) = log N(z; μ, exp(s)), the density of the sampler;
 * ``authors``: z = μ + exp(s) ε (s used as a log-*std*) while log q(z|x) = −½ Σ (log 2π + s + ε²) (s used as a

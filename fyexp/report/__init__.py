@@ -178,7 +178,22 @@ def write_claims(loaded: dict[str, _Loaded], results_dir: Path) -> list[str]:
     frames = {name: x.frame for name, x in loaded.items()}
     verdicts = judge_all(judged, frames, {name: x.spec for name, x in loaded.items()})
     written = write_paper_tables(verdicts, findings, results_dir / "claims")
+    relink_claims_tables(written, results_dir / "claims")
     return summary_markdown(verdicts, {p: files[0].relative_to(results_dir).as_posix() for p, files in written.items()})
+
+
+def relink_claims_tables(written: dict, folder: Path) -> None:
+    """The claims tables link ``claims.yaml`` as seen from ``results/claims/`` of a checkout (``../../fyexp/``); a
+    report written elsewhere gets the path that reaches fyexp's files from there (:func:`fyexp.report.index.relink`)."""
+    from fyexp.report.index import package_path
+
+    for files in written.values():
+        for path in files:
+            if path.suffix == ".md":
+                text = path.read_text(encoding="utf-8")
+                fixed = text.replace("](../../fyexp/", f"]({package_path(folder)}/fyexp/")
+                if fixed != text:
+                    atomic_write_text(path, fixed)
 
 
 def build_report(names: list[str] | None, results_dir: Path, experiments_dir: Path | None = None,

@@ -64,7 +64,7 @@ class ScheduleConfig:
 
     * ``constant``: factor 1;
     * ``step``: factor ``gamma ** ((epoch − 1) // step_size)``;
-    * ``iwae`` (Burda et al. §5, ``anchors.md``): stage i = 1 … ``stages`` lasts g^{i−1} epochs
+    * ``iwae`` (Burda et al. §5, ``docs/protocols.md``): stage i = 1 … ``stages`` lasts g^{i−1} epochs
       (g = ``stage_growth``: 3 in IWAE, 3,280 epochs for 8 stages; 2 for VR's Caltech 101 Silhouettes, "the same
       settings as MNIST except that the training proceeded for Σ_{i=0}^{7} 2^i = 255 epochs", VRbound
       ``tex/appendix/exp_details.tex`` line 13) at lr · 10^{−(i−1)/7} (with lr = 1e-3: 1e-3 · 10^{−(i−1)/7}), the

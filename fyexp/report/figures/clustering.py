@@ -107,7 +107,35 @@ def _draw_figure1(rows: pd.DataFrame, artifacts: Path, path: Path) -> Path:
     return save_figure(fig, path)
 
 
+# Table 1 prints two points of Figure 2's curves: standard EM is ρ = 1 (softmax), sparse EM ρ = 2
+TABLE1_RHO = {"Standard EM": 1.0, "Sparse EM": 2.0}
+
+
+def paper_points(metric: str) -> list[tuple[float, float, float]]:
+    """``(ρ, mean, std)`` that FYVI prints for ``metric`` on Figure 2's curves (its Table 1 rows at ρ = 1, 2)."""
+    from fyexp.reference import load_paper_tables
+
+    table = load_paper_tables()
+    rows = table[(table["paper"] == "fyvi") & (table["table"] == "1") & (table["column"] == metric)
+                 & table["row"].isin(list(TABLE1_RHO))]
+    return sorted((TABLE1_RHO[r.row], float(r.value_num), float(r.spread_std)) for r in rows.itertuples())
+
+
+def missing_note(metric_rhos: list[float], all_rhos: list[float], ami: dict[float, float]) -> str:
+    """Why a panel starts (or has gaps) at other ρ than the grid: the ρ without a value, and, where adjusted MI
+    is 0 there, that the E-step put every point in one component (a silhouette is then undefined)."""
+    gaps = [r for r in all_rhos if r not in metric_rhos]
+    if not gaps:
+        return ""
+    where = ", ".join(f"{r:g}" for r in gaps)
+    if all(ami.get(r) == 0 for r in gaps):
+        return f"none at ρ = {where}: every point\nin one component (undefined)"
+    return f"no value at ρ = {where}"
+
+
 def _draw_figure2(rows: pd.DataFrame, path: Path) -> list[Path]:
+    """Sparse EM's metrics against ρ (mean ± std over seeds), the paper's printed points overlaid (Table 1 at
+    ρ = 1 and 2, mean ± std), and under a panel without a value at some ρ, why."""
     from fyexp.report.figures.output import plt, save_figure
 
     sparse = rows[rows["method"] == "sparse"].copy()
@@ -115,17 +143,27 @@ def _draw_figure2(rows: pd.DataFrame, path: Path) -> list[Path]:
         return []
     sparse["rho"] = pd.to_numeric(sparse["rho"], errors="coerce")
     sparse["value"] = pd.to_numeric(sparse["value"], errors="coerce")
-    stats = sparse.groupby(["metric", "rho"])["value"].agg(mean="mean", std=lambda v: float(np.std(v, ddof=0)))
-    fig, axes = plt.subplots(1, len(FIGURE2_METRICS), figsize=(3.6 * len(FIGURE2_METRICS), 3.3))
+    all_rhos = sorted(sparse["rho"].dropna().unique())
+    stats = (sparse.dropna(subset=["value"]).groupby(["metric", "rho"])["value"]
+             .agg(mean="mean", std=lambda v: float(np.std(v, ddof=0))))
+    ami = stats.loc["adjusted_mi", "mean"].to_dict() if "adjusted_mi" in stats.index.get_level_values(0) else {}
+    fig, axes = plt.subplots(1, len(FIGURE2_METRICS), figsize=(3.6 * len(FIGURE2_METRICS), 3.5))
     for ax, (metric, title) in zip(axes, FIGURE2_METRICS):
         if metric not in stats.index.get_level_values(0):
             continue
         curve = stats.loc[metric].sort_index()
         rho, mean, std = curve.index.to_numpy(), curve["mean"].to_numpy(), curve["std"].to_numpy()
-        ax.plot(rho, mean, marker="o")
+        ax.plot(rho, mean, marker="o", label="fyexp")
         ax.fill_between(rho, mean - std, mean + std, alpha=0.25)
+        points = paper_points(metric)
+        if points:
+            prho, pmean, pstd = zip(*points)
+            ax.errorbar(prho, pmean, yerr=pstd, fmt="s", color="black", ms=5, capsize=3, label="paper (Table 1)")
         ax.axvline(1.0, color="0.6", lw=0.8, ls=":")
-        ax.set_xlabel("ρ")
+        note = missing_note(list(rho), all_rhos, ami)
+        ax.set_xlabel("ρ" + (f"\n{note}" if note else ""))
         ax.set_title(title)
-    fig.suptitle(f"sparse EM against ρ (mean ± std over {sparse['seed'].nunique()} seeds)")
+    axes[0].legend(fontsize=8, loc="lower right")
+    fig.suptitle(f"sparse EM against ρ (mean ± std over {sparse['seed'].nunique()} seeds); "
+                 "paper: FYVI Table 1 at ρ = 1 (standard EM) and ρ = 2")
     return [save_figure(fig, path)]

@@ -1,0 +1,118 @@
+"""What ``fyexp list`` and ``fyexp show`` say about an experiment before its settings: per profile, its cells, its
+methods, data sets and the time it took before (no runner, torch or pandas is imported: both commands stay fast).
+
+A profile's cells are :func:`fyexp.experiments.declared.declared_cells`; its estimate is that of ``fyexp run``'s plan
+(:func:`fyexp.plan.estimate` over every cell of the profile, from recorded ``wall_time_s``; ``unknown`` without).
+``fyexp list`` lays each experiment out as a block of lines wrapped between words (:func:`list_blocks`), so that no
+word is ever split, at any width of 60 columns or more.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fyexp.plan import duration, estimate, recorded_times
+
+
+@dataclass
+class ProfileSummary:
+    name: str
+    cells: int
+    seeds: tuple[int, ...]
+    estimate_s: float | None
+    recorded: int
+    methods: dict[str, int] = field(default_factory=dict)        # method → cells ("" where the runner names it)
+    axes: dict[str, list] = field(default_factory=dict)          # every grid parameter → its values, in order
+    methods_axes: dict[str, dict[str, list]] = field(default_factory=dict)
+
+    @property
+    def datasets(self) -> list:
+        return self.axes.get("dataset", [])
+
+    def line(self) -> str:
+        """``paper (60 cells, 30.7 h)``, its spaces non-breaking: :func:`list_blocks` keeps it on one line."""
+        when = duration(self.estimate_s) if self.estimate_s is not None else "time unknown"
+        return f"{self.name} ({self.cells} cells, {when})".replace(" ", "\u00a0")
+
+
+def _values(cells, key: str) -> list:
+    return list(dict.fromkeys(str(c.params[key]) for c in cells if c.params.get(key) is not None))
+
+
+def summarize(spec, resolved, results_dir: Path) -> ProfileSummary:
+    """The summary of one resolved profile of ``spec``."""
+    from fyexp.experiments.declared import declared_cells
+
+    cells = declared_cells(resolved.config, resolved.seeds)
+    profiles = list(dict.fromkeys([resolved.profile, getattr(resolved, "base_profile", resolved.profile)]))
+    times, _ = recorded_times(results_dir, spec.name, profiles)
+    methods: dict[str, int] = {}
+    per_method: dict[str, list] = {}
+    for c in cells:
+        methods[c.method or ""] = methods.get(c.method or "", 0) + 1
+        per_method.setdefault(c.method or "", []).append(c)
+    keys = list(dict.fromkeys(k for c in cells for k in c.params))
+    return ProfileSummary(resolved.profile, len(cells), tuple(resolved.seeds),
+                          estimate([c.method or "" for c in cells], times), len(times), methods,
+                          {k: _values(cells, k) for k in keys},
+                          {m: {k: _values(cs, k) for k in dict.fromkeys(k for c in cs for k in c.params)}
+                           for m, cs in per_method.items()})
+
+
+def profile_summaries(spec, results_dir: Path) -> list[ProfileSummary]:
+    """Every profile of ``spec``, summarized; a profile that does not resolve is left out."""
+    from fyexp.errors import FyexpError
+    from fyexp.experiments import get_config_class
+    from fyexp.specs import resolve
+
+    config_class = get_config_class(spec.runner)
+    out = []
+    for name in spec.profile_names():
+        try:
+            out.append(summarize(spec, resolve(spec, name, config_class, None, ()), results_dir))
+        except FyexpError:
+            continue
+    return out
+
+
+def _axes_text(axes: dict[str, list]) -> str:
+    return "; ".join(f"{k} {', '.join(v)}" for k, v in axes.items() if v) or "no grid parameters"
+
+
+def show_summary(spec, summary: ProfileSummary) -> list[str]:
+    """The lines ``fyexp show`` opens with (YAML comments, so the output stays valid YAML)."""
+    seeds = ", ".join(map(str, summary.seeds))
+    when = (f"estimate {duration(summary.estimate_s)} from {summary.recorded} recorded cells"
+            if summary.estimate_s is not None else "estimate unknown (no finished cell of this profile recorded)")
+    lines = [f"{spec.name} [{summary.name}]: {summary.cells} cells (seeds {seeds}); {when}"]
+    named = {m: n for m, n in summary.methods.items() if m}
+    if named:
+        lines.append("methods:")
+        lines += [f"  {m}: {n} cells ({_axes_text(summary.methods_axes[m])})" for m, n in named.items()]
+    else:
+        lines.append(f"cells vary over: {_axes_text(summary.axes)}")
+    lines.append("data sets: " + (", ".join(summary.datasets) if summary.datasets
+                                  else "none named in the grid (see the description)"))
+    return ["# " + line for line in lines]
+
+
+def list_blocks(specs: list, summaries: dict[str, list[ProfileSummary]], width: int) -> list[str]:
+    """``fyexp list`` at a terminal of ``width`` columns (≥ 60): per experiment its name and title, what it
+    reproduces and its profiles, each wrapped between words (a word longer than a line is kept whole)."""
+    indent = " " * 4
+    out: list[str] = []
+
+    def wrap(text: str, first: str, rest: str) -> list[str]:
+        return textwrap.wrap(text, width=width, initial_indent=first, subsequent_indent=rest,
+                             break_long_words=False, break_on_hyphens=False) or [first.rstrip()]
+
+    for spec in specs:
+        out += wrap(f"{spec.name} — {spec.title}", "", indent)
+        refs = [r.replace(" ", "\u00a0") if len(r) <= 20 else r for r in spec.tables + spec.figures]  # "vr Table 1"
+        out += wrap("; ".join(refs) or "no published table or figure", indent + "reproduces: ", indent * 2)
+        profiles = [s.line() for s in summaries.get(spec.name, [])] or [", ".join(spec.profile_names())]
+        out += wrap(" · ".join(profiles), indent + "profiles: ", indent * 2)
+        out.append("")
+    return out[:-1]

@@ -1,0 +1,77 @@
+"""`fyexp list` and `fyexp show` through the installed script: cells and estimates per profile, whole words."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+from fyexp.experiments import get_experiment
+from fyexp.experiments.declared import declared_cells
+from fyexp.specs import available_specs, load_spec, resolve
+from tests.conftest import ROOT, run_cli, run_in_terminal, strip_ansi
+
+EXPERIMENTS = ROOT / "experiments"
+
+
+def test_declared_cells_count_what_every_runner_runs_at_every_profile():
+    """The torch-free count of list/show equals each runner's own cells() (grid styles, pinned seeds, includes)."""
+    checked = 0
+    for name in available_specs(EXPERIMENTS):
+        spec = load_spec(name, EXPERIMENTS)
+        experiment = get_experiment(spec.runner)
+        for profile in spec.profile_names():
+            resolved = resolve(spec, profile, experiment.Config, None, ())
+            ours = declared_cells(resolved.config, resolved.seeds)
+            theirs = experiment.cells(resolved.config, resolved.seeds)
+            assert len(ours) == len(theirs), (name, profile)
+            if all(c.method for c in ours):  # where the grid names the methods, they are the runner's
+                assert sorted(c.method for c in ours) == sorted(c.method for c in theirs), (name, profile)
+            checked += 1
+    assert checked >= 20
+
+
+@pytest.mark.parametrize("width", [60, 80])
+def test_list_wraps_whole_words_and_gives_cells_and_time_per_profile(width, tmp_path):
+    code, screen = run_in_terminal("list", "--experiments-dir", str(EXPERIMENTS), "--results-dir",
+                                   str(ROOT / "results"), columns=width, timeout=120)
+    assert code == 0, screen
+    lines = strip_ansi(screen).replace("\r", "").splitlines()
+    assert lines and max(len(line) for line in lines) <= width, max(lines, key=len)
+    shown = set(" ".join(lines).split())
+    for name in available_specs(EXPERIMENTS):
+        spec = load_spec(name, EXPERIMENTS)
+        source = spec.title.split() + " ".join(spec.tables + spec.figures).replace(";", " ").split()
+        split = [w for w in source if w not in shown and w + ";" not in shown]
+        assert not split, (name, split)  # every word of the title and of what it reproduces shown whole
+        assert all(p in shown for p in spec.profile_names()), name
+    text = " ".join(" ".join(lines).split())  # non-breaking spaces read as spaces
+    assert "paper (60 cells, 32 s)" in text  # gmm-clustering's committed paper cells: 32 s of recorded time
+    assert "quick (13 cells, time unknown)" in text  # frac-vae quick: nothing recorded at that profile
+
+
+def test_list_json_counts_cells_per_profile():
+    listed = json.loads(run_cli("list", "--json", "--experiments-dir", str(EXPERIMENTS), "--results-dir",
+                                str(ROOT / "results")).stdout)
+    entry = next(e for e in listed if e["name"] == "vr-vae")
+    assert entry["cells"]["paper"] == 60 and entry["estimate_s"]["paper"] > 2 * 3600
+
+
+def test_show_opens_with_a_summary_and_stays_yaml():
+    shown = run_cli("show", "vr-vae", "--profile", "paper", "--experiments-dir", str(EXPERIMENTS),
+                    "--results-dir", str(ROOT / "results"))
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert lines[0].startswith("# vr-vae [paper]: 60 cells (seeds 0); estimate ") and " h from " in lines[0]
+    assert lines[1] == "# methods:"
+    assert lines[2].startswith("#   vae: 16 cells (dataset freyface, mnist, caltech; L 1, 2; K 5, 50; fold 0, 1")
+    assert "#   iwae_single: 1 cells (dataset mnist; L 1; K 50)" in lines
+    assert "# data sets: freyface, mnist, caltech" in lines
+    assert yaml.safe_load(shown.stdout)["name"] == "vr-vae"  # the summary is comments: still one YAML document
+    quick = run_cli("show", "gmm-clustering", "--profile", "quick", "--experiments-dir", str(EXPERIMENTS),
+                    "--results-dir", str(ROOT / "results"))
+    first = quick.stdout.splitlines()
+    assert first[0] == ("# gmm-clustering [quick]: 12 cells (seeds 0, 1); estimate unknown (no finished cell "
+                        "of this profile recorded)")
+    assert "#   sparse: 4 cells (rho 1.0, 2.0)" in first and "#   standard: 2 cells (no grid parameters)" in first

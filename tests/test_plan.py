@@ -1,0 +1,148 @@
+"""The plan `fyexp run` prints before its first cell, its estimate, and the confirmation a long plan needs."""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import subprocess
+import time
+from pathlib import Path
+
+from fyexp.plan import RunPlan, describe_plan, estimate, long_plan_reason
+from fyexp.results import Cell, ResultStore
+from tests.conftest import ROOT, TOY_SPECS, cli_env, fyexp_script, run_cli, strip_ansi
+
+
+def _record(results: Path, seconds: float, values=(1.0,), seeds=(0, 1), profile="paper") -> None:
+    """Finished toy cells with a recorded wall time each, consolidated into results.csv."""
+    store = ResultStore(results, "toy")
+    prov = {"git_commit": "unknown", "fyexp_version": "0", "device": "cpu", "wall_time_s": seconds,
+            "timestamp": "2026-01-01T00:00:00+00:00"}
+    for v in values:
+        for s in seeds:
+            store.write_cell(profile, Cell("toy", s, {"x": v}), [{"metric": "adjusted_mi", "value": v}], prov)
+    store.consolidate()
+
+
+def _cells(results: Path) -> list[str]:
+    return sorted(p.name for p in (results / "toy" / "cells").rglob("*.csv"))
+
+
+def test_estimate_sums_each_methods_recorded_mean():
+    times = [("a", 10.0), ("a", 30.0), ("b", 100.0)]
+    assert estimate(["a", "b", "b"], times) == 20.0 + 100.0 + 100.0
+    assert estimate(["c"], times) == 140.0 / 3  # a method without recorded cells: the overall mean
+    assert estimate([], times) == 0.0 and estimate(["a"], []) is None
+
+
+def test_long_plan_reason_on_both_sides_of_two_hours_and_for_unknown_times():
+    assert long_plan_reason(3, 7300.0, "quick") == "it is estimated at 2.0 h (over 2 h)"
+    assert long_plan_reason(3, 7100.0, "paper") is None
+    assert long_plan_reason(3, None, "paper") == "its time is unknown at profile 'paper'"
+    assert long_plan_reason(3, None, "paper-text") is not None
+    assert long_plan_reason(3, None, "quick") is None  # a reduced profile's unknown time does not ask
+    assert long_plan_reason(0, None, "paper") is None  # nothing to run
+
+
+def test_the_plan_line_says_what_runs_and_how_long():
+    line = describe_plan(RunPlan("vr-vae", "paper", 60, 3, 57, 2, 110520.0, 3, "results"))
+    assert line.startswith("plan: vr-vae [paper]: 60 cells: 57 to run (2 at old settings), 3 finished;")
+    assert "estimate 30.7 h (from 3 recorded cells in results" in line
+    assert "estimate unknown" in describe_plan(RunPlan("toy", "quick", 1, 0, 1, 0, None))
+
+
+def test_installed_run_prints_its_plan_and_refuses_a_long_one_off_a_terminal(tmp_path):
+    results = tmp_path / "results"
+    env = {"FYEXP_EXPERIMENTS_DIR": str(TOY_SPECS), "FYEXP_RESULTS_DIR": str(results)}
+    unknown = run_cli("run", "toy", "--no-progress", env=env)  # paper profile, nothing recorded anywhere
+    assert unknown.returncode == 2 and "Traceback" not in unknown.stderr
+    assert unknown.stderr.strip().splitlines()[-1] == (
+        "error: fyexp run toy: not started: its time is unknown at profile 'paper'; pass --yes to start it "
+        "(--dry-run shows the plan)")
+    assert "plan: toy [paper]: 4 cells: 4 to run, 0 finished; estimate unknown" in unknown.stderr
+    assert not results.joinpath("toy", "cells").exists()
+
+    _record(results, 5000.0)  # x=1 finished at 5000 s a cell: the two x=2 cells take 10,000 s > 2 h
+    long = run_cli("run", "toy", "--no-progress", env=env)
+    assert long.returncode == 2 and "it is estimated at 2.8 h (over 2 h); pass --yes" in long.stderr
+    assert _cells(results) == ["toy__x=1__seed=0.csv", "toy__x=1__seed=1.csv"]
+    dry = run_cli("run", "toy", "--dry-run", env=env)
+    assert dry.returncode == 0 and dry.stdout.startswith(
+        "plan: toy [paper]: 4 cells: 2 to run, 2 finished; estimate 2.8 h (from 2 recorded cells in")
+    local = run_cli("run", "toy", "--dry-run", "--executor", "local", env=env)  # every executor has a dry run
+    assert local.returncode == 0 and local.stdout == dry.stdout
+    assert len(_cells(results)) == 2
+
+    yes = run_cli("run", "toy", "--no-progress", "--yes", "--only", "seed=0", env=env)
+    assert yes.returncode == 0 and "1 cells run" in " ".join(yes.stderr.split()), yes.stderr
+
+
+def test_installed_run_starts_a_plan_under_two_hours_without_asking(tmp_path):
+    results = tmp_path / "results"
+    env = {"FYEXP_EXPERIMENTS_DIR": str(TOY_SPECS), "FYEXP_RESULTS_DIR": str(results)}
+    _record(results, 3000.0)  # two cells to run at 3000 s each: 100 min
+    ran = run_cli("run", "toy", "--no-progress", env=env)
+    assert ran.returncode == 0, ran.stderr
+    assert "plan: toy [paper]: 4 cells: 2 to run, 2 finished; estimate 100 min" in ran.stderr
+    assert ran.stderr.index("plan: toy") < ran.stderr.index("toy__x=2__seed=0")  # before the first cell
+    assert len(_cells(results)) == 4
+
+
+def _answer_in_terminal(args: list[str], env: dict, answer: bytes, timeout: float = 120) -> tuple[int, str]:
+    """Run the installed fyexp on a pseudo-terminal, type ``answer`` at its question, return (status, screen)."""
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([fyexp_script(), *args], stdin=slave, stdout=slave, stderr=slave,
+                            env=cli_env({"TERM": "xterm", "COLUMNS": "100", **env}), cwd=ROOT, close_fds=True)
+    os.close(slave)
+    screen, answered, deadline = b"", False, time.time() + timeout
+    try:
+        while time.time() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.2)
+            if ready:
+                try:
+                    data = os.read(master, 65536)
+                except OSError:
+                    break
+                if not data:
+                    break
+                screen += data
+                if not answered and b"Start it?" in screen:
+                    os.write(master, answer)
+                    answered = True
+            elif proc.poll() is not None:
+                break
+        code = proc.wait(timeout=30)
+    finally:
+        os.close(master)
+    return code, strip_ansi(screen.decode("utf-8", errors="replace"))
+
+
+def test_on_a_terminal_a_long_plan_asks_and_a_no_starts_nothing(tmp_path):
+    results = tmp_path / "results"
+    env = {"FYEXP_EXPERIMENTS_DIR": str(TOY_SPECS), "FYEXP_RESULTS_DIR": str(results)}
+    code, screen = _answer_in_terminal(["run", "toy", "--no-progress"], env, b"n\n")
+    assert "its time is unknown at profile 'paper'. Start it?" in screen
+    assert code == 1 and "not started" in screen and not results.joinpath("toy", "cells").exists()
+    code, screen = _answer_in_terminal(["run", "toy", "--no-progress"], env, b"y\n")
+    assert code == 0 and "4 cells run" in screen, screen
+
+
+def test_installed_reproduce_all_dry_run_lists_each_experiment_once_with_a_total(tmp_path):
+    """fyvl's claims read gmm-clustering, planned under fyvi: listed once, named again as shared, one total."""
+    import shutil
+
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    shutil.copy(TOY_SPECS / "toy.yaml", specs / "toy.yaml")
+    shutil.copy(ROOT / "experiments" / "gmm-clustering.yaml", specs / "gmm-clustering.yaml")
+    shown = run_cli("reproduce", "all", "--dry-run", "--experiments-dir", str(specs), "--results-dir",
+                    str(tmp_path / "results"))
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert sum(line.startswith("  gmm-clustering: ") for line in lines) == 1
+    assert sum(line.startswith("  toy: ") for line in lines) == 1
+    assert "  also needs gmm-clustering (listed above)" in lines  # fyvl
+    assert lines[-2] == "all 5 papers, each experiment once (2 experiments):"
+    assert lines[-1] == ("  total: 64 cells, 64 to run, estimate 32 s (+ experiments without recorded times) on the "
+                         "device that recorded them")  # gmm-clustering's committed paper times; none for toy

@@ -1,0 +1,49 @@
+"""The live bar at 80 columns names the current cell by what tells it apart, and nested bars carry their unit."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+
+from fyexp.progress import LiveProgress, cell_labels
+from tests.conftest import TOY_SPECS, run_in_terminal, strip_ansi
+
+KEYS = [f"{m}__K={k}__L=1__dataset={d}__fold={f}__seed=0" for m in ("vae", "iwae") for k in (5, 50)
+        for d in ("freyface", "mnist") for f in range(3)]
+
+
+def test_labels_keep_the_values_that_vary_and_the_seed():
+    labels = cell_labels(KEYS)
+    assert labels["iwae__K=50__L=1__dataset=mnist__fold=2__seed=0"] == "iwae K=50 mnist fold=2"  # L, seed constant
+    seeds = cell_labels(["standard__seed=0", "standard__seed=1", "sparse__rho=2__seed=0"])
+    assert seeds == {"standard__seed=0": "standard seed=0", "standard__seed=1": "standard seed=1",
+                     "sparse__rho=2__seed=0": "sparse rho=2 seed=0"}
+    assert cell_labels(["toy__x=1__seed=0"]) == {"toy__x=1__seed=0": "toy__x=1__seed=0"}  # alone: the key itself
+
+
+def test_at_80_columns_the_label_and_the_units_show_whole():
+    console = Console(file=io.StringIO(), force_terminal=True, width=80)
+    progress = LiveProgress(console, KEYS)
+    progress.start("vr-vae [paper]", len(KEYS))
+    progress.cell_started(KEYS[7])
+    progress.cell_finished(KEYS[7], "ok", 1.0)
+    progress.subtask("vr-vae/" + KEYS[7], 200)(84, info="epoch 3/50 loss 123.4")
+    progress.subtask("CAVI fits, table 1", 30, unit="fits")(3)
+    view = Console(file=io.StringIO(), width=80, record=True)
+    view.print(progress.progress.get_renderable())
+    progress.stop()
+    lines = view.export_text().splitlines()
+    assert len(lines) == 3 and max(len(line) for line in lines) <= 80
+    assert "vae K=50 freyface fold=1" in lines[0] and "1/24 cells" in lines[0]
+    assert "└" in lines[1] and "84/200 steps" in lines[1] and "freyface" not in lines[1]  # no repeat of the key
+    assert "└ CAVI" in lines[2] and "3/30 fits" in lines[2]
+
+
+def test_installed_run_shows_the_cell_label_on_the_live_bar(tmp_path):
+    env = {"FYEXP_EXPERIMENTS_DIR": str(TOY_SPECS), "FYEXP_RESULTS_DIR": str(tmp_path / "results")}
+    code, screen = run_in_terminal("run", "toy", "--profile", "quick", "--set", "values=[1.0, 2.0, 3.0]",
+                                   "--set", "sleep_s=0.3", env=env, columns=80)
+    text = strip_ansi(screen)
+    assert code == 0, text
+    assert "x=3" in text and "3/3 cells" in text and "toy__x=3" not in text.split("cells run")[0].split("\n", 2)[-1]
