@@ -17,7 +17,7 @@ For each workload of the paper queue, one thread (``torch.set_num_threads(1)``),
 Then VR-max against IWAE at K = 50 (Caltech; the paper's ratio is 0.42 on a GPU), VR-max's current path
 (:class:`~fyexp.objectives.single_backward.VRMaxSingle`) beside the all-samples :class:`~fyexp.objectives.VRMax`.
 
-Usage: ``python scripts/bench_queue.py [--rounds 5] [--steps 40] [--only fy-vae]`` (``--smoke``: seconds).
+Usage: ``python scripts/bench_queue.py [--rounds 5] [--scale 1] [--only fy-vae]`` (``--smoke``: seconds).
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ from fyexp.train import Trainer, seed_everything
 from fyexp.train.binarizing import BinarizingTask
 
 EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
-SMOKE = {"rounds": 1, "steps": 2, "peak_reps": 3}
+SMOKE = {"rounds": 1, "scale": 0.0, "peak_reps": 3}
 
 
 def paper(name: str):
@@ -109,6 +109,7 @@ class Workload:
     hand: Callable[[int], float]
     params: int
     batch: int
+    steps: int                      # steps per timing at --scale 1 (about a second or two on a quiet core)
     hand_kind: str = "nn.Linear"
 
 
@@ -144,7 +145,7 @@ def fy_vae(obs_rho: float, latent_rho: float) -> Workload:
            f"{'Gaussian' if latent_rho == 1 else f'β-Gaussian ρ={latent_rho:g}'}"
     return Workload(name, lambda s: trainer_step(task, data, config.train, s),
                     lambda s: hand_steps(loss_of, hand.parameters(), config.train, data, s),
-                    n_params(task.model), config.train.batch_size)
+                    n_params(task.model), config.train.batch_size, 40)
 
 
 def _vr_hand(dataset: str, k: int, n_in: int, objective: str = "iwae"):
@@ -207,7 +208,7 @@ def vr_vae(dataset: str, k: int, method: str = "iwae") -> Workload:
     name = {"caltech": "Caltech", "freyface": "Frey Face"}[dataset]
     return Workload(f"VR VAE {name} K={k} {method}", lambda s: trainer_step(task, data, train, s),
                     lambda s: hand_steps(loss_of, hand.parameters(), train, data, s), n_params(model),
-                    train.batch_size)
+                    train.batch_size, 40 if k == 5 else 10)
 
 
 def fy_nvdm(vocab: int = 2000) -> Workload:
@@ -259,16 +260,19 @@ def fy_nvdm(vocab: int = 2000) -> Workload:
         return sum(times) / 2
 
     return Workload(f"FY-NVDM ρ′={config.alpha:g} (dec/enc passes)", fyexp_step, hand_step, n_params(model),
-                    train.batch_size)
+                    train.batch_size, 5)
 
 
-def frac_cell(gamma: float = 0.5) -> Workload:
-    """The frac claims' cell: L_γ, explicit Gaussian posterior, MNIST, 2-D latent, K = 100 (``paper``)."""
+def frac_cell(gamma: float = 0.5, smoke: bool = False) -> Workload:
+    """The frac claims' cell: L_γ, explicit Gaussian posterior, MNIST, 2-D latent, K = 100 (``paper``; K = 2 in
+    ``--smoke``)."""
     from fyexp.experiments.frac_vae_config import METHODS
     from fyexp.models.semi_implicit import build_conv_vae
     from fyexp.train import VariationalTask
 
     _, config = paper("frac-vae")
+    if smoke:
+        config = dataclasses.replace(config, n_samples=2)
     data = torch.rand(4096, 784)
     seed_everything(0)
     model = build_conv_vae(2, config.width, "consistent", config.cb_clamp)
@@ -284,7 +288,7 @@ def frac_cell(gamma: float = 0.5) -> Workload:
     return Workload(f"frac L_γ={gamma:g} MNIST K={objective.n_samples}",
                     lambda s: trainer_step(task, data_flat, config.train, s),
                     lambda s: hand_steps(loss_of, twin.parameters(), config.train, data_flat, s),
-                    n_params(model), config.train.batch_size, hand_kind="bare loop, same module")
+                    n_params(model), config.train.batch_size, 2, hand_kind="bare loop, same module")
 
 
 WORKLOADS: dict[str, Callable[[], Workload]] = {
@@ -295,7 +299,6 @@ WORKLOADS: dict[str, Callable[[], Workload]] = {
     "vr-caltech-50": lambda: vr_vae("caltech", 50),
     "vr-freyface-5": lambda: vr_vae("freyface", 5),
     "fy-nvdm": fy_nvdm,
-    "frac": frac_cell,
 }
 
 
@@ -315,7 +318,7 @@ def median_pair(work: Workload, rounds: int, steps: int) -> tuple[float, float]:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--steps", type=int, default=40)
+    parser.add_argument("--scale", type=float, default=1.0, help="multiplies every workload's steps per timing")
     parser.add_argument("--peak-reps", type=int, default=15)
     parser.add_argument("--only", default="", help="workloads whose key contains this text")
     parser.add_argument("--smoke", action="store_true", help="tiny sizes: the code paths only (the suite)")
@@ -328,11 +331,12 @@ def main(argv=None) -> None:
     print(f"matmul peak (512x784 @ 784x512 float32, 1 thread): {peak:.1f} GFLOP/s")
     print(f"{'workload':44s} {'fyexp ms':>9s} {'hand ms':>8s} {'ratio':>6s} {'fyexp %peak':>11s} "
           f"{'hand %peak':>10s}  hand loop")
-    for key, build in WORKLOADS.items():
+    workloads = {**WORKLOADS, "frac": lambda: frac_cell(0.5, smoke=args.smoke)}
+    for key, build in workloads.items():
         if args.only not in key:
             continue
         work = build()
-        mine, theirs = median_pair(work, args.rounds, args.steps)
+        mine, theirs = median_pair(work, args.rounds, max(1, round(work.steps * args.scale)))
         flops = 6 * work.params * work.batch / 1e9
         print(f"{work.name:44s} {mine * 1e3:9.2f} {theirs * 1e3:8.2f} {mine / theirs:5.2f}x "
               f"{100 * flops / mine / peak:10.1f}% {100 * flops / theirs / peak:9.1f}%  {work.hand_kind}", flush=True)
@@ -344,7 +348,7 @@ def main(argv=None) -> None:
         times = {w.name: [] for w in (iwae, vrmax, vrmax_all)}
         for _ in range(args.rounds):
             for w in (iwae, vrmax, vrmax_all):
-                times[w.name].append(w.fyexp(args.steps))
+                times[w.name].append(w.fyexp(max(1, round(10 * args.scale))))
         t_iwae, t_max, t_all = (statistics.median(times[w.name]) for w in (iwae, vrmax, vrmax_all))
         print(f"VR-max / IWAE step, Caltech K=50 (Trainer): VR-max one backward {t_max * 1e3:.2f} ms, "
               f"IWAE {t_iwae * 1e3:.2f} ms: ratio {t_max / t_iwae:.2f} (paper 0.42); "
