@@ -20,6 +20,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -173,7 +174,30 @@ class ResultStore:
         return pd.DataFrame(columns=CORE_COLUMNS)
 
 
+_READ: dict[str, tuple[tuple[int, ...], tuple]] = {}   # path → (its stat signature, what reading it gave)
+
+
 def read_cell_file(path: Path, expected_key: str | None = None) -> tuple[pd.DataFrame | None, str | None]:
+    """Read one cell file; return ``(frame, None)`` when it is complete, else ``(None, reason)``.
+
+    Without ``expected_key`` a file is parsed once per process while it is unchanged (same inode, size and
+    modification and change times): ``fyexp report`` reads each of its ~400 cell files for the rows and again
+    for the damaged-file facts.  A copy of the frame is returned each time.
+    """
+    if expected_key is not None:
+        return _read_cell_file(path, expected_key)
+    try:
+        st = os.stat(path)
+    except OSError:
+        return _read_cell_file(path)
+    signature, key = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns), os.path.abspath(path)
+    if key not in _READ or _READ[key][0] != signature:
+        _READ[key] = (signature, _read_cell_file(path))
+    frame, problem = _READ[key][1]
+    return (None if frame is None else frame.copy()), problem
+
+
+def _read_cell_file(path: Path, expected_key: str | None = None) -> tuple[pd.DataFrame | None, str | None]:
     """Read one cell file; return ``(frame, None)`` when it is complete, else ``(None, reason)``.
 
     Complete means: it parses as CSV with every core column; every row names the same cell (``expected_key``

@@ -5,7 +5,9 @@
 2. Evaluation with 1,024 samples per image (L_γ: 1 × 1,024; L^h: 32 × 32) in memory-bounded chunks: wall time
    and peak memory for several chunk sizes (CUDA: ``torch.cuda.max_memory_allocated``; CPU: each configuration
    runs in a fresh subprocess and prints the peak resident set ``ru_maxrss`` and its growth over the process's
-   resident set before the evaluation).
+   resident set before the evaluation).  Each configuration twice: the decoder fed at most
+   ``DECODE_ROWS`` = 4,096 images at a time (fyexp's evaluation since issue 28) and the whole chunk × batch at once
+   (``decode rows all``, as before): the first's peak no longer grows with the chunk, with the same mean L.
 
 Usage::
 
@@ -26,13 +28,14 @@ import time
 import torch
 
 from fyexp.metrics.evidence import EvalPlan, evidence_breakdown
-from fyexp.models.conv_vae import ConvVAE
+from fyexp.models.conv_vae import DECODE_ROWS, ConvVAE
 from fyexp.models.semi_implicit import SemiImplicitVAE
 from fyexp.objectives import Fractional
 from fyexp.objectives.semi_implicit import HierarchicalFractional
 
 BATCHES_PER_EPOCH = 60_000 // 64 + 1
 EVAL_CHUNKS = {"explicit": (64, 256, 1024), "semi": (2, 8, 32)}
+ALL_ROWS = 10 ** 12   # the whole chunk × batch through the decoder at once (fyexp's evaluation before issue 28)
 SMOKE = {"batches": 1, "n_eval": 2, "k_large": 2, "n_chunks": 1, "h_side": 2, "side": 2}
 
 
@@ -83,8 +86,8 @@ def main() -> None:
         torch.set_num_threads(args.threads)
     device = args.device
     if args.eval_only:
-        name, chunk = args.eval_only.split(":")
-        print(evaluate(name, int(chunk), args.n_eval, device, args.side))
+        name, chunk, rows = args.eval_only.split(":")
+        print(evaluate(name, int(chunk), args.n_eval, device, args.side, int(rows)))
         return
     torch.manual_seed(0)
     print(f"device {device}, torch {torch.__version__}, threads {torch.get_num_threads()}")
@@ -115,15 +118,18 @@ def eval_section(args, device: str) -> None:
     print(f"\n2. evaluation, {args.side ** 2:,} samples per image, {args.n_eval} images")
     for name, chunks in EVAL_CHUNKS.items():
         for chunk in chunks[:args.n_chunks]:
-            if device.startswith("cuda"):
-                print("   " + evaluate(name, chunk, args.n_eval, device, args.side))
-            else:   # a fresh process per configuration, so that ru_maxrss is this configuration's peak
+            for rows in (DECODE_ROWS, ALL_ROWS):
+                if device.startswith("cuda"):
+                    print("   " + evaluate(name, chunk, args.n_eval, device, args.side, rows))
+                    continue
+                # a fresh process per configuration, so that ru_maxrss is this configuration's peak
                 command = [sys.executable, __file__, "--device", device, "--n-eval", str(args.n_eval),
-                           "--side", str(args.side), "--eval-only", f"{name}:{chunk}"] + (["--threads", str(args.threads)] if args.threads else [])
+                           "--side", str(args.side), "--eval-only", f"{name}:{chunk}:{rows}"] + (
+                    ["--threads", str(args.threads)] if args.threads else [])
                 print("   " + subprocess.run(command, capture_output=True, text=True, check=True).stdout.strip())
 
 
-def evaluate(name: str, chunk: int, n_eval: int, device: str, side: int = 32) -> str:
+def evaluate(name: str, chunk: int, n_eval: int, device: str, side: int = 32, rows: int = DECODE_ROWS) -> str:
     """One evaluation configuration with side² samples per image; returns its line (time, peak memory, the
     estimate)."""
     torch.manual_seed(0)
@@ -136,6 +142,7 @@ def evaluate(name: str, chunk: int, n_eval: int, device: str, side: int = 32) ->
         label, model = f"L^h_0.5 semi-implicit {side} x {side}", SemiImplicitVAE()
         plan, samples = EvalPlan(gamma=0.5, n_u=side, n_z=side, chunk_u=min(chunk, side)), min(chunk, side) * side
     model = model.to(device).eval()
+    model.decode_rows = rows
     if device.startswith("cuda"):
         torch.cuda.reset_peak_memory_stats()
     baseline = peak_memory_mb(device) if device.startswith("cuda") else current_rss_mb()
@@ -144,7 +151,9 @@ def evaluate(name: str, chunk: int, n_eval: int, device: str, side: int = 32) ->
     out = evidence_breakdown(model, x, plan, batch_size=min(n_eval, 100))
     sync(device)
     peak = peak_memory_mb(device)
-    return (f"{label}: chunk {samples:>5} samples x {min(n_eval, 100)} images: {time.perf_counter() - start:7.2f} s, "
+    decoded = "all" if rows == ALL_ROWS else f"{rows}"
+    return (f"{label}: chunk {samples:>5} samples x {min(n_eval, 100)} images, decode rows {decoded:>4}: "
+            f"{time.perf_counter() - start:7.2f} s, "
             f"peak memory {peak:8.1f} MiB (+{peak - baseline:.1f} over the model and data), "
             f"mean L = {float(out['obj_total'].mean()):.2f}")
 

@@ -57,3 +57,27 @@ def test_atomic_write_leaves_no_partial_file(tmp_path, monkeypatch):
     monkeypatch.setattr(os, "replace", real_replace)
     assert target.read_text() == "old\n"
     assert [p.name for p in tmp_path.iterdir()] == ["f.csv"]
+
+
+def test_a_cell_file_is_parsed_once_while_unchanged_and_again_when_rewritten(tmp_path, monkeypatch):
+    """``fyexp report`` reads every cell file twice (rows, damaged-file facts): the second read is the first's,
+    unless the file changed in between; the caller's frame is its own copy."""
+    import fyexp.results as results
+
+    store = ResultStore(tmp_path, "exp")
+    cell = Cell("m", 0, {"a": 1})
+    store.write_cell("quick", cell, [{"metric": "x", "value": 1.5}], {})
+    path = store.cell_files()[0]
+    parsed = []
+    real = results._read_cell_file
+    monkeypatch.setattr(results, "_read_cell_file", lambda *a, **k: parsed.append(a[0]) or real(*a, **k))
+    first, _ = results.read_cell_file(path)
+    first.loc[0, "value"] = -1.0                          # the caller's copy: the cache is not touched
+    second, problem = results.read_cell_file(path)
+    assert len(parsed) == 1 and problem is None and second["value"].tolist() == [1.5]
+    assert store.damaged_cells() == [] and len(parsed) == 1
+    store.write_cell("quick", cell, [{"metric": "x", "value": 2.5}, {"metric": "y", "value": 3.0}], {})
+    third, _ = results.read_cell_file(path)
+    assert len(parsed) == 2 and third["value"].tolist() == [2.5, 3.0]
+    path.write_text("garbage without a final newline")
+    assert results.read_cell_file(path) == (None, "cut short (no final newline)") and len(parsed) == 3

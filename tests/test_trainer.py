@@ -129,6 +129,81 @@ def test_nan_gradient_is_caught():
         _train(1, task_cls=InfGradient, log_every=1)
 
 
+class OneBadStep(NoisyRegression):
+    """Finite everywhere except at training step ``at`` (1-based): a NaN loss value with finite gradients
+    (``what='loss'``), or a finite loss value with an infinite gradient (``what='gradient'``)."""
+
+    def __init__(self, what: str, at: int):
+        super().__init__()
+        self.what, self.at, self.steps = what, at, 0
+
+    def loss(self, batch):
+        self.steps += 1
+        x, y = batch
+        out = self.model(x).squeeze(-1)
+        mse = (out - y).pow(2).mean()
+        if self.steps == self.at and self.what == "loss":
+            mse = mse + torch.tensor(float("nan"))     # the value only: no gradient flows through the NaN
+        if self.steps == self.at and self.what == "gradient":
+            mse = mse + torch.sqrt(out * 0.0).mean()   # value 0, derivative +inf
+        return mse, {"mse": mse.detach()}
+
+
+@pytest.mark.parametrize("what", ["loss", "gradient"])
+def test_a_single_bad_step_between_checks_fails_its_epoch(what):
+    """96 points, batch 16: 6 steps an epoch, checked at the epoch's end only (log_every 50).  A NaN loss value at
+    the 2nd step of epoch 2 (step 8), every later loss finite; an infinite gradient at the last step of epoch 2
+    (step 12, so that no later loss of the epoch is NaN): the guard fails epoch 2, naming what went wrong."""
+    with pytest.raises(CellFailed, match=rf"test/cell: non-finite {what} in epoch 2"):
+        _train(3, task_cls=lambda: OneBadStep(what, at=8 if what == "loss" else 12), log_every=50)
+
+
+def test_a_bad_step_in_a_later_epoch_lets_the_earlier_epochs_finish(tmp_path):
+    with pytest.raises(CellFailed, match=r"in epoch 3"):
+        _train(3, work_dir=tmp_path, task_cls=lambda: OneBadStep("gradient", at=13), log_every=50)
+    assert len((tmp_path / "metrics.csv").read_text().strip().splitlines()) == 1 + 2
+
+
+def test_without_check_grads_an_infinite_gradient_passes_the_gradient_check():
+    """check_grads: false turns the gradient check off: the run of the test above then fails one epoch later, on
+    its loss (the NaN parameters make every later loss NaN)."""
+    with pytest.raises(CellFailed, match=r"non-finite loss in epoch 3"):
+        _train(3, task_cls=lambda: OneBadStep("gradient", at=12), log_every=50, check_grads=False)
+
+
+def _reference_sums(steps):
+    """The per-name sums as the trainer computed them before EpochSums: s ← s + float32(v) · n, name by name."""
+    sums = {}
+    for loss, logs, n in steps:
+        for key, value in {"loss": loss, **logs}.items():
+            value = torch.as_tensor(value).detach().float() * n
+            sums[key] = sums[key] + value if key in sums else value
+    return {k: float(v) for k, v in sums.items()}
+
+
+@pytest.mark.parametrize("kind", ["tensors", "floats and float64", "names change"])
+def test_epoch_sums_equal_the_per_name_sums_bit_for_bit(kind):
+    from fyexp.train.trainer import EpochSums
+
+    g = torch.Generator().manual_seed(3)
+    steps = []
+    for i in range(200):
+        loss, a, b = (torch.randn((), generator=g) * 10 ** float(torch.randint(-3, 4, (), generator=g))
+                      for _ in range(3))
+        logs = {"a": a, "b": b}
+        if kind == "floats and float64":
+            logs = {"a": float(a) / 3.0, "b": b.double() / 3.0}
+        if kind == "names change" and i >= 150:
+            logs = {"a": a, "c": b}
+        steps.append((loss, logs, int(torch.randint(1, 65, (), generator=g))))
+    sums = EpochSums()
+    for loss, logs, n in steps:
+        sums.add(loss, logs, n)
+    expected = _reference_sums(steps)
+    assert sums.totals() == expected and list(sums.totals()) == list(expected)
+    assert sums.loss() == expected["loss"]
+
+
 def test_alternating_optimizers_step_only_their_parameters():
     seed_everything(0)
     task = NoisyRegression(alternate=True)

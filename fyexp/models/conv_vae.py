@@ -120,6 +120,26 @@ class ContinuousBernoulliHead:
         return torch.sigmoid(self.logits(raw))
 
 
+#: images decoded at once when no graph is kept (evaluation): the decoder's activations of 4,096 images are about
+#: 0.4 GB, so an evaluation chunk's peak memory no longer grows with chunk × batch (frac's 1,024 samples)
+DECODE_ROWS = 4096
+
+
+def bounded_log_likelihood(decoder: nn.Module, head: "ContinuousBernoulliHead", z: Tensor, x: Tensor,
+                           rows: int) -> Tensor:
+    """log p(x | z) = head.log_prob(decoder(z), x) for z of shape (..., B, d), x (B, 784) → (..., B).
+
+    Without a graph (``torch.no_grad``) the samples are decoded whole sample slices of B images at a time, at most
+    ``rows`` images (at least one slice); each image's value is its one-pass value, since the decoder treats the
+    images of a batch independently (BatchNorm in eval mode) — ``tests/test_frac_vae.py`` checks it bit for bit.
+    """
+    lead, batch = z.shape[:-1], x.shape[0]
+    if torch.is_grad_enabled() or lead.numel() <= rows:
+        return head.log_prob(decoder(z), x)
+    slices = z.reshape(-1, batch, z.shape[-1]).split(max(1, rows // batch))
+    return torch.cat([head.log_prob(decoder(part), x) for part in slices]).reshape(lead)
+
+
 # ----------------------------------------------------------------------------------------- the model
 class DecoderSplit:
     """Parameters split for training a part alone (frac Table 7 refits encoders against a frozen decoder): the
@@ -173,9 +193,11 @@ class ConvVAE(DecoderSplit, LatentVariableModel):
     def log_q(self, z: Tensor, mu: Tensor, log_var: Tensor) -> Tensor:
         return gaussian_log_q(z, mu, log_var, self.parameterization)
 
+    decode_rows: int = DECODE_ROWS
+
     def log_likelihood(self, z: Tensor, x: Tensor) -> Tensor:
-        """log p(x | z) for z of shape (..., B, d) and x (B, 784) → (..., B)."""
-        return self.head.log_prob(self.decoder(z), x)
+        """log p(x | z) for z of shape (..., B, d) and x (B, 784) → (..., B) (:func:`bounded_log_likelihood`)."""
+        return bounded_log_likelihood(self.decoder, self.head, z, x, self.decode_rows)
 
     def decode_image(self, z: Tensor) -> Tensor:
         """λ(z) ∈ [1e-4, 1 − 1e-4]^784, the decoded mean image."""
@@ -194,9 +216,15 @@ class ConvVAE(DecoderSplit, LatentVariableModel):
                            n_cross: int = 0) -> HierarchicalTerms:
         """The explicit posterior as a one-component mixture: ``n_u`` × ``n_z`` samples, all from q(z|x)."""
         require(not bayes, "objective", "a semi-implicit model for a Bayes posterior r", "explicit ConvVAE")
-        t = self.terms(x, n_u * n_z)
         shape = (n_u, n_z, x.shape[0])
-        return HierarchicalTerms(t.log_likelihood.reshape(shape), t.log_prior.reshape(shape), t.log_q.reshape(shape))
+        if torch.is_grad_enabled():
+            t = self.terms(x, n_u * n_z)
+            return HierarchicalTerms(t.log_likelihood.reshape(shape), t.log_prior.reshape(shape),
+                                     t.log_q.reshape(shape))
+        mu, log_var = self.encode(x)            # the draws of ``terms``, decoded in bounded slices
+        z = self.sample(mu, log_var, n_u * n_z)
+        return HierarchicalTerms(self.log_likelihood(z, x).reshape(shape), standard_normal_log_prob(z).reshape(shape),
+                                 self.log_q(z, mu, log_var).reshape(shape))
 
 
 class FrozenDecoderVAE(ConvVAE):

@@ -19,9 +19,9 @@ from torch import Tensor, nn
 
 from fyexp.errors import require
 from fyexp.models.base import LatentVariableModel
-from fyexp.models.conv_vae import (PARAMETERIZATIONS, PIXELS, ContinuousBernoulliHead, ConvDecoder, ConvTrunk,
-                                   ConvVAE, DecoderSplit, Parameterization, gaussian_log_q, posterior_std,
-                                   standard_normal_log_prob)
+from fyexp.models.conv_vae import (DECODE_ROWS, PARAMETERIZATIONS, PIXELS, ContinuousBernoulliHead, ConvDecoder,
+                                   ConvTrunk, ConvVAE, DecoderSplit, Parameterization, bounded_log_likelihood,
+                                   gaussian_log_q, posterior_std, standard_normal_log_prob)
 from fyexp.latent import HierarchicalTerms
 from fyexp.latent import LatentTerms
 
@@ -98,8 +98,10 @@ class SemiImplicitVAE(DecoderSplit, LatentVariableModel):
     def _log_q(self, z: Tensor, mu: Tensor, log_var: Tensor) -> Tensor:
         return gaussian_log_q(z, mu.unsqueeze(1), log_var.unsqueeze(1), self.parameterization)
 
+    decode_rows: int = DECODE_ROWS
+
     def log_likelihood(self, z: Tensor, x: Tensor) -> Tensor:
-        return self.head.log_prob(self.decoder(z), x)
+        return bounded_log_likelihood(self.decoder, self.head, z, x, self.decode_rows)
 
     def decode_image(self, z: Tensor) -> Tensor:
         return self.head.parameter(self.decoder(z))

@@ -13,7 +13,8 @@ What it adds to a hand-written loop, and nothing else:
   uninterrupted one ends; a finished run is not retrained;
 * a per-epoch metric log ``work_dir/metrics.csv`` and a progress bar with the loss and examples/s;
 * a guard that stops on a NaN/inf loss or gradient with :class:`fyexp.errors.CellFailed` naming the run
-  and the epoch (checked on the device, synchronised only every ``log_every`` steps).
+  and the epoch, checked every ``log_every`` steps with one synchronisation and nothing per step: the loss on the
+  epoch's running loss sum, a gradient on the parameters it reached (:meth:`Trainer._guard`).
 
 The model-specific part is a :class:`TrainTask`: the loss of a batch, the optimizers, which of them step
 in an epoch (e.g. NVDM alternates encoder and decoder epochs), a validation hook and an epoch-end
@@ -45,7 +46,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import torch
 from torch.utils.data import DataLoader, Dataset
@@ -73,6 +74,51 @@ def _batch_size(batch: Any) -> int:
     while isinstance(batch, (list, tuple, dict)):
         batch = next(iter(batch.values())) if isinstance(batch, dict) else batch[0]
     return len(batch)
+
+
+class EpochSums:
+    """Σ_batches n_b · v_b of the loss and of each logged value over an epoch, kept on the device.
+
+    Per step, the loss and the logged values (0-dim tensors, the usual case) are stacked into one vector and
+    added: three small operations whatever their number, no host synchronisation.  Each entry is the float32
+    sequence ``s ← s + float32(v)·n`` of the per-name sums it replaces, element for element, so the epoch means are
+    bit for bit the same.  Values that are not 0-dim tensors, or names that change between steps, fall back to one
+    sum per name.
+    """
+
+    def __init__(self, n_steps: int | None = None):
+        self.keys: tuple[str, ...] | None = None
+        self.vector: torch.Tensor | None = None
+        self.by_name: dict[str, torch.Tensor] | None = None
+
+    def add(self, loss: torch.Tensor, logs: Mapping[str, Any], n: int) -> None:
+        values = (loss, *logs.values())
+        if self.by_name is None and (self.keys is None or self.keys == ("loss", *logs)) \
+                and all(isinstance(v, torch.Tensor) and v.dim() == 0 for v in values):
+            if self.keys is None:
+                self.keys = ("loss", *logs)
+            step = torch.stack([v.detach().float() for v in values]) * n
+            self.vector = step if self.vector is None else self.vector + step
+            return
+        if self.by_name is None:
+            self.by_name = dict(zip(self.keys, self.vector.unbind())) if self.vector is not None else {}
+        device = loss.device
+        for key, value in {"loss": loss, **logs}.items():
+            value = torch.as_tensor(value, device=device).detach().float() * n
+            self.by_name[key] = self.by_name[key] + value if key in self.by_name else value
+
+    def loss_tensor(self) -> torch.Tensor:
+        """Σ n · loss so far (on the device)."""
+        return self.by_name["loss"] if self.by_name is not None else self.vector[0]
+
+    def loss(self) -> float:
+        return float(self.loss_tensor())
+
+    def totals(self) -> dict[str, float]:
+        """Every sum as a float, by name (``loss`` first)."""
+        if self.by_name is not None:
+            return {k: float(v) for k, v in self.by_name.items()}
+        return dict(zip(self.keys, self.vector.tolist()))
 
 
 class Trainer:
@@ -135,6 +181,25 @@ class Trainer:
     def _fail(self, epoch: int, what: str) -> None:
         raise failure(self.label, epoch, what)
 
+    def _guard(self, epoch: int, sums: "EpochSums", params: Sequence[torch.Tensor]) -> None:
+        """Stop on a non-finite loss or gradient since the epoch began (one host synchronisation).
+
+        The loss: the epoch's running sum Σ n·loss is non-finite iff some batch's loss was (inf and NaN are
+        absorbing under addition).  A gradient: every optimizer fyexp builds turns a non-finite gradient into a
+        non-finite parameter at its step (Adam/AdamW/RMSprop: inf/inf or NaN in the update; SGD: p − lr·g), and a
+        non-finite parameter stays so, so the parameters that received a gradient are checked instead of every
+        gradient of every step — a norm over the parameters every ``log_every`` steps, not one per step.
+        """
+        checks = [sums.loss_tensor()]
+        live = [p for p in params if p.grad is not None]
+        if live:
+            checks.append(torch.stack(torch._foreach_norm(live)).sum().to(checks[0].dtype))
+        bad = (~torch.isfinite(torch.stack(checks))).tolist()
+        if bad[0]:
+            self._fail(epoch, "loss")
+        if len(bad) > 1 and bad[1]:
+            self._fail(epoch, "gradient")
+
     # ------------------------------------------------------------------------------------------- fit
     def fit(self, task: TrainTask, train_data: Any) -> list[dict]:
         """Train (or resume, or return at once if already finished); return the per-epoch metric history.
@@ -167,9 +232,7 @@ class Trainer:
             apply_schedule(optimizers.values(), cfg.schedule.factor(epoch))
             task.on_epoch_start(epoch)
             active = [optimizers[name] for name in task.optimizers_for_epoch(epoch)]
-            sums: dict[str, torch.Tensor] = {}
-            bad_loss = torch.zeros((), dtype=torch.bool, device=self.device)
-            bad_grad = torch.zeros((), dtype=torch.bool, device=self.device)
+            sums = EpochSums(n_steps=steps)
             seen, since_log, tic = 0, 0, time.perf_counter()
             for step, batch in enumerate(batches, 1):
                 batch = _to_device(batch, self.device)
@@ -179,32 +242,23 @@ class Trainer:
                 for opt in optimizers.values():
                     opt.zero_grad(set_to_none=True)
                 loss.backward()
-                bad_loss |= ~torch.isfinite(loss.detach())
-                if cfg.check_grads:
-                    grads = [p.grad for p in params if p.grad is not None]
-                    if grads:
-                        bad_grad |= ~torch.isfinite(torch.stack(torch._foreach_norm(grads)).sum())
                 for opt in active:
                     opt.step()
-                for key, value in {"loss": loss, **logs}.items():
-                    value = torch.as_tensor(value, device=self.device).detach().float() * n
-                    sums[key] = sums[key] + value if key in sums else value
+                sums.add(loss, logs, n)
                 seen += n
                 since_log += 1
                 if step % cfg.log_every == 0 or step == steps:
-                    if bool(bad_loss):
-                        self._fail(epoch, "loss")
-                    if bool(bad_grad):
-                        self._fail(epoch, "gradient")
+                    self._guard(epoch, sums, params if cfg.check_grads else ())
                     if advance is not None:
                         rate = seen / max(time.perf_counter() - tic, 1e-9)
-                        advance(since_log, info=f"epoch {epoch}/{cfg.epochs} loss {float(sums['loss']) / seen:.4g} "
+                        advance(since_log, info=f"epoch {epoch}/{cfg.epochs} loss {sums.loss() / seen:.4g} "
                                                f"{rate:,.0f} ex/s")
                     since_log = 0
             elapsed = time.perf_counter() - tic
+            totals = sums.totals()
             row = {"epoch": epoch, "lr": next(iter(optimizers.values())).param_groups[0]["lr"],
-                   "train_loss": float(sums.pop("loss")) / seen}
-            row.update({f"train_{k}": float(v) / seen for k, v in sums.items()})
+                   "train_loss": totals.pop("loss") / seen}
+            row.update({f"train_{k}": v / seen for k, v in totals.items()})
             row.update({"examples_per_s": seen / elapsed, "epoch_time_s": elapsed})
             task.model.eval()
             with torch.no_grad():
