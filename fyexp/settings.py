@@ -30,11 +30,12 @@ import dataclasses
 import functools
 import hashlib
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from fyexp import gitinfo
 
 SETTINGS_SUFFIX = ".settings.json"
 
@@ -122,14 +123,6 @@ def write_sidecar(cell_file: Path, settings: dict) -> None:
 
 
 # ---- legacy rows: the spec at their commit ---------------------------------------------------------------------
-def _git(folder: Path, *args: str) -> str | None:
-    try:
-        result = subprocess.run(["git", *args], cwd=folder, capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return result.stdout if result.returncode == 0 else None
-
-
 def merged_profile(data: dict, profile: str) -> dict | None:
     """``defaults`` deep-merged with ``profiles[profile]``, seeds left out; ``None`` if the profile is missing."""
     from fyexp.specs import deep_merge
@@ -145,12 +138,10 @@ def merged_profile(data: dict, profile: str) -> dict | None:
 @functools.lru_cache(maxsize=None)
 def spec_at_commit(spec_path: Path, commit: str) -> dict | None:
     """The spec file as committed at ``commit`` (parsed YAML), ``None`` when git cannot show it."""
-    folder = spec_path.resolve().parent
-    top = _git(folder, "rev-parse", "--show-toplevel")
+    top = gitinfo.toplevel(spec_path.resolve().parent)
     if not commit or commit == "unknown" or top is None:
         return None
-    relative = spec_path.resolve().relative_to(Path(top.strip()).resolve()).as_posix()
-    text = _git(folder, "show", f"{commit}:{relative}")
+    text = gitinfo.file_at_commit(top, commit, spec_path.resolve().relative_to(top).as_posix())
     if text is None:
         return None
     try:
