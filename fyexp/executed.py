@@ -220,7 +220,7 @@ def read_record(cell_file: Path) -> tuple[dict[str, str | None] | None, str | No
     """The executed-code record beside ``cell_file``: ``(record, None)``; ``(None, None)`` when the cell has none
     (recording was off, or the row predates records: the file rule judges it); ``(None, what is wrong)`` when the
     record is damaged (:func:`record_problem`), named in one warning line."""
-    from fyexp.results import UNKNOWN_PROVENANCE_NOTE, warn_damaged
+    from fyexp.damaged import UNKNOWN_PROVENANCE_NOTE, warn_damaged
 
     path = Path(cell_file).with_suffix(CODE_SUFFIX)
     if not path.exists():

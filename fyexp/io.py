@@ -4,17 +4,11 @@ A file is written to a temporary name in the same folder, flushed, fsynced and r
 name (``os.replace`` is atomic on POSIX within one file system).  ``tempfile.mkstemp`` creates files with mode
 0600 whatever the umask; the helper sets the mode an ordinary ``open(path, "w")`` would give (0666 minus the
 process's umask), so a shared or container-mounted ``results/`` stays readable to others.
-
-The temporary name says who writes it: ``.<name>.<host>-<pid>.<random>.tmp`` (``<host>`` 8 hex digits of a hash of
-the host name), so a file left by a killed process can be told from a write in flight (:func:`temp_owner`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
-import re
-import socket
 import tempfile
 from pathlib import Path
 from typing import Callable
@@ -32,21 +26,6 @@ def default_file_mode() -> int:
     return 0o666 & ~_umask()
 
 
-TEMP_NAME = re.compile(r"^\.(?P<name>.+)\.(?P<host>[0-9a-f]{8})-(?P<pid>[0-9]+)\.[^.]+\.tmp$")
-
-
-def host_tag() -> str:
-    """8 hex digits naming this machine in temporary file names."""
-    return hashlib.sha256(socket.gethostname().encode()).hexdigest()[:8]
-
-
-def temp_owner(path: Path) -> tuple[str, int] | None:
-    """``(host tag, pid)`` of the process that made the temporary file ``path`` (:func:`atomic_write`'s name),
-    ``None`` for any other name."""
-    match = TEMP_NAME.match(Path(path).name)
-    return (match["host"], int(match["pid"])) if match else None
-
-
 def atomic_write(path: Path, write: Callable[[object], None], *, binary: bool = False) -> None:
     """Call ``write(handle)`` on a temporary file beside ``path``, then move it over ``path`` atomically.
 
@@ -55,7 +34,7 @@ def atomic_write(path: Path, write: Callable[[object], None], *, binary: bool = 
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{host_tag()}-{os.getpid()}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         os.fchmod(fd, default_file_mode())
         with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"newline": "", "encoding": "utf-8"})) as handle:

@@ -20,11 +20,12 @@ every other reader read a read-only folder as well as any.
 
 **Damaged records, one rule.**  A record is read only from inside the results folder (and the package), checked
 against what fyexp writes, and anything that fails is skipped with one warning line naming the file and what is
-wrong (:func:`warn_damaged`), never a crash and never silence: a cell file (:func:`read_cell_file`), ``results.csv``
-(:func:`read_table`), a file under ``superseded/`` (:meth:`ResultStore.superseded_problems`), the temporary file of
-a write that was killed (:meth:`ResultStore.leftover_temp_files`; ``fyexp run`` removes its own), and a cell's
-settings and executed-code records (:func:`fyexp.settings.read_sidecar`, :func:`fyexp.executed.read_record`), whose
-rows then have *unknown provenance* (:data:`fyexp.freshness.UNKNOWN_PROVENANCE`).
+wrong (:func:`fyexp.damaged.warn_damaged`), never a crash and never silence: a cell file (:func:`read_cell_file`),
+``results.csv`` (:func:`read_table`), a file under ``superseded/`` (:meth:`ResultStore.superseded_problems`), the
+temporary file of a write that was killed (:meth:`ResultStore.leftover_temp_files`; ``fyexp run`` removes them), and
+a cell's settings and executed-code records (:func:`fyexp.settings.read_sidecar`,
+:func:`fyexp.executed.read_record`), whose rows then have *unknown provenance*
+(:data:`fyexp.freshness.UNKNOWN_PROVENANCE`).
 """
 
 from __future__ import annotations
@@ -32,15 +33,12 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import re
-import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
-from fyexp.io import atomic_write_text, host_tag, temp_owner
+from fyexp.io import atomic_write_text
 
 if TYPE_CHECKING:  # pandas is imported where a frame is made: naming a cell (`fyexp show`) stays light
     import pandas as pd
@@ -51,22 +49,6 @@ CORE_COLUMNS = [
     "git_commit", "fyexp_version", "device", "wall_time_s", "timestamp", "cell", "cell_rows",
 ]
 PAPER_KEYS = ["paper", "table", "setting", "paper_row"]
-# what a results.csv must hold to be read (the columns every reader indexes); the other core columns may be absent
-TABLE_COLUMNS = ("experiment", "profile", "method", "seed", "metric", "value", "status", "cell", "git_commit")
-LEFTOVER_AGE_S = 3600.0  # a temporary file of an unknown or remote writer untouched this long is a leftover
-UNKNOWN_PROVENANCE_NOTE = "its rows have unknown provenance (never current, never a claim's evidence); `fyexp run` redoes the cell"
-
-_WARNED: set[tuple[str, str]] = set()
-
-
-def warn_damaged(path: Path, what: str, problem: str, consequence: str) -> None:
-    """The one warning of a damaged record: ``warning: <what> <path> (<problem>); <consequence>``, one line on
-    stderr, once per file and problem in a process (a file read by several steps of a command is named once)."""
-    key = (str(path), problem)
-    if key in _WARNED:
-        return
-    _WARNED.add(key)
-    print(" ".join(f"warning: {what} {path} ({problem}); {consequence}".split()), file=sys.stderr, flush=True)
 
 
 @dataclass(frozen=True)
@@ -202,6 +184,8 @@ class ResultStore:
         and so is each damaged file under ``superseded/`` and each leftover temporary file."""
         import pandas as pd
 
+        from fyexp.damaged import warn_damaged
+
         for path in self.leftover_temp_files():
             warn_damaged(path, "leftover temporary file", "the write that made it was interrupted",
                          "`fyexp run` removes it")
@@ -228,12 +212,14 @@ class ResultStore:
     def superseded_problems(self) -> list[tuple[Path, str]]:
         """Files under ``superseded/`` that are not what :func:`fyexp.settings.supersede` puts there (a complete
         cell file ``<profile>/<key>.<hash or legacy>.csv``, or its settings record), each with what is wrong."""
+        from fyexp.damaged import TEMP_NAME
+
         found = []
         root = self.superseded_folder
         for path in sorted(p for p in root.rglob("*") if p.is_file()) if root.is_dir() else ():
             if path.parent.parent != root:
                 found.append((path, "not in a profile's folder"))
-            elif path.name.endswith(".settings.json") or temp_owner(path) is not None:
+            elif path.name.endswith(".settings.json") or TEMP_NAME.match(path.name):
                 continue  # a settings record (read by nobody) or a temporary file (see leftover_temp_files)
             elif path.suffix != ".csv" or "." not in path.stem:
                 found.append((path, "not a superseded cell file (<cell>.<settings hash>.csv)"))
@@ -244,24 +230,14 @@ class ResultStore:
         return found
 
     def leftover_temp_files(self) -> list[Path]:
-        """Temporary files of atomic writes (:func:`fyexp.io.atomic_write`) under this experiment's folder whose
-        write was interrupted: made on this machine by a process that is gone, or, when the writer cannot be
-        checked (another machine, or a name without its writer), untouched for :data:`LEFTOVER_AGE_S`."""
-        found = []
+        """Temporary files of atomic writes under this experiment's folder whose write was killed
+        (:func:`fyexp.damaged.is_leftover`: untouched for ten minutes)."""
+        import time
+
+        from fyexp.damaged import is_leftover
+
         now = time.time()
-        for path in sorted(self.folder.rglob(".*.tmp")) if self.folder.is_dir() else ():
-            owner = temp_owner(path)
-            try:
-                age = now - path.stat().st_mtime
-            except OSError:
-                continue  # renamed or removed meanwhile: a write in flight finished
-            if owner is not None and owner[0] == host_tag():
-                gone = not _process_alive(owner[1])
-            else:
-                gone = age > LEFTOVER_AGE_S
-            if gone:
-                found.append(path)
-        return found
+        return [p for p in sorted(self.folder.rglob(".*.tmp")) if is_leftover(p, now)] if self.folder.is_dir() else []
 
     def remove_leftovers(self) -> list[Path]:
         """Remove :meth:`leftover_temp_files`; return those removed (``fyexp run`` cleans up after killed writes)."""
@@ -275,21 +251,10 @@ class ResultStore:
         return removed
 
 
-def _process_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # exists, owned by another user
-        return True
-    except OSError:
-        return False
-    return True
-
-
 def read_table(path: Path) -> tuple[pd.DataFrame | None, str | None]:
-    """Read a consolidated ``results.csv``; ``(frame, None)`` when it is UTF-8 CSV with the columns of
-    :data:`TABLE_COLUMNS` and values that obey :func:`value_problem`, else ``(None, what is wrong)``.  Core columns
+    """Read a consolidated ``results.csv``; ``(frame, None)`` when it is UTF-8 CSV with the columns every reader
+    indexes (``experiment``, ``profile``, ``method``, ``seed``, ``metric``, ``value``, ``status``, ``cell``,
+    ``git_commit``) and values that obey :func:`value_problem`, else ``(None, what is wrong)``.  Core columns
     it lacks beyond those are added empty."""
     import pandas as pd
 
@@ -305,7 +270,8 @@ def read_table(path: Path) -> tuple[pd.DataFrame | None, str | None]:
         frame = pd.read_csv(io.StringIO(text), keep_default_na=True)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
         return None, f"not a readable CSV ({type(exc).__name__})"
-    missing = [c for c in TABLE_COLUMNS if c not in frame.columns]
+    required = ("experiment", "profile", "method", "seed", "metric", "value", "status", "cell", "git_commit")
+    missing = [c for c in required if c not in frame.columns]
     if missing:
         return None, f"missing column(s) {', '.join(missing)}"
     problem = value_problem(frame) if not frame.empty else None

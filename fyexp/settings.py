@@ -160,7 +160,7 @@ def read_sidecar(cell_file: Path, expected_hash: str) -> tuple[dict | None, str 
     or ``(None, what is wrong)``, named in one warning line (:func:`fyexp.results.warn_damaged`): the record is
     missing, not JSON, not of the schema or of other settings (:func:`sidecar_problem`).  The rows of such a cell
     have unknown provenance."""
-    from fyexp.results import UNKNOWN_PROVENANCE_NOTE, warn_damaged
+    from fyexp.damaged import UNKNOWN_PROVENANCE_NOTE, warn_damaged
 
     path = sidecar_path(Path(cell_file))
     what = "damaged settings record"
@@ -327,7 +327,7 @@ def superseded_rows(store: Any) -> Any:
 
     from fyexp.results import read_cell_file
 
-    from fyexp.results import warn_damaged
+    from fyexp.damaged import warn_damaged
 
     frames = []
     for path in sorted((store.folder / "superseded").glob("*/*.csv")):
