@@ -18,7 +18,7 @@ module whose functions ran.  The record (a mapping of functions to hashes) is wr
 The record is read back only through :func:`read_record`, which checks it against what :func:`write_record` writes
 (:func:`record_problem`): a JSON object whose keys name a function of a ``.py`` file inside the package
 (``fyexp/<modules>.py:<qualname>``, never an absolute path or ``..``, so nothing outside the package is opened) and
-whose values are hashes.  A record that fails is one warning line (:func:`fyexp.results.warn_damaged`) and its
+whose values are hashes.  A record that fails is one warning line (:func:`fyexp.damaged.warn_damaged`) and its
 rows have unknown provenance.
 
 Limits: code run before the cell (imports) is not recorded except through ``<module>``; a cell resumed from a

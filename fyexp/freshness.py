@@ -98,8 +98,8 @@ BEHAVIOUR_UNCHANGED = "behaviour unchanged"   # code changed, behaviour unchange
 def row_states(spec: ExperimentSpec, frame: pd.DataFrame, folder: Path | None = None) -> pd.Series:
     """Per row: ``fresh``, ``stale``, ``unknown``, :data:`BEHAVIOUR_UNCHANGED` or :data:`UNKNOWN_PROVENANCE` (a
     record of its cell failed its check: :func:`executed_freshness`, :func:`damaged_settings`): by the code its cell
-    executed where the cell recorded it (:func:`executed_freshness`, given the experiment's results ``folder``), else by the
-    files of its runner's import tree (:func:`file_freshness`); then a row stale by code whose experiment's
+    executed where the cell recorded it (:func:`executed_freshness`, given the experiment's results ``folder``),
+    else by the files of its runner's import tree (:func:`file_freshness`); then a row stale by code whose experiment's
     committed fingerprint is the same at its commit and at HEAD is not stale (:func:`fingerprint_states`)."""
     executed = executed_freshness(frame, folder)
     unknown = (executed == UNKNOWN_PROVENANCE) | damaged_settings(frame, folder)

@@ -20,7 +20,8 @@ from pathlib import Path
 TIMEOUT_S = 30
 
 
-def run_git(root: Path, *args: str, text: bool = True, timeout: float = TIMEOUT_S) -> subprocess.CompletedProcess | None:
+def run_git(root: Path, *args: str, text: bool = True,
+            timeout: float = TIMEOUT_S) -> subprocess.CompletedProcess | None:
     """``git ARGS`` in the folder ``root``; ``None`` when git cannot be started or runs past ``timeout``."""
     try:
         return subprocess.run(["git", *args], cwd=root, capture_output=True, text=text, timeout=timeout)

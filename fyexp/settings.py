@@ -129,7 +129,7 @@ def write_sidecar(cell_file: Path, settings: dict) -> None:
 
 
 # the sidecar's schema: each key of :func:`cell_settings` and the JSON type it holds (``None``: any JSON value)
-SIDECAR_FIELDS: dict[str, type | tuple[type, ...] | None] = {
+SIDECAR_FIELDS: dict[str, type | None] = {
     "experiment": str, "profile": str, "overrides": dict, "config": None, "method": str, "params": dict,
     "seed": int, "data": None, "environment": dict,
 }
@@ -157,7 +157,7 @@ def sidecar_problem(settings: object, expected_hash: str) -> str | None:
 
 def read_sidecar(cell_file: Path, expected_hash: str) -> tuple[dict | None, str | None]:
     """The settings recorded beside ``cell_file``, whose rows name settings ``expected_hash``: ``(settings, None)``,
-    or ``(None, what is wrong)``, named in one warning line (:func:`fyexp.results.warn_damaged`): the record is
+    or ``(None, what is wrong)``, named in one warning line (:func:`fyexp.damaged.warn_damaged`): the record is
     missing, not JSON, not of the schema or of other settings (:func:`sidecar_problem`).  The rows of such a cell
     have unknown provenance."""
     from fyexp.damaged import UNKNOWN_PROVENANCE_NOTE, warn_damaged

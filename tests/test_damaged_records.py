@@ -17,8 +17,10 @@ import pytest
 from fyexp.damaged import LEFTOVER_AGE_S
 from tests.conftest import ROOT, TOY_SPECS, run_cli, strip_ansi
 
-FY_NVDM_PAPER = "FY-VAE__alternating_epochs=3__batch_size=1024__beta=0.01__epochs=500__learning_rate=5e-05__n_topics=50__rho_prime=1.314__seed={}"
-NVDM_PAPER = "NVDM__alternating_epochs=1__batch_size=64__beta=0.01__epochs=500__learning_rate=5e-05__n_topics=50__seed={}"
+FY_NVDM_PAPER = ("FY-VAE__alternating_epochs=3__batch_size=1024__beta=0.01__epochs=500__learning_rate=5e-05"
+                 "__n_topics=50__rho_prime=1.314__seed={}")
+NVDM_PAPER = ("NVDM__alternating_epochs=1__batch_size=64__beta=0.01__epochs=500__learning_rate=5e-05__n_topics=50"
+              "__seed={}")
 
 
 def _killed_write(path: Path) -> Path:
