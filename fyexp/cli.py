@@ -323,10 +323,7 @@ def report(names: Optional[List[str]] = typer.Argument(None, help="Experiments t
     from fyexp.specs import available_specs
 
     results = _results_dir(results_dir, writable=True)
-    for name in names or available_specs(experiments_dir):
-        for path, problem in ResultStore(results, name).damaged_cells():
-            err.print(f"warning: skipped damaged cell file {path} ({problem}); `fyexp run` redoes it",
-                      markup=False, highlight=False)
+    for name in names or available_specs(experiments_dir):  # damaged cell files and records: ResultStore.load warns
         for path, problem in damaged_studies(ResultStore(results, name).folder):
             err.print(f"warning: skipped damaged study file {path} ({problem}); move it away and rerun `fyexp tune`",
                       markup=False, highlight=False)

@@ -15,6 +15,12 @@ module whose functions ran.  The record (a mapping of functions to hashes) is wr
 ``<cell>.code.json``; a row is **stale** when one of them hashes differently at HEAD or is gone
 (:func:`changed_functions`).  Edits to functions the cell never ran, docstrings and comments flip no row.
 
+The record is read back only through :func:`read_record`, which checks it against what :func:`write_record` writes
+(:func:`record_problem`): a JSON object whose keys name a function of a ``.py`` file inside the package
+(``fyexp/<modules>.py:<qualname>``, never an absolute path or ``..``, so nothing outside the package is opened) and
+whose values are hashes.  A record that fails is one warning line (:func:`fyexp.damaged.warn_damaged`) and its
+rows have unknown provenance.
+
 Limits: code run before the cell (imports) is not recorded except through ``<module>``; a cell resumed from a
 finished checkpoint records only what it ran after the resume.
 """
@@ -26,6 +32,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -33,6 +40,10 @@ PACKAGE_DIR = Path(__file__).resolve().parent   # fyexp/
 ROOT = PACKAGE_DIR.parent
 CODE_SUFFIX = ".code.json"
 MODULE = "<module>"
+_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+_PART = rf"(?:{_NAME}|<{_NAME}>)"
+RECORD_KEY = re.compile(rf"fyexp/(?:{_NAME}/)*{_NAME}\.py:{_PART}(?:\.{_PART})*")   # a function of a package file
+RECORD_HASH = re.compile(r"[0-9a-f]{12}")                                            # :func:`function_hashes`' digest
 
 
 ENV_SWITCH = "FYEXP_RECORD_CODE"  # "0": record nothing (rows then fall back to the file rule of fyexp.provenance)
@@ -192,13 +203,42 @@ def write_record(cell_file: Path, functions: set[str]) -> dict[str, str | None]:
     return record
 
 
-def read_record(cell_file: Path) -> dict[str, str | None] | None:
-    path = cell_file.with_suffix(CODE_SUFFIX)
+def record_problem(record: object) -> str | None:
+    """What is wrong with a parsed ``<cell>.code.json`` (``None``: nothing): it must be a JSON object mapping
+    :data:`RECORD_KEY` names (``fyexp/train/loop.py:fit``) to a 12-hex-digit hash or ``null``."""
+    if not isinstance(record, dict):
+        return f"not a JSON object of functions (a JSON {type(record).__name__})"
+    for key, value in record.items():
+        if not RECORD_KEY.fullmatch(key):
+            return f"entry {key[:80]!r} does not name a function of a Python file of the fyexp package"
+        if value is not None and not (isinstance(value, str) and RECORD_HASH.fullmatch(value)):
+            return f"entry {key!r}: {str(value)[:40]!r} is not a function hash"
+    return None
+
+
+def read_record(cell_file: Path) -> tuple[dict[str, str | None] | None, str | None]:
+    """The executed-code record beside ``cell_file``: ``(record, None)``; ``(None, None)`` when the cell has none
+    (recording was off, or the row predates records: the file rule judges it); ``(None, what is wrong)`` when the
+    record is damaged (:func:`record_problem`), named in one warning line."""
+    from fyexp.damaged import UNKNOWN_PROVENANCE_NOTE, warn_damaged
+
+    path = Path(cell_file).with_suffix(CODE_SUFFIX)
+    if not path.exists():
+        return None, None
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return record if isinstance(record, dict) else None
+        record = json.loads(path.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError:
+        problem = "not UTF-8 text"
+    except ValueError:
+        problem = "not JSON"
+    except OSError as exc:
+        problem = f"cannot be read ({exc.strerror})"
+    else:
+        problem = record_problem(record)
+    if problem is None:
+        return record, None
+    warn_damaged(path, "damaged executed-code record", problem, UNKNOWN_PROVENANCE_NOTE)
+    return None, problem
 
 
 def changed_functions(record: dict[str, str | None], root: Path) -> list[str]:

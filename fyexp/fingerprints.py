@@ -284,17 +284,13 @@ def committed_at(commit: str, root: Path | None = None) -> dict[str, dict[str, f
 
 @functools.lru_cache(maxsize=None)
 def _show(commit: str, root: Path) -> dict[str, dict[str, float]] | None:
-    import subprocess
+    from fyexp.gitinfo import file_at_commit
 
-    try:
-        shown = subprocess.run(["git", "show", f"{commit}:fyexp/reference/fingerprints.json"], cwd=root,
-                               capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if shown.returncode != 0:
+    shown = file_at_commit(root, commit, "fyexp/reference/fingerprints.json")
+    if shown is None:
         return None
     try:
-        return json.loads(shown.stdout)
+        return json.loads(shown)
     except json.JSONDecodeError:
         return None
 

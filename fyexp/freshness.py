@@ -1,10 +1,16 @@
-"""Whether a result row is still current: ``fresh``, ``stale``, ``unknown`` or "behaviour unchanged", per row.
+"""Whether a result row is still current: ``fresh``, ``stale``, ``unknown``, "behaviour unchanged" or "unknown
+provenance", per row.
 
 By the code the row's cell executed where the cell recorded it (:mod:`fyexp.executed`), else by the files of its
 runner's import tree (:func:`fyexp.provenance.row_freshness`); a row stale by code whose experiment's committed
 fingerprint (:mod:`fyexp.fingerprints`) is the same at its commit and at HEAD is "behaviour unchanged".  The report
 (:mod:`fyexp.report.runs`) and the claims (:mod:`fyexp.claims.verdicts`) both read these states; they live here,
 below both, so that neither imports the other for them.
+
+A row whose cell's records fail their check (a settings sidecar missing, damaged or of other settings than the
+rows name, :func:`fyexp.settings.read_sidecar`; an executed-code record that is damaged or names anything but a
+function of the package, :func:`fyexp.executed.read_record`) has :data:`UNKNOWN_PROVENANCE`: never current and
+never a claim's evidence (:func:`evidence`); each such record is one warning line.
 """
 
 from __future__ import annotations
@@ -31,11 +37,18 @@ def file_freshness(frame: pd.DataFrame, module: str) -> pd.Series:
     return pd.Series([fresh[key] for key in keys], index=frame.index)
 
 
+UNKNOWN_PROVENANCE = "unknown provenance"   # a record of the row's cell failed its check: never current
+
+
+def _cell_keys(frame: pd.DataFrame) -> list[tuple[str, str]]:
+    return list(zip(frame["profile"].astype(str), frame["cell"].astype(str)))
+
+
 def executed_freshness(frame: pd.DataFrame, folder: Path | None, root: Path | None = None) -> pd.Series:
     """``fresh``/``stale`` per row whose cell recorded the functions it executed (``<cell>.code.json`` beside its
     file, :mod:`fyexp.executed`): stale when one of them is normalised differently at HEAD (``root``: the tree
     holding ``fyexp/`` to compare with; default HEAD's, or the working tree outside git) or gone; ``None`` for rows
-    without a record."""
+    without a record; :data:`UNKNOWN_PROVENANCE` for rows whose record is damaged (one warning line names it)."""
     from fyexp.executed import ROOT, changed_functions, read_record
     from fyexp.provenance import _head_checkout, in_git_checkout
 
@@ -46,26 +59,55 @@ def executed_freshness(frame: pd.DataFrame, folder: Path | None, root: Path | No
         head = _head_checkout(ROOT) if in_git_checkout(ROOT) else None
         root = head if head is not None else ROOT
     verdicts: dict[tuple[str, str], str | None] = {}
-    for key in set(zip(frame["profile"].astype(str), frame["cell"].astype(str))):
-        record = read_record(Path(folder) / "cells" / key[0] / f"{key[1]}.csv")
-        verdicts[key] = None if record is None else ("stale" if changed_functions(record, root) else "fresh")
-    return pd.Series([verdicts[k] for k in zip(frame["profile"].astype(str), frame["cell"].astype(str))],
-                     index=frame.index, dtype=object)
+    keys = _cell_keys(frame)
+    for key in sorted(set(keys)):
+        record, problem = read_record(Path(folder) / "cells" / key[0] / f"{key[1]}.csv")
+        verdicts[key] = (UNKNOWN_PROVENANCE if problem is not None else None if record is None
+                         else "stale" if changed_functions(record, root) else "fresh")
+    return pd.Series([verdicts[k] for k in keys], index=frame.index, dtype=object)
+
+
+def damaged_settings(frame: pd.DataFrame, folder: Path | None) -> pd.Series:
+    """Per row: whether it names a settings hash whose record beside its cell file is missing, damaged or of other
+    settings (:func:`fyexp.settings.read_sidecar`, one warning line each).  Rows without a hash (legacy) and rows of
+    superseded files (their records are not beside a current cell) are not checked."""
+    from fyexp.settings import SUPERSEDED_MARK, read_sidecar
+
+    out = pd.Series(False, index=frame.index, dtype=bool)
+    if folder is None or frame.empty or "settings_hash" not in frame:
+        return out
+    hashes = frame["settings_hash"].astype("string")
+    keys = [(*key, None if pd.isna(h) else str(h)) for key, h in zip(_cell_keys(frame), hashes)]
+    bad = {key: key[2] is not None and SUPERSEDED_MARK not in key[0]
+           and read_sidecar(Path(folder) / "cells" / key[0] / f"{key[1]}.csv", key[2])[1] is not None
+           for key in sorted(set(keys), key=str)}
+    return pd.Series([bad[k] for k in keys], index=frame.index, dtype=bool)
+
+
+def evidence(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows that may be a verdict's evidence: all but those of :data:`UNKNOWN_PROVENANCE` (by the ``freshness``
+    column of :func:`row_states`, where the frame has one)."""
+    if "freshness" not in frame or frame.empty:
+        return frame
+    return frame[frame["freshness"] != UNKNOWN_PROVENANCE]
 
 
 BEHAVIOUR_UNCHANGED = "behaviour unchanged"   # code changed, behaviour unchanged (fingerprint): not stale
 
 
 def row_states(spec: ExperimentSpec, frame: pd.DataFrame, folder: Path | None = None) -> pd.Series:
-    """Per row: ``fresh``, ``stale``, ``unknown`` or :data:`BEHAVIOUR_UNCHANGED`: by the code its cell executed
-    where the cell recorded it (:func:`executed_freshness`, given the experiment's results ``folder``), else by the
-    files of its runner's import tree (:func:`file_freshness`); then a row stale by code whose experiment's
+    """Per row: ``fresh``, ``stale``, ``unknown``, :data:`BEHAVIOUR_UNCHANGED` or :data:`UNKNOWN_PROVENANCE` (a
+    record of its cell failed its check: :func:`executed_freshness`, :func:`damaged_settings`): by the code its cell
+    executed where the cell recorded it (:func:`executed_freshness`, given the experiment's results ``folder``),
+    else by the files of its runner's import tree (:func:`file_freshness`); then a row stale by code whose experiment's
     committed fingerprint is the same at its commit and at HEAD is not stale (:func:`fingerprint_states`)."""
     executed = executed_freshness(frame, folder)
-    freshness = executed.where(executed.notna(), None)
-    legacy = freshness.isna()
+    unknown = (executed == UNKNOWN_PROVENANCE) | damaged_settings(frame, folder)
+    freshness = executed.where(executed.notna() & ~unknown, None)
+    legacy = freshness.isna() & ~unknown
     if legacy.any():
         freshness[legacy] = file_freshness(frame[legacy], runner_module(spec.runner))
+    freshness[unknown] = UNKNOWN_PROVENANCE
     name = getattr(spec, "name", None)
     return freshness if name is None else fingerprint_states(name, frame, freshness)
 

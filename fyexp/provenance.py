@@ -23,12 +23,11 @@ import io
 import os
 import platform
 import shutil
-import subprocess
 import tarfile
 import tempfile
 from pathlib import Path
 
-from fyexp import __version__
+from fyexp import __version__, gitinfo
 from fyexp.errors import FyexpError
 
 SOURCE_ROOT = Path(__file__).resolve().parents[1]  # the checkout (or site-packages) holding the fyexp package
@@ -37,16 +36,10 @@ TRACKED_PATHS = ("fyexp", "experiments", "pyproject.toml")  # what a run's numbe
 BOOKKEEPING = ("fyexp.report", "fyexp.results", "fyexp.io", "fyexp.progress", "fyexp.errors")
 
 
-def _git(*args: str, root: Path = SOURCE_ROOT, check: bool = True) -> subprocess.CompletedProcess:
-    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=30, check=check)
-
-
 @functools.lru_cache(maxsize=None)
 def in_git_checkout(root: Path = SOURCE_ROOT) -> bool:
-    try:
-        return _git("rev-parse", "--show-toplevel", root=root).stdout.strip() == str(Path(root).resolve())
-    except (OSError, subprocess.SubprocessError):
-        return False
+    """Whether ``root`` is the top of a git checkout (:func:`fyexp.gitinfo.is_checkout_root`)."""
+    return gitinfo.is_checkout_root(root)
 
 
 def dirty_files(root: Path = SOURCE_ROOT) -> list[str]:
@@ -54,8 +47,7 @@ def dirty_files(root: Path = SOURCE_ROOT) -> list[str]:
     git."""
     if not in_git_checkout(root):
         return []
-    out = _git("status", "--porcelain", "--untracked-files=all", "--", *TRACKED_PATHS, root=root).stdout
-    return [line[3:] for line in out.splitlines() if line.strip()]
+    return gitinfo.dirty_files(root, TRACKED_PATHS)
 
 
 @functools.lru_cache(maxsize=None)
@@ -67,9 +59,8 @@ def git_commit(root: Path = SOURCE_ROOT) -> str:
         return env
     if not in_git_checkout(root):
         return "unknown"
-    try:
-        sha = _git("rev-parse", "--short=12", "HEAD", root=root).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
+    sha = gitinfo.head_commit(root)
+    if sha is None:
         return "unknown"
     return sha + ("+dirty" if dirty_files(root) else "")
 
@@ -172,12 +163,12 @@ def code_hash(module: str, root: Path = SOURCE_ROOT) -> str:
 @functools.lru_cache(maxsize=None)
 def _head_checkout(root: Path) -> Path | None:
     """The ``fyexp`` package as committed at HEAD, unpacked once per process into a temporary folder."""
-    archive = subprocess.run(["git", "archive", "HEAD", "fyexp"], cwd=root, capture_output=True, timeout=60)
-    if archive.returncode:
+    archive = gitinfo.archive(root, "HEAD", "fyexp")
+    if archive is None:
         return None
     folder = Path(tempfile.mkdtemp(prefix="fyexp-head-"))
     atexit.register(shutil.rmtree, folder, True)
-    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
         tar.extractall(folder, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
     return folder
 
@@ -202,11 +193,7 @@ def changed_since(commit: str, module: str, root: Path = SOURCE_ROOT) -> bool | 
     """Whether ``git diff <commit> HEAD`` touches the files of ``module``'s tree (``None`` if git cannot say)."""
     if not in_git_checkout(root) or not commit or commit == "unknown":
         return None
-    files = [p.as_posix() for p in module_tree(module, root)]
-    result = _git("diff", "--quiet", commit, "HEAD", "--", *files, root=root, check=False)
-    if result.returncode not in (0, 1):
-        return None
-    return result.returncode == 1
+    return gitinfo.changed_between(root, commit, tuple(p.as_posix() for p in module_tree(module, root)))
 
 
 def row_freshness(git_commit_value: object, code_hash_value: object, module: str, root: Path = SOURCE_ROOT) -> str:

@@ -13,6 +13,19 @@ and use the paper's column name as ``metric``.  Extra columns (``rho``, ``gamma`
 allowed.  A cell file is written to a temporary file in the same folder, flushed, fsynced and renamed over
 its final name, so an interrupted run (Ctrl-C, ``kill -9``) never leaves a half-written cell: a cell is either
 finished and complete or absent.
+
+**Loading never writes** (:meth:`ResultStore.load`): ``results.csv`` is rebuilt by :meth:`ResultStore.consolidate`,
+which the commands that mean to write call (``fyexp run`` after its cells, ``fyexp report``); ``fyexp claims`` and
+every other reader read a read-only folder as well as any.
+
+**Damaged records, one rule.**  A record is read only from inside the results folder (and the package), checked
+against what fyexp writes, and anything that fails is skipped with one warning line naming the file and what is
+wrong (:func:`fyexp.damaged.warn_damaged`), never a crash and never silence: a cell file (:func:`read_cell_file`),
+``results.csv`` (:func:`read_table`), a file under ``superseded/`` (:meth:`ResultStore.superseded_problems`), the
+temporary file of a write that was killed (:meth:`ResultStore.leftover_temp_files`; ``fyexp run`` removes them), and
+a cell's settings and executed-code records (:func:`fyexp.settings.read_sidecar`,
+:func:`fyexp.executed.read_record`), whose rows then have *unknown provenance*
+(:data:`fyexp.freshness.UNKNOWN_PROVENANCE`).
 """
 
 from __future__ import annotations
@@ -95,6 +108,10 @@ class ResultStore:
     def table_path(self) -> Path:
         return self.folder / "results.csv"
 
+    @property
+    def superseded_folder(self) -> Path:
+        return self.folder / "superseded"
+
     # cells -------------------------------------------------------------------------------------------
     def is_finished(self, profile: str, cell: Cell) -> bool:
         """A cell is finished when its file is complete (:func:`read_cell_file`) and records no failure.
@@ -149,29 +166,120 @@ class ResultStore:
         return found
 
     def consolidate(self) -> pd.DataFrame:
-        """Rebuild ``results.csv`` from the complete cell files and return it (empty frame if nothing ran).
+        """Rebuild ``results.csv`` from the complete cell files and return the rows (:meth:`load`).
 
-        Damaged cell files are left out (see :meth:`damaged_cells`); they are redone by the next run.
-        """
-        import pandas as pd
-
-        frames = [read_cell_file(p)[0] for p in self.cell_files()]
-        frames = [f for f in frames if f is not None and not f.empty]
-        if not frames:
-            return pd.DataFrame(columns=CORE_COLUMNS)
-        frame = _ordered(pd.concat(frames, ignore_index=True))
-        atomic_write_frame(self.table_path, frame)
+        Written only when there are complete cell files and the text differs from the file's (an unchanged table
+        keeps its file and modification time).  Damaged cell files are left out (see :meth:`damaged_cells`); they
+        are redone by the next run.  For the commands that mean to write (``run``, ``report``)."""
+        frame = self.load()
+        if frame.empty or not self.cell_files():
+            return frame
+        text = frame.to_csv(index=False)
+        if not (self.table_path.is_file() and self.table_path.read_bytes() == text.encode("utf-8")):
+            atomic_write_text(self.table_path, text)
         return frame
 
     def load(self) -> pd.DataFrame:
-        """All rows of this experiment: from the cell files when there are any, else from ``results.csv``."""
+        """All rows of this experiment: from the complete cell files when there are any, else from ``results.csv``
+        (:func:`read_table`).  Reads only, never writes; each file skipped is one warning line (:func:`warn_damaged`),
+        and so is each damaged file under ``superseded/`` and each leftover temporary file."""
         import pandas as pd
 
-        if self.cell_files():
-            return self.consolidate()
+        from fyexp.damaged import warn_damaged
+
+        for path in self.leftover_temp_files():
+            warn_damaged(path, "leftover temporary file", "the write that made it was interrupted",
+                         "`fyexp run` removes it")
+        for path, problem in self.superseded_problems():
+            warn_damaged(path, "skipped damaged superseded file", problem, "it is not read")
+        files = self.cell_files()
+        if files:
+            frames = []
+            for path in files:
+                frame, problem = read_cell_file(path)
+                if problem is not None:
+                    warn_damaged(path, "skipped damaged cell file", problem, "`fyexp run` redoes it")
+                elif not frame.empty:
+                    frames.append(frame)
+            return _ordered(pd.concat(frames, ignore_index=True)) if frames else pd.DataFrame(columns=CORE_COLUMNS)
         if self.table_path.is_file():
-            return pd.read_csv(self.table_path)
+            frame, problem = read_table(self.table_path)
+            if problem is None:
+                return frame
+            warn_damaged(self.table_path, "skipped damaged results table", problem, "its rows are not read")
         return pd.DataFrame(columns=CORE_COLUMNS)
+
+    # what else lies in the folder ----------------------------------------------------------------------------
+    def superseded_problems(self) -> list[tuple[Path, str]]:
+        """Files under ``superseded/`` that are not what :func:`fyexp.settings.supersede` puts there (a complete
+        cell file ``<profile>/<key>.<hash or legacy>.csv``, or its settings record), each with what is wrong."""
+        from fyexp.damaged import TEMP_NAME
+
+        found = []
+        root = self.superseded_folder
+        for path in sorted(p for p in root.rglob("*") if p.is_file()) if root.is_dir() else ():
+            if path.parent.parent != root:
+                found.append((path, "not in a profile's folder"))
+            elif path.name.endswith(".settings.json") or TEMP_NAME.match(path.name):
+                continue  # a settings record (read by nobody) or a temporary file (see leftover_temp_files)
+            elif path.suffix != ".csv" or "." not in path.stem:
+                found.append((path, "not a superseded cell file (<cell>.<settings hash>.csv)"))
+            else:
+                problem = read_cell_file(path)[1]
+                if problem is not None:
+                    found.append((path, problem))
+        return found
+
+    def leftover_temp_files(self) -> list[Path]:
+        """Temporary files of atomic writes under this experiment's folder whose write was killed
+        (:func:`fyexp.damaged.is_leftover`: untouched for ten minutes)."""
+        import time
+
+        from fyexp.damaged import is_leftover
+
+        now = time.time()
+        return [p for p in sorted(self.folder.rglob(".*.tmp")) if is_leftover(p, now)] if self.folder.is_dir() else []
+
+    def remove_leftovers(self) -> list[Path]:
+        """Remove :meth:`leftover_temp_files`; return those removed (``fyexp run`` cleans up after killed writes)."""
+        removed = []
+        for path in self.leftover_temp_files():
+            try:
+                path.unlink()
+            except FileNotFoundError:
+                continue
+            removed.append(path)
+        return removed
+
+
+def read_table(path: Path) -> tuple[pd.DataFrame | None, str | None]:
+    """Read a consolidated ``results.csv``; ``(frame, None)`` when it is UTF-8 CSV with the columns every reader
+    indexes (``experiment``, ``profile``, ``method``, ``seed``, ``metric``, ``value``, ``status``, ``cell``,
+    ``git_commit``) and values that obey :func:`value_problem`, else ``(None, what is wrong)``.  Core columns
+    it lacks beyond those are added empty."""
+    import pandas as pd
+
+    try:
+        text = Path(path).read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        return None, "not UTF-8 text"
+    except OSError as exc:
+        return None, f"cannot be read ({exc.strerror})"
+    if not text.strip():
+        return None, "empty"
+    try:
+        frame = pd.read_csv(io.StringIO(text), keep_default_na=True)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
+        return None, f"not a readable CSV ({type(exc).__name__})"
+    required = ("experiment", "profile", "method", "seed", "metric", "value", "status", "cell", "git_commit")
+    missing = [c for c in required if c not in frame.columns]
+    if missing:
+        return None, f"missing column(s) {', '.join(missing)}"
+    problem = value_problem(frame) if not frame.empty else None
+    if problem is not None:
+        return None, problem
+    frame["value"] = pd.to_numeric(frame["value"])
+    return _ordered(frame), None
 
 
 _READ: dict[str, tuple[tuple[int, ...], tuple]] = {}   # path → (its stat signature, what reading it gave)
@@ -233,6 +341,8 @@ def _read_cell_file(path: Path, expected_key: str | None = None) -> tuple[pd.Dat
     keys = set(frame["cell"].astype(str))
     if len(keys) != 1 or (expected_key is not None and keys != {expected_key}):
         return None, f"rows name cell(s) {sorted(keys)}, expected {expected_key or 'one cell'}"
+    if "settings_hash" in frame.columns and frame["settings_hash"].astype("string").nunique(dropna=False) > 1:
+        return None, "rows name different settings hashes"
     if "cell_rows" in frame.columns and frame["cell_rows"].notna().any():
         declared = pd.to_numeric(frame["cell_rows"], errors="coerce")
         if declared.isna().any() or (declared != len(frame)).any():

@@ -186,6 +186,9 @@ def run_experiment(resolved: ResolvedSpec, experiment: Experiment, *, device: st
     console = console or Console(stderr=True)
     progress = progress or make_progress(console, live=show_progress)
     store = ResultStore(results_dir, resolved.name)
+    removed = store.remove_leftovers()  # temporary files of writes killed in an earlier run
+    if removed:
+        progress.note(f"removed {len(removed)} leftover temporary file(s) of interrupted writes under {store.folder}")
     pending = classify_cells(resolved, experiment, store, force, only, device=device, data_dir=data_dir)
     cells, todo = pending.cells, pending.todo
     skipped = len(cells) - len(todo)

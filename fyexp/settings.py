@@ -19,6 +19,11 @@ they ran: the profile as merged from ``git show <row's git_commit>:<spec file>``
 were since renamed) cannot be compared and its rows stay current.  When git cannot tell (no checkout, unknown commit, the spec outside the repository), a legacy
 row is kept current ("unknown (legacy)"): committed results are never thrown away for lack of a record.
 
+**Records read back.**  A row naming a settings hash is trusted only with its sidecar: present, of the schema of
+:func:`cell_settings` and hashing to the rows' hash (:func:`read_sidecar`); else one warning line names the sidecar,
+the row has unknown provenance in the report and the claims, and ``fyexp run`` redoes the cell
+(:func:`finished_verdict`).
+
 When a cell reruns because its settings changed, its old file (and sidecar) moves to
 ``<experiment>/superseded/<profile>/<cell-key>.<old hash or legacy>.csv``: kept, never averaged with the new rows,
 and out of ``results.csv`` and the report.
@@ -30,13 +35,15 @@ import dataclasses
 import functools
 import hashlib
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from fyexp import gitinfo
+
 SETTINGS_SUFFIX = ".settings.json"
+SUPERSEDED_MARK = "~superseded-"   # a superseded file's rows get profile ``<profile>~superseded-<hash>``
 
 
 def jsonable(obj: Any) -> Any:
@@ -121,15 +128,72 @@ def write_sidecar(cell_file: Path, settings: dict) -> None:
     atomic_write_text(sidecar_path(cell_file), json.dumps(settings, indent=1, sort_keys=True, default=str) + "\n")
 
 
+# the sidecar's schema: each key of :func:`cell_settings` and the JSON type it holds (``None``: any JSON value)
+SIDECAR_FIELDS: dict[str, type | None] = {
+    "experiment": str, "profile": str, "overrides": dict, "config": None, "method": str, "params": dict,
+    "seed": int, "data": None, "environment": dict,
+}
+
+
+def sidecar_problem(settings: object, expected_hash: str) -> str | None:
+    """What is wrong with a parsed settings sidecar of a cell whose rows name ``expected_hash`` (``None``: nothing):
+    it must be a JSON object with exactly the keys of :data:`SIDECAR_FIELDS`, each of its type, whose
+    :func:`settings_hash` is the rows' (else the rows were not made at the settings it states)."""
+    if not isinstance(settings, dict):
+        return f"not a JSON object of settings (a JSON {type(settings).__name__})"
+    keys = set(settings)
+    if keys != set(SIDECAR_FIELDS):
+        missing, extra = sorted(set(SIDECAR_FIELDS) - keys), sorted(keys - set(SIDECAR_FIELDS))
+        return "; ".join(part for part in (f"missing key(s) {', '.join(missing)}" if missing else "",
+                                           f"unexpected key(s) {', '.join(extra)}" if extra else "") if part)
+    for key, kind in SIDECAR_FIELDS.items():
+        if kind is not None and (not isinstance(settings[key], kind) or isinstance(settings[key], bool)):
+            return f"'{key}' is not a JSON {'integer' if kind is int else 'string' if kind is str else 'object'}"
+    found = settings_hash(settings)
+    if found != expected_hash:
+        return f"its settings hash {found}, but the cell's rows name {expected_hash}"
+    return None
+
+
+def read_sidecar(cell_file: Path, expected_hash: str) -> tuple[dict | None, str | None]:
+    """The settings recorded beside ``cell_file``, whose rows name settings ``expected_hash``: ``(settings, None)``,
+    or ``(None, what is wrong)``, named in one warning line (:func:`fyexp.damaged.warn_damaged`): the record is
+    missing, not JSON, not of the schema or of other settings (:func:`sidecar_problem`).  The rows of such a cell
+    have unknown provenance."""
+    from fyexp.damaged import UNKNOWN_PROVENANCE_NOTE, warn_damaged
+
+    path = sidecar_path(Path(cell_file))
+    what = "damaged settings record"
+    if not path.exists():
+        what, problem = "missing settings record", f"the rows of {Path(cell_file).name} name settings {expected_hash}"
+    else:
+        try:
+            settings = json.loads(path.read_bytes().decode("utf-8"))
+        except UnicodeDecodeError:
+            problem = "not UTF-8 text"
+        except ValueError:
+            problem = "not JSON"
+        except OSError as exc:
+            problem = f"cannot be read ({exc.strerror})"
+        else:
+            problem = sidecar_problem(settings, expected_hash)
+            if problem is None:
+                return settings, None
+    warn_damaged(path, what, problem, UNKNOWN_PROVENANCE_NOTE)
+    return None, problem
+
+
+def records_problem(cell_file: Path, recorded_hash: str | None) -> str | None:
+    """What is wrong with the records beside a finished cell file (``None``: nothing): its settings record, when its
+    rows name a settings hash (:func:`read_sidecar`), and its executed-code record, where it has one
+    (:func:`fyexp.executed.read_record`).  Each damaged record is one warning line."""
+    from fyexp.executed import read_record
+
+    problem = read_sidecar(cell_file, recorded_hash)[1] if recorded_hash is not None else None
+    return read_record(cell_file)[1] or problem
+
+
 # ---- legacy rows: the spec at their commit ---------------------------------------------------------------------
-def _git(folder: Path, *args: str) -> str | None:
-    try:
-        result = subprocess.run(["git", *args], cwd=folder, capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return result.stdout if result.returncode == 0 else None
-
-
 def merged_profile(data: dict, profile: str) -> dict | None:
     """``defaults`` deep-merged with ``profiles[profile]``, seeds left out; ``None`` if the profile is missing."""
     from fyexp.specs import deep_merge
@@ -145,12 +209,10 @@ def merged_profile(data: dict, profile: str) -> dict | None:
 @functools.lru_cache(maxsize=None)
 def spec_at_commit(spec_path: Path, commit: str) -> dict | None:
     """The spec file as committed at ``commit`` (parsed YAML), ``None`` when git cannot show it."""
-    folder = spec_path.resolve().parent
-    top = _git(folder, "rev-parse", "--show-toplevel")
+    top = gitinfo.toplevel(spec_path.resolve().parent)
     if not commit or commit == "unknown" or top is None:
         return None
-    relative = spec_path.resolve().relative_to(Path(top.strip()).resolve()).as_posix()
-    text = _git(folder, "show", f"{commit}:{relative}")
+    text = gitinfo.file_at_commit(top, commit, spec_path.resolve().relative_to(top).as_posix())
     if text is None:
         return None
     try:
@@ -217,13 +279,17 @@ def expected_settings(resolved: Any, experiment: Any, cell: Any, device: str, da
 
 
 def finished_verdict(store: Any, resolved: Any, cell: Any, expected_hash: str, experiment: Any = None) -> str:
-    """``absent`` (no finished file: missing, damaged or failed, :meth:`ResultStore.is_finished`), else the
-    :func:`settings_verdict` of its rows: ``same``, ``legacy`` (both finished) or ``changed`` (to rerun)."""
+    """``absent`` (no finished file: missing, damaged or failed, :meth:`ResultStore.is_finished`; or its records
+    damaged, :func:`records_problem`), else the :func:`settings_verdict` of its rows: ``same``, ``legacy`` (both
+    finished) or ``changed`` (to rerun)."""
     from fyexp.results import read_cell_file
 
     if not store.is_finished(resolved.profile, cell):
         return "absent"
-    frame, _ = read_cell_file(store.cell_path(resolved.profile, cell), expected_key=cell.key)
+    path = store.cell_path(resolved.profile, cell)
+    frame, _ = read_cell_file(path, expected_key=cell.key)
+    if records_problem(path, recorded_settings(frame)[0]) is not None:
+        return "absent"  # unknown provenance: never current, so redone (the warning names the record)
     spec = getattr(resolved, "spec", None)
     if spec is None:  # no spec to compare a legacy file with: same hash or kept
         return "changed" if recorded_settings(frame)[0] not in (None, expected_hash) else "same"
@@ -261,13 +327,17 @@ def superseded_rows(store: Any) -> Any:
 
     from fyexp.results import read_cell_file
 
+    from fyexp.damaged import warn_damaged
+
     frames = []
     for path in sorted((store.folder / "superseded").glob("*/*.csv")):
-        frame, _ = read_cell_file(path)
+        frame, problem = read_cell_file(path)
+        if problem is not None:
+            warn_damaged(path, "skipped damaged superseded file", problem, "it is not read")
         if frame is None or frame.empty:
             continue
         tag = path.stem.rsplit(".", 1)[-1]
         frame = frame.copy()
-        frame["profile"] = f"{path.parent.name}~superseded-{tag}"
+        frame["profile"] = f"{path.parent.name}{SUPERSEDED_MARK}{tag}"
         frames.append(frame)
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()

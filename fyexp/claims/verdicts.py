@@ -282,7 +282,9 @@ def judge(claim: Claim, frames: dict[str, pd.DataFrame], specs: dict | None = No
     if not present:
         return [Verdict(claim, profile, NOT_RUN, notes=[f"no rows of {', '.join(claim.experiments)}"])]
     if by_metric is None:
-        by_metric = split_by_metric({e: frames[e] for e in claim.experiments if e in frames})
+        from fyexp.freshness import evidence
+
+        by_metric = split_by_metric({e: evidence(frames[e]) for e in claim.experiments if e in frames})
     everything = _rows_at(claim, by_metric, None)
     pieces = [everything[k] for k in claim.sides] + everything["others"] + everything["series"]
     profiles = list(dict.fromkeys(p for f in pieces for p in f["profile"].astype(str)))
@@ -306,7 +308,9 @@ def judge(claim: Claim, frames: dict[str, pd.DataFrame], specs: dict | None = No
 
 def judge_all(claims, frames: dict[str, pd.DataFrame], specs: dict | None = None,
               profile: str | None = None) -> list[Verdict]:
-    by_metric = split_by_metric(frames)
+    from fyexp.freshness import evidence
+
+    by_metric = split_by_metric({name: evidence(frame) for name, frame in frames.items()})  # no unknown provenance
     return [v for c in claims for v in judge(c, frames, specs, profile, by_metric)]
 
 
@@ -332,11 +336,6 @@ def load_frames(results_dir, experiments_dir=None, names=None) -> tuple[dict[str
 
 
 def _read_only(store) -> pd.DataFrame:
-    """The complete cell files' rows, else ``results.csv``; unlike ``ResultStore.load`` it writes nothing."""
-    from fyexp.results import read_cell_file
-
-    frames = [read_cell_file(p)[0] for p in store.cell_files()]
-    frames = [f for f in frames if f is not None and not f.empty]
-    if frames:
-        return pd.concat(frames, ignore_index=True)
-    return pd.read_csv(store.table_path) if store.table_path.is_file() else pd.DataFrame()
+    """The complete cell files' rows, else ``results.csv`` (:meth:`fyexp.results.ResultStore.load`: it writes
+    nothing, and names each damaged file it skips in one warning line)."""
+    return store.load()

@@ -51,7 +51,7 @@ class _Loaded:
 def _load(spec: ExperimentSpec, results_dir: Path, superseded: bool = False) -> _Loaded:
     """An experiment's current rows (with ``superseded``, also those of cells since rerun at other settings, as
     profiles of their own: :func:`fyexp.settings.superseded_rows`)."""
-    frame = ResultStore(results_dir, spec.name).load()
+    frame = ResultStore(results_dir, spec.name).consolidate()  # the report means to write: results.csv too
     if superseded:
         from fyexp.settings import superseded_rows
 

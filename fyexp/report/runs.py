@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from fyexp.freshness import BEHAVIOUR_UNCHANGED, row_states
+from fyexp.freshness import BEHAVIOUR_UNCHANGED, UNKNOWN_PROVENANCE, row_states
 from fyexp.specs import ExperimentSpec
 
 
@@ -76,15 +76,16 @@ def settings_changed(spec: ExperimentSpec, frame: pd.DataFrame, folder: Path | N
     """Per row: whether its cell ran at other settings than the spec now resolves to (``True``), the same
     (``False``) or cannot be told (``None``: no runner, no sidecar and no git).
 
-    A row with a settings sidecar (``<cell>.settings.json``, :mod:`fyexp.settings`) compares the config recorded
-    there with its profile resolved now (its ``--set`` overrides applied again); the device and package versions
-    are not compared here (they are the machine's, not the spec's).  A legacy row uses
+    A row naming a settings hash compares the config recorded in its sidecar (``<cell>.settings.json``, read and
+    checked by :func:`fyexp.settings.read_sidecar`: a missing or damaged one is ``None``, unknown provenance) with
+    its profile resolved now (its ``--set`` overrides applied again); the device and package versions are not
+    compared here (they are the machine's, not the spec's).  A legacy row uses
     :func:`fyexp.settings.legacy_settings_changed` (the spec at its commit)."""
     import json
 
     from fyexp.errors import FyexpError
     from fyexp.results import Cell
-    from fyexp.settings import legacy_settings_changed, scoped_config, sidecar_path
+    from fyexp.settings import SUPERSEDED_MARK, legacy_settings_changed, read_sidecar, scoped_config
     from fyexp.specs import Override, resolve
 
     out = pd.Series(None, index=frame.index, dtype=object)
@@ -121,22 +122,26 @@ def settings_changed(spec: ExperimentSpec, frame: pd.DataFrame, folder: Path | N
     cells = {k: cell_of(*v) for k, v in zip(zip(frame["profile"].astype(str), frame["cell"].astype(str)),
                                              zip(column("method"), column("seed"), column("params")))}
     verdicts: dict = {}
-    keys = list(zip(frame["profile"].astype(str), frame["cell"].astype(str), frame["git_commit"].astype(str)))
-    for profile, cell, commit in set(keys):
+    hashes = [None if pd.isna(h) else str(h) for h in column("settings_hash").astype("string")]
+    keys = list(zip(frame["profile"].astype(str), frame["cell"].astype(str), frame["git_commit"].astype(str),
+                    hashes))
+    for profile, cell, commit, recorded_hash in set(keys):
         base = profile.split("+", 1)[0]
         cell_obj = cells.get((profile, cell))
-        try:
-            recorded = json.loads(sidecar_path(Path(folder) / "cells" / profile / f"{cell}.csv").read_text())
-        except (OSError, ValueError):
-            recorded = None
+        recorded = None
+        if recorded_hash is not None and SUPERSEDED_MARK not in profile:
+            recorded, problem = read_sidecar(Path(folder) / "cells" / profile / f"{cell}.csv", recorded_hash)
+            if problem is not None:  # unknown provenance (the warning names the record): cannot be told
+                verdicts[profile, cell, commit, recorded_hash] = None
+                continue
         if recorded is None:
-            verdicts[profile, cell, commit] = (legacy_settings_changed(spec, base, commit, config_cls, cell_obj,
-                                                                       experiment)
-                                               if "+" not in profile else None)
+            verdicts[profile, cell, commit, recorded_hash] = (
+                legacy_settings_changed(spec, base, commit, config_cls, cell_obj, experiment)
+                if "+" not in profile else None)
         else:
             config_now = current(base, recorded.get("overrides", {}))
-            verdicts[profile, cell, commit] = (config_now is None or recorded.get("config")
-                                               != scoped_config(experiment, config_now, cell_obj))
+            verdicts[profile, cell, commit, recorded_hash] = (config_now is None or recorded.get("config")
+                                                              != scoped_config(experiment, config_now, cell_obj))
     return pd.Series([verdicts[k] for k in keys], index=frame.index, dtype=object)
 
 
@@ -162,7 +167,8 @@ def profile_runs(spec: ExperimentSpec, frame: pd.DataFrame, folder: Path | None 
             cells_failed=len(failed), failed_cells=tuple(failed),
             seeds_ok=tuple(sorted({int(s) for s in rows.loc[status[mask] == "ok", "seed"].dropna()})),
             rows=int(mask.sum()), dirty_rows=int(commits[mask].str.endswith("+dirty").sum()),
-            stale_rows=int((freshness[mask] == "stale").sum()), unknown_rows=int((freshness[mask] == "unknown").sum()),
+            stale_rows=int((freshness[mask] == "stale").sum()),
+            unknown_rows=int(freshness[mask].isin(["unknown", UNKNOWN_PROVENANCE]).sum()),
             commits=tuple(sorted(set(commits[mask]))),
             settings_changed_rows=int((changed[mask] == True).sum()),  # noqa: E712 (None is unknown)
             behaviour_unchanged_rows=int((freshness[mask] == BEHAVIOUR_UNCHANGED).sum()))

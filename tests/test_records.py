@@ -1,0 +1,266 @@
+"""Issue 29, unit level: loading never writes, and every damaged record is refused by one rule (checked against what
+fyexp writes; one warning line naming the file and what is wrong; its rows of unknown provenance)."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from fyexp import executed, settings as settings_mod
+from fyexp.freshness import UNKNOWN_PROVENANCE, damaged_settings, evidence, executed_freshness
+from fyexp.damaged import LEFTOVER_AGE_S, is_leftover, warn_damaged
+from fyexp.results import Cell, ResultStore, read_table
+
+PROV = {"git_commit": "unknown", "fyexp_version": "0", "device": "cpu", "wall_time_s": 0.5,
+        "timestamp": "2026-01-01T00:00:00+00:00"}
+SETTINGS = {"experiment": "exp", "profile": "paper", "overrides": {}, "config": {"lr": 0.1}, "method": "m",
+            "params": {"x": 1}, "seed": 0, "data": None, "environment": {"device_kind": "cpu"}}
+
+
+def _warnings(capsys) -> list[str]:
+    return [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+
+
+def _cell(store: ResultStore, seed: int = 0, settings: dict | None = None) -> Path:
+    """A finished cell with (when ``settings``) its settings hash on every row and its sidecar beside it."""
+    cell = Cell("m", seed, {"x": 1})
+    extra = {"settings_hash": settings_mod.settings_hash(settings)} if settings else {}
+    store.write_cell("paper", cell, [{"metric": "a", "value": 1.0 + seed}, {"metric": "b", "value": 2.0}],
+                     {**PROV, **extra})
+    path = store.cell_path("paper", cell)
+    if settings:
+        settings_mod.write_sidecar(path, settings)
+    return path
+
+
+# ---- the warning ------------------------------------------------------------------------------------------------
+def test_a_damaged_record_is_one_line_once(tmp_path, capsys):
+    path = tmp_path / "x.json"
+    warn_damaged(path, "damaged thing", "not JSON\n(garbage)", "it is skipped")
+    warn_damaged(path, "damaged thing", "not JSON\n(garbage)", "it is skipped")  # read again by a later step
+    warn_damaged(path, "damaged thing", "another problem", "it is skipped")
+    assert _warnings(capsys) == [f"warning: damaged thing {path} (not JSON (garbage)); it is skipped",
+                                 f"warning: damaged thing {path} (another problem); it is skipped"]
+
+
+# ---- loading never writes -----------------------------------------------------------------------------------------
+def _tree(root: Path) -> dict[str, int]:
+    return {p.relative_to(root).as_posix(): p.stat().st_mtime_ns for p in sorted(root.rglob("*"))}
+
+
+def test_load_reads_a_read_only_folder_and_writes_nothing(tmp_path):
+    store = ResultStore(tmp_path, "exp")
+    for seed in (0, 1):
+        _cell(store, seed, {**SETTINGS, "seed": seed})
+    folders = [p for p in tmp_path.rglob("*") if p.is_dir()] + [tmp_path]
+    before = _tree(tmp_path)
+    for folder in folders:
+        folder.chmod(stat.S_IRUSR | stat.S_IXUSR)
+    try:
+        frame = store.load()
+        assert len(frame) == 4 and not store.table_path.exists()
+        assert _tree(tmp_path) == before
+    finally:
+        for folder in folders:
+            folder.chmod(stat.S_IRWXU)
+    first = store.consolidate()  # the commands that mean to write rebuild results.csv
+    assert store.table_path.is_file() and first.equals(store.load())
+    written = store.table_path.stat().st_mtime_ns
+    time.sleep(0.01)
+    store.consolidate()  # unchanged rows: the file is left as it is
+    assert store.table_path.stat().st_mtime_ns == written
+
+
+# ---- results.csv --------------------------------------------------------------------------------------------------
+GOOD_TABLE = ("experiment,profile,method,seed,metric,value,status,cell,git_commit\n"
+              "exp,paper,m,0,a,1.5,ok,m__seed=0,abc\n")
+
+
+@pytest.mark.parametrize("content, problem", [
+    (b"\xff\xfe\x00garbage", "not UTF-8 text"),
+    (b"", "empty"),
+    (b"experiment,metric,value\nexp,a,1.0\n", "missing column(s) profile, method, seed, status, cell, git_commit"),
+    (GOOD_TABLE.replace("1.5", "banana").encode(), "value 'banana' of metric 'a' is not a number"),
+    (b'experiment,profile\n"unclosed,x\n', "not a readable CSV (ParserError)"),
+])
+def test_a_damaged_results_table_is_skipped_with_one_line(tmp_path, capsys, content, problem):
+    store = ResultStore(tmp_path, "exp")
+    store.folder.mkdir()
+    store.table_path.write_bytes(content)
+    assert read_table(store.table_path)[1].startswith(problem)
+    assert store.load().empty
+    line, = _warnings(capsys)
+    assert line.startswith(f"warning: skipped damaged results table {store.table_path} ({problem}")
+
+
+def test_a_sound_results_table_is_read_when_there_are_no_cell_files(tmp_path, capsys):
+    store = ResultStore(tmp_path, "exp")
+    store.folder.mkdir()
+    store.table_path.write_text(GOOD_TABLE)
+    frame = store.load()
+    assert frame["value"].tolist() == [1.5] and "wall_time_s" in frame and _warnings(capsys) == []
+
+
+# ---- superseded/ and temporary files ---------------------------------------------------------------------------
+def test_garbage_under_superseded_is_named(tmp_path, capsys):
+    store = ResultStore(tmp_path, "exp")
+    good = _cell(store, 0, SETTINGS)
+    kept = store.superseded_folder / "paper" / f"{good.stem}.{settings_mod.settings_hash(SETTINGS)}.csv"
+    kept.parent.mkdir(parents=True)
+    kept.write_bytes(good.read_bytes())
+    (kept.parent / "m__x=1__seed=9.abc.csv").write_bytes(b"\x00\xff not a cell\n")
+    (kept.parent / "notes.txt").write_text("hello\n")
+    (store.superseded_folder / "stray.csv").write_text("a,b\n")
+    problems = {p.name: why for p, why in store.superseded_problems()}
+    assert set(problems) == {"m__x=1__seed=9.abc.csv", "notes.txt", "stray.csv"}  # the sound file is not named
+    assert problems["notes.txt"].startswith("not a superseded cell file") and problems["stray.csv"].startswith("not in")
+    store.load()
+    assert len(_warnings(capsys)) == 3
+    assert len(settings_mod.superseded_rows(store)) == 2  # the sound file's rows only
+
+
+def test_leftover_temporary_files_are_named_and_run_removes_only_those(tmp_path, capsys):
+    store = ResultStore(tmp_path, "exp")
+    path = _cell(store)
+    folder = path.parent
+    killed = folder / f".{path.name}.k2j3h4l5.tmp"      # an atomic write's name, untouched for longer than the limit
+    in_flight = folder / f".{path.name}.a1b2c3d4.tmp"   # the same, just written to
+    other = folder / ".notes.tmp"                          # not an atomic write's name
+    for tmp in (killed, in_flight, other):
+        tmp.write_text("half a fi")
+    then = time.time() - LEFTOVER_AGE_S - 5
+    os.utime(killed, (then, then))
+    os.utime(other, (then, then))
+    assert store.leftover_temp_files() == [killed]
+    assert is_leftover(killed) and not is_leftover(in_flight) and not is_leftover(other)
+    assert not is_leftover(killed, now=then + LEFTOVER_AGE_S - 1)  # just under the limit: a write may be in flight
+    store.load()  # reading names it
+    line, = _warnings(capsys)
+    assert line.startswith(f"warning: leftover temporary file {killed} (")
+    assert store.remove_leftovers() == [killed]
+    assert not killed.exists() and in_flight.exists() and other.exists()
+    killed.write_text("x")
+    os.unlink(killed)
+    assert not is_leftover(killed)  # gone meanwhile: nothing to name
+
+
+# ---- the executed-code record ----------------------------------------------------------------------------------
+OUTSIDE = "def f(:\n"  # a file outside the package that would not even parse: opening it would crash
+
+
+@pytest.mark.parametrize("text, problem", [
+    ("{not json", "not JSON"),
+    ("\udcff", "not UTF-8 text"),
+    ('["fyexp/specs.py:deep_merge"]', "not a JSON object of functions (a JSON list)"),
+    ('{"fyexp/reference/claims.yaml:f": null}', "does not name a function of a Python file of the fyexp package"),
+    ('{"/etc/passwd:root": null}', "does not name a function"),
+    ('{"OUTSIDE:f": "0123456789ab"}', "does not name a function"),
+    ('{"fyexp/../tests/toy_broken.py:f": null}', "does not name a function"),
+    ('{"fyexp/specs.py:deep_merge": 12}', "is not a function hash"),
+    ('{"fyexp/specs.py:deep_merge": "nothex"}', "is not a function hash"),
+])
+def test_a_damaged_code_record_is_refused_and_nothing_outside_the_package_is_opened(tmp_path, capsys, monkeypatch,
+                                                                                   text, problem):
+    outside = tmp_path / "outside.py"
+    outside.write_text(OUTSIDE)
+    store = ResultStore(tmp_path / "results", "exp")
+    path = _cell(store)
+    record = path.with_suffix(executed.CODE_SUFFIX)
+    record.write_bytes(text.replace("OUTSIDE", str(outside)).encode("utf-8", "surrogateescape"))
+    opened = []
+    real = executed._module_hashes
+    monkeypatch.setattr(executed, "_module_hashes", lambda p, m: opened.append(p) or real(p, m))
+    found, why = executed.read_record(path)
+    assert found is None and problem in why
+    frame = store.load()
+    states = executed_freshness(frame, store.folder, root=executed.ROOT)
+    assert (states == UNKNOWN_PROVENANCE).all() and opened == []
+    line, = _warnings(capsys)
+    assert line.startswith(f"warning: damaged executed-code record {record} (") and "unknown provenance" in line
+
+
+def test_a_sound_code_record_is_read_and_judged(tmp_path, capsys):
+    store = ResultStore(tmp_path, "exp")
+    path = _cell(store)
+    executed.write_record(path, {"fyexp/specs.py:deep_merge"})
+    assert executed.read_record(path)[1] is None
+    assert (executed_freshness(store.load(), store.folder, root=executed.ROOT) == "fresh").all()
+    path.with_suffix(executed.CODE_SUFFIX).unlink()  # no record: not damage, the file rule judges the row
+    assert executed.read_record(path) == (None, None)
+    assert executed_freshness(store.load(), store.folder).isna().all() and _warnings(capsys) == []
+
+
+# ---- the settings sidecar --------------------------------------------------------------------------------------
+def _edit(settings: dict, **changes) -> dict:
+    return {**settings, **changes}
+
+
+@pytest.mark.parametrize("edit, problem", [
+    (lambda p, s: p.unlink(), "the rows of m__x=1__seed=0.csv name settings"),
+    (lambda p, s: p.write_text("{garbage"), "not JSON"),
+    (lambda p, s: p.write_text("[1, 2]"), "not a JSON object of settings (a JSON list)"),
+    (lambda p, s: p.write_text(json.dumps({k: v for k, v in s.items() if k != "config"})), "missing key(s) config"),
+    (lambda p, s: p.write_text(json.dumps(_edit(s, seed="0"))), "'seed' is not a JSON integer"),
+    (lambda p, s: p.write_text(json.dumps(_edit(s, config={"lr": 0.2}))), "its settings hash "),
+])
+def test_a_missing_damaged_or_other_settings_record_is_unknown_provenance(tmp_path, capsys, edit, problem):
+    store = ResultStore(tmp_path, "exp")
+    path = _cell(store, 0, SETTINGS)
+    sidecar = settings_mod.sidecar_path(path)
+    edit(sidecar, SETTINGS)
+    found = settings_mod.read_sidecar(path, settings_mod.settings_hash(SETTINGS))
+    assert found[0] is None and problem in found[1]
+    frame = store.load()
+    assert damaged_settings(frame, store.folder).all()
+    line, = _warnings(capsys)
+    assert str(sidecar) in line and problem in line and "unknown provenance" in line
+    assert line.startswith("warning: missing settings record" if "name settings" in problem
+                           else "warning: damaged settings record")
+    frame["freshness"] = UNKNOWN_PROVENANCE
+    assert evidence(frame).empty  # never a verdict's evidence
+
+
+def test_sound_and_legacy_settings_are_not_flagged(tmp_path, capsys):
+    store = ResultStore(tmp_path, "exp")
+    _cell(store, 0, SETTINGS)
+    legacy = Cell("m", 1, {"x": 1})
+    store.write_cell("paper", legacy, [{"metric": "a", "value": 3.0}], PROV)  # no hash, no sidecar: legacy
+    frame = store.load()
+    assert not damaged_settings(frame, store.folder).any() and _warnings(capsys) == []
+    frame["freshness"] = ["fresh"] * len(frame)
+    assert evidence(frame).equals(frame)
+
+
+def test_rows_of_one_cell_naming_different_settings_are_a_damaged_cell_file(tmp_path):
+    store = ResultStore(tmp_path, "exp")
+    path = _cell(store, 0, SETTINGS)
+    frame = pd.read_csv(path)
+    frame.loc[1, "settings_hash"] = "0123456789ab"
+    frame.to_csv(path, index=False)
+    assert [why for _, why in store.damaged_cells()] == ["rows name different settings hashes"]
+
+
+def test_run_redoes_a_cell_whose_records_are_damaged(tmp_path, capsys):
+    """:func:`fyexp.settings.finished_verdict`: a finished file whose records fail is not finished."""
+    from types import SimpleNamespace
+
+    store = ResultStore(tmp_path, "exp")
+    path = _cell(store, 0, SETTINGS)
+    resolved = SimpleNamespace(profile="paper", config=None)
+    expected = settings_mod.settings_hash(SETTINGS)
+    cell = Cell("m", 0, {"x": 1})
+    assert settings_mod.finished_verdict(store, resolved, cell, expected) == "same"
+    path.with_suffix(executed.CODE_SUFFIX).write_text("[]")
+    assert settings_mod.finished_verdict(store, resolved, cell, expected) == "absent"
+    path.with_suffix(executed.CODE_SUFFIX).unlink()
+    settings_mod.sidecar_path(path).unlink()
+    assert settings_mod.finished_verdict(store, resolved, cell, expected) == "absent"
+    assert len(_warnings(capsys)) == 2
