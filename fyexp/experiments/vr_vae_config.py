@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from fyexp.data.names import VR_IMAGE_DATASETS as DATASETS
 from fyexp.errors import require
 from fyexp.experiments.grid import check_axes, expand
+from fyexp.experiments.vr_vae_frey import FreyProtocol
 from fyexp.train import OptimizerConfig, ScheduleConfig, TrainConfig
 
 #: method → (paper table, paper row): Table 1's three methods and the in-text VR-0.5 and single-pass IWAE
@@ -23,7 +24,7 @@ LEGACY_LISTING = {"settings": ["freyface:1:5", "caltech:1:5", "caltech:1:50", "m
                   "extra_methods": {"vr_half": ["freyface:1:5", "mnist:1:5"], "iwae_single": ["mnist:1:50"]},
                   "folds": list(range(10))}
 #: settings that only Frey Face cells read (the fold split, Figure 4)
-FREYFACE_ONLY = ("n_folds", "fold_seed", "bias_alphas", "bias_samples", "bias_points", "bias_repetitions")
+FREYFACE_ONLY = ("n_folds", "fold_seed", "freyface", "bias_alphas", "bias_samples", "bias_points", "bias_repetitions")
 
 
 def _iwae_train() -> TrainConfig:
@@ -68,6 +69,9 @@ class Config:
     grid: Grid = field(default_factory=Grid)
     n_folds: int = 10
     fold_seed: int = 0
+    # Frey Face's model, initialization, weight prior, splits and VAE bound (:mod:`fyexp.experiments.vr_vae_frey`);
+    # the defaults are our settings before the authors' code was followed, the spec sets the authors'
+    freyface: FreyProtocol = field(default_factory=FreyProtocol)
     train_freyface: TrainConfig = field(default_factory=lambda: TrainConfig(
         epochs=1000, batch_size=100, optimizer=OptimizerConfig(lr=5e-4)))
     train_caltech: TrainConfig = field(default_factory=lambda: dataclasses.replace(
