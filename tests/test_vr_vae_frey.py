@@ -192,3 +192,19 @@ def test_frey_face_cell_end_to_end_at_the_authors_protocol(tmp_path):
     rows = VRVAE().run_cell(config, Cell("iwae", 0, {"dataset": "freyface", "L": 1, "K": 5, "fold": 1}), ctx)
     ll = next(r for r in rows if r["metric"] == "test_loglik")
     assert ll["n_test"] == 4 and math.isfinite(ll["value"])  # 40 faces: int(0.9 · 40) = 36 train, 4 test
+
+
+def test_the_installed_cli_shows_the_authors_frey_block_and_rejects_a_bad_one_in_one_line():
+    import yaml
+
+    from tests.conftest import run_cli
+
+    shown = run_cli("show", "vr-vae", "--profile", "paper")
+    assert shown.returncode == 0, shown.stderr
+    block = shown.stdout.split("\n  freyface:\n", 1)[1].split("\n  train_freyface:", 1)[0]
+    assert yaml.safe_load(block) == {"mean": "sigmoid", "init_std": 0.01, "weight_prior": 0.5, "splits": "seeded",
+                                  "train_fraction": 0.9, "elbo": "mc"}
+    bad = run_cli("show", "vr-vae", "--profile", "paper", "--set", "freyface.train_fraction=1.5")
+    assert bad.returncode == 2 and "freyface.train_fraction': expected a number in (0, 1)" in bad.stderr
+    assert "Traceback" not in bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1

@@ -44,10 +44,10 @@ class FreyProtocol:
     elbo: Literal["mc", "analytic"] = "analytic"
 
     def __post_init__(self):
-        require(self.init_std is None or self.init_std > 0, "freyface.init_std", "a positive number or null",
+        require(self.init_std is None or self.init_std > 0, "init_std", "a positive number or null",
                 self.init_std)
-        require(self.weight_prior >= 0, "freyface.weight_prior", "a number >= 0", self.weight_prior)
-        require(0 < self.train_fraction < 1, "freyface.train_fraction", "a number in (0, 1)", self.train_fraction)
+        require(self.weight_prior >= 0, "weight_prior", "a number >= 0", self.weight_prior)
+        require(0 < self.train_fraction < 1, "train_fraction", "a number in (0, 1)", self.train_fraction)
 
     @property
     def observation(self) -> str:
