@@ -13,7 +13,9 @@ method             objective (:mod:`fyexp.objectives`)                          
                                                                                                 backward pass)"
 =================  ==========================================================================  ================
 
-Architectures (Table 4, :mod:`fyexp.models.vr_architectures`): Frey Face d200-d200-s20, softplus, Gaussian/Gaussian;
+Architectures (Table 4, :mod:`fyexp.models.vr_architectures`): Frey Face d200-d200-s20, softplus, Gaussian/Gaussian
+(its decoder mean link, initialization, weight prior, runs and VAE bound: the spec's ``freyface:`` block, the
+authors' code in ``paper``, :mod:`fyexp.experiments.vr_vae_frey`);
 Caltech 101 Silhouettes d500-s200, tanh, Bernoulli/Gaussian; MNIST d200-d200-s50 (L = 1) and
 d200-d200-s100-d100-d100-s50 (L = 2), tanh, Bernoulli/Gaussian.  MNIST is binarized stochastically: each training
 batch draws x ∼ Bernoulli(gray levels); the test set is binarized once (seed 0).  Metric: ``test_loglik`` =
