@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 import torch
 
-from fyexp.experiments.vr_vae_frey import FreyProtocol, WeightPriorTask, normal_init, weight_penalty
+from fyexp.experiments.vr_vae_config import FreyProtocol
+from fyexp.experiments.vr_vae_frey import WeightPriorTask, normal_init, weight_penalty
 from fyexp.models import ModelConfig, build_vae
 from fyexp.models.heads import Gaussian, SigmoidMeanGaussian
 
@@ -117,7 +118,7 @@ def test_normal_init_draws_every_weight_and_bias_at_the_authors_scale():
 
     torch.manual_seed(0)
     vae = build_vae(model_config("freyface", 1), 560)
-    first = vae.encoder.body[0].weight
+    first = vae.encoder.body[0].weight.detach()
     assert float(first.std()) > 0.02  # torch's default U(±1/√560): std 0.0244
     normal_init(vae, 0.01)
     values = torch.cat([p.detach().flatten() for p in vae.parameters()])

@@ -4,7 +4,9 @@ The only code of the authors that trains the Frey Face VAE with VR-α and with t
 YingzhenLi/VRbound ``vae_autograd/`` (``aae_reparam.py``, ``network_layer.py``, ``parameter_server.py``,
 ``demo/train_freyface.py``); each setting below names where it is read there.  The dataclass's defaults are the
 settings our runner used before it followed that code (so a committed row of a spec without ``freyface:`` is
-compared with those); ``experiments/vr-vae.yaml`` sets the authors' values.
+compared with those); ``experiments/vr-vae.yaml`` sets the authors' values.  The settings are
+:class:`~fyexp.experiments.vr_vae_config.FreyProtocol` (in the light config module); this module holds what they
+do to a model and a task.
 
 * ``mean``: ``sigmoid``, the decoder's mean is σ(a) (``network_layer.py``, ``_encode``: ``mu_out =
   sigmoid(mu_out)`` when the prefix is ``'p'``), its log-variance a linear output of the last hidden layer
@@ -22,37 +24,11 @@ compared with those); ``experiments/vr-vae.yaml`` sets the authors' values.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
-
 import torch
 from torch import nn
 
-from fyexp.errors import require
+from fyexp.experiments.vr_vae_config import FreyProtocol
 from fyexp.train.binarizing import BinarizingTask
-
-
-@dataclass
-class FreyProtocol:
-    """Frey Face only: decoder mean link, initialization, weight prior, splits, the VAE's KL (module docstring)."""
-
-    mean: Literal["sigmoid", "linear"] = "linear"
-    init_std: float | None = None
-    weight_prior: float = 0.0
-    splits: Literal["seeded", "partition"] = "partition"
-    train_fraction: float = 0.9
-    elbo: Literal["mc", "analytic"] = "analytic"
-
-    def __post_init__(self):
-        require(self.init_std is None or self.init_std > 0, "init_std", "a positive number or null",
-                self.init_std)
-        require(self.weight_prior >= 0, "weight_prior", "a number >= 0", self.weight_prior)
-        require(0 < self.train_fraction < 1, "train_fraction", "a number in (0, 1)", self.train_fraction)
-
-    @property
-    def observation(self) -> str:
-        """The observation head (:data:`fyexp.models.heads.OBSERVATIONS`) of the decoder's mean link."""
-        return "gaussian_sigmoid" if self.mean == "sigmoid" else "gaussian"
 
 
 @torch.no_grad()
@@ -83,4 +59,4 @@ class WeightPriorTask(BinarizingTask):
         return loss + penalty, {**parts, "weight_penalty": penalty.detach()}
 
 
-__all__ = ["FreyProtocol", "WeightPriorTask", "normal_init", "weight_penalty"]
+__all__ = ["WeightPriorTask", "normal_init", "weight_penalty"]
