@@ -189,7 +189,7 @@ SLICES: dict[str, Slice] = {
     "fy-nvdm": Slice(sets=("n_topics=3", "hidden=8", "train.epochs=1", "train.batch_size=8"),
                      data=_patched("fyexp.experiments.nvdm", "load_corpus", _corpus)),
     "vr-bnn": Slice(sets=("epochs=2", "n_samples=3", "hidden=8", "n_splits=1"), per_method=True, data=uci_root),
-    "vr-vae": Slice(sets=("train_freyface.epochs=1", "train_mnist.epochs=1", "test_samples=10", "test_chunk=5",
+    "vr-vae": Slice(sets=("train_freyface.epochs=1", "train_freyface.batch_size=20", "train_mnist.epochs=1", "test_samples=10", "test_chunk=5",
                           "bias_points=4", "bias_repetitions=2"), per_method=True,
                     data=_patched("fyexp.experiments.vr_vae", "load_data", _vr_vae_data)),
     "frac-vae": Slice(sets=("n_train=32", "n_test=8", "n_generated=16", "proxy_n_train=48"), per_method=True,

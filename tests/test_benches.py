@@ -34,6 +34,8 @@ RATIO_LINES = {
                          r"largest overhead of a sparse latent / decoder over Bernoulli/Gaussian: [\d.]+x"],
     "bench_tvem": [r"ratio TV-EM / exact \(shared\)\s+= [\d.]+", r"ratio TV-EM / exact \(per-point\) = [\d.]+"],
     "bench_vr": [r"speed-up [\d.]+x", r"ratio [\d.]+ \(aim <= 0\.5", r"ratio ensemble / batched [\d.]+"],
+    "bench_vr_frey": [r"vae: ratio ensemble / one after another throughput: [\d.]+x",
+                      r"vr_max: ratio ensemble / one after another throughput: [\d.]+x"],
 }
 
 

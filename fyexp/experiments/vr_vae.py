@@ -13,7 +13,9 @@ method             objective (:mod:`fyexp.objectives`)                          
                                                                                                 backward pass)"
 =================  ==========================================================================  ================
 
-Architectures (Table 4, :mod:`fyexp.models.vr_architectures`): Frey Face d200-d200-s20, softplus, Gaussian/Gaussian;
+Architectures (Table 4, :mod:`fyexp.models.vr_architectures`): Frey Face d200-d200-s20, softplus, Gaussian/Gaussian
+(its decoder mean link, initialization, weight prior, runs and VAE bound: the spec's ``freyface:`` block, the
+authors' code in ``paper``, :mod:`fyexp.experiments.vr_vae_frey`);
 Caltech 101 Silhouettes d500-s200, tanh, Bernoulli/Gaussian; MNIST d200-d200-s50 (L = 1) and
 d200-d200-s100-d100-d100-s50 (L = 2), tanh, Bernoulli/Gaussian.  MNIST is binarized stochastically: each training
 batch draws x ∼ Bernoulli(gray levels); the test set is binarized once (seed 0).  Metric: ``test_loglik`` =
@@ -41,6 +43,7 @@ from fyexp.data.vr_images import DATASETS, IMAGE_SHAPES, load_data
 from fyexp.errors import CellFailed
 from fyexp.experiments import register
 from fyexp.experiments.grid import GridExperiment, PaperKeys, metric
+from fyexp.experiments.vr_vae_frey import WeightPriorTask, normal_init
 from fyexp.experiments.vr_vae_config import FREYFACE_ONLY, LEGACY_LISTING, PAPER_ROWS, Config, Grid  # noqa: F401
 from fyexp.metrics.vr_bias import vr_bias
 from fyexp.models import build_vae
@@ -106,14 +109,32 @@ class VRVAE(GridExperiment):
             data[key] = {d: n for d, n in data[key].items() if d == dataset}
         return {k: v for k, v in data.items() if dataset == "freyface" or k not in FREYFACE_ONLY}
 
+    def _task(self, config: Config, cell: Cell, data) -> BinarizingTask:
+        """The cell's model and training task, seeded as every run of the cell seeds them; Frey Face cells follow
+        ``config.freyface`` (decoder mean link, initialization, weight prior, the VAE's KL term)."""
+        dataset, k = cell.params["dataset"], cell.params["K"]
+        model_cfg = model_config(dataset, cell.params["L"])
+        protocol = config.freyface if dataset == "freyface" else None
+        if protocol is not None:
+            model_cfg.observation = protocol.observation
+        seed_everything(self.seed_stream(cell, "init"))
+        model = build_vae(model_cfg, data.train.shape[1])
+        if protocol is not None and protocol.init_std is not None:
+            normal_init(model, protocol.init_std)
+        objective = OBJECTIVES[cell.method](k)
+        if protocol is not None and cell.method == "vae" and protocol.elbo == "mc":
+            objective = ELBO(n_samples=k, analytic=False)
+        if protocol is None or not protocol.weight_prior:
+            return BinarizingTask(model, objective, data.binarize, data.valid, config.valid_every)
+        return WeightPriorTask(model, objective, data.binarize, data.valid, config.valid_every,
+                               coefficient=protocol.weight_prior, n_train=len(data.train))
+
     def measure(self, config: Config, cell: Cell, ctx):
         p = cell.params
         dataset, layers, k, fold = p["dataset"], p["L"], p["K"], p.get("fold")
         data = load_data(config, dataset, fold, ctx.data_dir)
-        seed_everything(self.seed_stream(cell, "init"))
-        model = build_vae(model_config(dataset, layers), data.train.shape[1])
-        row = PAPER_ROWS[cell.method][1]
-        task = BinarizingTask(model, OBJECTIVES[cell.method](k), data.binarize, data.valid, config.valid_every)
+        task = self._task(config, cell, data)
+        model, row = task.model, PAPER_ROWS[cell.method][1]
         train = dataclasses.replace(getattr(config, f"train_{dataset}"), seed=cell.seed)
         history = Trainer(train, device=ctx.device, work_dir=ctx.work_dir, subtask=ctx.subtask,
                           label=f"{ctx.experiment}/{cell.key}").fit(task, (data.train,))

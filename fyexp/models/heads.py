@@ -52,10 +52,26 @@ class Gaussian(Observation):
 
     def log_prob(self, scores, x):
         mu, log_var = scores.chunk(2, dim=-1)
+        mu = self.link(mu)
         return -0.5 * (math.log(2 * math.pi) + log_var + (x - mu).pow(2) / log_var.exp()).sum(-1)
 
     def mean(self, scores):
-        return scores.chunk(2, dim=-1)[0]
+        return self.link(scores.chunk(2, dim=-1)[0])
+
+    @staticmethod
+    def link(mean_scores):
+        """The decoder mean from its scores: the identity here."""
+        return mean_scores
+
+
+class SigmoidMeanGaussian(Gaussian):
+    """N(sigmoid(a_d), exp(log σ²_d)), the decoder emitting (a, log σ²): the mean squashed into (0, 1), for data in
+    [0, 1] (the Frey Face decoder of the VR authors' code, YingzhenLi/VRbound ``vae_autograd/network_layer.py``,
+    ``_encode``: ``mu_out = sigmoid(mu_out)`` for the generative network)."""
+
+    @staticmethod
+    def link(mean_scores):
+        return torch.sigmoid(mean_scores)
 
 
 class BinaryEntmax(Observation):
@@ -99,6 +115,7 @@ class Entmax(Observation):
 
 OBSERVATIONS: dict[str, Callable[[float], Observation]] = {
     "bernoulli": lambda rho: Bernoulli(), "gaussian": lambda rho: Gaussian(),
+    "gaussian_sigmoid": lambda rho: SigmoidMeanGaussian(),
     "binary_entmax": BinaryEntmax, "multinomial": lambda rho: Multinomial(), "entmax": Entmax,
 }
 

@@ -42,7 +42,8 @@ class ModelConfig:
     scale: Literal["log_var", "log_sigma"] = "log_var"
     encoder_heads: Literal["joint", "separate"] = "joint"
     zero_scale_init: bool = False
-    observation: Literal["bernoulli", "gaussian", "binary_entmax", "multinomial", "entmax"] = "bernoulli"
+    observation: Literal["bernoulli", "gaussian", "gaussian_sigmoid", "binary_entmax", "multinomial",
+                         "entmax"] = "bernoulli"
     observation_rho: float = 1.0
 
     def __post_init__(self):
