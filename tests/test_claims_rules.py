@@ -403,3 +403,50 @@ claims:
     rows: {{experiment: gmm-clustering, metric: adjusted_mi}}
 {PAIR.format(d='greater')}""")
     return load_claims(path).claims[0]
+
+
+# ---- rows a verdict may read -----------------------------------------------------------------------------------
+def test_rows_at_old_settings_never_feed_a_verdict(monkeypatch):
+    import fyexp.freshness
+    from fyexp.claims.verdicts import current_rows
+
+    frame = frames({"x": BASE})["gmm-clustering"]
+    monkeypatch.setattr(fyexp.freshness, "settings_changed",
+                        lambda spec, f, folder: pd.Series([True, False, None, True], index=f.index, dtype=object))
+    kept = current_rows(None, frame, None)
+    assert list(kept["seed"]) == [1, 2]  # changed: dropped; unchanged or cannot tell: kept
+    assert current_rows(None, frame.iloc[:0], None).empty
+
+
+def test_derived_tvem_rows_read_the_saved_trace_and_the_rows(tmp_path):
+    import json
+
+    from fyexp.claims.derived import GAP, LARGEST_DROP, largest_drop, with_derived
+
+    assert largest_drop([1.0, 2.0, 1.5, 3.0]) == 0.5 and largest_drop([1.0, 2.0, 2.0]) == 0.0
+    assert largest_drop([1.0, 0.75, 0.7]) == 0.25 and math.isnan(largest_drop([1.0]))
+    rows = pd.DataFrame([{"experiment": "tvem-bsc", "profile": "paper", "cell": c, "metric": m, "value": v,
+                          "seed": s, "git_commit": "abc", "freshness": "stale"}
+                         for c, s in (("tvem__n_states=5__seed=0", 0), ("tvem__n_states=5__seed=1", 1))
+                         for m, v in (("free_energy", -60.0 - s), ("log_likelihood", -59.5 - s))])
+    fits = tmp_path / "artifacts" / "paper" / "fits"
+    fits.mkdir(parents=True)
+    (fits / "tvem__n_states=5__seed=0.json").write_text(json.dumps({"free_energy": [-70.0, -65.0, -65.25, -60.0]}))
+    out = with_derived("tvem-bsc", rows, tmp_path)
+    gap = out[out["metric"] == GAP]
+    assert list(gap["value"]) == [0.5, 0.5] and set(gap["source_metric"]) == {"free_energy"}
+    drop = out[out["metric"] == LARGEST_DROP]
+    assert list(drop["value"]) == [0.25] and list(drop["seed"]) == [0]  # seed 1 saved no trace: no row
+    assert list(drop["freshness"]) == ["stale"]  # as stale as the run it reads
+    assert with_derived("gmm-clustering", rows, tmp_path) is rows
+
+
+def test_a_derived_row_and_its_source_count_as_one_stale_row():
+    from fyexp.claims.verdicts import _freshness
+
+    source = frames({"x": BASE}, freshness="stale")["gmm-clustering"]
+    derived = source.assign(metric="free_energy_gap", source_metric="adjusted_mi")
+    stale, dirty = _freshness({"a": source, "b": derived, "others": [], "series": []}, {})
+    assert len(stale) == 4 and not dirty
+    stale, _ = _freshness({"a": source, "b": derived.drop(columns="source_metric"), "others": [], "series": []}, {})
+    assert len(stale) == 8  # without its source named, a derived row would count again

@@ -6,7 +6,8 @@ did, not where it ended.
 energy (eq. 6, per data point, nats) between consecutive iterations, max_t (F_t − F_{t+1}), read from the run's
 saved trace (``artifacts/<profile>/fits/<cell>.json``, key ``free_energy``); ≤ 0 when the free energy never
 decreased, as TV-EM guarantees (Lücke, Sec. 2.2, eqs. 7–9).  Each derived row copies the cell's ``free_energy`` row
-(its seed, params, commit, freshness) with the metric and value replaced, so it is as stale as the run it reads.
+(its seed, params, commit, freshness) with the metric and value replaced and ``source_metric`` naming the row it
+copies, so it is as stale as the run it reads and a stale row is counted once.
 """
 
 from __future__ import annotations
@@ -40,9 +41,11 @@ def with_derived(name: str, frame: pd.DataFrame, folder: Path | None) -> pd.Data
     for _, row in base.iterrows():
         key = (row["profile"], row["cell"])
         if key in loglik.index:
-            rows.append({**row.to_dict(), "metric": GAP, "value": float(loglik[key]) - float(row["value"])})
+            rows.append({**row.to_dict(), "metric": GAP, "source_metric": "free_energy",
+                         "value": float(loglik[key]) - float(row["value"])})
         path = Path(folder or ".") / "artifacts" / str(row["profile"]) / "fits" / f"{row['cell']}.json"
         if path.is_file():
             trace = json.loads(path.read_text(encoding="utf-8")).get("free_energy") or []
-            rows.append({**row.to_dict(), "metric": LARGEST_DROP, "value": largest_drop(trace)})
+            rows.append({**row.to_dict(), "metric": LARGEST_DROP, "source_metric": "free_energy",
+                         "value": largest_drop(trace)})
     return pd.concat([frame, pd.DataFrame(rows)], ignore_index=True) if rows else frame

@@ -170,7 +170,7 @@ def _cells(v: Verdict) -> tuple[str, ...]:
 
 def _quote(v: Verdict) -> str:
     if v.claim.kind == "check":
-        return f"(ours) {v.claim.note}"
+        return v.claim.note
     return f"“{v.claim.quote}” ({v.claim.place})"
 
 

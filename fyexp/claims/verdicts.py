@@ -204,6 +204,9 @@ def _n_text(claim: Claim, d: Difference) -> str:
 
 
 def _diff_text(claim: Claim, d: Difference) -> str:
+    if claim.than is not None and "b" not in claim.sides:  # a's mean and its interval against the constant
+        interval = f" [{_fmt(d.low + claim.than)}, {_fmt(d.high + claim.than)}]" if d.has_interval else ""
+        return f"{_fmt(d.mean_a)}{interval} vs {_fmt(claim.than)}"
     text = f"{_fmt(d.mean_a)} vs {_fmt(d.mean_b)}"
     if claim.magnitude_kind == "relative" and d.mean_b:
         text += f" ({100 * d.mean / abs(d.mean_b):+.1f}%)"
@@ -361,7 +364,8 @@ ROW_KEY = ("experiment", "profile", "cell", "metric")
 
 
 def _freshness(rows: dict, specs: dict) -> tuple[frozenset, frozenset]:
-    """The keys (experiment, profile, cell, metric) of the stale and of the dirty rows a verdict read (counted as
+    """The keys (experiment, profile, cell, metric; a derived row's metric is its source's, ``source_metric``) of the
+    stale and of the dirty rows a verdict read (counted as
     the report counts them, :func:`fyexp.freshness.row_states`: a commit ending ``+dirty``; a row stale against
     HEAD), so that a paper's summary counts each row once."""
     from fyexp.freshness import row_states
@@ -372,6 +376,7 @@ def _freshness(rows: dict, specs: dict) -> tuple[frozenset, frozenset]:
     for name, part in used.groupby("experiment"):
         if "freshness" not in part and name not in specs:
             continue
+        part = part.assign(metric=part["source_metric"].fillna(part["metric"])) if "source_metric" in part else part
         keys = list(zip(*[part[c].astype(str) if c in part else [""] * len(part) for c in ROW_KEY]))
         states = part["freshness"] if "freshness" in part else row_states(specs[name], part)
         stale |= {k for k, s in zip(keys, states) if s == "stale"}
