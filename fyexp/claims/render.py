@@ -131,9 +131,9 @@ def long_lines(verdicts: list[Verdict], width: int = WIDTH, all_profiles: bool =
         out += [(line, "bold") for line in _wrap(title, width, "", "  ")]
         for name, text in (("claim", v.claim.text), ("where", v.claim.place), ("says", v.claim.quote),
                            ("paper", v.claim.paper_numbers), ("ours", v.ours), ("notes", "; ".join(v.notes)),
-                           ("why", v.claim.note if v.claim.kind == "check" else "")):
+                           ("why" if v.claim.kind == "check" else "caveat", v.claim.note)):
             if text:
-                out += [(line, "") for line in _wrap(text, width, f"  {name + ':':<7}", " " * 9)]
+                out += [(line, "") for line in _wrap(text, width, f"  {name + ':':<8}", " " * 10)]
         out.append(("", ""))
     for paper in PAPERS:
         if any(v.claim.paper == paper for v in verdicts):
