@@ -35,8 +35,8 @@ def test_markdown_puts_headlines_first_checks_apart_and_other_profiles_last(tmp_
     head, rest = text.split(f"## {CHECKS_TITLE}")
     checks, others = rest.split("## Other profiles")
     assert "**fyvi: 1 claim (1 supported); 1 check of ours.**" in head
-    assert "| toy |" in head and "“a toy sentence” (fyvi Table 9, line 12)" in head and "0.9 \\| 0.5" in head
-    assert "| ours |" in checks and "ours - a margin of ours" in checks and "| toy |" not in checks
+    assert "| toy | toy |" in head and "“a toy sentence” (fyvi Table 9, line 12)" in head and "0.9 \\| 0.5" in head
+    assert "| ours |" in checks and "ours - a margin of ours (Table 9)" in checks and "| toy | toy |" not in checks
     assert "reversed (reduced profile cpu)" in others and "supported |" not in others
 
 

@@ -164,13 +164,13 @@ def as_json(verdicts: list[Verdict]) -> str:
 
 # ---- files ---------------------------------------------------------------------------------------------------
 def _cells(v: Verdict) -> tuple[str, ...]:
-    return (v.claim.id, f"{v.claim.text} ({v.claim.where})", _quote(v), v.claim.paper_numbers or "—",
+    return (v.claim.id, v.claim.text, _quote(v), v.claim.paper_numbers or "—",
             v.ours or "—", v.label, v.n or "—", v.profile or "—")
 
 
 def _quote(v: Verdict) -> str:
     if v.claim.kind == "check":
-        return v.claim.note
+        return f"{v.claim.note} ({v.claim.where})"
     return f"“{v.claim.quote}” ({v.claim.place})"
 
 
