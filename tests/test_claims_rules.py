@@ -450,3 +450,45 @@ def test_a_derived_row_and_its_source_count_as_one_stale_row():
     assert len(stale) == 4 and not dirty
     stale, _ = _freshness({"a": source, "b": derived.drop(columns="source_metric"), "others": [], "series": []}, {})
     assert len(stale) == 8  # without its source named, a derived row would count again
+
+
+# ---- exact edges (the mutation run's survivors: each test kills a flipped comparison or a dropped text) ---------
+def test_approx_edges_are_inside(tmp_path):
+    claim = claim_of(tmp_path, "    direction: approx\n    delta: 0.25\n    a: {method: x}\n    b: {method: y}\n")
+    for a, b in ((0.5, 0.75), (0.75, 0.5)):  # the difference exactly ∓delta: within
+        v = verdict_of(claim, {"x": np.array([a]), "y": np.array([b])})
+        assert v.verdict == SUPPORTED and v.ours.endswith("(δ = 0.25)") and v.n == "1 vs 1"
+
+
+def test_fraction_edges_and_texts(tmp_path):
+    share = np.array([1.0] * 17 + [0.0] * 3)
+    ci = stats.binomtest(17, 20).proportion_ci(0.95, method="exact")
+    for edge in (ci.low, ci.high):  # the paper's share exactly at an end of the interval: inside
+        v = verdict_of(fraction(tmp_path, magnitude=repr(float(edge))), {"x": share})
+        assert v.verdict == SUPPORTED and v.notes == [] and v.estimate == 0.85
+    assert v.ours == f"85% of runs [{ci.low:.0%}, {ci.high:.0%}]" and (v.low, v.high) == (ci.low, ci.high)
+    edge = verdict_of(fraction(tmp_path, at_least=repr(float(ci.low))), {"x": share})
+    assert edge.verdict == NOT_SUPPORTED  # the interval's bottom exactly at at_least: not above it
+    top = verdict_of(fraction(tmp_path, at_least=repr(float(ci.high))), {"x": share})
+    assert top.verdict == NOT_SUPPORTED  # its top exactly at at_least: not below it either
+
+
+def test_monotone_compares_each_neighbour(tmp_path):
+    claim = claim_of(tmp_path, MONO.format(t="increasing"))
+    dip = {"x": BASE, "y": BASE - 1 + JITTER, "z": BASE + 1 + JITTER}  # x → z rises, x → y falls
+    v = verdict_of(claim, dip)
+    assert v.verdict == NOT_SUPPORTED and v.ours == "3.05 → 2.05 → 4.05" and v.n == "4+" and v.notes == []
+    single = verdict_of(claim, {"x": np.array([1.0]), "y": np.array([2.0]), "z": np.array([3.0])})
+    assert single.verdict == SUPPORTED and single.notes == [SIGN_ONLY]
+
+
+def test_a_tie_at_a_printed_magnitude_of_zero_names_no_n(tmp_path):
+    v = verdict_of(pair(tmp_path, extra="    magnitude: 0\n"), {"x": BASE + 0.1 + JITTER, "y": BASE})
+    assert v.verdict == UNRESOLVED and v.n_to_resolve is None and "about n" not in v.label
+    assert "the interval holds 0 and the paper's 0" in v.label
+
+
+def test_largest_drop_of_two_values():
+    from fyexp.claims.derived import largest_drop
+
+    assert largest_drop([2.0, 1.5]) == 0.5 and largest_drop([1, 3]) == -2.0
