@@ -492,3 +492,62 @@ def test_largest_drop_of_two_values():
     from fyexp.claims.derived import largest_drop
 
     assert largest_drop([2.0, 1.5]) == 0.5 and largest_drop([1, 3]) == -2.0
+
+
+# ---- every field of a verdict, per rule (a dropped or swapped field is a wrong report even when the word is right)
+def _fields(v):
+    return (v.claim.id, v.profile, v.verdict, v.ours, v.n, v.notes,
+            None if v.low is None else round(v.low, 4), None if v.high is None else round(v.high, 4),
+            None if v.estimate is None else round(v.estimate, 4))
+
+
+def test_fields_of_a_pairwise_verdict(tmp_path):
+    v = verdict_of(pair(tmp_path), {"x": BASE + 1 + JITTER, "y": BASE})
+    low, high = round(1 - HALF, 4), round(1 + HALF, 4)
+    assert _fields(v) == ("toy", "paper", SUPPORTED, f"4.05 vs 3.05; diff 1 [{1 - HALF:.4g}, {1 + HALF:.4g}]",
+                          "4 pairs", [], low, high, 1.0)
+
+
+def test_fields_of_an_approx_verdict(tmp_path):
+    claim = claim_of(tmp_path, "    direction: approx\n    delta: 2\n    a: {method: x}\n    b: {method: y}\n")
+    v = verdict_of(claim, {"x": BASE + 1 + JITTER, "y": BASE})
+    assert _fields(v) == ("toy", "paper", SUPPORTED, f"4.05 vs 3.05; diff 1 [{1 - HALF:.4g}, {1 + HALF:.4g}] (δ = 2)",
+                          "4 pairs", [], round(1 - HALF, 4), round(1 + HALF, 4), 1.0)
+    one = verdict_of(claim, {"x": np.array([1.0]), "y": np.array([0.5])})
+    assert _fields(one) == ("toy", "paper", SUPPORTED, "1 vs 0.5 (δ = 2)", "1 vs 1", [SIGN_ONLY], None, None, 0.5)
+
+
+def test_fields_of_a_monotone_verdict(tmp_path):
+    claim = claim_of(tmp_path, MONO.format(t="decreasing"))
+    v = verdict_of(claim, {"x": BASE + 2, "y": BASE[:3] + 1, "z": BASE})
+    assert _fields(v) == ("toy", "paper", SUPPORTED, "5.05 → 4.033 → 3.05", "3+", [], None, None, None)
+    one = verdict_of(claim, {"x": np.array([3.0]), "y": np.array([2.0]), "z": np.array([1.0])})
+    assert _fields(one) == ("toy", "paper", SUPPORTED, "3 → 2 → 1", "1+", [SIGN_ONLY], None, None, None)
+
+
+def test_fields_of_a_best_of_verdict(tmp_path):
+    claim = claim_of(tmp_path, BEST.format(b="less", extra="    magnitude: -1\n"))
+    v = verdict_of(claim, {"x": BASE - 1 + JITTER, "y": BASE, "z": BASE + 2})
+    assert _fields(v) == ("toy", "paper", SUPPORTED,
+                          f"2.05 vs best other 3.05; margin -1 [{-1 - HALF:.4g}, {-1 + HALF:.4g}]", "4+", [],
+                          round(-1 - HALF, 4), round(-1 + HALF, 4), -1.0)
+    one = verdict_of(claim, {"x": np.array([1.0]), "y": np.array([2.0]), "z": np.array([4.0])})
+    assert _fields(one) == ("toy", "paper", SUPPORTED, "1 vs best other 2; margin -1", "1+", [SIGN_ONLY],
+                            None, None, -1.0)
+
+
+def test_fields_of_a_ratio_verdict(tmp_path):
+    v = verdict_of(ratio(tmp_path), _ratio_sides(-1.0))
+    low, high = math.exp(-1 - HALF), math.exp(-1 + HALF)
+    assert _fields(v)[:5] == ("toy", "paper", SUPPORTED, f"ratio {v.estimate:.3g} [{low:.3g}, {high:.3g}]", "4 pairs")
+    assert (v.low, v.high) == (pytest.approx(low), pytest.approx(high)) and v.notes == []
+    assert v.estimate == pytest.approx((BASE * np.exp(-1 + JITTER)).mean() / BASE.mean())
+    one = verdict_of(ratio(tmp_path), {"x": np.array([1.0]), "y": np.array([4.0])})
+    assert _fields(one) == ("toy", "paper", SUPPORTED, "ratio 0.25", "1 vs 1", [SIGN_ONLY], None, None, 0.25)
+
+
+def test_fields_of_a_fraction_verdict(tmp_path):
+    v = verdict_of(fraction(tmp_path), {"x": np.array([1.0] * 17 + [0.0] * 3)})
+    ci = stats.binomtest(17, 20).proportion_ci(0.95, method="exact")
+    assert _fields(v) == ("toy", "paper", SUPPORTED, "85% of runs [62%, 97%]", "20", [], round(ci.low, 4),
+                          round(ci.high, 4), 0.85)
