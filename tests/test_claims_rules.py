@@ -551,3 +551,9 @@ def test_fields_of_a_fraction_verdict(tmp_path):
     ci = stats.binomtest(17, 20).proportion_ci(0.95, method="exact")
     assert _fields(v) == ("toy", "paper", SUPPORTED, "85% of runs [62%, 97%]", "20", [], round(ci.low, 4),
                           round(ci.high, 4), 0.85)
+
+
+def test_a_fraction_tie_holding_the_papers_share_is_unresolved(tmp_path):
+    share = np.array([1.0, 0.0] * 10)  # [27%, 73%]
+    assert verdict_of(fraction(tmp_path, magnitude=0.6), {"x": share}).verdict == UNRESOLVED
+    assert verdict_of(fraction(tmp_path, magnitude=0.8), {"x": share}).verdict == NOT_SUPPORTED
