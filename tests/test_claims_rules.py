@@ -557,3 +557,18 @@ def test_a_fraction_tie_holding_the_papers_share_is_unresolved(tmp_path):
     share = np.array([1.0, 0.0] * 10)  # [27%, 73%]
     assert verdict_of(fraction(tmp_path, magnitude=0.6), {"x": share}).verdict == UNRESOLVED
     assert verdict_of(fraction(tmp_path, magnitude=0.8), {"x": share}).verdict == NOT_SUPPORTED
+
+
+def test_ratio_edges_zero_values_and_single_values_against_another_threshold(tmp_path):
+    sides = _ratio_sides(-0.5)
+    first = verdict_of(ratio(tmp_path), sides)
+    for edge in (first.low, first.high):  # the paper's ratio exactly at an end of the interval: inside
+        assert verdict_of(ratio(tmp_path, magnitude=repr(edge)), sides).verdict == SUPPORTED
+    tie = _ratio_sides(-0.1)  # exp(-0.1 ± HALF) holds 1 and 0.95
+    assert verdict_of(ratio(tmp_path, magnitude=0.95), tie).verdict == UNRESOLVED
+    assert verdict_of(ratio(tmp_path, magnitude=0.5), tie).verdict == NOT_SUPPORTED
+    one = {"x": np.array([1.0]), "y": np.array([1.0])}  # ratio 1 against a threshold of 2: below it
+    assert verdict_of(ratio(tmp_path, threshold=2.0), one).verdict == SUPPORTED
+    assert verdict_of(ratio(tmp_path, "ratio_above", threshold=2.0), one).verdict == REVERSED
+    zero = verdict_of(ratio(tmp_path), {"x": np.array([0.0, 0.0, 0.0, 0.0]), "y": BASE})
+    assert zero.verdict == SUPPORTED and zero.estimate == 0.0 and zero.notes == []  # an interval, not -inf
