@@ -351,16 +351,18 @@ def _report_findings(results: Path, experiments_dir: Optional[Path]) -> None:
 
 @app.command()
 def claims(paper: Optional[str] = typer.Argument(None, help="fyvi, fyvl, vr, tvem or frac (default: all five)."),
-           profile: Optional[str] = typer.Option(None, "--profile", "-p", help="Judge at this profile only (default: every profile with the claim's rows)."),
+           profile: Optional[str] = typer.Option(None, "--profile", "-p", help="Judge at this profile only (default: every profile with the claim's rows; the headline is the paper profile's)."),
            as_json: bool = typer.Option(False, "--json", help="Print a JSON list of verdicts for scripts."),
-           long: bool = typer.Option(False, "--long", help="Each verdict in full: the claim, the paper's numbers, ours with the 95% interval, the notes."),
+           long: bool = typer.Option(False, "--long", help="Each verdict in full: the claim, where the paper says it and its words, the paper's numbers, ours with the 95% interval, the notes."),
+           all_profiles: bool = typer.Option(False, "--all-profiles", help="Also each claim's verdict at its other profiles (reduced ones, variants) under its headline verdict."),
            results_dir: Optional[Path] = typer.Option(None, help=RESULTS_HELP),
            experiments_dir: Optional[Path] = typer.Option(None, help=EXPERIMENTS_HELP)) -> None:
-    """Which claims of the papers hold: each claim's verdict (supported, supported in direction not in magnitude,
-    not supported, reversed, not run, data missing) at every profile with its rows, from the result CSVs."""
+    """Which claims of the papers hold: one headline verdict per claim (at the paper profile when it ran, else at
+    the reduced profile with the most rows, labelled): supported, supported in direction not in magnitude, not
+    resolved at this n, not supported, reversed, not run, data missing; our own checks apart."""
     from fyexp.claims.command import claims_command
 
-    claims_command(paper, profile, as_json, _results_dir(results_dir), experiments_dir, out, long)
+    claims_command(paper, profile, as_json, _results_dir(results_dir), experiments_dir, out, long, all_profiles)
 
 
 @app.command()

@@ -4,8 +4,9 @@ provenance", per row.
 By the code the row's cell executed where the cell recorded it (:mod:`fyexp.executed`), else by the files of its
 runner's import tree (:func:`fyexp.provenance.row_freshness`); a row stale by code whose experiment's committed
 fingerprint (:mod:`fyexp.fingerprints`) is the same at its commit and at HEAD is "behaviour unchanged".  The report
-(:mod:`fyexp.report.runs`) and the claims (:mod:`fyexp.claims.verdicts`) both read these states; they live here,
-below both, so that neither imports the other for them.
+(:mod:`fyexp.report.runs`) and the claims (:mod:`fyexp.claims.verdicts`) both read these states, and whether a row's
+cell ran at settings other than the spec now asks (:func:`settings_changed`); they live here, below both, so that
+neither imports the other for them.
 
 A row whose cell's records fail their check (a settings sidecar missing, damaged or of other settings than the
 rows name, :func:`fyexp.settings.read_sidecar`; an executed-code record that is damaged or names anything but a
@@ -127,3 +128,76 @@ def fingerprint_states(name: str, frame: pd.DataFrame, freshness: pd.Series, roo
     out = freshness.copy()
     out[commits.index[[verdict[c] for c in commits]]] = BEHAVIOUR_UNCHANGED
     return out
+
+
+def settings_changed(spec: ExperimentSpec, frame: pd.DataFrame, folder: Path | None) -> pd.Series:
+    """Per row: whether its cell ran at other settings than the spec now resolves to (``True``), the same
+    (``False``) or cannot be told (``None``: no runner, no sidecar and no git).
+
+    A row naming a settings hash compares the config recorded in its sidecar (``<cell>.settings.json``, read and
+    checked by :func:`fyexp.settings.read_sidecar`: a missing or damaged one is ``None``, unknown provenance) with
+    its profile resolved now (its ``--set`` overrides applied again); the device and package versions are not
+    compared here (they are the machine's, not the spec's).  A legacy row uses
+    :func:`fyexp.settings.legacy_settings_changed` (the spec at its commit)."""
+    import json
+
+    from fyexp.errors import FyexpError
+    from fyexp.results import Cell
+    from fyexp.settings import SUPERSEDED_MARK, legacy_settings_changed, read_sidecar, scoped_config
+    from fyexp.specs import Override, resolve
+
+    out = pd.Series(None, index=frame.index, dtype=object)
+    if folder is None or frame.empty:
+        return out
+    try:
+        from fyexp.experiments import get_experiment
+
+        experiment = get_experiment(spec.runner)
+        config_cls = experiment.Config
+    except (FyexpError, ImportError):
+        return out
+    now: dict = {}
+
+    def current(base: str, overrides: dict):
+        key = (base, json.dumps(overrides, sort_keys=True))
+        if key not in now:
+            try:
+                now[key] = resolve(spec, base, config_cls, None, [Override(k, v, str(v))
+                                                                  for k, v in overrides.items()]).config
+            except FyexpError:
+                now[key] = None  # the profile is gone or no longer validates
+        return now[key]
+
+    def cell_of(method, seed, params) -> Cell | None:
+        try:
+            return Cell(str(method), int(seed), json.loads(params) if isinstance(params, str) else {})
+        except (TypeError, ValueError):
+            return None
+
+    def column(name: str) -> pd.Series:
+        return frame[name] if name in frame else pd.Series(None, index=frame.index, dtype=object)
+
+    cells = {k: cell_of(*v) for k, v in zip(zip(frame["profile"].astype(str), frame["cell"].astype(str)),
+                                             zip(column("method"), column("seed"), column("params")))}
+    verdicts: dict = {}
+    hashes = [None if pd.isna(h) else str(h) for h in column("settings_hash").astype("string")]
+    keys = list(zip(frame["profile"].astype(str), frame["cell"].astype(str), frame["git_commit"].astype(str),
+                    hashes))
+    for profile, cell, commit, recorded_hash in set(keys):
+        base = profile.split("+", 1)[0]
+        cell_obj = cells.get((profile, cell))
+        recorded = None
+        if recorded_hash is not None and SUPERSEDED_MARK not in profile:
+            recorded, problem = read_sidecar(Path(folder) / "cells" / profile / f"{cell}.csv", recorded_hash)
+            if problem is not None:  # unknown provenance (the warning names the record): cannot be told
+                verdicts[profile, cell, commit, recorded_hash] = None
+                continue
+        if recorded is None:
+            verdicts[profile, cell, commit, recorded_hash] = (
+                legacy_settings_changed(spec, base, commit, config_cls, cell_obj, experiment)
+                if "+" not in profile else None)
+        else:
+            config_now = current(base, recorded.get("overrides", {}))
+            verdicts[profile, cell, commit, recorded_hash] = (config_now is None or recorded.get("config")
+                                                              != scoped_config(experiment, config_now, cell_obj))
+    return pd.Series([verdicts[k] for k in keys], index=frame.index, dtype=object)

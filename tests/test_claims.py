@@ -19,6 +19,8 @@ claims:
   - id: toy-a-above-b
     paper: fyvi
     where: Table 1
+    line: 210
+    quote: "a sentence of the paper"
     claim: a above b
     direction: greater
     {extra}
@@ -114,16 +116,51 @@ def test_table_lines_fit_100_columns_and_long_keeps_everything(tmp_path):
     verdict.notes.append("a long note " * 12)
     short = [line for line, _ in short_lines([verdict])]
     assert max(len(line) for line in short) <= 100
-    shown_id, word, n, pairs, profile, *ours = short[1].split()
-    assert shown_id.endswith("…") and long_id[len(shown_id) - 1] == "-"  # cut between two words of the id
+    assert short[1] == long_id  # too long for its column: whole, on a line of its own
+    word, n, pairs, profile, *ours = short[2].split()
     assert (word, n, pairs, profile) == ("supported", "4", "pairs", "cpu*")  # reduced: marked
-    assert "[" not in short[1] and "a long note" in short[2] and short[3].lstrip().startswith("Table 1: a above b")
+    joined = " ".join(line.strip() for line in short)
+    assert ("a long note " * 12).strip() in joined and "fyvi Table 1, line 210: a above b" in joined
     assert short[-1].startswith("* a reduced profile")
     long = [line for line, _ in long_lines([verdict])]
     assert max(len(line) for line in long) <= 100
     joined = " ".join(line.strip() for line in long)
     assert long_id in joined and claim.text in joined and f"[{verdict.low:.4g}, {verdict.high:.4g}]" in joined
-    assert "a long note " * 11 in joined + " "
+    assert "a long note " * 11 in joined + " " and "a sentence of the paper" in joined
+
+
+@pytest.mark.parametrize("edit, message", [
+    (("    quote: \"a sentence of the paper\"\n", ""), "quote: expected the paper's words"),
+    (("    line: 210\n", ""), "quote: expected the paper's words"),
+    (("line: 210", "line: 0"), "line: expected a line number"),
+    (("line: 210", "line: ten"), "line: expected a line number"),
+    (("    where: Table 1\n", "    where: Table 1\n    kind: ours\n"), "kind: expected claim or check"),
+    (("    where: Table 1\n", "    where: Table 1\n    kind: check\n"), "note: expected why this check is ours"),
+])
+def test_a_claim_without_its_quote_and_line_or_a_check_without_its_reason_fails_in_one_line(tmp_path, edit, message):
+    text = CLAIM.format(extra="").replace(*edit)
+    with pytest.raises(FyexpError, match=message) as info:
+        _claim(tmp_path, text=text)
+    assert "\n" not in str(info.value) and "claim 'toy-a-above-b'" in str(info.value)
+
+
+def test_a_check_of_ours_needs_no_quote(tmp_path):
+    text = CLAIM.format(extra="kind: check\n    note: ours").replace('    quote: "a sentence of the paper"\n', "")
+    claim = _claim(tmp_path, text=text)
+    assert claim.kind == "check" and claim.quote == "" and claim.place == "fyvi Table 1, line 210"
+
+
+def test_every_shipped_claim_quotes_its_paper_and_the_checks_are_ours():
+    claims = load_claims().claims
+    mine = [c for c in claims if c.kind == "claim"]
+    assert all(c.quote and c.line and c.where for c in mine)
+    assert {c.id for c in claims if c.kind == "check"} >= {"tvem-bars-recovered", "tvem-vs-exact-likelihood"}
+    per_paper = {p: sum(c.paper == p for c in mine) for p in ("fyvi", "fyvl", "vr", "tvem", "frac")}
+    assert min(per_paper.values()) >= 4, per_paper
+    ids = {c.id for c in mine}  # headline claims the papers state (issue 30)
+    assert {"frac-s5-fid-elbo-worst", "frac-t7-tighter-bounds", "vr-text-alpha-half-frey",
+            "fyvi-t2-mnist-decoder-only", "fyvi-t2-fashion-latent-only-biweight", "tvem-free-energy-monotone",
+            "tvem-lower-bound", "tvem-full-set-is-exact"} <= ids
 
 
 def test_every_verdict_has_a_short_word():

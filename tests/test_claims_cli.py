@@ -57,17 +57,56 @@ def test_installed_claims_table_fits_100_columns_on_the_committed_results(capsys
     assert table.returncode == 0, table.stderr
     lines = _lines(table.stdout)
     assert max(len(line) for line in lines) <= 100
-    bars = next(line for line in lines if line.startswith("tvem-bars-recovered"))
-    assert bars.split()[1:5] == ["supported", "20", "paper", "85%"]  # id, verdict, n, profile, ours on one line
-    assert len(lines) <= 1 + 3 * 3  # header; per claim: its line, its notes, the claim
+    checks = lines.index("Our checks (not claims of the paper; never counted in its tally)")
+    bars = next(i for i, line in enumerate(lines) if line.startswith("tvem-bars-recovered"))
+    assert bars > checks and lines[bars].split()[1:5] == ["supported", "20", "paper", "85%"]  # a check: apart
+    summary = next(line for line in lines if line.startswith("tvem: "))
+    assert "checks of ours" in summary and "claims (" in summary  # the tally counts the paper's claims only
     main(["claims", "tvem", "--json", "--results-dir", str(ROOT / "results")])
     verdicts = json.loads(capsys.readouterr().out)
-    assert {v["id"] for v in verdicts} == {"tvem-bars-recovered", "tvem-free-energy-states",
-                                           "tvem-vs-exact-likelihood"}
+    ids = [v["id"] for v in verdicts if v["headline"]]
+    assert len(ids) == len(set(ids)) == len({v["id"] for v in verdicts})  # one headline per claim
     bars = next(v for v in verdicts if v["id"] == "tvem-bars-recovered")
-    assert bars["verdict"] == "supported" and bars["profile"] == "paper" and bars["n"] == "20"
+    assert bars["kind"] == "check" and bars["verdict"] == "supported" and bars["n"] == "20"
     assert bars["ours"] == "85% of runs [62%, 97%]" and bars["low"] is not None  # --json keeps the interval
+    monotone = next(v for v in verdicts if v["id"] == "tvem-free-energy-monotone")
+    assert monotone["kind"] == "claim" and monotone["line"] == 78 and "monotonically increases" in monotone["quote"]
     assert before == {p: p.stat().st_mtime_ns for p in (ROOT / "results").rglob("results.csv")}
+
+
+def test_installed_claims_shows_other_profiles_only_when_asked():
+    plain = run_cli("claims", "vr", "--results-dir", str(ROOT / "results"))
+    every = run_cli("claims", "vr", "--all-profiles", "--results-dir", str(ROOT / "results"))
+    assert plain.returncode == every.returncode == 0, plain.stderr + every.stderr
+    assert "also at" not in plain.stdout and "also at" in every.stdout
+    assert "paper-lr1e-4" in every.stdout and "paper-lr1e-4" not in plain.stdout  # a variant: never the headline
+    heads = [line.split()[0] for line in _lines(plain.stdout) if line.startswith("vr-")]
+    assert len(heads) == len(set(heads))
+
+
+def test_installed_claims_into_a_closed_pipe_ends_quietly():
+    import subprocess
+
+    from tests.conftest import cli_env, fyexp_script
+
+    for extra, first in (("", "id "), ("--json", "[")):
+        done = subprocess.run(["bash", "-c", f"set -o pipefail; '{fyexp_script()}' claims tvem {extra} "
+                                             f"--results-dir '{ROOT / 'results'}' | head -n 1"],
+                              capture_output=True, text=True, env=cli_env(), cwd=ROOT, timeout=600)
+        assert done.returncode == 0 and done.stderr == "" and done.stdout.startswith(first), done
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--profile", "no-such-profile"], "--profile: unknown profile 'no-such-profile'; expected one of"),
+    (["--results-dir", "{tmp}/absent"], "does not exist; expected the folder of result CSVs"),
+])
+def test_installed_claims_refuses_an_unknown_profile_or_results_folder(tmp_path, args, message):
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    if "--results-dir" not in args:
+        args += ["--results-dir", str(ROOT / "results")]
+    done = run_cli("claims", "tvem", *args)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and message in done.stderr and "Traceback" not in done.stderr
 
 
 def test_reproduce_runs_every_cell_with_the_set_overrides_then_reports(tmp_path, monkeypatch):

@@ -4,8 +4,11 @@ A claim (one entry of ``claims:`` in ``fyexp/reference/claims.yaml``)::
 
     - id: fyvi-t3-fy-nvdm          # unique
       paper: fyvi                  # fyvi, fyvl, vr, tvem or frac
-      where: Table 3               # the paper's section, table or figure
-      claim: FY-NVDM reconstructs better than NVDM   # the paper's sentence, condensed
+      kind: claim                  # claim (the paper's; the default) or check (ours: printed apart, never tallied)
+      where: App. D, Table 3       # the paper's section, table or figure
+      line: 490                    # the line of the paper's text where the quote starts
+      quote: "Our sparse support observation model FYVAE outperforms the NVDM baseline method [40] by 10.68%"
+      claim: FY-NVDM reconstructs better than NVDM   # what is judged, in our words
       direction: less              # see DIRECTIONS
       paper_numbers: "1.3384 vs 1.4984 (-10.7%)"     # as printed, or omitted
       magnitude: -10.68            # the paper's a - b (``magnitude_kind: relative``: 100 (a - b) / b)
@@ -15,7 +18,8 @@ A claim (one entry of ``claims:`` in ``fyexp/reference/claims.yaml``)::
 
 Sides are selectors (:class:`Selector`) on the tidy results: ``experiment`` and ``metric`` (required after merging
 ``rows``), and any of ``method``, ``paper_row``, ``setting``, ``table``, ``profile``, ``params`` (a mapping of
-params keys to values).  A ``finding`` records where the authors' code departs from the paper's text, with the
+params keys to values).  A ``claim`` must carry its ``quote`` (verbatim and short: the sentence, or the table's
+caption and cells, it rests on) and ``line``; a ``check`` says in ``note`` why it is ours.  A ``finding`` records where the authors' code departs from the paper's text, with the
 claim it touches and the rows that show it.
 """
 
@@ -37,15 +41,17 @@ PAPERS = ("fyvi", "fyvl", "vr", "tvem", "frac")
 DIRECTIONS = {
     "greater": ("a, b", "mean(a) > mean(b) (or > than)"),
     "less": ("a, b", "mean(a) < mean(b) (or < than)"),
-    "approx": ("a, b, delta", "|mean(a) - mean(b)| <= delta"),
-    "best_of": ("a, others, better", "a better (greater/less) than every side in others"),
+    "approx": ("a, b, delta", "|mean(a) - mean(b)| <= delta (or - than)"),
+    "best_of": ("a, others, better", "a better (greater/less) than every side in others (by the printed margin "
+                                     "``magnitude`` where given)"),
     "monotone": ("series, trend", "the means of series (in order) increase / decrease"),
-    "fraction": ("a, at_least", "mean of a 0/1 metric (share of runs) >= at_least"),
+    "fraction": ("a, at_least", "share of runs (a 0/1 metric) above at_least, by its exact 95% interval"),
     "ratio_below": ("a, b, threshold", "mean(a) / mean(b) < threshold"),
     "ratio_above": ("a, b, threshold", "mean(a) / mean(b) > threshold"),
 }
 SELECTOR_KEYS = ("experiment", "metric", "method", "paper_row", "setting", "table", "profile", "params")
-CLAIM_KEYS = {"id", "paper", "where", "claim", "direction", "paper_numbers", "magnitude", "magnitude_kind", "rows", "than",
+KINDS = ("claim", "check")
+CLAIM_KEYS = {"id", "paper", "kind", "where", "line", "quote", "claim", "direction", "paper_numbers", "magnitude", "magnitude_kind", "rows", "than",
               "a", "b", "others", "series", "better", "trend", "delta", "at_least", "threshold", "note"}
 
 
@@ -88,6 +94,14 @@ class Claim:
     threshold: float | None = None
     than: float | None = None  # greater/less against a constant instead of a side b
     note: str = ""
+    kind: str = "claim"  # "claim" (the paper's) or "check" (ours)
+    quote: str = ""
+    line: int | None = None
+
+    @property
+    def place(self) -> str:
+        """Where the paper says it: ``fyvi App. D, Table 3, line 490``."""
+        return f"{self.paper} {self.where}" + (f", line {self.line}" if self.line is not None else "")
 
     def selectors(self) -> list[Selector]:
         return list(self.sides.values()) + list(self.others) + list(self.series)
@@ -157,8 +171,8 @@ def _claim(path: Path, body: dict) -> Claim:
         raise _err(path, f"{where}: direction", f"one of {', '.join(DIRECTIONS)}", direction)
     base = body.get("rows") or {}
     needs = [k.strip() for k in DIRECTIONS[direction][0].split(",")]
-    if direction in ("greater", "less") and body.get("than") is not None:
-        needs = ["a"]
+    if direction in ("greater", "less", "approx") and body.get("than") is not None:
+        needs = [k for k in needs if k != "b"]
     for key in needs:
         if body.get(key) is None:
             raise _err(path, f"{where}: {key}", f"set for direction '{direction}' ({DIRECTIONS[direction][1]})")
@@ -174,6 +188,17 @@ def _claim(path: Path, body: dict) -> Claim:
     if body.get("better", "greater") not in ("greater", "less") or body.get("trend", "increasing") not in (
             "increasing", "decreasing"):
         raise _err(path, f"{where}: better/trend", "greater|less and increasing|decreasing")
+    kind = body.get("kind", "claim")
+    if kind not in KINDS:
+        raise _err(path, f"{where}: kind", "claim or check", kind)
+    line = body.get("line")
+    if line is not None and (isinstance(line, bool) or not isinstance(line, int) or line < 1):
+        raise _err(path, f"{where}: line", "a line number of the paper's text (a positive integer)", line)
+    if kind == "claim" and (not isinstance(body.get("quote"), str) or not body["quote"].strip() or line is None):
+        raise _err(path, f"{where}: quote", "the paper's words (quote) and their line (line) for a claim; "
+                   "a check of ours is kind: check")
+    if kind == "check" and not str(body.get("note") or "").strip():
+        raise _err(path, f"{where}: note", "why this check is ours (kind: check)")
     if body.get("magnitude_kind", "absolute") not in ("absolute", "relative"):
         raise _err(path, f"{where}: magnitude_kind", "absolute or relative", body.get("magnitude_kind"))
     num = {k: (None if body.get(k) is None else float(body[k])) for k in
@@ -183,7 +208,8 @@ def _claim(path: Path, body: dict) -> Claim:
                  paper_numbers=str(body.get("paper_numbers", "") or ""), magnitude_kind=body.get("magnitude_kind",
                                                                                                  "absolute"),
                  better=body.get("better", "greater"), trend=body.get("trend", "increasing"),
-                 note=str(body.get("note", "") or ""), **num)
+                 note=str(body.get("note", "") or ""), kind=kind, quote=" ".join(str(body.get("quote") or "").split()),
+                 line=line, **num)
 
 
 def _finding(path: Path, body: dict, claim_ids: set[str]) -> Finding:
@@ -219,8 +245,9 @@ def experiment_spec(name: str, experiments_dir: Path | None):
 @functools.lru_cache(maxsize=None)
 def _experiment_vocabulary(name: str, experiments_dir: Path | None) -> str:
     """The text in which a metric experiment ``name`` writes must appear: the source of its runner's module tree
-    (metric names written literally) and the columns of its paper's published tables (names built from parts,
-    e.g. ``test_elbo_data``, ``kappa_mu1``).  Built once per experiment and process, for the experiments that
+    (metric names written literally), the columns of its paper's published tables (names built from parts,
+    e.g. ``test_elbo_data``, ``kappa_mu1``) and the metrics the claims derive from its artifacts
+    (:mod:`fyexp.claims.derived`).  Built once per experiment and process, for the experiments that
     claims name."""
     from fyexp.provenance import SOURCE_ROOT, module_tree, runner_module
 
@@ -228,7 +255,9 @@ def _experiment_vocabulary(name: str, experiments_dir: Path | None) -> str:
     text = "".join((SOURCE_ROOT / p).read_text(encoding="utf-8") for p in module_tree(runner_module(spec.runner)))
     columns = _published()
     columns = columns[columns["paper"] == spec.paper]["column"].dropna()
-    return text + "\n" + "\n".join(sorted(set(columns)))
+    from fyexp.claims.derived import DERIVED
+
+    return text + "\n" + "\n".join(sorted(set(columns)) + list(DERIVED.get(name, ())))
 
 
 @functools.lru_cache(maxsize=None)

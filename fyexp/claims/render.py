@@ -1,128 +1,203 @@
-"""The claims table as a researcher reads it: id, claim, the paper's numbers, ours, verdict, n, profile.
+"""The claims as a researcher reads them: one headline verdict per claim, our checks apart, tallies of claims.
 
-Terminal (rich, readable at 100 columns), Markdown and LaTeX per paper (written by ``fyexp report`` under
-``results/claims/``), JSON for scripts, and the per-paper summary that opens ``results/README.md``.
+Terminal (rich, wrapped at 100 columns, nothing cut), Markdown and LaTeX per paper (written by ``fyexp report``
+under ``results/claims/``), JSON for scripts (every profile's verdict, the headline marked), and the per-paper
+summary that opens ``results/README.md``.  Counts are of claims (each by its headline verdict), never of
+judgements; checks of ours (``kind: check``) are listed apart and never counted in a paper's tally.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import textwrap
 from collections import Counter
 from pathlib import Path
 
 from fyexp.claims.model import PAPERS
-from fyexp.claims.verdicts import (DIRECTION_ONLY, MISSING, NOT_RUN, NOT_SUPPORTED, REVERSED, SUPPORTED, VERDICTS,
-                                    Verdict)
+from fyexp.claims.verdicts import (DIRECTION_ONLY, MISSING, NOT_RUN, NOT_SUPPORTED, REVERSED, SUPPORTED, UNRESOLVED,
+                                   VERDICTS, Verdict)
 
-COLUMNS = ("id", "claim", "paper", "ours", "verdict", "n", "profile")
+COLUMNS = ("id", "claim", "the paper says", "paper", "ours", "verdict", "n", "profile")
 
-
-def _cells(v: Verdict) -> tuple[str, ...]:
-    claim = f"{v.claim.text} ({v.claim.where})" if v.claim.where else v.claim.text
-    return (v.claim.id, claim, v.claim.paper_numbers or "—", v.ours or "—", v.label, v.n or "—", v.profile or "—")
-
-
-#: the verdict as the terminal table prints it (the full word stays in ``--long``, JSON, Markdown and LaTeX)
-SHORT = {SUPPORTED: "supported", DIRECTION_ONLY: "direction only", NOT_SUPPORTED: "not supported",
-         REVERSED: "reversed", NOT_RUN: "not run", MISSING: "data missing"}
+#: the verdict as the terminal table prints it (the full words stay in ``--long``, JSON, Markdown and LaTeX)
+SHORT = {SUPPORTED: "supported", DIRECTION_ONLY: "direction only", UNRESOLVED: "unresolved",
+         NOT_SUPPORTED: "not supported", REVERSED: "reversed", NOT_RUN: "not run", MISSING: "data missing"}
 WIDTH = 100  # the table's width when piped, and its most in a terminal
 ID_WIDTH, VERDICT_WIDTH, N_WIDTH, PROFILE_WIDTH = 31, 14, 8, 11
 REDUCED_MARK = "*"
+CHECKS_TITLE = "Our checks (not claims of the paper; never counted in its tally)"
 
 
-def _fit(text: str, width: int, sep: str = " ") -> str:
-    """``text`` in at most ``width`` characters: cut at the last ``sep`` that fits (a whole word), else hard, with
-    ``…`` marking the cut."""
-    if len(text) <= width:
-        return text
-    head = text[: width - 1]
-    cut = head.rfind(sep)
-    return (head[:cut] if cut > width // 2 else head).rstrip(" -;,") + "…"
+def _wrap(text: str, width: int, first: str = "", rest: str | None = None) -> list[str]:
+    """``text`` wrapped to ``width`` columns, never cut (a word longer than a line stays whole on its own)."""
+    rest = first if rest is None else rest
+    return textwrap.wrap(text, width, initial_indent=first, subsequent_indent=rest, break_long_words=False,
+                         break_on_hyphens=False) or [first.rstrip()]
 
 
-def _compact(ours: str) -> str:
-    """Our numbers without their interval: ``0.636 vs 0.6056; diff 0.03 [0.0003, 0.06]`` → ``0.636 vs 0.6056``."""
-    return re.sub(r"\s*\[[^]]*\]", "", ours.split("; diff")[0]).strip()
+def _profile(v: Verdict) -> str:
+    return (v.profile or "—") + (REDUCED_MARK if v.reduced else "")
 
 
-def _line(v: Verdict, first: bool, width: int) -> str:
-    profile = (v.profile or "—") + (REDUCED_MARK if v.reduced else "")
-    head = (f"{_fit(v.claim.id, ID_WIDTH, '-') if first else '':<{ID_WIDTH}} {SHORT[v.verdict]:<{VERDICT_WIDTH}} "
-            f"{_fit(v.n or '—', N_WIDTH):<{N_WIDTH}} {_fit(profile, PROFILE_WIDTH, '-'):<{PROFILE_WIDTH}} ")
-    return head + _fit(_compact(v.ours) or "—", width - len(head))
+def _line(v: Verdict, claim_id: str, width: int) -> list[str]:
+    """id, verdict, n, profile and ours (without the interval when it does not fit) on one line; what does not
+    fit wraps under it, indented."""
+    head = f"{claim_id:<{ID_WIDTH}} {SHORT[v.verdict]:<{VERDICT_WIDTH}} {v.n or '—':<{N_WIDTH}} " \
+           f"{_profile(v):<{PROFILE_WIDTH}} "
+    return _wrap(head + (v.ours or "—"), width, "", " " * 6)
 
 
 def _about(v: Verdict) -> str:
-    where = f"{v.claim.where}: " if v.claim.where else ""
-    paper = f" · paper {v.claim.paper_numbers}" if v.claim.paper_numbers else ""
-    return f"{where}{v.claim.text}{paper}"
+    paper = f" · paper: {v.claim.paper_numbers}" if v.claim.paper_numbers else ""
+    return f"{v.claim.place}: {v.claim.text}{paper}"
 
 
-def short_lines(verdicts: list[Verdict], width: int = WIDTH) -> list[tuple[str, str]]:
-    """(line, style) pairs: per claim, one line per profile judged (id, verdict, n, profile, ours without the
-    interval), its notes (stale or dirty rows, n = 1, what is missing) dimmed under it, and the claim with the
-    paper's numbers dimmed under the claim; every line at most ``width`` characters."""
+def _claim_block(mine: list[Verdict], width: int, all_profiles: bool) -> list[tuple[str, str]]:
+    top = next(v for v in mine if v.headline)
+    cid = top.claim.id
+    out = []
+    if len(cid) > ID_WIDTH:  # a long id on a line of its own, whole
+        out.append((cid, ""))
+        cid = ""
+    out += [(line, "") for line in _line(top, cid, width)]
+    if top.notes:
+        out += [(line, "dim") for line in _wrap("; ".join(top.notes), width, " " * 4)]
+    if all_profiles:
+        for v in mine:
+            if v is not top:
+                out += [(line, "dim") for line in _line(v, "  also at", width)]
+                if v.notes:
+                    out += [(line, "dim") for line in _wrap("; ".join(v.notes), width, " " * 4)]
+    out += [(line, "dim") for line in _wrap(_about(top), width, "  ", " " * 4)]
+    return out
+
+
+def tally(verdicts: list[Verdict], paper: str) -> tuple[int, Counter, int, int, int]:
+    """(claims, their headline verdicts counted, checks, stale rows, dirty rows) of ``paper``: each claim once, each
+    stale or dirty row once (among the rows its verdicts read)."""
+    mine = [v for v in verdicts if v.claim.paper == paper]
+    heads = [v for v in mine if v.headline and v.claim.kind == "claim"]
+    checks = len({v.claim.id for v in mine if v.claim.kind == "check"})
+    stale = set().union(*[v.stale for v in mine]) if mine else set()
+    dirty = set().union(*[v.dirty for v in mine]) if mine else set()
+    return len(heads), Counter(v.verdict for v in heads), checks, len(stale), len(dirty)
+
+
+def summary_line(verdicts: list[Verdict], paper: str) -> str:
+    claims, counts, checks, stale, dirty = tally(verdicts, paper)
+    words = ", ".join(f"{counts[k]} {k}" for k in VERDICTS if counts.get(k))
+    text = f"{paper}: {claims} claim{'s' * (claims != 1)}" + (f" ({words})" if words else "")
+    text += f"; {checks} check{'s' * (checks != 1)} of ours" if checks else ""
+    text += f"; {stale} stale row{'s' * (stale != 1)} behind these verdicts" if stale else ""
+    return text + (f"; {dirty} dirty" if dirty else "")
+
+
+def short_lines(verdicts: list[Verdict], width: int = WIDTH, all_profiles: bool = False) -> list[tuple[str, str]]:
+    """(line, style) pairs: per claim its headline verdict (id, verdict, n, profile, ours), its notes and, with
+    ``all_profiles``, its verdicts at the other profiles, dimmed; the claim with its place and the paper's numbers
+    dimmed under it; the checks of ours apart; one summary line per paper.  Every line wraps at ``width``."""
     head = f"{'id':<{ID_WIDTH}} {'verdict':<{VERDICT_WIDTH}} {'n':<{N_WIDTH}} {'profile':<{PROFILE_WIDTH}} ours"
     out = [(head, "bold")]
-    for claim_id in dict.fromkeys(v.claim.id for v in verdicts):
-        mine = [v for v in verdicts if v.claim.id == claim_id]
-        for i, v in enumerate(mine):
-            out.append((_line(v, i == 0, width), ""))
-            if v.notes:
-                out.append((_fit("    " + "; ".join(v.notes), width), "dim"))
-        out.append((_fit("  " + _about(mine[0]), width), "dim"))
-    if any(v.reduced for v in verdicts):
+    ids = list(dict.fromkeys(v.claim.id for v in verdicts))
+    by_id = {i: [v for v in verdicts if v.claim.id == i] for i in ids}
+    claims = [i for i in ids if by_id[i][0].claim.kind == "claim"]
+    checks = [i for i in ids if by_id[i][0].claim.kind == "check"]
+    for i in claims:
+        out += _claim_block(by_id[i], width, all_profiles)
+    if checks:
+        out += [("", ""), (CHECKS_TITLE, "bold")]
+        for i in checks:
+            out += _claim_block(by_id[i], width, all_profiles)
+    out.append(("", ""))
+    for paper in PAPERS:
+        if any(v.claim.paper == paper for v in verdicts):
+            out += [(line, "") for line in _wrap(summary_line(verdicts, paper), width, "", "  ")]
+    if any(v.reduced for v in verdicts if v.headline or all_profiles):
         out.append((f"{REDUCED_MARK} a reduced profile: the verdict holds at that profile only, never at the "
                     "paper's", "dim"))
     return out
 
 
-def long_lines(verdicts: list[Verdict], width: int = WIDTH) -> list[tuple[str, str]]:
-    """(line, style) pairs: per judgement, its id, full verdict, n and profile, then the claim, the paper's
-    numbers, ours with the interval and the notes, each wrapped to ``width``."""
+def long_lines(verdicts: list[Verdict], width: int = WIDTH, all_profiles: bool = False) -> list[tuple[str, str]]:
+    """(line, style) pairs: per headline verdict (every verdict with ``all_profiles``) its id, full verdict, n and
+    profile, then the claim, its place, the paper's words, the paper's numbers, ours with the interval and the
+    notes, each wrapped to ``width`` and none cut."""
     out = []
-    for v in verdicts:
-        reduced = " (reduced profile)" if v.reduced else ""
-        out.append((_fit(f"{v.claim.id}  {v.verdict}{reduced}  n = {v.n or '—'}  profile {v.profile or '—'}", width),
-                    "bold"))
-        claim = f"{v.claim.text} ({v.claim.where})" if v.claim.where else v.claim.text
-        for name, text in (("claim", claim), ("paper", v.claim.paper_numbers), ("ours", v.ours),
-                           ("notes", "; ".join(v.notes))):
+    shown = [v for v in verdicts if v.headline or all_profiles]
+    for v in sorted(shown, key=lambda v: v.claim.kind != "claim"):  # stable: claims, then checks
+        kind = {"reduced": " (reduced profile)", "variant": " (variant)"}.get(v.profile_kind, "")
+        title = f"{v.claim.id}  {v.verdict}{kind}  n = {v.n or '—'}  profile {v.profile or '—'}" + \
+                ("" if v.headline else "  (not the headline)") + ("  [our check]" if v.claim.kind == "check" else "")
+        out += [(line, "bold") for line in _wrap(title, width, "", "  ")]
+        for name, text in (("claim", v.claim.text), ("where", v.claim.place), ("says", v.claim.quote),
+                           ("paper", v.claim.paper_numbers), ("ours", v.ours), ("notes", "; ".join(v.notes)),
+                           ("why" if v.claim.kind == "check" else "caveat", v.claim.note)):
             if text:
-                out += [(line, "") for line in textwrap.wrap(text, width, initial_indent=f"  {name + ':':<7}",
-                                                              subsequent_indent=" " * 9)]
+                out += [(line, "") for line in _wrap(text, width, f"  {name + ':':<8}", " " * 10)]
         out.append(("", ""))
+    for paper in PAPERS:
+        if any(v.claim.paper == paper for v in verdicts):
+            out += [(line, "") for line in _wrap(summary_line(verdicts, paper), width, "", "  ")]
     return out
 
 
-def print_table(verdicts: list[Verdict], console, long: bool = False) -> None:
-    """The table on ``console`` (:func:`short_lines`, or :func:`long_lines` with ``long``), at most 100 columns
+def print_table(verdicts: list[Verdict], console, long: bool = False, all_profiles: bool = False) -> None:
+    """The table on ``console`` (:func:`short_lines`, or :func:`long_lines` with ``long``), wrapped at 100 columns
     (a narrower terminal's width when it has one; piped: 100)."""
     from rich.console import Console
     from rich.text import Text
 
+    class Piped(Console):
+        def on_broken_pipe(self) -> None:  # rich would exit 1; the reader leaving is no error (claims_command)
+            raise BrokenPipeError
+
     if not console.is_terminal:  # piped: laid out for 100 columns whatever COLUMNS says
-        console = Console(width=WIDTH, soft_wrap=False)
+        console = Piped(width=WIDTH, soft_wrap=False)
     width = min(console.width, WIDTH)
-    for line, style in (long_lines if long else short_lines)(verdicts, width):
-        console.print(Text(line, style=style), no_wrap=True, overflow="ellipsis", crop=False, width=width)
+    for line, style in (long_lines if long else short_lines)(verdicts, width, all_profiles):
+        console.print(Text(line, style=style), no_wrap=False, overflow="fold", crop=False, width=width)
 
 
 def as_json(verdicts: list[Verdict]) -> str:
     return json.dumps([v.as_dict() for v in verdicts], indent=1, ensure_ascii=False)
 
 
+# ---- files ---------------------------------------------------------------------------------------------------
+def _cells(v: Verdict) -> tuple[str, ...]:
+    return (v.claim.id, v.claim.text, _quote(v), v.claim.paper_numbers or "—",
+            v.ours or "—", v.label, v.n or "—", v.profile or "—")
+
+
+def _quote(v: Verdict) -> str:
+    if v.claim.kind == "check":
+        return f"{v.claim.note} ({v.claim.where})"
+    return f"“{v.claim.quote}” ({v.claim.place})"
+
+
 def _md_cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def _md_table(rows: list[Verdict]) -> list[str]:
+    return ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)] + \
+        ["| " + " | ".join(_md_cell(c) for c in _cells(v)) + " |" for v in rows]
+
+
 def markdown(paper: str, verdicts: list[Verdict], findings=()) -> str:
+    heads = [v for v in verdicts if v.headline]
+    claims = [v for v in heads if v.claim.kind == "claim"]
+    checks = [v for v in heads if v.claim.kind == "check"]
+    others = [v for v in verdicts if not v.headline]
     lines = [f"# Claims of `{paper}`", "", "Regenerated by `fyexp report` from the result CSVs and "
-             "[`claims.yaml`](../../fyexp/reference/claims.yaml); verdicts: see `fyexp claims --help`.", "",
-             "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
-    lines += ["| " + " | ".join(_md_cell(c) for c in _cells(v)) + " |" for v in verdicts]
+             "[`claims.yaml`](../../fyexp/reference/claims.yaml); verdicts: see `fyexp claims --help`.  Each claim "
+             "quotes the paper (paper id, section, line of its text) and has one verdict: at the `paper` profile "
+             "when it ran, else at the reduced profile with the most rows (labelled).", "",
+             f"**{summary_line(verdicts, paper)}.**", ""]
+    lines += _md_table(claims)
+    if checks:
+        lines += ["", f"## {CHECKS_TITLE}", ""] + _md_table(checks)
+    if others:
+        lines += ["", "## Other profiles (not the headline; variants never are)", ""] + _md_table(others)
     if findings:
         lines += ["", "## Findings (the authors' code against the paper's text)", ""]
         lines += [f"- **{f.id}** (claim `{f.claim}`; {f.where}): {f.text}; rows: "
@@ -131,17 +206,26 @@ def markdown(paper: str, verdicts: list[Verdict], findings=()) -> str:
 
 
 def _tex(text: str) -> str:
-    for a, b in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("_", r"\_"), ("#", r"\#"),
-                 ("$", r"\$"), ("^", r"\^{}"), ("{", r"\{"), ("}", r"\}")):
-        text = text.replace(a, b) if a != "\\" else text
+    for a, b in (("&", r"\&"), ("%", r"\%"), ("_", r"\_"), ("#", r"\#"), ("$", r"\$"), ("^", r"\^{}"),
+                 ("{", r"\{"), ("}", r"\}")):
+        text = text.replace(a, b)
     return text.replace("±", r"$\pm$").replace("→", r"$\to$").replace("δ", r"$\delta$")
 
 
-def latex(paper: str, verdicts: list[Verdict]) -> str:
+def _tex_table(rows: list[Verdict]) -> list[str]:
     head = " & ".join(COLUMNS) + r" \\"
-    body = [" & ".join(_tex(c) for c in _cells(v)) + r" \\" for v in verdicts]
-    return "\n".join([r"\begin{tabular}{p{2.6cm}p{4cm}p{2cm}p{3cm}p{3cm}ll}", r"\hline", head, r"\hline", *body,
-                      r"\hline", r"\end{tabular}", ""])
+    body = [" & ".join(_tex(c) for c in _cells(v)) + r" \\" for v in rows]
+    return [r"\begin{tabular}{p{2.4cm}p{3.2cm}p{3.6cm}p{1.8cm}p{2.6cm}p{2.4cm}ll}", r"\hline", head, r"\hline",
+            *body, r"\hline", r"\end{tabular}"]
+
+
+def latex(paper: str, verdicts: list[Verdict]) -> str:
+    heads = [v for v in verdicts if v.headline]
+    lines = _tex_table([v for v in heads if v.claim.kind == "claim"])
+    checks = [v for v in heads if v.claim.kind == "check"]
+    if checks:
+        lines += ["", "% " + CHECKS_TITLE, *_tex_table(checks)]
+    return "\n".join(lines + [""])
 
 
 def write_paper_tables(verdicts: list[Verdict], findings, folder: Path) -> dict[str, list[Path]]:
@@ -160,16 +244,18 @@ def write_paper_tables(verdicts: list[Verdict], findings, folder: Path) -> dict[
 
 
 def summary_markdown(verdicts: list[Verdict], links: dict[str, str]) -> list[str]:
-    """Per paper: claims, and verdicts counted (judgements at every profile), with links to its table."""
-    lines = ["| paper | claims | " + " | ".join(VERDICTS) + " | table |", "|---|---|" + "---|" * len(VERDICTS) + "---|"]
+    """Per paper: its claims counted by their headline verdicts, its checks of ours (apart), the stale rows behind
+    them (each once), with links to its table."""
+    lines = ["| paper | claims | " + " | ".join(VERDICTS) + " | checks of ours | stale rows | table |",
+             "|---|---|" + "---|" * len(VERDICTS) + "---|---|---|"]
     for paper in PAPERS:
-        mine = [v for v in verdicts if v.claim.paper == paper]
-        if not mine:
+        if not any(v.claim.paper == paper for v in verdicts):
             continue
-        counts = Counter(v.verdict for v in mine)
-        claims = len({v.claim.id for v in mine})
+        claims, counts, checks, stale, _ = tally(verdicts, paper)
         lines.append(f"| `{paper}` | {claims} | " + " | ".join(str(counts.get(k, 0)) for k in VERDICTS)
-                     + f" | [md]({links.get(paper, '')}) |")
-    lines += ["", "Counts are judgements: one per claim and profile with its rows (a reduced profile's verdict is "
-              "labelled so in the table)."]
+                     + f" | {checks} | {stale} | [md]({links.get(paper, '')}) |")
+    lines += ["", "Counts are claims, each by its one headline verdict: at the `paper` profile when it ran, else at "
+              "the reduced profile with the most rows (labelled so in the table); variants (`paper+key=value`) and "
+              "our own checks are never counted. *Stale rows*: rows behind these verdicts whose code changed since "
+              "they ran, each counted once."]
     return lines

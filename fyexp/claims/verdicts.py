@@ -1,28 +1,37 @@
-"""Judge every claim at every profile that has its rows, from the result rows alone.
+"""Judge every claim at every profile that has its rows, from the result rows alone, and pick its headline verdict.
 
 Verdicts (:data:`VERDICTS`), for a claim "a > b" (``less``: the mirror image) with the difference a − b and its
 95% interval (:mod:`fyexp.claims.stats`):
 
 - ``supported``: the interval lies above 0 and, where the paper prints a magnitude, contains it;
 - ``supported in direction, not in magnitude``: above 0, but the paper's magnitude lies outside the interval;
-- ``not supported``: the interval covers 0;
+- ``not resolved at this n``: the interval covers 0 *and* the paper's magnitude: our numbers agree with the paper's
+  difference, but at this n it is inside the noise (the verdict says which n would resolve it, ``n_to_resolve``);
+- ``not supported``: the interval covers 0 (and not the paper's magnitude, or the paper prints none);
 - ``reversed``: the interval lies below 0;
 - ``not run``: none of the claim's experiments has a row at any profile;
 - ``data missing``: an experiment ran, but a side of the claim has no row at that profile.
 
 With one value per side there is no interval: the sign decides and the verdict says ``n = 1, sign only`` (the
 magnitude then counts as matched within a factor of 2).  ``approx`` is supported when the interval lies within
-±delta; ``best_of`` combines a's comparisons with every other side (any reversed: reversed); ``monotone`` those of
-consecutive sides (all in the trend: supported; all against: reversed); ``fraction`` reads a 0/1 metric as the share
-of runs (Clopper–Pearson interval); ``ratio_below``/``ratio_above`` compare mean(a)/mean(b) with a threshold on log
-values (the interval is that of the ratio of geometric means).  A profile whose name does not start with
-``paper`` is *reduced*: its verdict says so.  Rows produced from a dirty tree or by code changed since are counted
-with :func:`fyexp.freshness.row_states`, as the report counts them.
+±delta; ``best_of`` combines a's comparisons with every other side (any reversed: reversed) and, where the paper
+prints the margin (``magnitude``: a − the best other), checks it against the interval of a − the best other;
+``monotone`` combines those of consecutive sides (all in the trend: supported; all against: reversed);
+``fraction`` reads a 0/1 metric as the share of runs with its exact (Clopper–Pearson) interval: the share is above
+``at_least`` only when the whole interval is (10 of 20 runs is not "most runs"); ``ratio_below``/``ratio_above``
+compare mean(a)/mean(b) with a threshold on log values (the interval is that of the ratio of geometric means).
+
+Profiles: ``paper`` is the paper's; ``paper+key=value`` (a ``--set`` variant), other profiles named ``paper…``
+(``paper-lr1e-4``: another reading of a setting) and ``…~superseded-…`` are *variants*; any other is *reduced*.  A claim's headline verdict (:func:`headline`) is the one at ``paper`` when
+every side has rows there, else the one at the reduced profile that read the most rows, labelled; variants are
+never a headline.  Rows whose cell ran at settings other than the spec now asks (:func:`current_rows`) never reach
+a verdict; stale and dirty rows are counted (:func:`fyexp.freshness.row_states`) and summed once per paper.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -33,11 +42,23 @@ from fyexp.claims.stats import Difference, difference, share_interval
 
 SUPPORTED = "supported"
 DIRECTION_ONLY = "supported in direction, not in magnitude"
+UNRESOLVED = "not resolved at this n"
 NOT_SUPPORTED = "not supported"
 REVERSED = "reversed"
 NOT_RUN = "not run"
 MISSING = "data missing"
-VERDICTS = (SUPPORTED, DIRECTION_ONLY, NOT_SUPPORTED, REVERSED, NOT_RUN, MISSING)
+VERDICTS = (SUPPORTED, DIRECTION_ONLY, UNRESOLVED, NOT_SUPPORTED, REVERSED, NOT_RUN, MISSING)
+SIGN_ONLY = "n = 1, sign only"
+MAX_N = 1000  # beyond this many runs the n that would resolve a difference is not worth printing
+PAPER = "paper"
+
+
+def profile_kind(profile: str | None) -> str:
+    """``paper``, ``variant`` (other settings of the paper's: ``paper+lr=1e-4``, ``paper-lr1e-4``,
+    ``paper~superseded-…``) or ``reduced`` (any other: ``cpu``, ``quick``)."""
+    if profile is None or profile == PAPER:
+        return PAPER
+    return "variant" if profile.startswith(PAPER) or "+" in profile or "~" in profile else "reduced"
 
 
 @dataclass
@@ -51,22 +72,39 @@ class Verdict:
     low: float | None = None
     high: float | None = None
     estimate: float | None = None
+    rows_read: int = 0
+    stale: frozenset = frozenset()  # keys of the stale rows read (summed once per paper)
+    dirty: frozenset = frozenset()
+    n_to_resolve: int | None = None
+    headline: bool = False
+
+    @property
+    def profile_kind(self) -> str:
+        return profile_kind(self.profile)
 
     @property
     def reduced(self) -> bool:
-        return self.profile is not None and not self.profile.startswith("paper")
+        return self.profile_kind == "reduced"
+
+    @property
+    def variant(self) -> bool:
+        return self.profile_kind == "variant"
 
     @property
     def label(self) -> str:
-        """The verdict as printed: a reduced profile says so, and so do stale or dirty rows."""
-        text = self.verdict + (f" (reduced profile {self.profile})" if self.reduced else "")
+        """The verdict as printed: a reduced profile or a variant says so, and so do the notes."""
+        text = self.verdict + {"reduced": f" (reduced profile {self.profile})",
+                               "variant": f" (variant {self.profile})"}.get(self.profile_kind, "")
         return text + "".join(f"; {n}" for n in self.notes)
 
     def as_dict(self) -> dict:
-        return {"id": self.claim.id, "paper": self.claim.paper, "where": self.claim.where, "claim": self.claim.text,
-                "paper_numbers": self.claim.paper_numbers, "profile": self.profile, "verdict": self.verdict,
-                "reduced": self.reduced, "ours": self.ours, "n": self.n, "estimate": self.estimate,
-                "low": self.low, "high": self.high, "notes": self.notes}
+        c = self.claim
+        return {"id": c.id, "paper": c.paper, "kind": c.kind, "where": c.where, "line": c.line, "quote": c.quote,
+                "claim": c.text, "paper_numbers": c.paper_numbers, "profile": self.profile,
+                "profile_kind": self.profile_kind, "headline": self.headline, "verdict": self.verdict,
+                "reduced": self.reduced, "ours": self.ours, "n": self.n, "estimate": self.estimate, "low": self.low,
+                "high": self.high, "n_to_resolve": self.n_to_resolve, "stale_rows": len(self.stale),
+                "dirty_rows": len(self.dirty), "notes": self.notes}
 
 
 # ---- selecting rows ------------------------------------------------------------------------------------------
@@ -117,21 +155,58 @@ def _direction(d: Difference, sign: int) -> str:
     return "ok" if effect > 0 else "reversed" if effect < 0 else "tie"
 
 
+def _scale(claim: Claim, d: Difference) -> float:
+    """What turns a difference into the claim's magnitude: 100/|mean(b)| for a relative magnitude, else 1."""
+    return 100.0 / abs(d.mean_b) if claim.magnitude_kind == "relative" and d.mean_b else 1.0
+
+
 def _magnitude_ok(claim: Claim, d: Difference) -> bool:
+    """The paper's magnitude inside our interval (n = 1: our difference within a factor of 2 of it)."""
     if claim.magnitude is None:
         return True
-    scale = 100.0 / abs(d.mean_b) if claim.magnitude_kind == "relative" and d.mean_b else 1.0
+    scale = _scale(claim, d)
     if d.has_interval:
         return d.low * scale <= claim.magnitude <= d.high * scale
-    ratio = d.mean * scale / claim.magnitude if claim.magnitude else np.inf
-    return 0.5 <= ratio <= 2.0
+    return 0.5 <= d.mean * scale / claim.magnitude <= 2.0 if claim.magnitude else d.mean == 0
+
+
+def n_to_resolve(d: Difference, target: float) -> int | None:
+    """The n at which an interval as wide per run as ours would exclude 0 around ``target`` (the paper's
+    difference, or ours): the half-width shrinks as 1/sqrt(n), so n·(half-width/|target|)², rounded up."""
+    if not d.has_interval or not target:
+        return None
+    half = (d.high - d.low) / 2
+    return max(d.n_a, math.ceil(d.n_a * (half / abs(target)) ** 2))
+
+
+def _about_n(n: int | None) -> str:
+    return "" if n is None else f"; about n = {n} would resolve it" if n <= MAX_N else \
+        f"; even {MAX_N} runs would not resolve it"
+
+
+def _decide(state: str, magnitude_ok: bool, has_magnitude: bool) -> str:
+    """The verdict of a direction (``ok``/``tie``/``reversed``) and whether the paper's magnitude is in our
+    interval: a tie whose interval holds the paper's magnitude is unresolved, not unsupported."""
+    if state == "reversed":
+        return REVERSED
+    if state == "tie":
+        return UNRESOLVED if has_magnitude and magnitude_ok else NOT_SUPPORTED
+    return SUPPORTED if magnitude_ok else DIRECTION_ONLY
 
 
 def _fmt(x: float) -> str:
     return f"{x:.4g}"
 
 
+def _n_text(claim: Claim, d: Difference) -> str:
+    """``5 pairs``, ``3 vs 4``, or ``5`` against a constant (``than``)."""
+    return str(d.n_a) if claim.than is not None and "b" not in claim.sides else d.n_text()
+
+
 def _diff_text(claim: Claim, d: Difference) -> str:
+    if claim.than is not None and "b" not in claim.sides:  # a's mean and its interval against the constant
+        interval = f" [{_fmt(d.low + claim.than)}, {_fmt(d.high + claim.than)}]" if d.has_interval else ""
+        return f"{_fmt(d.mean_a)}{interval} vs {_fmt(claim.than)}"
     text = f"{_fmt(d.mean_a)} vs {_fmt(d.mean_b)}"
     if claim.magnitude_kind == "relative" and d.mean_b:
         text += f" ({100 * d.mean / abs(d.mean_b):+.1f}%)"
@@ -141,24 +216,41 @@ def _diff_text(claim: Claim, d: Difference) -> str:
 
 
 def _no_interval(d: Difference) -> list[str]:
-    return [] if d.has_interval else ["n = 1, sign only"]
+    return [] if d.has_interval else [SIGN_ONLY]
+
+
+def _resolve_note(claim: Claim, d: Difference, verdict: str, sign: int) -> tuple[list[str], int | None]:
+    """For a tie: which n would resolve the paper's difference (unresolved) or ours (not supported, when ours
+    points the claim's way)."""
+    if verdict == UNRESOLVED:
+        target = claim.magnitude / _scale(claim, d)
+        n = n_to_resolve(d, target)
+        return [f"the interval holds 0 and the paper's {_fmt(claim.magnitude)}" + _about_n(n)], n
+    if verdict == NOT_SUPPORTED and sign * d.mean > 0:
+        n = n_to_resolve(d, d.mean)
+        return ([f"our difference is inside the noise{_about_n(n)}"] if n else []), n
+    return [], None
 
 
 def _pairwise(claim: Claim, rows: dict, profile: str) -> Verdict:
     sign = 1 if claim.direction == "greater" else -1
-    b = rows["b"] if "b" in rows else rows["a"].assign(value=claim.than)  # ``than``: a against a constant
-    d = difference(rows["a"], b)
-    state = _direction(d, sign)
-    verdict = {"reversed": REVERSED, "tie": NOT_SUPPORTED}.get(state) or (
-        SUPPORTED if _magnitude_ok(claim, d) else DIRECTION_ONLY)
-    return Verdict(claim, profile, verdict, _diff_text(claim, d), d.n_text(), _no_interval(d), d.low, d.high, d.mean)
+    d = difference(rows["a"], _against(claim, rows))
+    verdict = _decide(_direction(d, sign), _magnitude_ok(claim, d), claim.magnitude is not None)
+    notes, n = _resolve_note(claim, d, verdict, sign)
+    return Verdict(claim, profile, verdict, _diff_text(claim, d), _n_text(claim, d), _no_interval(d) + notes, d.low,
+                   d.high, d.mean, n_to_resolve=n)
+
+
+def _against(claim: Claim, rows: dict) -> pd.DataFrame:
+    """Side b, or ``than`` (a constant) in a's rows (so that it pairs with a)."""
+    return rows["b"] if "b" in rows else rows["a"].assign(value=claim.than)
 
 
 def _approx(claim: Claim, rows: dict, profile: str) -> Verdict:
-    d = difference(rows["a"], rows["b"])
+    d = difference(rows["a"], _against(claim, rows))
     low, high = (d.low, d.high) if d.has_interval else (d.mean, d.mean)
     verdict = SUPPORTED if -claim.delta <= low and high <= claim.delta else NOT_SUPPORTED
-    return Verdict(claim, profile, verdict, _diff_text(claim, d) + f" (δ = {_fmt(claim.delta)})", d.n_text(),
+    return Verdict(claim, profile, verdict, _diff_text(claim, d) + f" (δ = {_fmt(claim.delta)})", _n_text(claim, d),
                    _no_interval(d), d.low, d.high, d.mean)
 
 
@@ -174,10 +266,16 @@ def _best_of(claim: Claim, rows: dict, profile: str) -> Verdict:
     sign = 1 if claim.better == "greater" else -1
     diffs = [difference(rows["a"], other) for other in rows["others"]]
     verdict = _combine([_direction(d, sign) for d in diffs], all_reversed_only=False)
-    best_other = max(d.mean_b * sign for d in diffs) * sign
-    notes = ["n = 1, sign only"] if not all(d.has_interval for d in diffs) else []
-    return Verdict(claim, profile, verdict, f"{_fmt(diffs[0].mean_a)} vs best other {_fmt(best_other)}",
-                   f"{min(d.n_a for d in diffs)}+", notes)
+    runner_up = max(diffs, key=lambda d: d.mean_b * sign)  # the strongest other side
+    text = f"{_fmt(runner_up.mean_a)} vs best other {_fmt(runner_up.mean_b)}"
+    if claim.magnitude is not None:
+        text += f"; margin {_fmt(runner_up.mean)}" + (f" [{_fmt(runner_up.low)}, {_fmt(runner_up.high)}]"
+                                                      if runner_up.has_interval else "")
+        if verdict == SUPPORTED and not _magnitude_ok(claim, runner_up):
+            verdict = DIRECTION_ONLY
+    notes = [SIGN_ONLY] if not all(d.has_interval for d in diffs) else []
+    return Verdict(claim, profile, verdict, text, f"{min(d.n_a for d in diffs)}+", notes, runner_up.low,
+                   runner_up.high, runner_up.mean)
 
 
 def _monotone(claim: Claim, rows: dict, profile: str) -> Verdict:
@@ -186,16 +284,18 @@ def _monotone(claim: Claim, rows: dict, profile: str) -> Verdict:
     diffs = [difference(later, earlier) for earlier, later in zip(series, series[1:])]
     verdict = _combine([_direction(d, sign) for d in diffs], all_reversed_only=True)
     means = " → ".join(_fmt(s["value"].mean()) for s in series)
-    notes = ["n = 1, sign only"] if not all(d.has_interval for d in diffs) else []
+    notes = [SIGN_ONLY] if not all(d.has_interval for d in diffs) else []
     return Verdict(claim, profile, verdict, means, f"{min(len(s) for s in series)}+", notes)
 
 
 def _fraction(claim: Claim, rows: dict, profile: str) -> Verdict:
     share, low, high = share_interval(rows["a"]["value"].to_numpy(float))
-    verdict = NOT_SUPPORTED if share < claim.at_least else (
-        SUPPORTED if claim.magnitude is None or low <= claim.magnitude <= high else DIRECTION_ONLY)
+    state = "ok" if low > claim.at_least else "reversed" if high < claim.at_least else "tie"
+    inside = claim.magnitude is None or low <= claim.magnitude <= high
+    verdict = _decide(state, inside, claim.magnitude is not None)
+    notes = [] if state == "ok" else [f"the interval [{low:.0%}, {high:.0%}] is not above {claim.at_least:.0%}"]
     return Verdict(claim, profile, verdict, f"{share:.0%} of runs [{low:.0%}, {high:.0%}]", str(len(rows["a"])),
-                   [], low, high, share)
+                   notes, low, high, share)
 
 
 def _ratio(claim: Claim, rows: dict, profile: str) -> Verdict:
@@ -203,14 +303,14 @@ def _ratio(claim: Claim, rows: dict, profile: str) -> Verdict:
     logs = {k: rows[k].assign(value=np.log(rows[k]["value"].clip(lower=1e-300))) for k in ("a", "b")}
     d = difference(logs["a"], logs["b"])
     ratio = float(rows["a"]["value"].mean() / rows["b"]["value"].mean())
-    shifted = Difference(d.mean - np.log(claim.threshold), None if d.low is None else d.low - np.log(claim.threshold),
-                         None if d.high is None else d.high - np.log(claim.threshold), d.n_a, d.n_b, d.paired,
-                         d.mean_a, d.mean_b)
+    shift = np.log(claim.threshold)
+    shifted = Difference(d.mean - shift, None if d.low is None else d.low - shift,
+                         None if d.high is None else d.high - shift, d.n_a, d.n_b, d.paired, d.mean_a, d.mean_b)
     state = _direction(shifted, sign)
-    low, high = (np.exp(d.low), np.exp(d.high)) if d.has_interval else (None, None)
+    low, high = (float(np.exp(d.low)), float(np.exp(d.high))) if d.has_interval else (None, None)
     matched = claim.magnitude is None or (low <= claim.magnitude <= high if low is not None
                                           else 0.5 <= ratio / claim.magnitude <= 2)
-    verdict = {"reversed": REVERSED, "tie": NOT_SUPPORTED}.get(state) or (SUPPORTED if matched else DIRECTION_ONLY)
+    verdict = _decide(state, matched, claim.magnitude is not None)
     text = f"ratio {ratio:.3g}" + (f" [{low:.3g}, {high:.3g}]" if low is not None else "")
     return Verdict(claim, profile, verdict, text, d.n_text(), _no_interval(d), low, high, ratio)
 
@@ -250,49 +350,59 @@ def _at_profile(rows: dict, profile: str) -> dict:
     return {k: [keep(f) for f in v] if isinstance(v, list) else keep(v) for k, v in rows.items()}
 
 
+def _frames_of(rows: dict) -> list[pd.DataFrame]:
+    return [rows[k] for k in ("a", "b") if k in rows] + rows["others"] + rows["series"]
+
+
 def _missing(claim: Claim, rows: dict) -> list[str]:
     named = list(zip(claim.sides.values(), [rows[k] for k in claim.sides]))
     named += list(zip(claim.others, rows["others"])) + list(zip(claim.series, rows["series"]))
     return [s.describe() for s, r in named if r.empty]
 
 
-def _freshness_notes(rows: dict, specs: dict) -> list[str]:
-    """``k stale rows``, ``k dirty rows`` among the distinct rows a verdict read (counted as
-    the report counts them, :func:`fyexp.freshness.row_states`: a commit ending ``+dirty``; a row stale against HEAD)."""
+ROW_KEY = ("experiment", "profile", "cell", "metric")
+
+
+def _freshness(rows: dict, specs: dict) -> tuple[frozenset, frozenset]:
+    """The keys (experiment, profile, cell, metric; a derived row's metric is its source's, ``source_metric``) of the
+    stale and of the dirty rows a verdict read (counted as
+    the report counts them, :func:`fyexp.freshness.row_states`: a commit ending ``+dirty``; a row stale against
+    HEAD), so that a paper's summary counts each row once."""
     from fyexp.freshness import row_states
 
-    frames = [rows[k] for k in ("a", "b") if k in rows] + rows["others"] + rows["series"]
-    used = pd.concat([f for f in frames if not f.empty], ignore_index=True)
-    dirty = stale = 0
+    used = pd.concat([f for f in _frames_of(rows) if not f.empty], ignore_index=True)
+    stale: set = set()
+    dirty: set = set()
     for name, part in used.groupby("experiment"):
-        if name not in specs:
+        if "freshness" not in part and name not in specs:
             continue
-        part = part.drop_duplicates()
-        dirty += int(part["git_commit"].astype(str).str.endswith("+dirty").sum())
+        part = part.assign(metric=part["source_metric"].fillna(part["metric"])) if "source_metric" in part else part
+        keys = list(zip(*[part[c].astype(str) if c in part else [""] * len(part) for c in ROW_KEY]))
         states = part["freshness"] if "freshness" in part else row_states(specs[name], part)
-        stale += int((states == "stale").sum())
-    return [f"{n} {kind} rows" for n, kind in ((stale, "stale"), (dirty, "dirty")) if n]
+        stale |= {k for k, s in zip(keys, states) if s == "stale"}
+        dirty |= {k for k, c in zip(keys, part["git_commit"].astype(str)) if c.endswith("+dirty")}
+    return frozenset(stale), frozenset(dirty)
 
 
 def judge(claim: Claim, frames: dict[str, pd.DataFrame], specs: dict | None = None,
           profile: str | None = None, by_metric: dict | None = None) -> list[Verdict]:
-    """The claim's verdict at every profile with rows of its experiments (only ``profile`` if given);
-    ``by_metric``: :func:`split_by_metric` of ``frames``, when the caller judges many claims."""
+    """The claim's verdict at every profile with rows of its experiments (only ``profile`` if given), its headline
+    marked (:func:`headline`); ``by_metric``: :func:`split_by_metric` of ``frames``, when the caller judges many
+    claims."""
     present = [frames[e] for e in claim.experiments if e in frames and not frames[e].empty]
     if not present:
-        return [Verdict(claim, profile, NOT_RUN, notes=[f"no rows of {', '.join(claim.experiments)}"])]
+        return _mark([Verdict(claim, profile, NOT_RUN, notes=[f"no rows of {', '.join(claim.experiments)}"])])
     if by_metric is None:
         from fyexp.freshness import evidence
 
         by_metric = split_by_metric({e: evidence(frames[e]) for e in claim.experiments if e in frames})
     everything = _rows_at(claim, by_metric, None)
-    pieces = [everything[k] for k in claim.sides] + everything["others"] + everything["series"]
-    profiles = list(dict.fromkeys(p for f in pieces for p in f["profile"].astype(str)))
+    profiles = list(dict.fromkeys(p for f in _frames_of(everything) for p in f["profile"].astype(str)))
     if profile is not None:
         profiles = [p for p in profiles if p == profile]
     if not profiles:
         missing = _missing(claim, everything) or [s.describe() for s in claim.selectors()]
-        return [Verdict(claim, profile, MISSING, notes=[f"no rows for {missing[0]}"])]
+        return _mark([Verdict(claim, profile, MISSING, notes=[f"no rows for {missing[0]}"])])
     out = []
     for p in profiles:
         rows = _at_profile(everything, p)
@@ -301,9 +411,35 @@ def judge(claim: Claim, frames: dict[str, pd.DataFrame], specs: dict | None = No
             out.append(Verdict(claim, p, MISSING, notes=[f"no rows for {missing[0]}"]))
             continue
         verdict = JUDGES[claim.direction](claim, rows, p)
-        verdict.notes += _freshness_notes(rows, specs or {})
+        verdict.rows_read = sum(len(f) for f in _frames_of(rows))
+        verdict.stale, verdict.dirty = _freshness(rows, specs or {})
         out.append(verdict)
-    return out
+    return _mark(out)
+
+
+def headline(verdicts: list[Verdict]) -> Verdict:
+    """The one verdict a claim is known by: at ``paper`` when every side has rows there, else at the reduced profile
+    that read the most rows (labelled reduced), else the first that is no variant (``data missing``, ``not run``),
+    else a ``data missing`` saying only variants ran."""
+    judged = [v for v in verdicts if v.verdict not in (MISSING, NOT_RUN)]
+    for v in judged:
+        if v.profile_kind == PAPER:
+            return v
+    reduced = [v for v in judged if v.reduced]
+    if reduced:
+        return max(reduced, key=lambda v: v.rows_read)  # max keeps the first of equals
+    plain = [v for v in verdicts if not v.variant]
+    if plain:
+        return plain[0]
+    return Verdict(verdicts[0].claim, PAPER, MISSING,
+                   notes=[f"only variants ran ({', '.join(sorted({str(v.profile) for v in verdicts}))})"])
+
+
+def _mark(verdicts: list[Verdict]) -> list[Verdict]:
+    """``verdicts`` with the headline marked (added first when it is none of them: only variants ran)."""
+    top = headline(verdicts)
+    top.headline = True
+    return verdicts if top in verdicts else [top, *verdicts]
 
 
 def judge_all(claims, frames: dict[str, pd.DataFrame], specs: dict | None = None,
@@ -314,23 +450,46 @@ def judge_all(claims, frames: dict[str, pd.DataFrame], specs: dict | None = None
     return [v for c in claims for v in judge(c, frames, specs, profile, by_metric)]
 
 
+def headlines(verdicts: list[Verdict]) -> list[Verdict]:
+    return [v for v in verdicts if v.headline]
+
+
+def current_rows(spec, frame: pd.DataFrame, folder) -> pd.DataFrame:
+    """``frame`` without the rows whose cell ran at settings other than the spec now asks
+    (:func:`fyexp.freshness.settings_changed`): they never feed a verdict."""
+    if frame.empty:
+        return frame
+    from fyexp.freshness import settings_changed
+
+    changed = settings_changed(spec, frame, folder)
+    return frame[~(changed == True).to_numpy()]  # noqa: E712 (None: cannot tell, kept)
+
+
+def claim_rows(name: str, spec, frame: pd.DataFrame, folder) -> pd.DataFrame:
+    """The rows of experiment ``name`` a verdict may read: the current ones (:func:`current_rows`) and those the
+    claims derive from its artifacts (:mod:`fyexp.claims.derived`)."""
+    from fyexp.claims.derived import with_derived
+
+    return with_derived(name, current_rows(spec, frame, folder), folder)
+
+
 def load_frames(results_dir, experiments_dir=None, names=None) -> tuple[dict[str, pd.DataFrame], dict]:
-    """The rows (its ``results.csv`` or cell files, :class:`fyexp.results.ResultStore`) and spec of every experiment
-    in ``names`` (default: every experiment with a spec; names without one are skipped)."""
+    """The current rows (its ``results.csv`` or cell files, :class:`fyexp.results.ResultStore`; without those at
+    old settings, :func:`current_rows`) and spec of every experiment in ``names`` (default: every experiment with
+    a spec; names without one are skipped)."""
     from fyexp.claims.model import experiment_names, experiment_spec
+    from fyexp.freshness import row_states
     from fyexp.results import ResultStore
 
     known = experiment_names(experiments_dir)
     names = known if names is None else [n for n in dict.fromkeys(names) if n in known]
     specs = {name: experiment_spec(name, experiments_dir) for name in names}
-    from fyexp.freshness import row_states
-
     frames = {}
     for name, spec in specs.items():
         store = ResultStore(results_dir, name)
-        frame = _read_only(store)
+        frame = claim_rows(name, spec, _read_only(store), store.folder)
         if not frame.empty:  # staleness as the index judges it (executed code where recorded), once per experiment
-            frame["freshness"] = row_states(spec, frame, store.folder)
+            frame = frame.assign(freshness=row_states(spec, frame, store.folder))
         frames[name] = frame
     return frames, specs
 

@@ -166,6 +166,7 @@ def write_claims(loaded: dict[str, _Loaded], results_dir: Path) -> list[str]:
     """Each paper's claims table (``results/claims/<paper>.{md,tex}``) and the summary lines for the index."""
     from fyexp.claims import judge_all, load_claims
     from fyexp.claims.render import summary_markdown, write_paper_tables
+    from fyexp.claims.verdicts import claim_rows
 
     claims = load_claims(check=False)  # checked by `fyexp claims` and the tests against fyexp's own experiments
     # only the claims every one of whose rows an experiment of this report writes: a folder of one's own
@@ -175,7 +176,7 @@ def write_claims(loaded: dict[str, _Loaded], results_dir: Path) -> list[str]:
         return []
     ids = {c.id for c in judged}
     findings = [f for f in claims.findings if f.claim in ids]
-    frames = {name: x.frame for name, x in loaded.items()}
+    frames = {name: claim_rows(name, x.spec, x.frame, results_dir / name) for name, x in loaded.items()}
     verdicts = judge_all(judged, frames, {name: x.spec for name, x in loaded.items()})
     written = write_paper_tables(verdicts, findings, results_dir / "claims")
     relink_claims_tables(written, results_dir / "claims")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from fyexp.freshness import BEHAVIOUR_UNCHANGED, UNKNOWN_PROVENANCE, row_states
+from fyexp.freshness import BEHAVIOUR_UNCHANGED, UNKNOWN_PROVENANCE, row_states, settings_changed
 from fyexp.specs import ExperimentSpec
 
 
@@ -70,79 +70,6 @@ def planned_seeds(spec: ExperimentSpec, profile: str, frame: pd.DataFrame | None
     if seen and (spec_seeds is None or not seen <= spec_seeds):
         return len(seen)
     return len(spec_seeds) if spec_seeds is not None else None
-
-
-def settings_changed(spec: ExperimentSpec, frame: pd.DataFrame, folder: Path | None) -> pd.Series:
-    """Per row: whether its cell ran at other settings than the spec now resolves to (``True``), the same
-    (``False``) or cannot be told (``None``: no runner, no sidecar and no git).
-
-    A row naming a settings hash compares the config recorded in its sidecar (``<cell>.settings.json``, read and
-    checked by :func:`fyexp.settings.read_sidecar`: a missing or damaged one is ``None``, unknown provenance) with
-    its profile resolved now (its ``--set`` overrides applied again); the device and package versions are not
-    compared here (they are the machine's, not the spec's).  A legacy row uses
-    :func:`fyexp.settings.legacy_settings_changed` (the spec at its commit)."""
-    import json
-
-    from fyexp.errors import FyexpError
-    from fyexp.results import Cell
-    from fyexp.settings import SUPERSEDED_MARK, legacy_settings_changed, read_sidecar, scoped_config
-    from fyexp.specs import Override, resolve
-
-    out = pd.Series(None, index=frame.index, dtype=object)
-    if folder is None or frame.empty:
-        return out
-    try:
-        from fyexp.experiments import get_experiment
-
-        experiment = get_experiment(spec.runner)
-        config_cls = experiment.Config
-    except (FyexpError, ImportError):
-        return out
-    now: dict = {}
-
-    def current(base: str, overrides: dict):
-        key = (base, json.dumps(overrides, sort_keys=True))
-        if key not in now:
-            try:
-                now[key] = resolve(spec, base, config_cls, None, [Override(k, v, str(v))
-                                                                  for k, v in overrides.items()]).config
-            except FyexpError:
-                now[key] = None  # the profile is gone or no longer validates
-        return now[key]
-
-    def cell_of(method, seed, params) -> Cell | None:
-        try:
-            return Cell(str(method), int(seed), json.loads(params) if isinstance(params, str) else {})
-        except (TypeError, ValueError):
-            return None
-
-    def column(name: str) -> pd.Series:
-        return frame[name] if name in frame else pd.Series(None, index=frame.index, dtype=object)
-
-    cells = {k: cell_of(*v) for k, v in zip(zip(frame["profile"].astype(str), frame["cell"].astype(str)),
-                                             zip(column("method"), column("seed"), column("params")))}
-    verdicts: dict = {}
-    hashes = [None if pd.isna(h) else str(h) for h in column("settings_hash").astype("string")]
-    keys = list(zip(frame["profile"].astype(str), frame["cell"].astype(str), frame["git_commit"].astype(str),
-                    hashes))
-    for profile, cell, commit, recorded_hash in set(keys):
-        base = profile.split("+", 1)[0]
-        cell_obj = cells.get((profile, cell))
-        recorded = None
-        if recorded_hash is not None and SUPERSEDED_MARK not in profile:
-            recorded, problem = read_sidecar(Path(folder) / "cells" / profile / f"{cell}.csv", recorded_hash)
-            if problem is not None:  # unknown provenance (the warning names the record): cannot be told
-                verdicts[profile, cell, commit, recorded_hash] = None
-                continue
-        if recorded is None:
-            verdicts[profile, cell, commit, recorded_hash] = (
-                legacy_settings_changed(spec, base, commit, config_cls, cell_obj, experiment)
-                if "+" not in profile else None)
-        else:
-            config_now = current(base, recorded.get("overrides", {}))
-            verdicts[profile, cell, commit, recorded_hash] = (config_now is None or recorded.get("config")
-                                                              != scoped_config(experiment, config_now, cell_obj))
-    return pd.Series([verdicts[k] for k in keys], index=frame.index, dtype=object)
 
 
 def profile_runs(spec: ExperimentSpec, frame: pd.DataFrame, folder: Path | None = None) -> dict[str, ProfileRun]:
