@@ -38,8 +38,8 @@ def test_docs_links_resolve():
 
 
 class _Claim:
-    def __init__(self, cid, paper):
-        self.id, self.paper = cid, paper
+    def __init__(self, cid, paper, kind="claim"):
+        self.id, self.paper, self.kind = cid, paper, kind
 
 
 class _Verdict:
@@ -49,14 +49,19 @@ class _Verdict:
 
 def test_a_claim_counts_by_its_verdict_at_the_paper_profile_only():
     a, b, c = _Claim("a", "vr"), _Claim("b", "vr"), _Claim("c", "frac")
+    ours = _Claim("ours", "frac", kind="check")  # a check of ours: never tallied, whatever its verdict
     verdicts = [_Verdict(a, "quick", "supported"), _Verdict(a, "paper", "reversed"),
                 _Verdict(b, "quick", "supported"),  # supported at a reduced profile only: not yet run at paper
-                _Verdict(c, "paper", "supported in direction, not in magnitude")]
-    assert claim_outcome(verdicts[:2]) == "not supported"
+                _Verdict(c, "paper", "supported in direction, not in magnitude"),
+                _Verdict(ours, "paper", "supported")]
+    assert claim_outcome(verdicts[:2]) == "reversed"
     assert claim_outcome(verdicts[2:3]) == "not yet run at paper"
     assert claim_outcome([_Verdict(a, "paper", "supported")]) == "supported"
+    assert claim_outcome([_Verdict(a, "paper", "not supported")]) == "not supported"
+    assert claim_outcome([_Verdict(a, "paper", "not resolved at this n")]) == "not resolved at this n"
     lines = findings_table(verdicts, {"vr": "Rényi"})
-    assert lines[2:] == ["| Rényi (`vr`) | 2 | 0 | 0 | 1 | 1 |", "| frac (`frac`) | 1 | 0 | 1 | 0 | 0 |"]
+    assert lines[2:] == ["| Rényi (`vr`) | 2 | 0 | 0 | 0 | 0 | 1 | 1 |",
+                         "| frac (`frac`) | 1 | 0 | 1 | 0 | 0 | 0 | 0 |"]
 
 
 def test_rewrite_block_keeps_the_text_around_it():
@@ -77,11 +82,12 @@ def test_installed_report_rewrites_the_findings_block_from_the_rows(tmp_path):
     text = readme.read_text(encoding="utf-8")
     assert "written by hand" not in text and text.startswith("# mine\n") and text.endswith("\nafter\n")
     rows = {line.split("`")[1]: line for line in text.splitlines() if line.count("`") == 2}
-    # the committed tvem-bsc rows at `paper`: 1 claim supported, 2 not; the other papers' experiments are absent
-    assert rows["tvem"].endswith("| 3 | 1 | 0 | 2 | 0 |") and rows["vr"].endswith("| 0 | 0 | 0 | 14 |")
+    # the committed tvem-bsc rows at `paper`: 3 of its 5 claims supported, 2 without paper rows (its 3 checks of
+    # ours are not counted); the other papers' experiments are absent
+    assert rows["tvem"].endswith("| 5 | 3 | 0 | 0 | 0 | 0 | 2 |") and rows["vr"].endswith("| 0 | 0 | 0 | 0 | 0 | 18 |")
     shutil.rmtree(results / "tvem-bsc")
     run_cli("report", "tvem-bsc", "--results-dir", str(results))
-    assert "| 3 | 0 | 0 | 0 | 3 |" in readme.read_text(encoding="utf-8")
+    assert "| 5 | 0 | 0 | 0 | 0 | 0 | 5 |" in readme.read_text(encoding="utf-8")
     other = tmp_path / "my-results"  # a folder of another name leaves the README beside it alone
     before = readme.read_text(encoding="utf-8")
     run_cli("report", "tvem-bsc", "--results-dir", str(other))

@@ -1,11 +1,13 @@
 """What the reproduction found, per paper, as the README's generated block (rewritten by ``fyexp report``).
 
-The block counts each claim of ``fyexp/reference/claims.yaml`` once, by its verdict at the ``paper`` profile (the
+The block counts each claim of ``fyexp/reference/claims.yaml`` (``kind: claim``; our own checks are never counted) once, by its verdict at the ``paper`` profile (the
 same verdicts ``fyexp claims`` prints, :func:`fyexp.claims.command.verdicts_for`):
 
 * *supported* — ``supported``;
 * *in direction only* — ``supported in direction, not in magnitude``;
-* *not supported* — ``not supported`` or ``reversed``;
+* *not resolved at this n* — the interval holds both 0 and the paper's difference;
+* *not supported* — ``not supported``;
+* *reversed* — ``reversed``;
 * *not yet run at paper* — no verdict at ``paper`` (``not run``, ``data missing``, or rows at reduced profiles
   only).
 
@@ -22,18 +24,19 @@ from pathlib import Path
 START = "<!-- fyexp:findings:start -->"
 END = "<!-- fyexp:findings:end -->"
 PAPER_PROFILE = "paper"
-COLUMNS = ("supported", "in direction only", "not supported", "not yet run at paper")
+COLUMNS = ("supported", "in direction only", "not resolved at this n", "not supported", "reversed",
+           "not yet run at paper")
 
 
 def claim_outcome(verdicts: list) -> str:
     """One claim's column of the block, from its verdicts at every profile (:data:`COLUMNS`)."""
-    from fyexp.claims.verdicts import DIRECTION_ONLY, NOT_SUPPORTED, REVERSED, SUPPORTED
+    from fyexp.claims.verdicts import DIRECTION_ONLY, NOT_SUPPORTED, REVERSED, SUPPORTED, UNRESOLVED
 
     at_paper = [v.verdict for v in verdicts if v.profile == PAPER_PROFILE]
     if not at_paper:
-        return COLUMNS[3]
-    return {SUPPORTED: COLUMNS[0], DIRECTION_ONLY: COLUMNS[1], NOT_SUPPORTED: COLUMNS[2],
-            REVERSED: COLUMNS[2]}.get(at_paper[0], COLUMNS[3])
+        return COLUMNS[-1]
+    return {SUPPORTED: COLUMNS[0], DIRECTION_ONLY: COLUMNS[1], UNRESOLVED: COLUMNS[2], NOT_SUPPORTED: COLUMNS[3],
+            REVERSED: COLUMNS[4]}.get(at_paper[0], COLUMNS[-1])
 
 
 def findings_table(verdicts: list, titles: dict[str, str]) -> list[str]:
@@ -42,7 +45,8 @@ def findings_table(verdicts: list, titles: dict[str, str]) -> list[str]:
 
     by_claim: dict[str, list] = {}
     for v in verdicts:
-        by_claim.setdefault(v.claim.id, []).append(v)
+        if getattr(v.claim, "kind", "claim") == "claim":  # a check of ours is never tallied
+            by_claim.setdefault(v.claim.id, []).append(v)
     lines = ["| paper | claims | " + " | ".join(COLUMNS) + " |", "|---|---:|" + "---:|" * len(COLUMNS)]
     for paper in PAPERS:
         outcomes = [claim_outcome(vs) for vs in by_claim.values() if vs[0].claim.paper == paper]
