@@ -271,7 +271,8 @@ def tune_as_jobs(experiment: Any, config: Any, ctx: Any, *, options: ExecutorOpt
     call = functools.partial(tune_job, experiment, config, ctx, storage=storage,
                              results_dir=str(Path(results_dir).resolve()), budget=budget, timeout=timeout,
                              threads=options.threads_per_job)
-    progress.start(f"tune {ctx.experiment} [{ctx.profile}]: {workers} workers, budget {budget} trials", workers)
+    progress.start(f"tune {ctx.experiment} [{ctx.profile}]: {workers} workers, budget {budget} trials", workers,
+                   unit="workers")
     jobs = executor.map_array(lambda index: call(), list(range(workers))) if options.kind == "slurm" else \
         [executor.submit(call) for _ in range(workers)]
     started, pending, failed = time.perf_counter(), {job: i for i, job in enumerate(jobs)}, 0

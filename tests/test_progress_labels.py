@@ -47,3 +47,32 @@ def test_installed_run_shows_the_cell_label_on_the_live_bar(tmp_path):
     text = strip_ansi(screen)
     assert code == 0, text
     assert "x=3" in text and "3/3 cells" in text and "toy__x=3" not in text.split("cells run")[0].split("\n", 2)[-1]
+
+
+def test_a_cells_nested_work_carries_its_unit_to_the_display(tmp_path):
+    """RunContext.subtask hands the unit on (EM iterations, CAVI fits); the line display prints it."""
+    import io
+
+    from rich.console import Console
+
+    from fyexp.experiments.base import RunContext
+    from fyexp.progress import LineProgress
+
+    out = io.StringIO()
+    progress = LineProgress(Console(file=out, width=80))
+    progress.heartbeat_s = 0.0
+    ctx = RunContext("toy", "quick", "cpu", None, tmp_path, tmp_path, progress=progress)
+    ctx.subtask("em", 10, "iterations")(3)
+    ctx.subtask("train", 4)(1)
+    text = out.getvalue()
+    assert "em: 3/10 iterations" in text and "train: 1/4 steps" in text
+
+
+def test_a_tuning_study_counts_workers_not_cells():
+    import inspect
+
+    from fyexp import executors
+
+    source = inspect.getsource(executors)
+    start = source[source.index("progress.start(f\"tune"):]
+    assert 'unit="workers"' in start[:start.index("\n    jobs")]

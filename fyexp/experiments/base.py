@@ -62,15 +62,15 @@ class RunContext:
         atomic_write_text(path, text)
         return path
 
-    def subtask(self, description: str, total: float | None) -> Callable[..., None]:
-        """Nested progress (epochs, EM iterations, ...); returns ``advance(n=1, **fields)``.
+    def subtask(self, description: str, total: float | None, unit: str = "steps") -> Callable[..., None]:
+        """Nested progress of ``total`` ``unit`` (steps, EM iterations, fits); returns ``advance(n=1, **fields)``.
 
         ``progress`` is a :class:`fyexp.progress.RunProgress`; without one this is a no-op.  The display is
         guarded there, so nothing a cell reports can stop the cell.
         """
         if self.progress is None:
             return lambda *args, **kwargs: None
-        return self.progress.subtask(description, total)
+        return self.progress.subtask(description, total, unit)
 
 
 class Experiment:

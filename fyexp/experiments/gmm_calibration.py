@@ -58,7 +58,8 @@ class GmmCalibration(Experiment):
         setting = SETTINGS[setting_id]
         mix = setting.mixture
         x = simulate(mix, config.n_replicas, seed).x
-        advance = ctx.subtask(f"CAVI fits, table {setting.table}", (len(config.gammas) + 3) * config.n_replicas)
+        advance = ctx.subtask(f"CAVI fits, table {setting.table}", (len(config.gammas) + 3) * config.n_replicas,
+                              "fits")
         result = run_study(x, mix.means, mix.init_means, mix.init_var, config.gammas, config.conflated_gammas,
                            config.alpha, config.fit_options, progress=advance)
         if not all(np.isfinite(r.bound) for r in result.rows):
@@ -97,7 +98,8 @@ class GmmCalibration(Experiment):
         rng = np.random.default_rng([seed, list(SETTINGS).index(setting_id)])
         rows = []
         one = x[config.table5_replica:config.table5_replica + 1]
-        advance = ctx.subtask(f"importance sampling, {setting.label}", len(config.gammas) + len(config.is_gammas))
+        advance = ctx.subtask(f"importance sampling, {setting.label}", len(config.gammas) + len(config.is_gammas),
+                              "fits")
         for gamma in config.gammas:
             fit = options.fit(one, gamma, mix.init_means, mix.init_var, keep_phi=True)
             eq7, authors = options.both_bounds(fit)

@@ -101,7 +101,7 @@ class GMMClustering(GridExperiment):
             else:
                 skip = config.sparse_init_skip if cell.method == "sparse" else 0
                 init = authors_torch_init(seed, config.n_components, data.X.shape[1], skip=skip)
-                advance = ctx.subtask(cell.key, config.n_iter)
+                advance = ctx.subtask(cell.key, config.n_iter, "iterations")
                 em = GaussianMixtureEM(E_STEPS[cell.method](config, cell.params), n_iter=config.n_iter,
                                        reg_covar=config.reg_covar)
                 fit = em.fit(data.X, init, callback=lambda _: advance())

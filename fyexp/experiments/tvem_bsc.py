@@ -66,7 +66,7 @@ class TVEMBSC(Experiment):
         n_states = cell.params.get("n_states")
         em = TVEM(n_states, StateSearch(config.n_prior_samples, config.n_bitflips, config.n_sweeps), config.n_iter)
         init = init_params(data.Y, n_latents, _rng(cell, "init"), noise=config.init_noise)
-        advance = ctx.subtask(cell.key, config.n_iter)
+        advance = ctx.subtask(cell.key, config.n_iter, "iterations")
         with threadpool_limits(1):
             start = time.perf_counter()
             result = em.fit(data.Y, init, _rng(cell, "search"), callback=lambda _: advance())
