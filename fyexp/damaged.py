@@ -14,6 +14,7 @@ after the last byte; a temporary file untouched for :data:`LEFTOVER_AGE_S` was l
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 import time
@@ -25,6 +26,18 @@ TEMP_NAME = re.compile(r"^\..+\.[A-Za-z0-9_]{8}\.tmp$")   # tempfile.mkstemp(pre
 LEFTOVER_AGE_S = 600.0
 
 _WARNED: set[tuple[str, str]] = set()
+
+
+def read_json(path: Path) -> tuple[object, str | None]:
+    """A record file's JSON value and ``None``, or ``None`` and what is wrong with the file (one phrase)."""
+    try:
+        return json.loads(Path(path).read_bytes().decode("utf-8")), None
+    except UnicodeDecodeError:  # a ValueError too: caught first
+        return None, "not UTF-8 text"
+    except ValueError:
+        return None, "not JSON"
+    except OSError as exc:
+        return None, f"cannot be read ({exc.strerror})"
 
 
 def warn_damaged(path: Path, what: str, problem: str, consequence: str) -> None:

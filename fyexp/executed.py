@@ -220,20 +220,13 @@ def read_record(cell_file: Path) -> tuple[dict[str, str | None] | None, str | No
     """The executed-code record beside ``cell_file``: ``(record, None)``; ``(None, None)`` when the cell has none
     (recording was off, or the row predates records: the file rule judges it); ``(None, what is wrong)`` when the
     record is damaged (:func:`record_problem`), named in one warning line."""
-    from fyexp.damaged import UNKNOWN_PROVENANCE_NOTE, warn_damaged
+    from fyexp.damaged import UNKNOWN_PROVENANCE_NOTE, read_json, warn_damaged
 
     path = Path(cell_file).with_suffix(CODE_SUFFIX)
     if not path.exists():
         return None, None
-    try:
-        record = json.loads(path.read_bytes().decode("utf-8"))
-    except UnicodeDecodeError:
-        problem = "not UTF-8 text"
-    except ValueError:
-        problem = "not JSON"
-    except OSError as exc:
-        problem = f"cannot be read ({exc.strerror})"
-    else:
+    record, problem = read_json(path)
+    if problem is None:
         problem = record_problem(record)
     if problem is None:
         return record, None

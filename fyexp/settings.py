@@ -160,22 +160,15 @@ def read_sidecar(cell_file: Path, expected_hash: str) -> tuple[dict | None, str 
     or ``(None, what is wrong)``, named in one warning line (:func:`fyexp.damaged.warn_damaged`): the record is
     missing, not JSON, not of the schema or of other settings (:func:`sidecar_problem`).  The rows of such a cell
     have unknown provenance."""
-    from fyexp.damaged import UNKNOWN_PROVENANCE_NOTE, warn_damaged
+    from fyexp.damaged import UNKNOWN_PROVENANCE_NOTE, read_json, warn_damaged
 
     path = sidecar_path(Path(cell_file))
     what = "damaged settings record"
     if not path.exists():
         what, problem = "missing settings record", f"the rows of {Path(cell_file).name} name settings {expected_hash}"
     else:
-        try:
-            settings = json.loads(path.read_bytes().decode("utf-8"))
-        except UnicodeDecodeError:
-            problem = "not UTF-8 text"
-        except ValueError:
-            problem = "not JSON"
-        except OSError as exc:
-            problem = f"cannot be read ({exc.strerror})"
-        else:
+        settings, problem = read_json(path)
+        if problem is None:
             problem = sidecar_problem(settings, expected_hash)
             if problem is None:
                 return settings, None
