@@ -572,3 +572,81 @@ def test_ratio_edges_zero_values_and_single_values_against_another_threshold(tmp
     assert verdict_of(ratio(tmp_path, "ratio_above", threshold=2.0), one).verdict == REVERSED
     zero = verdict_of(ratio(tmp_path), {"x": np.array([0.0, 0.0, 0.0, 0.0]), "y": BASE})
     assert zero.verdict == SUPPORTED and zero.estimate == 0.0 and zero.notes == []  # an interval, not -inf
+
+
+# ---- the edges mutation testing found untested (fyexp/claims/MUTATION.md) -----------------------------------
+def test_a_magnitude_exactly_at_an_end_of_the_interval_is_inside(tmp_path):
+    sides = {"x": BASE + 0.7 + JITTER, "y": BASE}  # interval 0.7 ± HALF, above 0
+    first = verdict_of(pair(tmp_path), sides)
+    for end, outward in ((first.low, -1), (first.high, 1)):
+        assert verdict_of(pair(tmp_path, extra=f"    magnitude: {end!r}\n"), sides).verdict == SUPPORTED
+        beyond = end + outward * 1e-9
+        assert verdict_of(pair(tmp_path, extra=f"    magnitude: {beyond!r}\n"), sides).verdict == DIRECTION_ONLY
+
+
+@pytest.mark.parametrize("a, expected", [(0.5, UNRESOLVED), (0.75, DIRECTION_ONLY), (1.5, DIRECTION_ONLY),
+                                         (0.25, REVERSED)])
+def test_single_values_against_a_printed_magnitude_of_zero(tmp_path, a, expected):
+    # no factor of 2 around 0: only a difference of exactly 0 matches it (then a tie holding the paper's 0)
+    v = verdict_of(pair(tmp_path, extra="    magnitude: 0\n"), {"x": np.array([a]), "y": np.array([0.5])})
+    assert v.verdict == expected and SIGN_ONLY in v.notes
+
+
+@pytest.mark.parametrize("magnitude, expected", [(25, SUPPORTED), (24.9, DIRECTION_ONLY), (100, SUPPORTED),
+                                                 (100.5, DIRECTION_ONLY)])
+def test_single_values_match_a_relative_magnitude_within_a_factor_of_two(tmp_path, magnitude, expected):
+    claim = pair(tmp_path, extra=f"    magnitude: {magnitude}\n    magnitude_kind: relative\n")
+    v = verdict_of(claim, {"x": np.array([0.75]), "y": np.array([0.5])})  # ours: +50% of b
+    assert v.verdict == expected and "(+50.0%)" in v.ours
+
+
+def test_an_unresolved_relative_magnitude_names_the_n_for_the_papers_difference_in_bs_units(tmp_path):
+    sides = {"x": BASE + 0.05 + JITTER, "y": BASE}  # 0.05 ± HALF: in percent of b ≈ 3.05, [-4.4%, 7.7%]
+    claim = pair(tmp_path, extra="    magnitude: 4\n    magnitude_kind: relative\n")
+    v = verdict_of(claim, sides)
+    target = 4 * BASE.mean() / 100  # the paper's +4% as a difference: 0.122
+    assert v.verdict == UNRESOLVED and v.n_to_resolve == math.ceil(4 * (HALF / target) ** 2) == 10
+    assert v.label.endswith("the interval holds 0 and the paper's 4; about n = 10 would resolve it")
+
+
+def test_a_difference_of_exactly_zero_is_a_tie_that_names_no_n(tmp_path):
+    values = np.array([1.0, 2.0, 3.0, 4.0])
+    for direction in ("greater", "less"):
+        same = verdict_of(pair(tmp_path, direction), {"x": values, "y": values})  # the interval [0, 0]
+        assert (same.verdict, same.low, same.high, same.notes, same.n_to_resolve) == (NOT_SUPPORTED, 0.0, 0.0, [], None)
+        around = verdict_of(pair(tmp_path, direction), {"x": values + [0.5, -0.5, 0.5, -0.5], "y": values})
+        assert around.estimate == 0.0 and around.low < 0 < around.high
+        assert (around.verdict, around.notes, around.n_to_resolve) == (NOT_SUPPORTED, [], None)
+        one = verdict_of(pair(tmp_path, direction), {"x": np.array([2.0]), "y": np.array([2.0])})
+        assert (one.verdict, one.notes, one.n_to_resolve) == (NOT_SUPPORTED, [SIGN_ONLY], None)
+    ours = verdict_of(pair(tmp_path), {"x": BASE + 0.12 + JITTER, "y": BASE})  # a tie pointing the claim's way
+    n = math.ceil(4 * (HALF / 0.12) ** 2)
+    assert ours.notes == [f"our difference is inside the noise; about n = {n} would resolve it"] and n == 10
+
+
+@pytest.mark.parametrize("low, high, greater, less", [(0.0, 0.4, "tie", "tie"), (1e-12, 0.4, "ok", "reversed"),
+                                                      (-0.4, 0.0, "tie", "tie"), (-0.4, -1e-12, "reversed", "ok"),
+                                                      (0.0, 0.0, "tie", "tie")])
+def test_an_interval_ending_exactly_at_zero_is_a_tie(low, high, greater, less):
+    from fyexp.claims.stats import Difference
+    from fyexp.claims.verdicts import _direction
+
+    d = Difference((low + high) / 2, low, high, 4, 4, True, 1.0, 1.0)
+    assert (_direction(d, 1), _direction(d, -1)) == (greater, less)
+
+
+def test_only_variants_name_each_once_sorted_at_the_paper_profile(tmp_path):
+    claim = pair(tmp_path)
+    sides = {"x": BASE + 1 + JITTER, "y": BASE}
+    parts = [frames(sides, p) for p in ("paper~superseded-ab12", "paper-lr1e-4", "paper+lr=1", "paper-lr1e-4")]
+    verdicts = judge(claim, _many(*parts))
+    top = verdicts[0]
+    assert top.headline and sum(v.headline for v in verdicts) == 1 and len(verdicts) == 4
+    assert (top.claim, top.profile, top.verdict, top.notes) == (
+        claim, "paper", MISSING, ["only variants ran (paper+lr=1, paper-lr1e-4, paper~superseded-ab12)"])
+    assert top.as_dict()["profile"] == "paper" and top.as_dict()["id"] == "toy"
+
+
+def test_a_reduced_profiles_own_variants_are_variants():
+    assert [profile_kind(p) for p in ("cpu+x=1", "quick~superseded-ab12", "cpu+lr=1e-3", "cpu", "quick")] == [
+        "variant", "variant", "variant", "reduced", "reduced"]
