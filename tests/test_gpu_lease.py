@@ -297,3 +297,18 @@ def test_merge_keeps_returned_checkpoints_only_while_they_can_travel_again(flow,
     dropped = merge(out1, tmp_path / "results", tmp_path / "gl", state_room=size - 1)
     assert (dropped.state_parts, dropped.state_dropped) == (0, 1)
     assert not list((tmp_path / "gl" / "state").glob("*.tar.gz"))
+
+
+def test_a_work_folder_packs_to_the_same_bytes_at_any_time(tmp_path, monkeypatch):
+    """The returned checkpoint archives are compared byte for byte after re-joining: the gzip header must not carry
+    the packing time (it did, and the comparison failed whenever two packs straddled a second)."""
+    import gzip
+
+    from fyexp.lease.bundle import _tar_gz
+
+    folder = tmp_path / "work" / "cell"
+    folder.mkdir(parents=True)
+    (folder / "checkpoint.pt").write_bytes(b"\x00\x01" * 100)
+    clock = iter([1_000_000.0, 2_000_000.0])
+    monkeypatch.setattr(gzip.time, "time", lambda: next(clock))
+    assert _tar_gz(tmp_path, folder) == _tar_gz(tmp_path, folder)

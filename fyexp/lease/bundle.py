@@ -17,6 +17,7 @@ each touched experiment's ``results.csv`` and keeps the returned work folders as
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
 import re
@@ -77,9 +78,12 @@ def collect(scratch: Path, out_dir: Path, units: Sequence, *, max_work_files: in
 
 
 def _tar_gz(root: Path, folder: Path) -> bytes:
+    """``folder`` (paths relative to ``root``) as a gzipped tar; the gzip header's time is 0, so the same folder
+    always packs to the same bytes (a piece re-joined is byte-equal to the whole, whenever each was packed)."""
     buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
-        _add_tree(tar, root, [folder, *sorted(p for p in folder.rglob("*"))])
+    with gzip.GzipFile(fileobj=buffer, mode="wb", mtime=0) as zipped:
+        with tarfile.open(fileobj=zipped, mode="w") as tar:
+            _add_tree(tar, root, [folder, *sorted(p for p in folder.rglob("*"))])
     return buffer.getvalue()
 
 
