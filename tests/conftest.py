@@ -67,10 +67,11 @@ def toy_env(tmp_path):
 
 
 def run_in_terminal(*args: str, env: dict | None = None, cwd: Path | None = None, timeout: float = 600,
-                    columns: int = 100) -> tuple[int, str]:
+                    columns: int = 100, answer: tuple[bytes, bytes] | None = None) -> tuple[int, str]:
     """Run the installed ``fyexp ARGS`` under a pseudo-terminal (rich draws its live bars there, as for a user).
 
-    Returns the exit status and everything the program wrote to the terminal (stdout and stderr together).
+    ``answer = (prompt, keys)`` types ``keys`` once ``prompt`` has appeared on the screen.  Returns the exit status
+    and everything the program wrote to the terminal (stdout and stderr together).
     """
     import pty
     import select
@@ -94,6 +95,9 @@ def run_in_terminal(*args: str, env: dict | None = None, cwd: Path | None = None
                 if not data:
                     break
                 chunks.append(data)
+                if answer is not None and answer[0] in b"".join(chunks):
+                    os.write(master, answer[1])
+                    answer = None
             elif proc.poll() is not None:
                 break
         else:

@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import pty
-import select
-import subprocess
-import time
 from pathlib import Path
 
 from fyexp.plan import RunPlan, describe_plan, estimate, long_plan_reason
 from fyexp.results import Cell, ResultStore
-from tests.conftest import ROOT, TOY_SPECS, cli_env, fyexp_script, run_cli, strip_ansi
+from tests.conftest import ROOT, TOY_SPECS, run_cli, run_in_terminal, strip_ansi
 
 
 def _record(results: Path, seconds: float, values=(1.0,), seeds=(0, 1), profile="paper") -> None:
@@ -91,31 +86,9 @@ def test_installed_run_starts_a_plan_under_two_hours_without_asking(tmp_path):
 
 def _answer_in_terminal(args: list[str], env: dict, answer: bytes, timeout: float = 120) -> tuple[int, str]:
     """Run the installed fyexp on a pseudo-terminal, type ``answer`` at its question, return (status, screen)."""
-    master, slave = pty.openpty()
-    proc = subprocess.Popen([fyexp_script(), *args], stdin=slave, stdout=slave, stderr=slave,
-                            env=cli_env({"TERM": "xterm", "COLUMNS": "100", **env}), cwd=ROOT, close_fds=True)
-    os.close(slave)
-    screen, answered, deadline = b"", False, time.time() + timeout
-    try:
-        while time.time() < deadline:
-            ready, _, _ = select.select([master], [], [], 0.2)
-            if ready:
-                try:
-                    data = os.read(master, 65536)
-                except OSError:
-                    break
-                if not data:
-                    break
-                screen += data
-                if not answered and b"Start it?" in screen:
-                    os.write(master, answer)
-                    answered = True
-            elif proc.poll() is not None:
-                break
-        code = proc.wait(timeout=30)
-    finally:
-        os.close(master)
-    return code, strip_ansi(screen.decode("utf-8", errors="replace"))
+    code, screen = run_in_terminal(*args, env={"TERM": "xterm", **env}, timeout=timeout,
+                                   answer=(b"Start it?", answer))
+    return code, strip_ansi(screen)
 
 
 def test_on_a_terminal_a_long_plan_asks_and_a_no_starts_nothing(tmp_path):
