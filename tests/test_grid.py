@@ -188,3 +188,17 @@ def test_to_uint8_rounds_clamps_and_reshapes():
     out = to_uint8(torch.tensor([[-0.5, 0.0, 0.5, 0.999, 1.0, 2.0]]), (2, 3))
     assert out.dtype.name == "uint8" and out.shape == (1, 2, 3)
     assert out.ravel().tolist() == [0, 0, 128, 255, 255, 255]
+
+
+def test_seeded_cells_pins_a_point_s_own_seed_else_takes_the_run_s():
+    """The one pinned-seed expansion of both grid modules: a point's ``seed`` replaces the run's seeds, is never a
+    parameter, and the run's fixed parameters join every cell (each cell its own params dict)."""
+    from fyexp.experiments.grid import seeded_cells
+
+    pinned = seeded_cells("m", {"a": 1, "seed": 7}, (0, 1), {"lr": 0.1})
+    assert [(c.method, c.seed, c.params) for c in pinned] == [("m", 7, {"a": 1, "lr": 0.1})]
+    free = seeded_cells("m", {"a": 2}, (0, 1))
+    assert [(c.seed, c.params) for c in free] == [(0, {"a": 2}), (1, {"a": 2})]
+    assert free[0].params is not free[1].params
+    zero = seeded_cells("m", {"seed": 0}, (3, 4))   # seed 0 is a pin, not "no pin"
+    assert [c.seed for c in zero] == [0]
