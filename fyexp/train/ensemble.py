@@ -40,8 +40,8 @@ global generator), none of which gives member m the numbers its solo run draws f
 ``torch._C._functorch`` ``maybe_current_level`` / ``is_batchedtensor`` / ``maybe_get_level`` /
 ``_unwrap_batched`` (a batched argument's M slices: ``torch.bernoulli(p)``, ``torch._standard_gamma(α)``,
 dropout, whose draws depend on the values of their arguments, so they cannot be drawn from shapes alone) and
-``_add_batch_dim`` (the M draws returned as one batched tensor).  ``tests/test_ensemble.py`` pins every member to
-its solo run bit for bit, so a torch release that changes these fails there, not silently.
+``_add_batch_dim`` (the M draws returned as one batched tensor).  ``tests/test_ensemble.py`` checks each member's
+draws and training against its solo run's, so a torch release that changes these fails there, not silently.
 """
 
 from __future__ import annotations
