@@ -190,15 +190,12 @@ def test_to_uint8_rounds_clamps_and_reshapes():
     assert out.ravel().tolist() == [0, 0, 128, 255, 255, 255]
 
 
-def test_seeded_cells_pins_a_point_s_own_seed_else_takes_the_run_s():
-    """The one pinned-seed expansion of both grid modules: a point's ``seed`` replaces the run's seeds, is never a
-    parameter, and the run's fixed parameters join every cell (each cell its own params dict)."""
-    from fyexp.experiments.grid import seeded_cells
+def test_pinned_seeds_replace_the_run_s_seeds_and_leave_the_parameters():
+    """The one pinned-seed expansion of the grid modules (grid, method_grid, declared): a point's ``seed`` replaces
+    the run's seeds and is never a parameter; the point's own mapping is left as it was."""
+    from fyexp.experiments.grid import pinned_seeds
 
-    pinned = seeded_cells("m", {"a": 1, "seed": 7}, (0, 1), {"lr": 0.1})
-    assert [(c.method, c.seed, c.params) for c in pinned] == [("m", 7, {"a": 1, "lr": 0.1})]
-    free = seeded_cells("m", {"a": 2}, (0, 1))
-    assert [(c.seed, c.params) for c in free] == [(0, {"a": 2}), (1, {"a": 2})]
-    assert free[0].params is not free[1].params
-    zero = seeded_cells("m", {"seed": 0}, (3, 4))   # seed 0 is a pin, not "no pin"
-    assert [c.seed for c in zero] == [0]
+    point = {"a": 1, "seed": 7}
+    assert pinned_seeds(point, (0, 1)) == ({"a": 1}, (7,)) and point == {"a": 1, "seed": 7}
+    assert pinned_seeds({"a": 2}, [0, 1]) == ({"a": 2}, (0, 1))
+    assert pinned_seeds({"seed": 0}, (3, 4)) == ({}, (0,))   # seed 0 is a pin, not "no pin"

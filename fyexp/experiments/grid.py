@@ -36,7 +36,7 @@ from fyexp.errors import ConfigValueError
 from fyexp.experiments.base import Experiment, RunContext
 from fyexp.results import Cell
 
-__all__ = ["Metric", "metric", "PaperKeys", "GridExperiment", "axes_of", "expand", "seeded_cells", "check_axes",
+__all__ = ["Metric", "metric", "PaperKeys", "GridExperiment", "axes_of", "expand", "pinned_seeds", "check_axes",
            "RAGGED"]
 
 RAGGED = ("include", "exclude")   # keys of a grid block that are not axes
@@ -158,13 +158,12 @@ def expand(grid: Any, exclude: Iterable[Mapping[str, Any]] = ()) -> list[dict]:
     return combos
 
 
-def seeded_cells(method: str, params: Mapping[str, Any], seeds: Sequence[int],
-                 fixed: Mapping[str, Any] | None = None) -> list[Cell]:
-    """The cells of one grid point: ``Cell(method, seed, params + fixed)`` at each of the run's ``seeds``, or only at
-    the point's own ``seed`` where it pins one (an ``include`` entry's or a per-method ``seed`` axis's value)."""
+def pinned_seeds(params: Mapping[str, Any], seeds: Sequence[int]) -> tuple[dict, tuple[int, ...]]:
+    """A grid point's parameters without ``seed``, and the seeds it runs at: the run's ``seeds``, or only the point's
+    own ``seed`` where it pins one (an ``include`` entry's or a per-method ``seed`` axis's value)."""
     own = dict(params)
     pinned = own.pop("seed", None)
-    return [Cell(method, seed, {**own, **(fixed or {})}) for seed in ((pinned,) if pinned is not None else seeds)]
+    return own, ((pinned,) if pinned is not None else tuple(seeds))
 
 
 class GridExperiment(Experiment):
@@ -214,7 +213,8 @@ class GridExperiment(Experiment):
         cells = []
         for params in expand(getattr(config, self.grid_field, None)):
             method = params.pop("method") if "method" in params else self.method(config, params)
-            cells += seeded_cells(method, params, seeds, fixed)
+            params, at = pinned_seeds(params, seeds)
+            cells += [Cell(method, seed, {**params, **fixed}) for seed in at]
         return cells
 
     def paper_keys_for(self, config: Any) -> tuple[PaperKeys, ...]:
