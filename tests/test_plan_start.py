@@ -74,7 +74,7 @@ def test_options_are_built_once_from_a_commands_parameters():
               "executor": "slurm", "jobs": 3, "threads_per_job": None, "slurm_time": 90, "slurm_mem_gb": None,
               "dry_run": True, "yes": True, "n_trials": 5}
     options = Options.from_params(params)
-    assert (options.profile, options.sets, options.only, options.data_dir) == ("quick", ("a=1", "b=2"), (), "/data")
+    assert (options.profile, options.sets, options.only, options.data_dir) == ("quick", ("a=1", "b=2"), (), Path("/data"))
     assert options.dry_run and options.yes and not options.force and options.device == "auto"
     assert options.executor == ExecutorOptions(kind="slurm", jobs=3, slurm_time_min=90, dry_run=True)
     local = Options.from_params({**params, "executor": "local"}).executor

@@ -43,12 +43,13 @@ class Options:
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> "Options":
-        """The options among ``params`` (parameter name → value; lists become tuples, None a default)."""
+        """The options among ``params`` (parameter name → value; lists become tuples, folders paths, None a
+        default)."""
         from fyexp.executors import executor_options
 
         names = {f.name for f in dataclasses.fields(cls)} - {"executor"}
-        values = {k: tuple(v) if isinstance(v, list) else v for k, v in params.items()
-                  if k in names and v is not None}
+        values = {k: tuple(v) if isinstance(v, list) else Path(v) if k.endswith("_dir") else v
+                  for k, v in params.items() if k in names and v is not None}
         given = {"--" + k.replace("_", "-"): v for k, v in params.items()}
         return cls(**values, executor=executor_options(params.get("executor"), given, bool(params.get("dry_run"))))
 
