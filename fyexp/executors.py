@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from fyexp.domains import OPTION_DOMAINS, check_options
 from fyexp.errors import FyexpError
 from fyexp.progress import LineProgress, RunProgress
 from fyexp.results import Cell, ResultStore
@@ -55,12 +56,7 @@ class ExecutorOptions:
     def __post_init__(self):
         if self.kind not in ("local", "slurm"):
             raise FyexpError(f"--executor: expected one of local, slurm, got '{self.kind}'")
-        if self.jobs is not None and self.jobs < 1:
-            raise FyexpError(f"--jobs: expected a positive integer, got {self.jobs}")
-        if self.threads_per_job < 1:
-            raise FyexpError(f"--threads-per-job: expected a positive integer, got {self.threads_per_job}")
-        if self.slurm_time_min < 1 or self.slurm_gpus_per_job < 0:
-            raise FyexpError("--slurm-time must be ≥ 1 minute and --slurm-gpus-per-job ≥ 0")
+        check_options({option: getattr(self, name) for option, name in OPTIONS.items() if option in OPTION_DOMAINS})
         if self.dry_run and self.kind != "slurm":  # the local executor has nothing to render
             raise FyexpError("--dry-run: only with --executor slurm (it shows the sbatch script)")
 
@@ -73,6 +69,24 @@ class ExecutorOptions:
         """The :class:`fyexp.runner.CellExecutor` protocol: :func:`run_cells_as_jobs` with these options."""
         return run_cells_as_jobs(resolved, cells, store, options=self, device=device, data_dir=data_dir,
                                  force=force, progress=progress)
+
+
+#: the command-line option of each field (their domains: :data:`fyexp.domains.OPTION_DOMAINS`)
+OPTIONS = {"--jobs": "jobs", "--threads-per-job": "threads_per_job", "--slurm-partition": "slurm_partition",
+           "--slurm-gpus-per-job": "slurm_gpus_per_job", "--slurm-cpus-per-job": "slurm_cpus_per_job",
+           "--slurm-mem-gb": "slurm_mem_gb", "--slurm-time": "slurm_time_min"}
+
+
+def executor_options(kind: str | None, given: dict[str, Any], dry_run: bool = False) -> ExecutorOptions | None:
+    """The options of ``--executor kind`` from the command line's values ``given`` (option name → value, None where
+    not given: the field's default; names not in :data:`OPTIONS` are ignored), or None without ``--executor``."""
+    values = {OPTIONS[option]: value for option, value in given.items() if option in OPTIONS and value is not None}
+    if kind is not None:
+        return ExecutorOptions(kind=kind, dry_run=dry_run and kind == "slurm", **values)
+    check_options({option: given[option] for option in OPTIONS if option in OPTION_DOMAINS and option in given})
+    if "jobs" in values:
+        raise FyexpError("--jobs needs --executor local or slurm")
+    return None
 
 
 def slurm_parameters(options: ExecutorOptions, n_cells: int, job_name: str) -> dict[str, Any]:

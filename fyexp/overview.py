@@ -116,3 +116,55 @@ def list_blocks(specs: list, summaries: dict[str, list[ProfileSummary]], width: 
         out += wrap(" · ".join(profiles), indent + "profiles: ", indent * 2)
         out.append("")
     return out[:-1]
+
+
+# ---- the output of `fyexp list` and `fyexp show` -------------------------------------------------------------------
+def _specs(experiments_dir: Path | None) -> list:
+    from fyexp.specs import available_specs, load_spec
+
+    return [load_spec(name, experiments_dir) for name in available_specs(experiments_dir)]
+
+
+def list_plain(experiments_dir: Path | None) -> list[str]:
+    """``fyexp list --plain`` (and off a terminal): per experiment one tab-separated line (name, profiles, what it
+    reproduces, title)."""
+    return ["\t".join([s.name, ",".join(s.profile_names()), "; ".join(s.tables + s.figures), s.title])
+            for s in _specs(experiments_dir)]
+
+
+def list_json(experiments_dir: Path | None, results_dir: Path) -> str:
+    """``fyexp list --json``: per experiment its name, title, tables, figures and profiles with cells and estimate."""
+    import json
+
+    body = []
+    for s in _specs(experiments_dir):
+        summaries = profile_summaries(s, results_dir)
+        body.append({"name": s.name, "title": s.title, "tables": list(s.tables), "figures": list(s.figures),
+                     "profiles": s.profile_names(), "cells": {p.name: p.cells for p in summaries},
+                     "estimate_s": {p.name: p.estimate_s for p in summaries}})
+    return json.dumps(body, indent=1, ensure_ascii=False)
+
+
+def list_text(experiments_dir: Path | None, results_dir: Path, width: int) -> list[str]:
+    """``fyexp list`` at a terminal of ``width`` columns: :func:`list_blocks` of every experiment."""
+    specs = _specs(experiments_dir)
+    return list_blocks(specs, {s.name: profile_summaries(s, results_dir) for s in specs}, width)
+
+
+def show_text(name: str, profile: str, sets: list[str] | None, experiments_dir: Path | None,
+              results_dir: Path) -> str:
+    """``fyexp show``: :func:`show_summary` (YAML comments), then the resolved spec as YAML (every hyperparameter
+    a run uses); only the runner's ``Config`` is imported, not the runner (torch)."""
+    import yaml
+
+    from fyexp.experiments import get_config_class
+    from fyexp.plain import jsonable
+    from fyexp.specs import load_spec, parse_sets, resolve
+
+    spec = load_spec(name, experiments_dir)
+    resolved = resolve(spec, profile, get_config_class(spec.runner), None, parse_sets(sets))
+    summary = show_summary(spec, summarize(spec, resolved, results_dir))
+    body = {"name": spec.name, "title": spec.title, "runner": spec.runner, "profile": resolved.profile,
+            "seeds": list(resolved.seeds), "tables": list(spec.tables), "figures": list(spec.figures),
+            "config": resolved.config}
+    return "\n".join(summary) + "\n" + yaml.safe_dump(jsonable(body), sort_keys=False, allow_unicode=True)

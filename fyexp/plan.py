@@ -12,13 +12,21 @@ where a method has none recorded.  Without any recorded cell the estimate is unk
 (``paper+lr=…``) without times of its own reads its base profile's.
 
 :func:`long_plan_reason` says why a plan needs confirmation: an estimate over :data:`LONG_S` (two hours), or an
-unknown one at a ``paper*`` profile.
+unknown one at a ``paper*`` profile; :func:`confirm` asks for it (or ``--yes``).
+
+Before any of this, :func:`check_start` refuses a run that cannot or should not start: a grid of no cell (refused
+like an empty grid axis: the ``--set`` override or the spec key that emptied it), more than
+:data:`fyexp.domains.MAX_CELLS` cells or a cell estimated past the available memory (unless ``--yes``), and the
+``paper`` profile on a source tree with uncommitted changes (unless ``--allow-dirty``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
+
+from fyexp.errors import FyexpError, SpecError
 
 LONG_S = 2 * 3600.0
 
@@ -34,11 +42,15 @@ class RunPlan:
     estimate_s: float | None
     recorded: int = 0        # recorded cells the estimate rests on
     source: str = ""         # the folder they were read from
-    todo_keys: tuple[str, ...] = ()  # the cells to run, in order
+    todo: tuple = ()         # the cells to run (:class:`fyexp.results.Cell`), in order
 
     @property
     def seconds_per_cell(self) -> float | None:
         return None if self.estimate_s is None or not self.to_run else self.estimate_s / self.to_run
+
+    @property
+    def todo_keys(self) -> tuple[str, ...]:
+        return tuple(c.key for c in self.todo)
 
 
 def duration(seconds: float | None) -> str:
@@ -129,7 +141,7 @@ def run_plan(resolved, experiment, results_dir: Path, force: bool = False, only=
     times, folder = recorded_times(results_dir, resolved.name, profiles)
     return RunPlan(resolved.name, resolved.profile, len(pending.cells), len(pending.cells) - len(pending.todo),
                    len(pending.todo), len(pending.changed), estimate([c.method for c in pending.todo], times),
-                   len(times), str(folder) if folder is not None else "", tuple(c.key for c in pending.todo))
+                   len(times), str(folder) if folder is not None else "", tuple(pending.todo))
 
 
 def describe_plan(plan: RunPlan) -> str:
@@ -159,3 +171,51 @@ def long_plan_reason(to_run: int, estimate_s: float | None, profile: str) -> str
     if estimate_s > LONG_S:
         return f"it is estimated at {duration(estimate_s)} (over {LONG_S / 3600:g} h)"
     return None
+
+
+def confirm(reason: str | None, yes: bool, what: str, ask: Callable[[str], bool | None]) -> bool:
+    """Whether a plan may start: at once when it is not long (``reason`` None) or with ``--yes``; else the answer to
+    ``ask(question)`` at a terminal.  Off a terminal (``ask`` answers None) it is refused in one line (exit 2)."""
+    if reason is None or yes:
+        return True
+    answer = ask(f"{what}: {reason}. Start it?")
+    if answer is None:
+        raise FyexpError(f"{what}: not started: {reason}; pass --yes to start it (--dry-run shows the plan)")
+    return answer
+
+
+# ---- whether a run may start -------------------------------------------------------------------------------------
+EMPTY_GRID = "a grid of at least one cell"
+
+
+def grid_cells(resolved, experiment) -> list:
+    """The grid's cells at the first seed (a grid's size and memory do not depend on the seed).  A grid of no cell is
+    refused like an empty grid axis: a :class:`~fyexp.errors.SpecError` naming the ``--set`` override that emptied
+    it (when the profile without the overrides has cells), else the spec's key."""
+    cells = experiment.cells(resolved.config, resolved.seeds[:1])
+    if cells:
+        return cells
+    if resolved.overrides:
+        from fyexp.specs import resolve
+
+        plain = resolve(resolved.spec, resolved.base_profile, experiment.Config)
+        if experiment.cells(plain.config, resolved.seeds[:1]):
+            blamed = dict([o for o in resolved.overrides if o[0].split(".")[0] == "grid"] or resolved.overrides)
+            value = next(iter(blamed.values())) if len(blamed) == 1 else blamed
+            raise SpecError("--set", ", ".join(blamed), EMPTY_GRID, value)
+    grid = ".grid" if "grid" in resolved.raw else ""
+    raise SpecError(resolved.spec.path, f"profiles.{resolved.base_profile}{grid}", EMPTY_GRID, resolved.raw.get("grid"))
+
+
+def check_start(resolved, experiment, only, *, yes: bool, allow_dirty: bool, dry_run: bool) -> None:
+    """Refuse a run before anything is written (see the module docstring); ``only`` is the ``--only``
+    :class:`~fyexp.cell_filter.CellFilter`.  A dry run writes nothing, so it is never refused for a dirty tree."""
+    from fyexp.domains import check_cell_memory, check_grid_size
+
+    one_seed = grid_cells(resolved, experiment)
+    check_grid_size(only.count(one_seed, resolved.seeds), yes)
+    check_cell_memory(experiment, resolved.config, one_seed, yes)
+    if resolved.base_profile == "paper" and not dry_run:
+        from fyexp.provenance import require_clean_tree
+
+        require_clean_tree(allow_dirty, type(experiment).__module__)

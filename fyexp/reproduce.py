@@ -6,20 +6,31 @@ fyvi experiments).  ``--dry-run`` prints the plan: per experiment the cells of t
 estimate of the time, that of ``fyexp run``'s plan (:mod:`fyexp.plan`: the recorded ``wall_time_s`` of the
 experiment's finished cells at the profile, per method; "unknown" where none is recorded).  ``all`` lists each
 experiment once (fyvl's are fyvi's) and ends with a total.  A real run asks first when the total is long
-(:func:`fyexp.plan.long_plan_reason`), then runs each experiment once.  Running is the CLI's (``fyexp run`` /
-``fyexp report``, passed in as callables), so this module never imports the command line.
+(:func:`fyexp.plan.long_plan_reason`), then runs each experiment once through ``fyexp run``'s own sequence
+(:func:`fyexp.commands.run.run_command`, with the same :class:`~fyexp.commands.options.Options`), then ``fyexp
+report`` (:func:`fyexp.commands.report.report_command`) and the claims.
+
+The plan is checked the same way with or without ``--dry-run`` (one line, exit 2): a ``--set`` override that does not
+validate names the experiment it fails for, a profile that none of the paper's experiments defines is unknown, and an
+``--only`` that selects no cell of any of them selects nothing.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
+from rich.console import Console
+
 from fyexp.cell_filter import CellFilter
 from fyexp.claims.model import PAPERS, load_claims
-from fyexp.errors import FyexpError
+from fyexp.commands.lines import say
+from fyexp.commands.options import Options, results_folder
+from fyexp.errors import FyexpError, SpecError
 from fyexp.plan import duration, long_plan_reason
+
+NO_PROFILE, LEFT_OUT = "no profile", "left out"   # why an experiment has no cell in the plan
 
 
 @dataclass(frozen=True)
@@ -30,6 +41,7 @@ class PlanLine:
     to_run: int
     seconds_per_cell: float | None
     note: str = ""
+    excluded: str = ""      # NO_PROFILE or LEFT_OUT (by --only) when the experiment runs nothing
 
     @property
     def estimate_s(self) -> float | None:
@@ -56,21 +68,27 @@ def plan(paper: str, profile: str, results_dir: Path, experiments_dir: Path | No
          names: list[str] | None = None) -> list[PlanLine]:
     """One line per experiment of ``paper`` (or of ``names``): its cells, finished, to run, and the estimate."""
     from fyexp.experiments import get_experiment
-    from fyexp.plan import run_plan
+    from fyexp.plan import grid_cells, run_plan
     from fyexp.specs import load_spec, parse_sets, resolve
 
     lines = []
     for name in paper_experiments(paper, experiments_dir) if names is None else names:
         spec = load_spec(name, experiments_dir)
         if profile not in spec.profile_names():
-            lines.append(PlanLine(name, 0, 0, 0, None, f"no profile '{profile}'"))
+            lines.append(PlanLine(name, 0, 0, 0, None, f"{NO_PROFILE} '{profile}'", NO_PROFILE))
             continue
         experiment = get_experiment(spec.runner)
-        resolved = resolve(spec, profile, experiment.Config, None, parse_sets(sets))  # --set: the variant
+        try:
+            resolved = resolve(spec, profile, experiment.Config, None, parse_sets(sets))  # --set: the variant
+            grid_cells(resolved, experiment)
+        except SpecError as exc:
+            if exc.file != "--set":
+                raise
+            raise SpecError(f"--set, for experiment {name}", exc.key, exc.expected, exc.got) from None
         try:
             one = run_plan(resolved, experiment, results_dir, False, only)
         except FyexpError as exc:  # --only names a key or value this experiment's grid lacks
-            lines.append(PlanLine(name, 0, 0, 0, None, f"left out: {exc}"))
+            lines.append(PlanLine(name, 0, 0, 0, None, f"{LEFT_OUT}: {exc}", LEFT_OUT))
             continue
         lines.append(PlanLine(name, one.cells, one.finished, one.to_run, one.seconds_per_cell))
     return lines
@@ -122,23 +140,42 @@ def plan_papers(papers: list[str], profile: str, results_dir: Path, experiments_
     return out
 
 
-def reproduce_papers(paper: str, *, profile: str, dry_run: bool, only: list[str] | None, sets: list[str] | None,
-                     results_dir: Path, experiments_dir: Path | None, console, run_one: Callable[[str], bool],
-                     report_all: Callable[[], None], confirm: Callable[[str | None], None] = lambda reason: None
-                     ) -> bool:
-    """``fyexp reproduce``: the plan (``dry_run``), or every experiment of the paper (``all``: of the five, each
-    once) through ``run_one(name)`` (``fyexp run``; False when a cell failed — the others still run), then
-    ``report_all()`` and the claims.  Before running, ``confirm(reason)`` is called with why the whole plan is long
-    (:func:`fyexp.plan.long_plan_reason`; None when it is not).  Returns whether every run succeeded."""
+def check_plan(paper: str, profile: str, only: CellFilter, lines: list[PlanLine],
+               experiments_dir: Path | None = None) -> None:
+    """Refuse (exit 2) a plan in which no experiment runs because of the options: a profile that none of the
+    experiments defines, or an ``--only`` that selects no cell of any of them."""
+    from fyexp.specs import load_spec
+
+    if lines and all(x.excluded == NO_PROFILE for x in lines):
+        known = sorted({p for x in lines for p in load_spec(x.experiment, experiments_dir).profile_names()})
+        raise FyexpError(f"--profile: unknown profile '{profile}' for the experiments of {paper} "
+                         f"({', '.join(x.experiment for x in lines)}); expected one of {', '.join(known)}")
+    if only.conditions and lines and all(x.excluded for x in lines):
+        why = "; ".join(f"{x.experiment} {x.note}" for x in lines if x.excluded == LEFT_OUT)
+        raise FyexpError(f"--only {' '.join(only.describe())}: selects no cell of any experiment of {paper} ({why})")
+
+
+def reproduce_papers(paper: str, options: Options, *, out: Console, err: Console,
+                     ask: Callable[[str], bool | None]) -> bool:
+    """``fyexp reproduce``: the plan (``options.dry_run``), or every experiment of the paper (``all``: of the five,
+    each once) through :func:`fyexp.commands.run.run_command` (a failed cell does not stop the others), then the
+    report and the claims.  A long plan is confirmed once (:func:`fyexp.plan.confirm`, ``ask`` at a terminal), and
+    each run then starts without asking.  Returns whether every run succeeded."""
     from fyexp.cell_filter import parse_only
     from fyexp.claims.command import claims_command
+    from fyexp.commands.report import report_command
+    from fyexp.commands.run import run_command
+    from fyexp.plan import confirm
     from fyexp.specs import available_specs
 
+    results_dir = results_folder(options.results_dir, writable=not options.dry_run)
+    experiments_dir, profile = options.experiments_dir, options.profile
     papers = list(PAPERS) if paper == "all" else [paper]
-    cell_filter = parse_only(only)
-    plans = plan_papers(papers, profile, results_dir, experiments_dir, cell_filter, sets)
+    cell_filter = parse_only(options.only)
+    plans = plan_papers(papers, profile, results_dir, experiments_dir, cell_filter, list(options.sets))
     every = [line for _, lines, _ in plans for line in lines]
-    if dry_run:
+    check_plan(paper, profile, cell_filter, every, experiments_dir)
+    if options.dry_run:
         for p, lines, shared in plans:
             print(describe(p, profile, lines, shared))
         if len(papers) > 1:
@@ -146,17 +183,21 @@ def reproduce_papers(paper: str, *, profile: str, dry_run: bool, only: list[str]
             print(total_line("total", every))
         return True
     _, todo, seconds, unknown = _total(every)
-    confirm(long_plan_reason(todo, None if unknown else seconds, profile))
+    what = f"fyexp reproduce {paper}"
+    if not confirm(long_plan_reason(todo, None if unknown else seconds, profile), options.yes, what, ask):
+        say(err, f"{what}: not started")
+        return False
+    each = replace(options, results_dir=results_dir, yes=True)  # the whole plan was confirmed above
     ok = True
     for line in every:
-        if not line.note:
-            ok = run_one(line.experiment) and ok
-    report_all()
+        if not line.excluded:
+            ok = run_command(line.experiment, each, err=err, ask=ask) and ok
+    report_command(None, results_dir, experiments_dir, superseded=False, out=out, err=err)
     present = set(available_specs(experiments_dir))
     for p in papers:
         needed = {e for c in load_claims(check=False).for_paper(p).claims for e in c.experiments}
         if needed <= present:
-            claims_command(p, profile, False, results_dir, experiments_dir, console)
+            claims_command(p, profile, False, results_dir, experiments_dir, out)
         else:  # a folder of one's own experiments: the paper's claims read rows it does not write
             print(f"claims of {p}: not judged (the experiments folder lacks {', '.join(sorted(needed - present))})")
     return ok

@@ -31,7 +31,6 @@ and out of ``results.csv`` and the report.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import hashlib
 import json
@@ -41,22 +40,10 @@ from typing import Any
 import yaml
 
 from fyexp import gitinfo
+from fyexp.plain import jsonable  # noqa: F401  (runners import it from here too)
 
 SETTINGS_SUFFIX = ".settings.json"
 SUPERSEDED_MARK = "~superseded-"   # a superseded file's rows get profile ``<profile>~superseded-<hash>``
-
-
-def jsonable(obj: Any) -> Any:
-    """Dataclasses, tuples and paths as plain JSON values (tuples become lists)."""
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return jsonable(dataclasses.asdict(obj))
-    if isinstance(obj, dict):
-        return {str(k): jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [jsonable(v) for v in obj]
-    if isinstance(obj, Path):
-        return str(obj)
-    return obj
 
 
 @functools.lru_cache(maxsize=None)

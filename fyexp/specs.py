@@ -432,13 +432,24 @@ def _apply_override(merged: dict, override: Override) -> None:
     node[parts[-1]] = override.value
 
 
+MAX_LABEL = 96   # characters of a variant label: a folder name (at most 255 bytes) and part of file names
+
+
 def variant_label(profile: str, overrides: list[Override]) -> str:
     """``paper+lr=1e-4,rho=1.5``: the profile, then each override by its last key (the full dotted key where two
-    overrides share a last key), sorted; safe as a folder name."""
+    overrides share a last key), sorted; safe as a folder name.  A label longer than :data:`MAX_LABEL` keeps its
+    readable start and ends in ``-`` and 10 hex digits of its SHA-256 (distinct variants stay distinct); the
+    overrides in full are in every cell's settings (:func:`fyexp.settings.cell_settings`)."""
     lasts = [o.key.rsplit(".", 1)[-1] for o in overrides]
     parts = sorted(f"{last if lasts.count(last) == 1 else o.key}={re.sub(r'[][ ]', '', o.text)}"
                    for o, last in zip(overrides, lasts))
-    return re.sub(r"[^A-Za-z0-9=._,+-]+", "-", f"{profile}+{','.join(parts)}")
+    label = re.sub(r"[^A-Za-z0-9=._,+-]+", "-", f"{profile}+{','.join(parts)}")
+    if len(label) <= MAX_LABEL:
+        return label
+    import hashlib
+
+    digest = hashlib.sha256(label.encode("utf-8")).hexdigest()[:10]
+    return f"{label[:max(MAX_LABEL - 11, label.index('+') + 1)]}-{digest}"
 
 
 def parse_seeds(text: str | None) -> list[int] | None:

@@ -344,21 +344,12 @@ def _hint_at(config_cls: type, path: str) -> Any:
     return hint
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
-
-
 def config_with(config: Any, params: dict, source: Path | str, where: str = "params") -> Any:
     """``config`` with the values of ``params`` (dotted paths) set, validated like a spec (errors name ``source``)."""
-    import dataclasses
-
+    from fyexp.plain import jsonable
     from fyexp.specs import build_config
 
-    values = _plain(dataclasses.asdict(config))
+    values = jsonable(config)
     for path, value in params.items():
         *parents, leaf = path.split(".")
         target = values

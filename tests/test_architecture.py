@@ -31,8 +31,8 @@ from tests.conftest import ROOT, TOY_SPECS, cli_env, fyexp_script
 
 # bottom first; each entry one layer of packages (fyexp.<name>)
 LAYERS: list[tuple[str, ...]] = [
-    ("errors", "io", "gitinfo", "damaged", "domains", "devices", "progress", "reference", "results", "executed",
-     "latent", "plots", "work_dirs", "latex"),
+    ("errors", "io", "plain", "gitinfo", "damaged", "domains", "devices", "progress", "reference", "results",
+     "executed", "latent", "plots", "work_dirs", "latex"),
     ("distributions", "maps", "losses"),
     ("models", "objectives", "em", "data", "metrics", "topics", "calibration"),
     ("train",),
@@ -43,6 +43,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("executors", "lease", "plan", "overview"),
     ("claims",),
     ("report",),
+    ("commands",),
     ("reproduce",),
     ("cli",),
 ]

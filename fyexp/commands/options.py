@@ -1,0 +1,106 @@
+"""The options ``fyexp run``, ``tune`` and ``reproduce`` share, as one object, and the folders they name.
+
+:meth:`Options.from_params` builds it once from a command's parsed parameters (``typer.Context.params``): each
+field is the parameter of the same name where the command has one, else its default, and the executor options
+become one :class:`~fyexp.executors.ExecutorOptions` (:func:`fyexp.executors.executor_options`).  A folder option
+falls back on its environment variable; set but empty is an error, not the current folder.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Mapping
+
+from fyexp.errors import EnvironmentFailure, FyexpError
+
+if TYPE_CHECKING:  # `list` and `show` read the folders here and import no more
+    from fyexp.executors import ExecutorOptions
+
+
+@dataclass(frozen=True)
+class Options:
+    """Every option of ``run`` (``tune`` and ``reproduce`` take a part of them; the rest keep their defaults)."""
+
+    profile: str = "paper"
+    sets: tuple[str, ...] = ()          # --set KEY=VALUE
+    seeds: str | None = None
+    only: tuple[str, ...] = ()          # --only KEY=PATTERN
+    device: str = "auto"
+    data_dir: Path | None = None
+    results_dir: Path | None = None
+    experiments_dir: Path | None = None
+    executor: ExecutorOptions | None = None
+    force: bool = False
+    allow_dirty: bool = False
+    best: bool = False
+    progress: bool = True
+    dry_run: bool = False
+    strict: bool = False
+    yes: bool = False
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> "Options":
+        """The options among ``params`` (parameter name → value; lists become tuples, folders paths, None a
+        default)."""
+        from fyexp.executors import executor_options
+
+        names = {f.name for f in dataclasses.fields(cls)} - {"executor"}
+        values = {k: tuple(v) if isinstance(v, list) else Path(v) if k.endswith("_dir") else v
+                  for k, v in params.items() if k in names and v is not None}
+        given = {"--" + k.replace("_", "-"): v for k, v in params.items()}
+        return cls(**values, executor=executor_options(params.get("executor"), given, bool(params.get("dry_run"))))
+
+
+def env_setting(name: str) -> str | None:
+    """An environment setting, or None when unset; set but empty (or blank) is an error, not the current folder."""
+    value = os.environ.get(name)
+    if value is not None and not value.strip():
+        raise FyexpError(f"{name}: expected a folder, got an empty value (unset it to use the default)")
+    return value
+
+
+def results_folder(option: Path | None, writable: bool = False) -> Path:
+    """The results folder; with ``writable`` it must be (or become) a folder this process can write to."""
+    path = option or Path(env_setting("FYEXP_RESULTS_DIR") or "results")
+    if path.exists() and not path.is_dir():
+        raise FyexpError(f"--results-dir / FYEXP_RESULTS_DIR: '{path}' is a file; expected a folder")
+    if writable:
+        check_writable_folder(path, "--results-dir / FYEXP_RESULTS_DIR")
+    return path
+
+
+def check_writable_folder(path: Path, what: str) -> None:
+    """Create ``path`` if needed and prove that a file can be written there (else one line, exit 1)."""
+    import tempfile
+
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path, prefix=".fyexp-write-check."):
+            pass
+    except (FileExistsError, NotADirectoryError):
+        raise FyexpError(f"{what}: '{path}' (or a parent of it) is a file; expected a folder") from None
+    except OSError as exc:
+        raise EnvironmentFailure(f"{what}: cannot write to '{path}' ({exc.strerror})") from None
+
+
+def data_folder(option: Path | None) -> Path | None:
+    """The data root: ``--data-dir``, else ``$FYEXP_DATA_DIR``, else None (loaders download where they can)."""
+    path = option or (Path(env_setting("FYEXP_DATA_DIR")) if env_setting("FYEXP_DATA_DIR") else None)
+    if path is not None and not path.is_dir():
+        raise FyexpError(f"--data-dir / FYEXP_DATA_DIR: '{path}' is not a folder")
+    return path
+
+
+def resolve_experiment(name: str, options: Options):
+    """The experiment ``name`` (its runner imported) and its spec resolved at ``options``' profile, ``--seeds``
+    and ``--set`` overrides."""
+    from fyexp.experiments import get_experiment
+    from fyexp.specs import load_spec, parse_seeds, parse_sets, resolve
+
+    overrides = parse_sets(options.sets)
+    spec = load_spec(name, options.experiments_dir)
+    experiment = get_experiment(spec.runner)
+    return experiment, resolve(spec, options.profile, experiment.Config, parse_seeds(options.seeds), overrides)

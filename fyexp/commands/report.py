@@ -1,0 +1,41 @@
+"""``fyexp report``: rebuild every table and figure from the result CSVs, then the README's findings block.
+
+Tables and figures are :func:`fyexp.report.build_report`'s; this prints one line per file written (on ``out``), a
+warning per damaged study file (on ``err``), and rewrites the findings block of the README beside a results folder
+named ``results`` (:func:`fyexp.report.findings.update_findings`; a folder of another name, such as
+``my-results``, leaves the README alone).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.console import Console
+
+from fyexp.commands.lines import say
+
+
+def report_command(names: list[str] | None, results: Path, experiments_dir: Path | None, *, superseded: bool,
+                   out: Console, err: Console) -> None:
+    """Report the experiments ``names`` (None: all) of the results folder ``results``."""
+    from fyexp.report import build_report
+    from fyexp.report.findings import update_findings
+    from fyexp.report.runs import damaged_studies
+    from fyexp.results import ResultStore
+    from fyexp.specs import available_specs
+
+    for name in names or available_specs(experiments_dir):  # damaged cell files and records: ResultStore.load warns
+        for path, problem in damaged_studies(ResultStore(results, name).folder):
+            say(err, f"warning: skipped damaged study file {path} ({problem}); move it away and rerun `fyexp tune`")
+    for rep in build_report(names, results, experiments_dir, superseded=superseded):
+        for title, profile, status, files in rep.tables:
+            say(out, f"{rep.spec.name}: {title} [{profile}] {status} → {files[0]}")
+        for path in rep.figures:
+            say(out, f"{rep.spec.name}: figure → {path}")
+        if not rep.rows:
+            say(out, f"{rep.spec.name}: not yet run")
+    say(out, f"index → {results / 'README.md'}")
+    folder = results.resolve()
+    readme = folder.parent / "README.md"
+    if folder.name == "results" and update_findings(readme, results, experiments_dir):
+        say(out, f"findings → {readme}")

@@ -1,0 +1,70 @@
+"""``fyexp run NAME``: resolve the spec, check that the run may start, print its plan, confirm, run, summarize.
+
+The one sequence of ``fyexp run`` and of every experiment ``fyexp reproduce`` runs (:mod:`fyexp.reproduce`): the
+checks and the plan are :mod:`fyexp.plan`'s, the cells :func:`fyexp.runner.run_experiment`'s (in this process or as
+jobs of :mod:`fyexp.executors`), ``--best`` :func:`fyexp.tuning.with_best`'s.  A dry run prints the plan (with
+``--executor slurm`` also the sbatch script and the cell of each array task) on stdout and writes nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from rich.console import Console
+from rich.markup import escape
+
+from fyexp.commands.lines import say
+from fyexp.commands.options import Options, data_folder, resolve_experiment, results_folder
+from fyexp.errors import FyexpError
+
+
+def run_command(name: str, options: Options, *, err: Console, ask: Callable[[str], bool | None]) -> bool:
+    """Run experiment ``name`` with ``options``, printing the plan and the summary on ``err``; ``ask`` is the
+    confirmation of a long plan (:func:`fyexp.plan.confirm`).  Returns False when the run did not succeed: a cell
+    failed, a cell's data was missing under ``--strict``, or the plan was not confirmed."""
+    from fyexp.cell_filter import parse_only
+    from fyexp.devices import resolve_device
+    from fyexp.plan import check_start, confirm, describe_plan, long_plan_reason, run_plan
+
+    only = parse_only(options.only)
+    experiment, resolved = resolve_experiment(name, options)
+    check_start(resolved, experiment, only, yes=options.yes, allow_dirty=options.allow_dirty,
+                dry_run=options.dry_run)
+    results = results_folder(options.results_dir, writable=not options.dry_run)
+    if options.best:
+        resolved = with_best(resolved, experiment, results)
+    device, data_dir = resolve_device(options.device), data_folder(options.data_dir)
+    plan = run_plan(resolved, experiment, results, options.force, only, device=device, data_dir=data_dir)
+    if options.dry_run:
+        print(describe_plan(plan))
+        if options.executor is not None and options.executor.kind == "slurm":
+            from fyexp.executors import describe_slurm_submission
+            from fyexp.results import ResultStore
+
+            print(describe_slurm_submission(resolved, list(plan.todo), ResultStore(results, name), options.executor))
+            say(err, f"dry run: {plan.to_run} cells would be submitted as one SLURM array; nothing was submitted")
+        return True
+    say(err, describe_plan(plan))
+    what = f"fyexp run {name}"
+    if not confirm(long_plan_reason(plan.to_run, plan.estimate_s, resolved.profile), options.yes, what, ask):
+        say(err, f"{what}: not started")
+        return False
+    from fyexp import runner
+    from fyexp.progress import make_progress
+
+    summary = runner.run_experiment(resolved, experiment, device=device, data_dir=data_dir, results_dir=results,
+                                    force=options.force, console=err, executor=options.executor, only=only,
+                                    progress=make_progress(err, live=options.progress, keys=plan.todo_keys))
+    err.print(f"[green]{escape(f'{name} [{resolved.profile}]')}:[/] {summary.ran} cells run, {summary.skipped} already "
+              f"finished, {summary.failed} failed, {summary.data_missing} skipped (data missing), "
+              f"{summary.wall_time_s:.1f} s → {escape(str(summary.results_csv))}")
+    return not (summary.failed or (options.strict and summary.data_missing))
+
+
+def with_best(resolved, experiment, results):
+    """``--best``: ``resolved`` with the parameters its tuning study found (an experiment without one: an error)."""
+    if not getattr(resolved.config, "search", None):
+        raise FyexpError(f"--best: experiment '{resolved.name}' has no tuning study")
+    from fyexp.tuning import with_best as best
+
+    return best(resolved, results, getattr(experiment, "PARAM_ALIASES", None))

@@ -1,0 +1,26 @@
+"""Plain data: a value as JSON and YAML write it, the one conversion of the project.
+
+Dataclasses become mappings (``dataclasses.asdict``), tuples lists, paths strings and mapping keys strings; every
+other value is returned as it is.  Used for a cell's settings (:mod:`fyexp.settings`, whose hash reads the result:
+changing this conversion changes every settings hash), for ``fyexp show``'s YAML and for rebuilding a ``Config``
+from its values (:func:`fyexp.tuning.config_with`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+
+def jsonable(obj: Any) -> Any:
+    """Dataclasses, tuples and paths as plain JSON values (tuples become lists, keys strings)."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return jsonable(dataclasses.asdict(obj))
+    if isinstance(obj, dict):
+        return {str(k): jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [jsonable(v) for v in obj]
+    if isinstance(obj, Path):
+        return str(obj)
+    return obj
