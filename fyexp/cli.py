@@ -184,7 +184,7 @@ def run(name: str = typer.Argument(..., help="Experiment name (see `fyexp list`)
     check_grid_size(cell_filter.count(one_seed, resolved.seeds), yes)
     check_cell_memory(experiment, resolved.config, one_seed, yes)
     if profile == "paper" and not dry_run:
-        from fyexp.provenance import require_clean_tree
+        from fyexp.provenance.source import require_clean_tree
 
         require_clean_tree(allow_dirty, type(experiment).__module__)
     results = _results_dir(results_dir, writable=not dry_run)

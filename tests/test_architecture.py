@@ -31,15 +31,15 @@ from tests.conftest import ROOT, TOY_SPECS, cli_env, fyexp_script
 
 # bottom first; each entry one layer of packages (fyexp.<name>)
 LAYERS: list[tuple[str, ...]] = [
-    ("errors", "io", "gitinfo", "damaged", "domains", "devices", "progress", "reference", "results", "executed",
+    ("errors", "io", "gitinfo", "damaged", "domains", "devices", "progress", "reference", "results", "provenance",
      "latent", "plots", "work_dirs"),
     ("distributions", "maps", "losses"),
     ("models", "objectives", "em", "data", "metrics", "topics", "calibration"),
     ("train",),
     ("specs",),
-    ("settings", "provenance", "cell_filter", "tuning"),
+    ("settings", "cell_filter", "tuning"),
     ("experiments",),
-    ("runner", "fingerprints", "freshness"),
+    ("runner", "fingerprints", "spec_freshness"),
     ("executors", "lease", "plan", "overview"),
     ("claims",),
     ("report",),

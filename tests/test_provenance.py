@@ -1,4 +1,4 @@
-"""Provenance that can be checked (fyexp/provenance.py): the module tree of an experiment, its code hash, stale
+"""Provenance that can be checked (fyexp/provenance/source.py): the module tree of an experiment, its code hash, stale
 rows after an edit of an imported module, and the refusal of a dirty tree for --profile paper."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from fyexp import provenance as prov
+from fyexp.provenance import source as prov
 from fyexp.errors import FyexpError
 
 
@@ -53,22 +53,22 @@ def test_module_tree_follows_imports_and_skips_bookkeeping(repo):
 def test_modified_module_makes_rows_stale(repo):
     module = "fyexp.experiments.toy"
     recorded, commit = prov.code_hash(module, repo), _git(repo, "rev-parse", "--short=12", "HEAD")
-    assert prov.row_freshness(commit, recorded, module, repo) == "fresh"
-    assert prov.row_freshness(commit, None, module, repo) == "fresh"  # older rows: git diff <commit> HEAD
+    assert prov.files_freshness(commit, recorded, module, repo) == "fresh"
+    assert prov.files_freshness(commit, None, module, repo) == "fresh"  # older rows: git diff <commit> HEAD
     (repo / "fyexp/unrelated.py").write_text("X = 1\n")  # not imported: nothing goes stale
     (repo / "fyexp/results.py").write_text("def store():\n    return 1\n")  # bookkeeping: nothing goes stale
     _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "two")
-    prov._head_checkout.cache_clear()
+    prov.head_tree.cache_clear()
     prov.changed_since.cache_clear()
-    assert prov.row_freshness(commit, recorded, module, repo) == "fresh"
-    assert prov.row_freshness(commit, None, module, repo) == "fresh"
+    assert prov.files_freshness(commit, recorded, module, repo) == "fresh"
+    assert prov.files_freshness(commit, None, module, repo) == "fresh"
     (repo / "fyexp/maps/entmax.py").write_text("def f(x):\n    return 2 * x\n")  # imported two levels down
     _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "three")
-    prov._head_checkout.cache_clear()
+    prov.head_tree.cache_clear()
     prov.changed_since.cache_clear()
-    assert prov.row_freshness(commit, recorded, module, repo) == "stale"
-    assert prov.row_freshness(commit, None, module, repo) == "stale"
-    assert prov.row_freshness("unknown", None, module, repo) == "unknown"
+    assert prov.files_freshness(commit, recorded, module, repo) == "stale"
+    assert prov.files_freshness(commit, None, module, repo) == "stale"
+    assert prov.files_freshness("unknown", None, module, repo) == "unknown"
 
 
 def test_dirty_tree_is_refused_unless_allowed(repo):
