@@ -63,7 +63,7 @@ def _histories(scratch: Path) -> dict[str, list[dict]]:
 @pytest.fixture(scope="module")
 def flow(tmp_path_factory):
     """The whole flow once; the tests read what each step left."""
-    from fyexp.provenance import git_commit
+    from fyexp.provenance.source import git_commit
 
     base = tmp_path_factory.mktemp("lease")
     make_mnist(base / "data")
