@@ -3,7 +3,7 @@
 For every experiment, :data:`SLICES` names a slice: its ``quick`` profile with ``--set``-style overrides
 (:func:`fyexp.specs.parse_sets`) that shrink training to a handful of steps, the first cell of each selected
 method at seed 0, and — where the experiment needs a data set — tiny synthetic data fed to the runner (a data
-root written to a temporary folder, or the runner's loader replaced for the slice).  :func:`compute` runs the
+root written to a temporary folder, or the runner's ``load_data`` replaced on its instance).  :func:`compute` runs the
 slice and returns ``{"<method>/<metric>[/<n>]": value}``, each value rounded to :data:`SIG_DIGITS` significant
 digits; the committed reference is ``fyexp/reference/fingerprints.json``.
 
@@ -112,31 +112,19 @@ def uci_root(root: Path) -> Iterator[None]:
     yield
 
 
-def _patched(module: str, attribute: str, make: Callable) -> Callable[[Path], contextlib.AbstractContextManager]:
-    """A feeder that replaces ``module.attribute`` by ``make()`` for the slice."""
-    @contextlib.contextmanager
-    def feeder(root: Path) -> Iterator[None]:
-        import importlib
-        from unittest import mock
-
-        with mock.patch.object(importlib.import_module(module), attribute, make()):
-            yield
-    return feeder
-
-
 def _corpus():
-    """A 40-document, 12-word Poisson corpus (train 24, valid 8, test 8) for the NVDM runner's ``load_corpus``."""
+    """A 40-document, 12-word Poisson corpus (train 24, valid 8, test 8) for the NVDM runner's ``load_data``."""
     import torch
 
     g = torch.Generator().manual_seed(0)
     counts = torch.poisson(torch.rand(40, 12, generator=g) * 3, generator=g)
     counts[:, 0] += 1  # no empty document
     data = counts[:24], counts[24:32], counts[32:], [f"w{i}" for i in range(12)]
-    return lambda config, ctx: data
+    return lambda data_dir, cache_dir: data
 
 
 def _fy_vae_images():
-    """Sparse random strokes in [0, 1] for fy-vae's ``image_splits``."""
+    """Sparse random strokes in [0, 1] for fy-vae's ``load_data``."""
     import torch
 
     from fyexp.data.vision import ImageSplits
@@ -168,12 +156,14 @@ def _vr_vae_data():
 @dataclass(frozen=True)
 class Slice:
     """``sets``: ``--set`` overrides of the ``quick`` profile; ``per_method``: first cell of each method (else the
-    grid's first cell only); ``methods``: restrict to these; ``data``: a feeder ``root -> context manager``."""
+    grid's first cell only); ``methods``: restrict to these; ``data``: a feeder ``root -> context manager`` that
+    writes a data root; ``loader``: makes the function that replaces the runner's ``load_data`` on its instance."""
 
     sets: tuple[str, ...] = ()
     per_method: bool = False
     methods: tuple[str, ...] | None = None
     data: Callable[[Path], contextlib.AbstractContextManager] | None = None
+    loader: Callable[[], Callable] | None = None
 
 
 SLICES: dict[str, Slice] = {
@@ -183,18 +173,29 @@ SLICES: dict[str, Slice] = {
     "vr-renyi-gaussians": Slice(sets=("repetitions=3",), per_method=True),
     "fy-vae": Slice(sets=("n_train=64", "n_valid=16", "n_test=32", "train.epochs=1", "train.batch_size=32",
                           "hidden=16", "latent=4"), per_method=True,
-                    data=_patched("fyexp.experiments.fy_vae", "image_splits", _fy_vae_images)),
+                    loader=_fy_vae_images),
     "nvdm": Slice(sets=("n_topics=3", "hidden=8", "train.epochs=1", "train.batch_size=8"),
-                  data=_patched("fyexp.experiments.nvdm", "load_corpus", _corpus)),
+                  loader=_corpus),
     "fy-nvdm": Slice(sets=("n_topics=3", "hidden=8", "train.epochs=1", "train.batch_size=8"),
-                     data=_patched("fyexp.experiments.nvdm", "load_corpus", _corpus)),
+                     loader=_corpus),
     "vr-bnn": Slice(sets=("epochs=2", "n_samples=3", "hidden=8", "n_splits=1"), per_method=True, data=uci_root),
     "vr-vae": Slice(sets=("train_freyface.epochs=1", "train_freyface.batch_size=20", "train_mnist.epochs=1", "test_samples=10", "test_chunk=5",
                           "bias_points=4", "bias_repetitions=2"), per_method=True,
-                    data=_patched("fyexp.experiments.vr_vae", "load_data", _vr_vae_data)),
+                    loader=_vr_vae_data),
     "frac-vae": Slice(sets=("n_train=32", "n_test=8", "n_generated=16", "proxy_n_train=48"), per_method=True,
                       data=vision_root),
 }
+
+
+@contextlib.contextmanager
+def _without_env(name: str) -> Iterator[None]:
+    """The environment without variable ``name`` for the block (its value, if any, put back afterwards)."""
+    saved = os.environ.pop(name, None)
+    try:
+        yield
+    finally:
+        if saved is not None:
+            os.environ[name] = saved
 
 
 @contextlib.contextmanager
@@ -220,6 +221,8 @@ def _cells(name: str, plan: Slice):
 
     spec = load_spec(name)
     experiment = get_experiment(spec.runner)
+    if plan.loader is not None:
+        experiment.load_data = plan.loader()   # the runner's data source, on this instance only
     resolved = resolve(spec, "quick", experiment.Config, seeds=[0], overrides=parse_sets(list(plan.sets)))
     cells = experiment.cells(resolved.config, (0,))
     if plan.methods is not None:
@@ -237,8 +240,6 @@ def _cells(name: str, plan: Slice):
 def compute(name: str) -> dict[str, float]:
     """The fingerprint of experiment ``name``: ``{"<method>/<metric>": rounded value}`` over its slice's cells
     (a metric reported more than once in a cell gets ``/<i>``: its rows in order)."""
-    from unittest import mock
-
     from fyexp.experiments import RunContext
 
     if name not in SLICES:
@@ -246,8 +247,7 @@ def compute(name: str) -> dict[str, float]:
     plan = SLICES[name]
     out: dict[str, float] = {}
     with (tempfile.TemporaryDirectory(prefix=f"fyexp-fp-{name}-") as tmp, _deterministic(),
-          mock.patch.dict(os.environ)):
-        os.environ.pop("FYEXP_FID_WEIGHTS", None)   # (restored by patch.dict) no real Inception weights
+          _without_env("FYEXP_FID_WEIGHTS")):   # no real Inception weights
         root = Path(tmp)
         data_dir = root / "data"
         data_dir.mkdir()

@@ -27,9 +27,11 @@ norm of every gradient) and the per-name logging sums cost 4–16% of a step (FY
 hand loop, Ψ₂ 1.26× → 1.10×, β-Gaussian 1.19× → 1.15×, Caltech K = 5 1.21× → 1.02×, Frey Face 1.00× → 0.98×).
 What is left is not the loop: the FY loss computes its constant Σ x log x + (1−x) log(1−x) every step (part of the
 logged loss; the hand loop drops it), the VAE computes log q and log p(z) that the analytic ELBO does not read, and
-the β-Gaussian builds its distribution object.  The default (for-loop) Adam is a quarter of the step: a fused
-Adam is ~8× faster on its own (1.2 vs 10.5 ms here) but changes the last bits from the first step, and
-``foreach`` Adam is bit-identical but no faster on the CPU; ``torch.compile`` of the loss took 305 s to compile,
+the β-Gaussian builds its distribution object.  The default (for-loop) Adam was a quarter of the step: the
+multi-tensor (``foreach``) update is bit-identical and 0.57× the loop's time over the FY β-VAE's 1.2 M parameters
+(``scripts/bench_optimizer.py``: 11.8 vs 20.6 ms at load ~8), so :func:`~fyexp.train.config.make_optimizer` uses it
+since the round after these numbers (the hand loop keeps torch's default); a fused Adam is faster still (0.20×) but
+changes the last bits from the first step; ``torch.compile`` of the loss took 305 s to compile,
 was not faster after it, and is not bit-identical.  VR-max with one backward pass
 (:class:`~fyexp.objectives.single_backward.VRMaxSingle`) is 0.35–0.54 of IWAE's step at K = 50 across runs: the
 K-sample forward pass without a graph (a third of IWAE's forward + backward) and the optimizer step bound it.

@@ -7,7 +7,9 @@ Run the same profile into two folders, one before and one after the change (``fy
 --results-dir BEFORE``), then compare.  For each experiment the rows of ``results.csv`` are matched on every
 column except the run's own (commit, version, device, wall time, timestamp, executed-code hash) and the number
 (``value``, ``tolerance``): so the ``settings_hash`` (the cell's settings, :mod:`fyexp.settings`), the cell key
-and the paper keys must match too.  Matched numbers must be equal exactly (NaN equals NaN; a float's text may
+and the paper keys must match too.  A column that only one side records (``settings_hash`` beside rows written
+before cells kept it) cannot be compared: it is left out of the match and named in the summary.  ``--profile``
+restricts the rows and artifacts to some profiles (a refresh of one profile beside the others).  Matched numbers must be equal exactly (NaN equals NaN; a float's text may
 differ, ``1.0`` vs ``1``); wall-clock metrics are skipped.  Artifacts (``.npz``) are compared array by array,
 other artifact files byte by byte.  Exit status 1 when anything differs, with the first differences printed.
 """
@@ -36,6 +38,7 @@ class Comparison:
     unmatched: list[str] = field(default_factory=list)
     numbers: list[str] = field(default_factory=list)
     artifacts: list[str] = field(default_factory=list)
+    one_sided: list[str] = field(default_factory=list)
 
     @property
     def identical(self) -> bool:
@@ -43,14 +46,18 @@ class Comparison:
 
     def summary(self) -> str:
         verdict = "IDENTICAL" if self.identical else "DIFFERENT"
+        not_compared = f"; not compared (one side only): {', '.join(self.one_sided)}" if self.one_sided else ""
         return (f"{self.experiment}: {verdict}  rows {self.rows_before} / {self.rows_after}, unmatched "
                 f"{len(self.unmatched)}, numbers differing {len(self.numbers)}, artifacts differing "
-                f"{len(self.artifacts)}")
+                f"{len(self.artifacts)}{not_compared}")
 
 
-def _read(path: Path) -> pd.DataFrame:
+def _read(path: Path, profiles: list[str] | None = None) -> pd.DataFrame:
     frame = pd.read_csv(path, dtype=str, keep_default_na=False)
-    return frame[~frame["metric"].str.contains(TIMING)].reset_index(drop=True)
+    keep = ~frame["metric"].str.contains(TIMING)
+    if profiles:
+        keep &= frame["profile"].isin(profiles)
+    return frame[keep].reset_index(drop=True)
 
 
 def same_number(a: str, b: str) -> bool:
@@ -63,7 +70,8 @@ def same_number(a: str, b: str) -> bool:
 
 def compare_rows(before: pd.DataFrame, after: pd.DataFrame, experiment: str) -> Comparison:
     out = Comparison(experiment, len(before), len(after))
-    keys = sorted((set(before.columns) | set(after.columns)) - RUN_COLUMNS - set(NUMBERS))
+    out.one_sided = sorted((set(before.columns) ^ set(after.columns)) - RUN_COLUMNS - set(NUMBERS))
+    keys = sorted((set(before.columns) & set(after.columns)) - RUN_COLUMNS - set(NUMBERS))
     before, after = (f.reindex(columns=keys + list(NUMBERS), fill_value="") for f in (before, after))
     merged = before.merge(after, on=keys, how="outer", suffixes=("_before", "_after"), indicator=True)
     for _, row in merged[merged["_merge"] != "both"].iterrows():
@@ -93,11 +101,12 @@ def compare_artifacts(before: Path, after: Path) -> list[str]:
     return problems
 
 
-def compare(before: Path, after: Path, experiment: str) -> Comparison:
-    result = compare_rows(_read(before / experiment / "results.csv"), _read(after / experiment / "results.csv"),
-                          experiment)
-    if (before / experiment / "artifacts").is_dir():
-        result.artifacts = compare_artifacts(before / experiment / "artifacts", after / experiment / "artifacts")
+def compare(before: Path, after: Path, experiment: str, profiles: list[str] | None = None) -> Comparison:
+    result = compare_rows(_read(before / experiment / "results.csv", profiles),
+                          _read(after / experiment / "results.csv", profiles), experiment)
+    for folder in ([f"artifacts/{p}" for p in profiles] if profiles else ["artifacts"]):
+        if (before / experiment / folder).is_dir():
+            result.artifacts += compare_artifacts(before / experiment / folder, after / experiment / folder)
     return result
 
 
@@ -106,9 +115,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("before", type=Path)
     parser.add_argument("after", type=Path)
     parser.add_argument("experiments", nargs="*", help="default: every experiment with a results.csv in BEFORE")
+    parser.add_argument("--profile", action="append", default=None,
+                        help="compare only this profile's rows and artifacts (repeatable)")
     args = parser.parse_args(argv)
     names = args.experiments or sorted(p.name for p in args.before.iterdir() if (p / "results.csv").is_file())
-    results = [compare(args.before, args.after, name) for name in names]
+    results = [compare(args.before, args.after, name, args.profile) for name in names]
     for result in results:
         print(result.summary())
         for line in (result.unmatched + result.numbers + result.artifacts)[:8]:

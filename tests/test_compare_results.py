@@ -75,3 +75,31 @@ def test_artifacts_are_compared_array_by_array(before, tmp_path):
     shutil.rmtree(after / "e" / "artifacts")
     (after / "e" / "artifacts").mkdir()
     assert compare_results.compare(before, after, "e").artifacts == ["missing after: a.npz"]
+
+
+def test_a_column_only_one_side_records_is_named_not_matched(before, tmp_path):
+    """Rows written before cells kept a settings hash are compared on the columns both sides have; the column is
+    named in the summary.  A column both sides have still decides the match."""
+    def drop_hash(rows):
+        for r in rows:
+            del r["settings_hash"]
+    after = _after(tmp_path, drop_hash)
+    result = compare_results.compare(before, after, "e")
+    assert result.identical and result.one_sided == ["settings_hash"]
+    assert "not compared (one side only): settings_hash" in result.summary()
+    shutil.rmtree(after)
+    result = compare_results.compare(before, _after(tmp_path, lambda rows: (drop_hash(rows),
+                                                                            rows[0].update(paper_row="IWAE"))), "e")
+    assert result.unmatched
+
+
+def test_profile_restricts_rows_and_artifacts(tmp_path):
+    rows = [dict(r, profile="paper") for r in ROWS] + [dict(ROWS[0], profile="cpu", cell="c__seed=0")]
+    before = _folder(tmp_path / "before", rows, {"x": np.array([1.0])})
+    moved = [dict(r) for r in rows]
+    moved[-1]["value"] = "7.0"                      # only the cpu row moves
+    after = _folder(tmp_path / "after", moved, {"x": np.array([1.0])})
+    assert compare_results.compare(before, after, "e", ["paper"]).identical
+    assert compare_results.compare(before, after, "e", ["cpu"]).numbers
+    assert compare_results.main([str(before), str(after), "e", "--profile", "paper"]) == 0
+    assert compare_results.main([str(before), str(after), "e"]) == 1

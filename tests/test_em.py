@@ -149,3 +149,18 @@ def test_authors_init_draws():
     np.testing.assert_array_equal(init.means, means)
     assert (np.linalg.eigvalsh(init.covariances) >= 1 - 1e-6).all()
     assert not np.array_equal(authors_torch_init(0, 4, 2, skip=1).means, init.means)
+
+
+def test_standard_e_step_is_the_closed_form_posterior_and_log_evidence():
+    """q_nk = π_k N_nk / Σ_j π_j N_nj and the objective Σ_n log Σ_k π_k N_nk (scipy's logsumexp underneath), against
+    the plain formula in float64 where it does not overflow, and finite where it would (scores of −1000)."""
+    rng = np.random.default_rng(3)
+    log_density, weights = rng.normal(size=(7, 4)) * 3, np.array([0.1, 0.2, 0.3, 0.4])
+    joint = np.exp(log_density) * weights
+    out = StandardEStep()(log_density, weights)
+    assert np.allclose(out.resp, joint / joint.sum(1, keepdims=True), rtol=1e-12, atol=0)
+    assert out.objective == pytest.approx(np.log(joint.sum(1)).sum(), rel=1e-12)
+    shifted = StandardEStep()(log_density - 1000.0, weights)   # exp underflows to 0: the plain formula gives -inf
+    assert np.allclose(shifted.resp, out.resp, rtol=1e-12) and shifted.objective == pytest.approx(out.objective - 7000)
+    with_zero = StandardEStep()(log_density, np.array([0.0, 0.2, 0.3, 0.5]))  # a component of weight 0 (log 0 = -inf)
+    assert (with_zero.resp[:, 0] == 0).all() and np.isfinite(with_zero.objective)

@@ -43,12 +43,30 @@ def test_missing_record_without_weights(tmp_path, monkeypatch):
         assert bad.status == "missing" and "nope.pth" in bad.reason
 
 
-def test_fid_code_path_with_random_inception():
-    """Everything but the weights: pytorch-fid's InceptionV3 built offline with random weights, gray 28×28 images
-    → 2,048 features, and the distance of a set to itself is ~0 while a shifted set is farther."""
+@pytest.fixture
+def random_inception(tmp_path):
+    """pytorch-fid's FID Inception with random weights (its weight download replaced, here in the test only) and
+    its state dict saved under pytorch-fid's file name: what a real weights file would be."""
     pytest.importorskip("pytorch_fid", reason="pytorch-fid (the 'fid' extra) is not installed")
-    torch.manual_seed(0)
-    net = F.inception_network(None)
+    from unittest import mock
+
+    import torchvision
+    from pytorch_fid import inception as fid_inception
+
+    torch.manual_seed(1)
+    with mock.patch.object(fid_inception, "load_state_dict_from_url", lambda *a, **k: {}), \
+            mock.patch.object(torchvision.models.inception.Inception3, "load_state_dict", lambda *a, **k: None):
+        source = fid_inception.fid_inception_v3()
+    path = tmp_path / "weights" / F.FID_WEIGHTS_FILE
+    path.parent.mkdir()
+    torch.save(source.state_dict(), path)
+    return source, path
+
+
+def test_fid_code_path_with_random_inception(random_inception):
+    """Everything but the real weights: pytorch-fid's InceptionV3 built offline, gray 28×28 images → 2,048
+    features, and the distance of a set to itself is ~0."""
+    net = F.inception_network(random_inception[1])
     images = torch.rand(6, 784)
     features = F.inception_features(net, images, batch_size=3)
     assert features.shape == (6, 2048) and np.isfinite(features).all()
@@ -58,21 +76,23 @@ def test_fid_code_path_with_random_inception():
     assert F.frechet_between(low, low) == pytest.approx(0.0, abs=1e-6)
 
 
-def test_fid_with_a_weights_file(tmp_path, monkeypatch):
-    """The weights path: a state dict saved to a file is what the network loads (random weights stand in)."""
-    pytest.importorskip("pytorch_fid", reason="pytorch-fid (the 'fid' extra) is not installed")
-    torch.manual_seed(1)
-    from pytorch_fid import inception as fid_inception
-    import torchvision
-    from unittest import mock
-
-    with mock.patch.object(fid_inception, "load_state_dict_from_url", lambda *a, **k: {}), \
-            mock.patch.object(torchvision.models.inception.Inception3, "load_state_dict", lambda *a, **k: None):
-        source = fid_inception.fid_inception_v3()
-    path = tmp_path / F.FID_WEIGHTS_FILE
-    torch.save(source.state_dict(), path)
+def test_fid_with_a_weights_file(random_inception, monkeypatch):
+    """The weights path: every tensor of the file is the network's, loaded through torch.hub's cache, which is
+    restored afterwards; a file holding more than tensors is refused before pytorch-fid unpickles it."""
+    source, path = random_inception
+    hub = torch.hub.get_dir()
     net = F.inception_network(path)
+    assert torch.hub.get_dir() == hub
+    def signature(tensors):
+        return sorted((tuple(t.shape), float(t.double().sum())) for t in tensors)
+
+    assert signature(net.state_dict().values()) == signature(
+        t for name, t in source.state_dict().items() if not name.startswith("fc."))   # the classifier is not used
     assert torch.equal(net.blocks[0][0].conv.weight, source.Conv2d_1a_3x3.conv.weight)
+    unsafe = path.parent / "unsafe.pth"
+    torch.save({"state": source.state_dict(), "hook": F.FIDResult}, unsafe)   # a class: not weights_only
+    with pytest.raises(Exception, match="[Ww]eights only load failed"):
+        F.inception_network(unsafe)
     real = F.inception_features
     monkeypatch.setattr(F, "inception_features", lambda *a, **k: real(*a, **k)[:, :2])   # a fast sqrtm
     result = F.fid(torch.rand(4, 784), torch.rand(4, 784), weights=str(path))

@@ -188,3 +188,14 @@ def test_to_uint8_rounds_clamps_and_reshapes():
     out = to_uint8(torch.tensor([[-0.5, 0.0, 0.5, 0.999, 1.0, 2.0]]), (2, 3))
     assert out.dtype.name == "uint8" and out.shape == (1, 2, 3)
     assert out.ravel().tolist() == [0, 0, 128, 255, 255, 255]
+
+
+def test_pinned_seeds_replace_the_run_s_seeds_and_leave_the_parameters():
+    """The one pinned-seed expansion of the grid modules (grid, method_grid, declared): a point's ``seed`` replaces
+    the run's seeds and is never a parameter; the point's own mapping is left as it was."""
+    from fyexp.experiments.grid import pinned_seeds
+
+    point = {"a": 1, "seed": 7}
+    assert pinned_seeds(point, (0, 1)) == ({"a": 1}, (7,)) and point == {"a": 1, "seed": 7}
+    assert pinned_seeds({"a": 2}, [0, 1]) == ({"a": 2}, (0, 1))
+    assert pinned_seeds({"seed": 0}, (3, 4)) == ({}, (0,))   # seed 0 is a pin, not "no pin"

@@ -33,9 +33,10 @@ from typing import Any
 import yaml
 
 from fyexp.errors import FyexpError
+from fyexp.reference.rows import papers
 
 CLAIMS_FILE = Path(__file__).resolve().parent.parent / "reference" / "claims.yaml"
-PAPERS = ("fyvi", "fyvl", "vr", "tvem", "frac")
+PAPERS = tuple(papers())   # the ids of paper_meta.yaml's `papers:`, in its order
 
 #: direction → (sides it needs, what it asserts)
 DIRECTIONS = {

@@ -16,6 +16,7 @@ from pathlib import Path
 from fyexp.claims.model import PAPERS
 from fyexp.claims.verdicts import (DIRECTION_ONLY, MISSING, NOT_RUN, NOT_SUPPORTED, REVERSED, SUPPORTED, UNRESOLVED,
                                    VERDICTS, Verdict)
+from fyexp.latex import escape as tex_escape
 
 COLUMNS = ("id", "claim", "the paper says", "paper", "ours", "verdict", "n", "profile")
 
@@ -205,16 +206,9 @@ def markdown(paper: str, verdicts: list[Verdict], findings=()) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _tex(text: str) -> str:
-    for a, b in (("&", r"\&"), ("%", r"\%"), ("_", r"\_"), ("#", r"\#"), ("$", r"\$"), ("^", r"\^{}"),
-                 ("{", r"\{"), ("}", r"\}")):
-        text = text.replace(a, b)
-    return text.replace("±", r"$\pm$").replace("→", r"$\to$").replace("δ", r"$\delta$")
-
-
 def _tex_table(rows: list[Verdict]) -> list[str]:
     head = " & ".join(COLUMNS) + r" \\"
-    body = [" & ".join(_tex(c) for c in _cells(v)) + r" \\" for v in rows]
+    body = [" & ".join(tex_escape(c) for c in _cells(v)) + r" \\" for v in rows]
     return [r"\begin{tabular}{p{2.4cm}p{3.2cm}p{3.6cm}p{1.8cm}p{2.6cm}p{2.4cm}ll}", r"\hline", head, r"\hline",
             *body, r"\hline", r"\end{tabular}"]
 

@@ -23,6 +23,7 @@ from typing import Literal
 
 import numpy as np
 import torch
+from scipy.special import logsumexp
 
 from fyexp.em.tvem.truncation import keep_top, truncated_posterior
 from fyexp.maps import tsallis_conjugate, tsallis_entmax, tsallis_log
@@ -43,12 +44,6 @@ def _log(weights: np.ndarray) -> np.ndarray:
         return np.log(weights)
 
 
-def _logsumexp_rows(scores: np.ndarray) -> np.ndarray:
-    """Row-wise :math:`\\log\\sum_k e^{s_{nk}}` of an (N, K) array whose rows have a finite maximum."""
-    top = scores.max(axis=1, keepdims=True)
-    return (top + np.log(np.exp(scores - top).sum(axis=1, keepdims=True)))[:, 0]
-
-
 class EStep(ABC):
     """Strategy interface: ``e_step(log_density (N, K), weights (K,)) -> EStepResult``."""
 
@@ -66,7 +61,7 @@ class StandardEStep(EStep):
 
     def __call__(self, log_density: np.ndarray, weights: np.ndarray) -> EStepResult:
         joint = log_density + _log(weights)
-        log_evidence = _logsumexp_rows(joint)
+        log_evidence = logsumexp(joint, axis=1)
         return EStepResult(np.exp(joint - log_evidence[:, None]), float(log_evidence.sum()))
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from fyexp.experiments.grid import expand
+from fyexp.experiments.grid import expand, pinned_seeds
 from fyexp.experiments.method_grid import method_cells
 
 
@@ -39,6 +39,6 @@ def declared_cells(config: Any, seeds: tuple[int, ...]) -> list[DeclaredCell]:
     cells = []
     for params in expand(grid):
         method = params.pop("method", None)
-        pinned = params.pop("seed", None)
-        cells += [DeclaredCell(method, params, s) for s in ((pinned,) if pinned is not None else seeds)]
+        params, at = pinned_seeds(params, seeds)
+        cells += [DeclaredCell(method, params, s) for s in at]
     return cells

@@ -53,6 +53,11 @@ class FYVAE(GridExperiment):
                            if c.params["regularizer"] == "authors" else None)
     seed_streams = {"init": 0, "batches": 0}  # weights, then the global RNG (training, evaluation); batch order
 
+    def load_data(self, name: str, data_dir, n_train: int, n_valid: int, n_test: int | None):
+        """The cell's images, :func:`fyexp.data.vision.image_splits`: the runner's one data source, replaced on an
+        instance to feed it other data (``fyexp.fingerprints``' synthetic strokes)."""
+        return image_splits(name, data_dir, n_train, n_valid, n_test)
+
     def method(self, config: Config, params: dict) -> str:
         return f"{OBSERVATION_NAMES[params['obs_rho']].split()[0].lower()}-" \
                f"{LATENT_NAMES[params['latent_rho']].split()[0].lower()}"
@@ -74,7 +79,7 @@ class FYVAE(GridExperiment):
             return
         members = []
         for cell, ctx in zip(cells, ctxs):
-            data = image_splits(cell.params["dataset"], ctx.data_dir, config.n_train, config.n_valid, config.n_test)
+            data = self.load_data(cell.params["dataset"], ctx.data_dir, config.n_train, config.n_valid, config.n_test)
             task = self._task(config, cell, data)  # its member at once: the member starts from this RNG state
             members.append(EnsembleMember(task, (data.train,), self.seed_stream(cell, "batches"), ctx.work_dir,
                                           f"{ctx.experiment}/{cell.key}"))
@@ -83,7 +88,7 @@ class FYVAE(GridExperiment):
 
     def measure(self, config: Config, cell: Cell, ctx):
         p = cell.params
-        data = image_splits(p["dataset"], ctx.data_dir, config.n_train, config.n_valid, config.n_test)
+        data = self.load_data(p["dataset"], ctx.data_dir, config.n_train, config.n_valid, config.n_test)
         task = self._task(config, cell, data)
         trainer = Trainer(dataclasses.replace(config.train, seed=self.seed_stream(cell, "batches")), device=ctx.device,
                           work_dir=ctx.work_dir, subtask=ctx.subtask, label=f"{ctx.experiment}/{cell.key}")

@@ -36,7 +36,8 @@ from fyexp.errors import ConfigValueError
 from fyexp.experiments.base import Experiment, RunContext
 from fyexp.results import Cell
 
-__all__ = ["Metric", "metric", "PaperKeys", "GridExperiment", "axes_of", "expand", "check_axes", "RAGGED"]
+__all__ = ["Metric", "metric", "PaperKeys", "GridExperiment", "axes_of", "expand", "pinned_seeds", "check_axes",
+           "RAGGED"]
 
 RAGGED = ("include", "exclude")   # keys of a grid block that are not axes
 
@@ -157,6 +158,14 @@ def expand(grid: Any, exclude: Iterable[Mapping[str, Any]] = ()) -> list[dict]:
     return combos
 
 
+def pinned_seeds(params: Mapping[str, Any], seeds: Sequence[int]) -> tuple[dict, tuple[int, ...]]:
+    """A grid point's parameters without ``seed``, and the seeds it runs at: the run's ``seeds``, or only the point's
+    own ``seed`` where it pins one (an ``include`` entry's or a per-method ``seed`` axis's value)."""
+    own = dict(params)
+    pinned = own.pop("seed", None)
+    return own, ((pinned,) if pinned is not None else tuple(seeds))
+
+
 class GridExperiment(Experiment):
     """An experiment whose cells are ``config.grid`` × seeds and whose :meth:`measure` returns metrics only.
 
@@ -204,8 +213,8 @@ class GridExperiment(Experiment):
         cells = []
         for params in expand(getattr(config, self.grid_field, None)):
             method = params.pop("method") if "method" in params else self.method(config, params)
-            pinned = params.pop("seed", None)
-            cells += [Cell(method, seed, {**params, **fixed}) for seed in ((pinned,) if pinned is not None else seeds)]
+            params, at = pinned_seeds(params, seeds)
+            cells += [Cell(method, seed, {**params, **fixed}) for seed in at]
         return cells
 
     def paper_keys_for(self, config: Any) -> tuple[PaperKeys, ...]:

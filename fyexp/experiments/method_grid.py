@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from fyexp.errors import ConfigValueError, require
-from fyexp.experiments.grid import expand
+from fyexp.experiments.grid import expand, pinned_seeds
 from fyexp.results import Cell
 
 __all__ = ["check_method_grid", "method_cells"]
@@ -69,7 +69,7 @@ def method_cells(grid: Mapping[str, Mapping[str, list]], seeds: tuple[int, ...],
     for method, axes in grid.items():
         block = []
         for params in expand(axes):
-            pinned = params.pop("seed", None)
-            block += [Cell(method, seed, params) for seed in ((pinned,) if pinned is not None else seeds)]
+            params, at = pinned_seeds(params, seeds)
+            block += [Cell(method, seed, dict(params)) for seed in at]
         cells += sorted(block, key=lambda c: c.seed) if by_seed else block   # sorted is stable: values keep order
     return cells

@@ -30,7 +30,7 @@ from typing import Callable
 import numpy as np
 import torch
 
-from fyexp.data.newsgroups import load_count_tensors as load_corpus  # a name the fingerprint slices replace
+from fyexp.data.newsgroups import load_count_tensors as load_corpus
 from fyexp.errors import CellFailed
 from fyexp.experiments import RunContext, register
 from fyexp.experiments.grid import GridExperiment, Metric, PaperKeys, metric
@@ -54,6 +54,11 @@ class NVDMExperiment(GridExperiment):
                            setting="20NewsGroups")
     seed_streams = {"init": 0, "mc": 0}  # training (init, batches), the perplexity's samples; as the first runs
 
+    def load_data(self, data_dir: Path | None, cache_dir: str | None):
+        """(train, valid, test, vocabulary) of 20 Newsgroups, :func:`fyexp.data.newsgroups.load_count_tensors`: the
+        runner's one data source, replaced on an instance to feed it other data (``fyexp.fingerprints``' corpus)."""
+        return load_corpus(data_dir, cache_dir)
+
     def method(self, config: NVDMConfig, params: dict) -> str:
         return ROW[config.observation]
 
@@ -63,7 +68,7 @@ class NVDMExperiment(GridExperiment):
         return fixed if config.observation == "entmax" else {k: v for k, v in fixed.items() if k != "rho_prime"}
 
     def measure(self, config: NVDMConfig, cell: Cell, ctx: RunContext) -> list[Metric]:
-        train, valid, test, vocabulary = load_corpus(ctx.data_dir, config.cache_dir)
+        train, valid, test, vocabulary = self.load_data(ctx.data_dir, config.cache_dir)
         model, history = train_nvdm(config, train, valid, seed=self.seed_stream(cell, "init"), device=ctx.device,
                                     work_dir=ctx.work_dir, subtask=ctx.subtask, label=f"{ctx.experiment}/{cell.key}")
         test_re = reconstruction_error(model.cpu(), test, config.alpha)
@@ -100,7 +105,7 @@ class NVDMExperiment(GridExperiment):
     def trial(self, config: NVDMConfig, ctx: RunContext, report: Callable[[int, float], None], work_dir: Path) -> float:
         """One tuning trial (:func:`fyexp.tuning.tune_experiment`): the validation RE after the last epoch."""
         if not hasattr(self, "_corpus"):  # read once per tuning worker
-            self._corpus = load_corpus(ctx.data_dir, config.cache_dir)
+            self._corpus = self.load_data(ctx.data_dir, config.cache_dir)
         train, valid, _, _ = self._corpus
         _, history = train_nvdm(config, train, valid, seed=config.tune_seed, device=ctx.device, work_dir=work_dir,
                                 label=f"{ctx.experiment} trial", report=report)

@@ -88,6 +88,11 @@ class VRVAE(GridExperiment):
                                  row=lambda c: PAPER_ROWS[c.method][1],
                                  when=lambda c, t=table: PAPER_ROWS[c.method][0] == t) for table in ("1", "text"))
 
+    def load_data(self, config: Config, dataset: str, fold: int | None, root):
+        """The cell's data set, :func:`fyexp.data.vr_images.load_data`: the runner's one data source, replaced on an
+        instance to feed it other data (``fyexp.fingerprints``' synthetic images)."""
+        return load_data(config, dataset, fold, root)
+
     def cells(self, config: Config, seeds):
         """The declared cells, a null ``fold`` dropped from the params (only Frey Face cells have a fold)."""
         return [Cell(c.method, c.seed, {k: v for k, v in c.params.items() if v is not None})
@@ -132,7 +137,7 @@ class VRVAE(GridExperiment):
     def measure(self, config: Config, cell: Cell, ctx):
         p = cell.params
         dataset, layers, k, fold = p["dataset"], p["L"], p["K"], p.get("fold")
-        data = load_data(config, dataset, fold, ctx.data_dir)
+        data = self.load_data(config, dataset, fold, ctx.data_dir)
         task = self._task(config, cell, data)
         model, row = task.model, PAPER_ROWS[cell.method][1]
         train = dataclasses.replace(getattr(config, f"train_{dataset}"), seed=cell.seed)

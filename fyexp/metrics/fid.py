@@ -23,10 +23,13 @@ import hashlib
 import io
 import json
 import os
+import shutil
+import tempfile
 import warnings
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from unittest import mock
+from typing import Iterator
 
 import numpy as np
 import torch
@@ -85,22 +88,36 @@ def resolve_fid_weights(path: str | None = None) -> tuple[Path | None, str]:
                   f"place it at {hub}")
 
 
-def inception_network(weights: Path | str | None) -> nn.Module:
-    """pytorch-fid's InceptionV3 (pool3, 2,048 features) loaded from ``weights``, or randomly initialised when
-    ``weights`` is None (for tests of the code path only).  Never touches the network."""
+def inception_network(weights: Path | str) -> nn.Module:
+    """pytorch-fid's InceptionV3 (pool3, 2,048 features) with the weights of the file ``weights``.  Never touches the
+    network: pytorch-fid loads its weights through torch.hub, which reads its cache before downloading, so the file
+    is offered there (:func:`_in_hub_cache`), after a ``weights_only`` load has checked that it holds tensors only
+    (torch.hub's own load is not ``weights_only``; it reads the same bytes)."""
     from pytorch_fid import inception as fid_inception
 
-    if weights is not None:
-        state = torch.load(weights, map_location="cpu", weights_only=True)
-        with mock.patch.object(fid_inception, "load_state_dict_from_url", lambda *a, **k: state):
-            net = fid_inception.InceptionV3([fid_inception.InceptionV3.BLOCK_INDEX_BY_DIM[2048]])
-    else:
-        import torchvision
-
-        with mock.patch.object(fid_inception, "load_state_dict_from_url", lambda *a, **k: {}), \
-                mock.patch.object(torchvision.models.inception.Inception3, "load_state_dict", lambda *a, **k: None):
-            net = fid_inception.InceptionV3([fid_inception.InceptionV3.BLOCK_INDEX_BY_DIM[2048]])
+    torch.load(weights, map_location="cpu", weights_only=True)
+    with _in_hub_cache(Path(weights)):
+        net = fid_inception.InceptionV3([fid_inception.InceptionV3.BLOCK_INDEX_BY_DIM[2048]])
     return net.eval()
+
+
+@contextmanager
+def _in_hub_cache(weights: Path) -> Iterator[None]:
+    """torch.hub's folder (``torch.hub.set_dir``) pointed, for the block, at a temporary one whose
+    ``checkpoints/`` holds ``weights`` under pytorch-fid's file name (a link, or a copy where links fail)."""
+    previous = torch.hub.get_dir()
+    with tempfile.TemporaryDirectory(prefix="fyexp-fid-hub-") as tmp:
+        target = Path(tmp) / "checkpoints" / FID_WEIGHTS_FILE
+        target.parent.mkdir()
+        try:
+            target.symlink_to(weights.resolve())
+        except OSError:
+            shutil.copyfile(weights, target)
+        torch.hub.set_dir(tmp)
+        try:
+            yield
+        finally:
+            torch.hub.set_dir(previous)
 
 
 @torch.no_grad()

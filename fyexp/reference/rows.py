@@ -81,7 +81,7 @@ class Paper:
 
 
 def papers() -> dict[str, Paper]:
-    """The five papers, by id, in the order of the README."""
+    """The five papers, by id, in the order of ``paper_meta.yaml`` (the project's one list of them)."""
     return {key: Paper(key, entry["title"], entry["cited_as"]) for key, entry in _meta()["papers"].items()}
 
 

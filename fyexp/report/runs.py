@@ -8,8 +8,10 @@ databases state what happened.
 from __future__ import annotations
 
 import sqlite3
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import quote
 
 import pandas as pd
 
@@ -107,35 +109,50 @@ def profile_runs(spec: ExperimentSpec, frame: pd.DataFrame, folder: Path | None 
 
 def studies(folder: Path) -> list[Study]:
     """Every Optuna study in the SQLite databases (``*.db``) of an experiment's results folder, with its trials
-    counted by state (read straight from Optuna's ``studies`` and ``trials`` tables)."""
+    counted by state (by name, then state)."""
     found = []
     for path in sorted(folder.glob("*.db")):
-        rows, _ = _study_rows(path)
-        if rows is None:
-            continue
-        by_study: dict[str, list[tuple[str, int]]] = {}
-        for name, state, count in rows:
-            by_study.setdefault(name, [])
-            if state is not None:
-                by_study[name].append((str(state), int(count)))
-        found += [Study(name, tuple(states)) for name, states in by_study.items()]
+        states, _ = _study_states(path)
+        found += [Study(name, counts) for name, counts in (states or {}).items()]
     return found
 
 
-def _study_rows(path: Path) -> tuple[list | None, str | None]:
-    """The (study, state, count) rows of one SQLite study file, or ``(None, what is wrong)``."""
+def _study_states(path: Path) -> tuple[dict[str, tuple[tuple[str, int], ...]] | None, str | None]:
+    """``({study: ((state, trials), ...)}, None)`` for one SQLite study file, through Optuna's public API with the
+    file opened read-only (a damaged or foreign file is never written to, no table is created), or ``(None, what
+    is wrong)``."""
+    import optuna
+    from optuna.exceptions import OptunaError
+    from sqlalchemy.exc import SQLAlchemyError
+
+    storage = None
     try:
-        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
-            return conn.execute("SELECT s.study_name, t.state, COUNT(*) FROM studies s LEFT JOIN trials t "
-                                "ON t.study_id = s.study_id GROUP BY s.study_name, t.state "
-                                "ORDER BY s.study_name, t.state").fetchall(), None
-    except sqlite3.Error as exc:
-        return None, f"not a readable Optuna study ({exc})"
+        uri = f"file:{quote(str(path.resolve()))}?mode=ro"   # read-only; any character of the path quoted
+        storage = optuna.storages.RDBStorage("sqlite://", {"creator": lambda: sqlite3.connect(uri, uri=True)},
+                                             skip_compatibility_check=True, skip_table_creation=True)
+        found = {}
+        for summary in sorted(optuna.get_all_study_summaries(storage, include_best_trial=False),
+                              key=lambda s: s.study_name):
+            trials = optuna.load_study(study_name=summary.study_name, storage=storage).get_trials(deepcopy=False)
+            found[summary.study_name] = tuple(sorted(Counter(t.state.name for t in trials).items()))
+        return found, None
+    except (OptunaError, SQLAlchemyError, sqlite3.Error, ValueError) as exc:
+        return None, f"not a readable Optuna study ({_first_cause(exc)})"
+    finally:
+        if storage is not None:
+            storage.engine.dispose()
+
+
+def _first_cause(exc: BaseException) -> BaseException:
+    """The error at the bottom of a chain (Optuna wraps SQLAlchemy's, which wraps sqlite3's)."""
+    while exc.__cause__ is not None or getattr(exc, "orig", None) is not None:
+        exc = exc.__cause__ if exc.__cause__ is not None else exc.orig
+    return exc
 
 
 def damaged_studies(folder: Path) -> list[tuple[Path, str]]:
     """Study files (``*.db``) of an experiment's results folder that cannot be read, each with the reason."""
-    return [(path, problem) for path in sorted(folder.glob("*.db")) for problem in [_study_rows(path)[1]] if problem]
+    return [(path, problem) for path in sorted(folder.glob("*.db")) for problem in [_study_states(path)[1]] if problem]
 
 
 def run_facts(spec: ExperimentSpec, frame: pd.DataFrame, folder: Path) -> RunFacts:

@@ -22,13 +22,17 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-EXACT, WITHIN, OUTSIDE, NOT_RUN, NOT_SCORED = "exact", "within", "outside", "not run", "not scored"
+from fyexp.claims.verdicts import NOT_RUN   # no rows of ours: a claim's verdict and a cell's status alike
+
+EXACT, WITHIN, OUTSIDE, NOT_SCORED = "exact", "within", "outside", "not scored"
 MARKS = {EXACT: "✓ exact", WITHIN: "✓ within", OUTSIDE: "✗", NOT_RUN: "— not run", NOT_SCORED: ""}
 
 
 @dataclass(frozen=True)
-class Verdict:
-    """The status of one cell, the band it was judged with and which spreads made the band."""
+class CellJudgement:
+    """The status of one published cell against ours (``exact``, ``within``, ``outside``, ``not run``, ``not
+    scored``), the band it was judged with and which spreads made the band.  Not a claim's verdict
+    (:class:`fyexp.claims.verdicts.Verdict`, which weighs a claim's rows): this compares one number with one."""
 
     status: str
     band: float = float("nan")
@@ -52,7 +56,7 @@ def _finite(x) -> bool:
 
 
 def judge(ours: float, paper: float, *, unit: float, paper_se: float = float("nan"), ours_std: float = float("nan"),
-          n_ours: int = 0, own_tolerance: float = float("nan")) -> Verdict:
+          n_ours: int = 0, own_tolerance: float = float("nan")) -> CellJudgement:
     """Judge one cell.
 
     Parameters
@@ -65,9 +69,9 @@ def judge(ours: float, paper: float, *, unit: float, paper_se: float = float("na
         of one run); never enough on its own, reported through ``own_error_only``.
     """
     if not _finite(paper):
-        return Verdict(NOT_SCORED)
+        return CellJudgement(NOT_SCORED)
     if not _finite(ours) or n_ours < 1:
-        return Verdict(NOT_RUN)
+        return CellJudgement(NOT_RUN)
     half_unit = 0.5 * unit if _finite(unit) and unit > 0 else 0.0
     diff = abs(float(ours) - float(paper))
     terms, used = 0.0, []
@@ -81,8 +85,8 @@ def judge(ours: float, paper: float, *, unit: float, paper_se: float = float("na
     spreads = "+".join(used) if used else "precision"
     slack = 1e-9 * max(1.0, abs(float(paper)))
     if diff <= half_unit + slack:
-        return Verdict(EXACT, band, spreads)
+        return CellJudgement(EXACT, band, spreads)
     if diff <= band + slack:
-        return Verdict(WITHIN, band, spreads)
+        return CellJudgement(WITHIN, band, spreads)
     own = _finite(own_tolerance) and diff <= float(own_tolerance) + slack
-    return Verdict(OUTSIDE, band, spreads, own_error_only=bool(own))
+    return CellJudgement(OUTSIDE, band, spreads, own_error_only=bool(own))

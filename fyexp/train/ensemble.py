@@ -30,6 +30,18 @@ are read, not updated, by the loss; a random draw must go through a torch functi
 Beta/Dirichlet/Gamma ``sample`` use an autograd.Function that ``vmap`` refuses; draw ``torch._sample_dirichlet``
 directly instead, as :class:`~fyexp.distributions.BetaGaussian` does); python/numpy randomness inside a loss is
 not per member; ``train.compile`` is not applied.
+
+Private torch internals, and why no public API serves: stacking, the functional call and ``vmap`` are the public
+``torch.func`` (``stack_module_state``, ``functional_call``, ``vmap``).  Per-member randomness is not: ``vmap``'s
+``randomness`` is ``"error"``, ``"same"`` (one draw shared) or ``"different"`` (one (M, ...) draw from the one
+global generator), none of which gives member m the numbers its solo run draws from its own generator state.  So
+:class:`MemberRandomness` leaves the ``vmap`` level for each random call and draws member by member:
+``torch._functorch.pyfunctorch.temporarily_pop_interpreter_stack`` (leave the level), and from
+``torch._C._functorch`` ``maybe_current_level`` / ``is_batchedtensor`` / ``maybe_get_level`` /
+``_unwrap_batched`` (a batched argument's M slices: ``torch.bernoulli(p)``, ``torch._standard_gamma(α)``,
+dropout, whose draws depend on the values of their arguments, so they cannot be drawn from shapes alone) and
+``_add_batch_dim`` (the M draws returned as one batched tensor).  ``tests/test_ensemble.py`` checks each member's
+draws and training against its solo run's, so a torch release that changes these fails there, not silently.
 """
 
 from __future__ import annotations
