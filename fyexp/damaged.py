@@ -4,7 +4,7 @@ A record (a cell file, ``results.csv``, a file under ``superseded/``, a cell's s
 fails its check is skipped, never a crash and never silence: :func:`warn_damaged` prints one line on stderr,
 ``warning: <what> <path> (<problem>); <consequence>``, once per file and problem in a process (a file read by
 several steps of one command is named once).  The rows of a cell whose settings or executed-code record fails have
-*unknown provenance* (:data:`UNKNOWN_PROVENANCE_NOTE`; :data:`fyexp.freshness.UNKNOWN_PROVENANCE`).
+*unknown provenance* (:data:`UNKNOWN_PROVENANCE_NOTE`; :data:`fyexp.provenance.freshness.UNKNOWN_PROVENANCE`).
 
 A write is atomic (:func:`fyexp.io.atomic_write`): its text goes to ``.<name>.<8 random characters>.tmp`` beside
 the target, then is renamed over it.  A write in flight touches its temporary file until the rename, milliseconds

@@ -152,11 +152,10 @@ def run_cell_job(resolved: Any, cell: Cell, *, results_dir: str, device: str, da
     progress = LineProgress(Console(file=None, soft_wrap=True), heartbeat_s=60)
     with threadpool_limits(threads):
         if not force:  # finished meanwhile by another run, at the same settings
-            from fyexp.settings import expected_settings, finished_verdict, settings_hash
+            from fyexp.settings import expectation
 
-            expected = settings_hash(expected_settings(resolved, experiment, cell, device,
-                                                       Path(data_dir) if data_dir else None))
-            if finished_verdict(store, resolved, cell, expected, experiment) in ("same", "legacy"):
+            if store.is_finished(resolved.profile, cell, expectation(resolved, experiment, cell, device,
+                                                                     Path(data_dir) if data_dir else None)):
                 return "ok"
         return execute_cell(resolved, experiment, cell, store, device=device,
                             data_dir=Path(data_dir) if data_dir else None, force=force, progress=progress)

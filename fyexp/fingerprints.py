@@ -30,14 +30,14 @@ Not fingerprinted: no experiment is left out (every ``experiments/*.yaml`` has a
 left out of slices: tvem-bsc's Figure 1 cells (``grid.figure1=false``), the grid cells after each method's first
 (other data sets, ρ values, seeds), and wall-clock metrics (:data:`TIMING`).  The report uses the committed
 files: a row stale by code whose experiment's fingerprint is the same at its commit and at HEAD is
-"code changed, behaviour unchanged (fingerprint)" (:func:`fyexp.freshness.fingerprint_states`).
+"code changed, behaviour unchanged (fingerprint)": the committed file is read at a row's commit through one function,
+:func:`fyexp.provenance.source.fingerprint_unchanged` (:data:`REFERENCE` is its ``FINGERPRINTS``).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import functools
 import json
 import math
 import os
@@ -272,38 +272,6 @@ def compute(name: str) -> dict[str, float]:
 # ---- the committed file -----------------------------------------------------------------------------------------
 def load_reference(path: Path = REFERENCE) -> dict[str, dict[str, float]]:
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-
-
-def committed_at(commit: str, root: Path | None = None) -> dict[str, dict[str, float]] | None:
-    """The fingerprints committed at ``commit`` (``git show <commit>:fyexp/reference/fingerprints.json`` in the
-    checkout ``root``, default the source tree's); ``None`` where the commit has no such file or git cannot say.
-    Cached per commit hash (``HEAD`` is looked up each time: it moves)."""
-    root = Path(root).resolve() if root is not None else REFERENCE.parents[2]
-    return _show(commit, root) if commit != "HEAD" else _show.__wrapped__(commit, root)
-
-
-@functools.lru_cache(maxsize=None)
-def _show(commit: str, root: Path) -> dict[str, dict[str, float]] | None:
-    from fyexp.gitinfo import file_at_commit
-
-    shown = file_at_commit(root, commit, "fyexp/reference/fingerprints.json")
-    if shown is None:
-        return None
-    try:
-        return json.loads(shown)
-    except json.JSONDecodeError:
-        return None
-
-
-def behaviour_unchanged(name: str, commit: str, root: Path | None = None) -> bool:
-    """Whether experiment ``name``'s fingerprint committed at ``commit`` (a clean one: ``+dirty`` never counts,
-    its tree was not the commit's) equals the one committed at HEAD.  The test keeps HEAD's file true of HEAD's
-    code, and a commit that changed behaviour had to update it, so equal fingerprints mean the slice's metrics did
-    not move between the two commits."""
-    if not commit or commit.endswith("+dirty") or commit in ("nan", "None", "unknown"):
-        return False
-    then, head = committed_at(commit, root), committed_at("HEAD", root)
-    return bool(then and head and then.get(name) and then.get(name) == head.get(name))
 
 
 def differences(name: str, expected: dict[str, float], got: dict[str, float]) -> list[str]:

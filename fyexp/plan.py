@@ -216,6 +216,6 @@ def check_start(resolved, experiment, only, *, yes: bool, allow_dirty: bool, dry
     check_grid_size(only.count(one_seed, resolved.seeds), yes)
     check_cell_memory(experiment, resolved.config, one_seed, yes)
     if resolved.base_profile == "paper" and not dry_run:
-        from fyexp.provenance import require_clean_tree
+        from fyexp.provenance.source import require_clean_tree
 
         require_clean_tree(allow_dirty, type(experiment).__module__)

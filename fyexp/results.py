@@ -23,9 +23,8 @@ against what fyexp writes, and anything that fails is skipped with one warning l
 wrong (:func:`fyexp.damaged.warn_damaged`), never a crash and never silence: a cell file (:func:`read_cell_file`),
 ``results.csv`` (:func:`read_table`), a file under ``superseded/`` (:meth:`ResultStore.superseded_problems`), the
 temporary file of a write that was killed (:meth:`ResultStore.leftover_temp_files`; ``fyexp run`` removes them), and
-a cell's settings and executed-code records (:func:`fyexp.settings.read_sidecar`,
-:func:`fyexp.executed.read_record`), whose rows then have *unknown provenance*
-(:data:`fyexp.freshness.UNKNOWN_PROVENANCE`).
+a cell's run record (its settings and executed-code records, :func:`fyexp.provenance.record.load_record`), whose
+rows then have *unknown provenance* (:data:`fyexp.provenance.freshness.UNKNOWN_PROVENANCE`).
 """
 
 from __future__ import annotations
@@ -113,16 +112,50 @@ class ResultStore:
         return self.folder / "superseded"
 
     # cells -------------------------------------------------------------------------------------------
-    def is_finished(self, profile: str, cell: Cell) -> bool:
-        """A cell is finished when its file is complete (:func:`read_cell_file`) and records no failure.
+    def is_finished(self, profile: str, cell: Cell, settings: Any = None) -> bool:
+        """Whether ``cell`` is finished: its file complete (:func:`read_cell_file`) and recording no failure
+        (damaged and failed files are redone); given ``settings`` (a :class:`fyexp.provenance.freshness.Expected`,
+        :func:`fyexp.settings.expectation`), also its run record sound and made at those settings
+        (:meth:`freshness`)."""
+        if settings is None:
+            path = self.cell_path(profile, cell)
+            if not path.is_file():
+                return False
+            frame, problem = read_cell_file(path, expected_key=cell.key)
+            return problem is None and not (frame["status"] == "failed").any()
+        found = self.freshness(profile, cell, settings)
+        return found is not None and found.finished
 
-        Failed cells, and files that are damaged (cut short, garbage, rows missing), are redone.
-        """
+    def freshness(self, profile: str, cell: Cell, settings: Any = None) -> Any:
+        """The :class:`fyexp.provenance.freshness.Freshness` of ``cell``'s finished file against ``settings`` (an
+        ``Expected``), judged from its run record (:func:`fyexp.provenance.record.load_record`) by
+        :func:`fyexp.provenance.freshness.judge`; ``None`` when there is no finished file."""
+        from fyexp.provenance.freshness import judge
+        from fyexp.provenance.record import load_record, rows_identity
+
+        if not self.is_finished(profile, cell):
+            return None
+        path = self.cell_path(profile, cell)
+        frame, _ = read_cell_file(path, expected_key=cell.key)
+        return judge(load_record(path, *rows_identity(frame)), settings)
+
+    def supersede(self, profile: str, cell: Cell) -> Path | None:
+        """Move ``cell``'s finished file (and its settings record) out of the current cells, to
+        ``superseded/<profile>/<key>.<its settings hash or 'legacy'>.csv``; return where it went (``None`` if none).
+        ``fyexp run`` does this before it writes the cell again at other settings."""
+        from fyexp.provenance.record import rows_identity, settings_path
+
         path = self.cell_path(profile, cell)
         if not path.is_file():
-            return False
-        frame, problem = read_cell_file(path, expected_key=cell.key)
-        return problem is None and not (frame["status"] == "failed").any()
+            return None
+        frame, _ = read_cell_file(path)
+        tag = (rows_identity(frame)[0] if frame is not None else None) or "legacy"
+        target = self.superseded_folder / profile / f"{cell.key}.{tag}.csv"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        path.replace(target)
+        if settings_path(path).is_file():
+            settings_path(path).replace(settings_path(target))
+        return target
 
     def write_cell(self, profile: str, cell: Cell, rows: Iterable[dict], provenance: dict) -> pd.DataFrame:
         """Write one finished cell's rows atomically, with the cell's identity and provenance on each row."""
@@ -211,7 +244,7 @@ class ResultStore:
 
     # what else lies in the folder ----------------------------------------------------------------------------
     def superseded_problems(self) -> list[tuple[Path, str]]:
-        """Files under ``superseded/`` that are not what :func:`fyexp.settings.supersede` puts there (a complete
+        """Files under ``superseded/`` that are not what :meth:`supersede` puts there (a complete
         cell file ``<profile>/<key>.<hash or legacy>.csv``, or its settings record), each with what is wrong."""
         from fyexp.damaged import TEMP_NAME
 
@@ -250,6 +283,30 @@ class ResultStore:
                 continue
             removed.append(path)
         return removed
+
+
+def superseded_rows(store: ResultStore) -> pd.DataFrame:
+    """The rows of every superseded cell file of ``store``'s experiment, each profile relabelled
+    ``<profile>~superseded-<settings hash or legacy>`` (:data:`fyexp.provenance.record.SUPERSEDED_MARK`) so that
+    rows of different settings are never pooled with the current ones or with each other
+    (``fyexp report --superseded``); a damaged file is one warning line and not read."""
+    import pandas as pd
+
+    from fyexp.damaged import warn_damaged
+    from fyexp.provenance.record import SUPERSEDED_MARK
+
+    frames = []
+    for path in sorted((store.folder / "superseded").glob("*/*.csv")):
+        frame, problem = read_cell_file(path)
+        if problem is not None:
+            warn_damaged(path, "skipped damaged superseded file", problem, "it is not read")
+        if frame is None or frame.empty:
+            continue
+        tag = path.stem.rsplit(".", 1)[-1]
+        frame = frame.copy()
+        frame["profile"] = f"{path.parent.name}{SUPERSEDED_MARK}{tag}"
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
 def read_table(path: Path) -> tuple[pd.DataFrame | None, str | None]:

@@ -13,13 +13,15 @@ from rich.console import Console
 
 from fyexp.cell_filter import CellFilter
 from fyexp.errors import CellFailed, CellSkipped
-from fyexp.executed import CODE_SUFFIX, ExecutedCode, prefit_record_path, write_record
 from fyexp.experiments import Experiment, RunContext
 from fyexp.io import atomic_write_text
 from fyexp.progress import RunProgress, make_progress
-from fyexp.provenance import provenance
+from fyexp.provenance.executed import ExecutedCode, function_hashes, prefit_record_path
+from fyexp.provenance.freshness import OLD_SETTINGS
+from fyexp.provenance.record import rows_identity, write_record
+from fyexp.provenance.source import provenance_columns
 from fyexp.results import Cell, ResultStore
-from fyexp.settings import expected_settings, finished_verdict, settings_hash, supersede, write_sidecar
+from fyexp.settings import expectation, expected_settings, settings_hash
 from fyexp.specs import ResolvedSpec
 from fyexp.work_dirs import claim_work_dir, earlier_training_s
 
@@ -47,21 +49,24 @@ class RunSummary:
 class Pending:
     cells: list[Cell]      # the grid's cells (those ``only`` selects)
     todo: list[Cell]       # still to run
-    changed: list[Cell]    # of ``todo``: finished, but at other settings (:mod:`fyexp.settings`)
+    changed: list[Cell]    # of ``todo``: finished, but at other settings (:mod:`fyexp.provenance.freshness`)
     settings_hashes: dict[str, str] = field(default_factory=dict)  # per cell key, of the settings it runs at
 
 
 def classify_cells(resolved: ResolvedSpec, experiment: Experiment, store: ResultStore, force: bool,
                    only: CellFilter | None = None, *, device: str = "cpu", data_dir: Path | None = None) -> Pending:
-    """The grid's cells, those still to run (all with ``force``; else those without a finished file for the same
-    settings on ``device``) and, among them, those whose finished file has other settings."""
+    """The grid's cells, those still to run (all with ``force``; else those not finished at the same settings on
+    ``device``: :meth:`ResultStore.freshness`, the one rule of :mod:`fyexp.provenance.freshness`) and, among them,
+    those whose finished file has other settings."""
     cells = experiment.cells(resolved.config, resolved.seeds)
     if only is not None:
         cells = only.select(cells)
-    hashes = {c.key: settings_hash(expected_settings(resolved, experiment, c, device, data_dir)) for c in cells}
-    verdicts = {} if force else {c.key: finished_verdict(store, resolved, c, hashes[c.key], experiment) for c in cells}
-    todo = [c for c in cells if force or verdicts[c.key] in ("absent", "changed")]
-    return Pending(cells, todo, [c for c in todo if verdicts.get(c.key) == "changed"], hashes)
+    settings = {c.key: expected_settings(resolved, experiment, c, device, data_dir) for c in cells}
+    found = {} if force else {c.key: store.freshness(resolved.profile, c, expectation(
+        resolved, experiment, c, device, data_dir, settings=settings[c.key])) for c in cells}
+    todo = [c for c in cells if force or found[c.key] is None or not found[c.key].finished]
+    changed = [c for c in todo if found.get(c.key) is not None and found[c.key].kind == OLD_SETTINGS]
+    return Pending(cells, todo, changed, {key: settings_hash(value) for key, value in settings.items()})
 
 
 def pending_cells(resolved: ResolvedSpec, experiment: Experiment, store: ResultStore,
@@ -125,23 +130,17 @@ def _executed(recorder: ExecutedCode, work_dir: Path) -> set[str] | None:
 
 def _store(store: ResultStore, profile: str, cell: Cell, settings: dict, write, device: str, cell_start: float,
            experiment: Experiment, functions: set[str]) -> None:
-    """Supersede a finished file at other settings, write the settings sidecar and the executed-code record
-    (:mod:`fyexp.executed`), then the cell file (last: it is what marks the cell finished)."""
+    """Supersede a finished file at other settings, write the run record (settings and executed code,
+    :func:`fyexp.provenance.record.write_record`), then the cell file (last: it is what marks the cell finished)."""
     from fyexp.results import read_cell_file
-    from fyexp.settings import recorded_settings
 
     path = store.cell_path(profile, cell)
     if path.is_file():
         frame, _ = read_cell_file(path)
-        if frame is not None and recorded_settings(frame)[0] != settings_hash(settings):
-            supersede(store, profile, cell)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_sidecar(path, settings)
-    if functions is not None:
-        write_record(path, functions)
-    else:  # no record: the file rule judges this row, not an older cell's record
-        path.with_suffix(CODE_SUFFIX).unlink(missing_ok=True)
-    write(provenance(device, time.perf_counter() - cell_start, experiment))
+        if frame is not None and rows_identity(frame)[0] != settings_hash(settings):
+            store.supersede(profile, cell)
+    write_record(path, settings, function_hashes(functions) if functions is not None else None)
+    write(provenance_columns(device, time.perf_counter() - cell_start, experiment))
 
 
 def prefit_ensembles(resolved: ResolvedSpec, experiment: Experiment, todo: list[Cell], store: ResultStore, *,

@@ -10,8 +10,10 @@ The settings of a cell are everything besides the code that decides its numbers:
   it reads), else ``None``;
 - ``environment``: the device kind (``cpu``/``cuda``) and the versions of torch and numpy.
 
-:func:`settings_hash` is a 12-hex-digit SHA-256 of their canonical JSON; every row carries it (column
-``settings_hash``) and the cell's settings are written readably beside its file (``<cell-key>.settings.json``).
+:func:`settings_hash` (:mod:`fyexp.provenance.record`) is a 12-hex-digit SHA-256 of their canonical JSON; every row
+carries it (column ``settings_hash``) and the cell's settings are written readably beside its file
+(``<cell-key>.settings.json``, by :func:`fyexp.provenance.record.write_record`, read back only by its
+:func:`~fyexp.provenance.record.load_record`).
 
 **Rows without a hash (written before this rule, "legacy").**  They are kept current unless the spec changed since
 they ran: the profile as merged from ``git show <row's git_commit>:<spec file>`` is validated by today's runner
@@ -19,21 +21,17 @@ they ran: the profile as merged from ``git show <row's git_commit>:<spec file>``
 were since renamed) cannot be compared and its rows stay current.  When git cannot tell (no checkout, unknown commit, the spec outside the repository), a legacy
 row is kept current ("unknown (legacy)"): committed results are never thrown away for lack of a record.
 
-**Records read back.**  A row naming a settings hash is trusted only with its sidecar: present, of the schema of
-:func:`cell_settings` and hashing to the rows' hash (:func:`read_sidecar`); else one warning line names the sidecar,
-the row has unknown provenance in the report and the claims, and ``fyexp run`` redoes the cell
-(:func:`finished_verdict`).
-
-When a cell reruns because its settings changed, its old file (and sidecar) moves to
-``<experiment>/superseded/<profile>/<cell-key>.<old hash or legacy>.csv``: kept, never averaged with the new rows,
-and out of ``results.csv`` and the report.
+Whether a cell's settings changed is decided by one rule, :func:`fyexp.provenance.freshness.settings_state`, for
+``run`` (:func:`expectation`: every key, the machine's environment included), the report and the claims
+(:mod:`fyexp.spec_freshness`: the config).  When a cell reruns because its settings changed, its old file (and
+settings record) moves to ``<experiment>/superseded/<profile>/<cell-key>.<old hash or legacy>.csv``
+(:meth:`fyexp.results.ResultStore.supersede`): kept, never averaged with the new rows, and out of ``results.csv``
+and the report.
 """
 
 from __future__ import annotations
 
 import functools
-import hashlib
-import json
 from pathlib import Path
 from typing import Any
 
@@ -41,9 +39,11 @@ import yaml
 
 from fyexp import gitinfo
 from fyexp.plain import jsonable  # noqa: F401  (runners import it from here too)
+from fyexp.provenance.freshness import Expected
+from fyexp.provenance.record import settings_hash
 
-SETTINGS_SUFFIX = ".settings.json"
-SUPERSEDED_MARK = "~superseded-"   # a superseded file's rows get profile ``<profile>~superseded-<hash>``
+__all__ = ["cell_settings", "data_identity", "environment", "expectation", "expected_settings", "jsonable",
+           "legacy_settings_changed", "scoped_config", "settings_hash"]
 
 
 @functools.lru_cache(maxsize=None)
@@ -94,83 +94,10 @@ def cell_settings(resolved: Any, cell: Any, device: str, data: Any = None, exper
     }
 
 
-def settings_hash(settings: dict) -> str:
-    text = json.dumps(settings, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:12]
-
-
 def data_identity(experiment: Any, config: Any, data_dir: Path | None) -> Any:
     """The experiment's cheap identity of its data (``experiment.data_identity``), ``None`` where it has none."""
     identify = getattr(experiment, "data_identity", None)
     return identify(config, data_dir) if callable(identify) else None
-
-
-def sidecar_path(cell_file: Path) -> Path:
-    return cell_file.with_suffix(SETTINGS_SUFFIX)
-
-
-def write_sidecar(cell_file: Path, settings: dict) -> None:
-    from fyexp.io import atomic_write_text
-
-    atomic_write_text(sidecar_path(cell_file), json.dumps(settings, indent=1, sort_keys=True, default=str) + "\n")
-
-
-# the sidecar's schema: each key of :func:`cell_settings` and the JSON type it holds (``None``: any JSON value)
-SIDECAR_FIELDS: dict[str, type | None] = {
-    "experiment": str, "profile": str, "overrides": dict, "config": None, "method": str, "params": dict,
-    "seed": int, "data": None, "environment": dict,
-}
-
-
-def sidecar_problem(settings: object, expected_hash: str) -> str | None:
-    """What is wrong with a parsed settings sidecar of a cell whose rows name ``expected_hash`` (``None``: nothing):
-    it must be a JSON object with exactly the keys of :data:`SIDECAR_FIELDS`, each of its type, whose
-    :func:`settings_hash` is the rows' (else the rows were not made at the settings it states)."""
-    if not isinstance(settings, dict):
-        return f"not a JSON object of settings (a JSON {type(settings).__name__})"
-    keys = set(settings)
-    if keys != set(SIDECAR_FIELDS):
-        missing, extra = sorted(set(SIDECAR_FIELDS) - keys), sorted(keys - set(SIDECAR_FIELDS))
-        return "; ".join(part for part in (f"missing key(s) {', '.join(missing)}" if missing else "",
-                                           f"unexpected key(s) {', '.join(extra)}" if extra else "") if part)
-    for key, kind in SIDECAR_FIELDS.items():
-        if kind is not None and (not isinstance(settings[key], kind) or isinstance(settings[key], bool)):
-            return f"'{key}' is not a JSON {'integer' if kind is int else 'string' if kind is str else 'object'}"
-    found = settings_hash(settings)
-    if found != expected_hash:
-        return f"its settings hash {found}, but the cell's rows name {expected_hash}"
-    return None
-
-
-def read_sidecar(cell_file: Path, expected_hash: str) -> tuple[dict | None, str | None]:
-    """The settings recorded beside ``cell_file``, whose rows name settings ``expected_hash``: ``(settings, None)``,
-    or ``(None, what is wrong)``, named in one warning line (:func:`fyexp.damaged.warn_damaged`): the record is
-    missing, not JSON, not of the schema or of other settings (:func:`sidecar_problem`).  The rows of such a cell
-    have unknown provenance."""
-    from fyexp.damaged import UNKNOWN_PROVENANCE_NOTE, read_json, warn_damaged
-
-    path = sidecar_path(Path(cell_file))
-    what = "damaged settings record"
-    if not path.exists():
-        what, problem = "missing settings record", f"the rows of {Path(cell_file).name} name settings {expected_hash}"
-    else:
-        settings, problem = read_json(path)
-        if problem is None:
-            problem = sidecar_problem(settings, expected_hash)
-            if problem is None:
-                return settings, None
-    warn_damaged(path, what, problem, UNKNOWN_PROVENANCE_NOTE)
-    return None, problem
-
-
-def records_problem(cell_file: Path, recorded_hash: str | None) -> str | None:
-    """What is wrong with the records beside a finished cell file (``None``: nothing): its settings record, when its
-    rows name a settings hash (:func:`read_sidecar`), and its executed-code record, where it has one
-    (:func:`fyexp.executed.read_record`).  Each damaged record is one warning line."""
-    from fyexp.executed import read_record
-
-    problem = read_sidecar(cell_file, recorded_hash)[1] if recorded_hash is not None else None
-    return read_record(cell_file)[1] or problem
 
 
 # ---- legacy rows: the spec at their commit ---------------------------------------------------------------------
@@ -231,93 +158,28 @@ def legacy_settings_changed(spec: Any, profile: str, git_commit_value: object,
     return scoped_config(experiment, then_config, cell) != scoped_config(experiment, now_config, cell)
 
 
-def recorded_settings(frame: Any) -> tuple[str | None, str | None]:
-    """``(settings_hash, git_commit)`` recorded by a cell file's rows (``None`` where absent)."""
-    def first(column: str) -> str | None:
-        if column not in frame.columns:
-            return None
-        values = frame[column].dropna().astype(str)
-        return values.iloc[0] if len(values) else None
-
-    return first("settings_hash"), first("git_commit")
-
-
-def settings_verdict(frame: Any, expected_hash: str, spec: Any, profile: str, config_cls: type | None = None,
-                     cell: Any = None, experiment: Any = None) -> str:
-    """``same``, ``changed`` or ``legacy`` (no hash, kept current) for a finished cell file's rows."""
-    recorded, commit = recorded_settings(frame)
-    if recorded is not None:
-        return "same" if recorded == expected_hash else "changed"
-    changed = legacy_settings_changed(spec, profile, commit, config_cls, cell, experiment)
-    return "changed" if changed else "legacy"
-
-
-# ---- the finished check and superseding, on a results store ---------------------------------------------------
+# ---- what run compares a finished cell with ----------------------------------------------------------------------
 def expected_settings(resolved: Any, experiment: Any, cell: Any, device: str, data_dir: Path | None) -> dict:
     """The settings ``cell`` would run at now (:func:`cell_settings` with the experiment's data identity)."""
     return cell_settings(resolved, cell, device, data_identity(experiment, resolved.config, data_dir), experiment)
 
 
-def finished_verdict(store: Any, resolved: Any, cell: Any, expected_hash: str, experiment: Any = None) -> str:
-    """``absent`` (no finished file: missing, damaged or failed, :meth:`ResultStore.is_finished`; or its records
-    damaged, :func:`records_problem`), else the :func:`settings_verdict` of its rows: ``same``, ``legacy`` (both
-    finished) or ``changed`` (to rerun)."""
-    from fyexp.results import read_cell_file
-
-    if not store.is_finished(resolved.profile, cell):
-        return "absent"
-    path = store.cell_path(resolved.profile, cell)
-    frame, _ = read_cell_file(path, expected_key=cell.key)
-    if records_problem(path, recorded_settings(frame)[0]) is not None:
-        return "absent"  # unknown provenance: never current, so redone (the warning names the record)
+def expectation(resolved: Any, experiment: Any, cell: Any, device: str, data_dir: Path | None, *,
+                settings: dict | None = None, compare_environment: bool = True) -> Expected:
+    """What a finished file of ``cell`` is compared with (:func:`fyexp.provenance.freshness.settings_state`): every
+    key of its :func:`expected_settings` (``settings`` when already computed), without the environment where
+    ``compare_environment`` is false (the device queue: a cell finished on another machine is finished), and, for
+    a legacy file, its profile at the file's commit (:func:`legacy_settings_changed`; not for a ``--set`` variant,
+    whose overrides a legacy file does not record, nor without the resolved spec)."""
+    settings = expected_settings(resolved, experiment, cell, device, data_dir) if settings is None else settings
+    if not compare_environment:
+        settings = {k: v for k, v in settings.items() if k != "environment"}
     spec = getattr(resolved, "spec", None)
-    if spec is None:  # no spec to compare a legacy file with: same hash or kept
-        return "changed" if recorded_settings(frame)[0] not in (None, expected_hash) else "same"
-    return settings_verdict(frame, expected_hash, spec, getattr(resolved, "base_profile", resolved.profile),
-                            type(resolved.config), cell, experiment)
+    legacy = None
+    if spec is not None and not getattr(resolved, "overrides", ()):
+        base = getattr(resolved, "base_profile", resolved.profile)
+        config_cls = type(resolved.config)
 
-
-def superseded_dir(store: Any, profile: str) -> Path:
-    return store.folder / "superseded" / profile
-
-
-def supersede(store: Any, profile: str, cell: Any) -> Path | None:
-    """Move ``cell``'s finished file (and its settings sidecar) out of the current cells, to
-    ``superseded/<profile>/<key>.<its settings hash or 'legacy'>.csv``; return where it went (``None`` if none)."""
-    from fyexp.results import read_cell_file
-
-    path = store.cell_path(profile, cell)
-    if not path.is_file():
-        return None
-    frame, _ = read_cell_file(path)
-    tag = (recorded_settings(frame)[0] if frame is not None else None) or "legacy"
-    target = superseded_dir(store, profile) / f"{cell.key}.{tag}.csv"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    path.replace(target)
-    if sidecar_path(path).is_file():
-        sidecar_path(path).replace(sidecar_path(target))
-    return target
-
-
-def superseded_rows(store: Any) -> Any:
-    """The rows of every superseded cell file of ``store``'s experiment, each profile relabelled
-    ``<profile>~superseded-<settings hash or legacy>`` so that rows of different settings are never pooled with the
-    current ones or with each other (``fyexp report --superseded``)."""
-    import pandas as pd
-
-    from fyexp.results import read_cell_file
-
-    from fyexp.damaged import warn_damaged
-
-    frames = []
-    for path in sorted((store.folder / "superseded").glob("*/*.csv")):
-        frame, problem = read_cell_file(path)
-        if problem is not None:
-            warn_damaged(path, "skipped damaged superseded file", problem, "it is not read")
-        if frame is None or frame.empty:
-            continue
-        tag = path.stem.rsplit(".", 1)[-1]
-        frame = frame.copy()
-        frame["profile"] = f"{path.parent.name}{SUPERSEDED_MARK}{tag}"
-        frames.append(frame)
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+        def legacy(commit: str | None) -> bool | None:
+            return legacy_settings_changed(spec, base, commit, config_cls, cell, experiment)
+    return Expected(settings=settings, legacy=legacy)

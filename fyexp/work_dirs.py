@@ -2,7 +2,7 @@
 processes before this one trained there.
 
 A cell's identity on disk is its key (method, grid values, seed), but what it computes is its *settings*
-(:mod:`fyexp.settings`).  The Trainer resumes whatever checkpoint its work folder holds, so a folder left by a
+(:mod:`fyexp.settings`, :mod:`fyexp.provenance`).  The Trainer resumes whatever checkpoint its work folder holds, so a folder left by a
 run at other settings (a YAML edit, a changed default) would be resumed, or, finished, returned at once, under
 the new settings' name.  :func:`claim_work_dir` therefore marks each folder with the settings hash it trains
 for and empties a folder marked for other settings.  A folder without a mark (written before marks existed) is

@@ -9,7 +9,7 @@
 subprocess for one unit.  Every error is one line and exit status 2.
 
 The budget hook lives here, outside the ``fyexp`` package, on purpose: a cell records the fyexp functions it
-executed (``fyexp/executed.py``), and the wrapper below must not become one of them.
+executed (``fyexp/provenance/executed.py``), and the wrapper below must not become one of them.
 """
 
 from __future__ import annotations
@@ -151,7 +151,7 @@ def cmd_pack(args) -> int:
     from fyexp.errors import FyexpError
     from fyexp.lease.data import TYPICAL_PACKED_MIB, choose_units, pack_data_set
     from fyexp.lease.queue import missing_units
-    from fyexp.provenance import dirty_files, git_commit
+    from fyexp.provenance.source import dirty_files, git_commit
 
     entries, only = _entries(args)
     units = missing_units(entries, args.results_dir, only=only)
@@ -276,7 +276,7 @@ def cmd_run(args, clock=time.time) -> int:
         commit += "+dirty"   # the shipped code is not the code packed at that commit
         log(f"the shipped code differs from the code at pack time: rows are marked {commit}")
     os.environ.update({"FYEXP_GIT_COMMIT": commit, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"})
-    from fyexp.provenance import git_commit
+    from fyexp.provenance.source import git_commit
 
     git_commit.cache_clear()   # the rows' commit is the packed one (the device has no .git)
     scratch = args.scratch

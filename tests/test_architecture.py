@@ -32,14 +32,14 @@ from tests.conftest import ROOT, TOY_SPECS, cli_env, fyexp_script
 # bottom first; each entry one layer of packages (fyexp.<name>)
 LAYERS: list[tuple[str, ...]] = [
     ("errors", "io", "plain", "gitinfo", "damaged", "domains", "devices", "progress", "reference", "results",
-     "executed", "latent", "plots", "work_dirs", "latex"),
+     "provenance", "latent", "plots", "work_dirs", "latex"),
     ("distributions", "maps", "losses"),
     ("models", "objectives", "em", "data", "metrics", "topics", "calibration"),
     ("train",),
     ("specs",),
-    ("settings", "provenance", "cell_filter", "tuning"),
+    ("settings", "cell_filter", "tuning"),
     ("experiments",),
-    ("runner", "fingerprints", "freshness"),
+    ("runner", "fingerprints", "spec_freshness"),
     ("executors", "lease", "plan", "overview"),
     ("claims",),
     ("report",),

@@ -50,6 +50,7 @@ def _damage(results: Path) -> dict[str, tuple[Path, str]]:
         "results.csv: bad UTF-8": (results / "gmm-clustering" / "results.csv", "not UTF-8"),
         "results.csv: columns missing": (results / "fy-vae" / "results.csv", "missing column(s)"),
         "results.csv: empty": (results / "vr-vae" / "results.csv", "empty"),
+        "code record: not a hash": (fy / f"{FY_NVDM_PAPER.format(2)}.code.json", "is not a function hash"),
     }
     cases["code record: garbage"][0].write_text("{garbage")
     cases["code record: a JSON list"][0].write_text('["fyexp/train/loop.py:fit"]')
@@ -66,6 +67,7 @@ def _damage(results: Path) -> dict[str, tuple[Path, str]]:
     cases["results.csv: bad UTF-8"][0].write_bytes(b"experiment,profile\n\xff\xfe,\x00\n")
     cases["results.csv: columns missing"][0].write_text("experiment,metric,value\nfy-vae,l1,1.0\n")
     cases["results.csv: empty"][0].write_bytes(b"")
+    cases["code record: not a hash"][0].write_text('{"fyexp/train/loop.py:fit": "abc"}')
     return cases
 
 
@@ -103,7 +105,7 @@ def test_rows_of_unknown_provenance_are_never_current_nor_evidence(damaged):
     results, cases, report, claims = damaged
     verdicts = json.loads(claims.stdout)
     at_paper = [v for v in verdicts if v["id"] == "fyvi-t3-fy-nvdm" and v["profile"] == "paper"]
-    # both fy-nvdm paper cells have a damaged record: the claim has no FY-NVDM rows left at that profile
+    # every fy-nvdm paper cell (seeds 0-2) has a damaged record: the claim has no FY-NVDM rows left at that profile
     assert [v["verdict"] for v in at_paper] in ([], ["data missing"]), at_paper
     assert any(v["id"] == "fyvi-t3-fy-nvdm" and v["profile"] == "cpu" and v["n"] for v in verdicts)  # the rest judged
     index = (results / "README.md").read_text()

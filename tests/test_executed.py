@@ -1,4 +1,4 @@
-"""Staleness from the code a cell executed (fyexp/executed.py): the recorder sees the fyexp functions a cell calls;
+"""Staleness from the code a cell executed (fyexp/provenance/executed.py): the recorder sees the fyexp functions a cell calls;
 normalised hashes ignore docstrings, comments and formatting; only an edit on the executed path flips a row."""
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from fyexp.executed import ExecutedCode, changed_functions, function_hashes, write_record
-from fyexp.freshness import executed_freshness
+from fyexp.provenance.executed import ExecutedCode, changed_functions, function_hashes
+from fyexp.provenance.freshness import code_column, frame_freshness
+from fyexp.provenance.record import write_record
 from fyexp.report.runs import profile_runs
 from fyexp.specs import deep_merge, load_spec
 from tests.conftest import TOY_SPECS
@@ -81,9 +82,12 @@ def test_report_counts_stale_rows_by_the_executed_record_and_falls_back_to_files
         (cells / f"{cell}.code.json").write_text(json.dumps(function_hashes({function}, root)))
     frame = pd.DataFrame({"profile": "quick", "cell": ["a", "a", "b", "c"], "git_commit": "unknown",
                           "status": "ok", "seed": 0})
-    assert executed_freshness(frame, results, root).tolist() == ["fresh", "fresh", "fresh", None]
+    def states():  # the row of c has no record: the file rule judges it, and git cannot tell (commit unknown)
+        return code_column(frame_freshness(frame, results, "tests.toy_experiment", head=root)).tolist()
+
+    assert states() == ["fresh", "fresh", "fresh", "unknown"]
     _tree(tmp_path / "src", MODULE.replace("return x + 1", "return x - 1"))
-    assert executed_freshness(frame, results, root).tolist() == ["fresh", "fresh", "stale", None]
+    assert states() == ["fresh", "fresh", "stale", "unknown"]
     spec = load_spec("toy", TOY_SPECS)
     run = profile_runs(spec, frame, results)["quick"]  # HEAD's tree lacks fyexp/mod.py: both recorded cells stale
     assert run.stale_rows == 3 and run.unknown_rows == 1  # the record-less row: file rule, commit unknown
@@ -92,8 +96,12 @@ def test_report_counts_stale_rows_by_the_executed_record_and_falls_back_to_files
 def test_a_run_writes_the_record_beside_the_cell_file(tmp_path):
     path = tmp_path / "cells" / "quick" / "x.csv"
     path.parent.mkdir(parents=True)
-    record = write_record(path, {"fyexp/specs.py:deep_merge"})
+    record = function_hashes({"fyexp/specs.py:deep_merge"})
+    write_record(path, {"seed": 0}, record)
     assert json.loads(path.with_suffix(".code.json").read_text()) == record
+    assert json.loads(path.with_suffix(".settings.json").read_text()) == {"seed": 0}
+    write_record(path, {"seed": 0}, None)  # recording off: no record, and no older one left to judge the rows
+    assert not path.with_suffix(".code.json").exists()
     assert set(record) == {"fyexp/specs.py:deep_merge", "fyexp/specs.py:<module>"} and all(record.values())
 
 
@@ -138,7 +146,7 @@ def test_sys_monitoring_records_each_function_in_every_cell_and_costs_little(tmp
 import importlib.util, sys, time
 from pathlib import Path
 sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})
-import fyexp.executed as ex  # stdlib only: runs without the project's dependencies
+import fyexp.provenance.executed as ex  # stdlib only: runs without the project's dependencies
 ex.PACKAGE_DIR, ex.ROOT = Path({str(package)!r}), Path({str(package.parent)!r})
 spec = importlib.util.spec_from_file_location("fakemod", {str(package / "mod.py")!r})
 mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)

@@ -53,13 +53,11 @@ def _commit(root, content: dict) -> str:
     return _git(root, "rev-parse", "HEAD")
 
 
-def test_stale_rows_whose_fingerprint_held_are_behaviour_unchanged(tmp_path):
-    """Commits: old (no fingerprints), a (x, y), b (x same, y moved) = HEAD.  Rows stale by code: at a, x's
-    fingerprint equals HEAD's (behaviour unchanged), y's does not (stale); rows at old, at a+dirty, and fresh rows
-    keep their state."""
-    import pandas as pd
-
-    from fyexp.freshness import BEHAVIOUR_UNCHANGED, fingerprint_states
+def test_the_fingerprint_a_row_was_made_under_is_the_one_committed_at_its_commit(tmp_path):
+    """Commits: old (no fingerprints), a (x, y), b (x same, y moved) = HEAD.  At a, x's fingerprint equals HEAD's
+    (a row stale by code is then behaviour unchanged, :func:`fyexp.provenance.freshness.code_state`), y's does not;
+    a commit without fingerprints, a dirty tree and an unknown commit never count."""
+    from fyexp.provenance.source import fingerprint_unchanged
 
     _git(tmp_path, "init", "-q")
     (tmp_path / "code.py").write_text("0")
@@ -68,8 +66,6 @@ def test_stale_rows_whose_fingerprint_held_are_behaviour_unchanged(tmp_path):
     old = _git(tmp_path, "rev-parse", "HEAD")
     a = _commit(tmp_path, {"x": {"m/v": 1.0}, "y": {"m/v": 2.0}})
     _commit(tmp_path, {"x": {"m/v": 1.0}, "y": {"m/v": 2.5}})
-    frame = pd.DataFrame({"git_commit": [a, old, a + "+dirty", a]})
-    freshness = pd.Series(["stale", "stale", "stale", "fresh"])
-    x = fingerprint_states("x", frame, freshness, root=tmp_path)
-    assert list(x) == [BEHAVIOUR_UNCHANGED, "stale", "stale", "fresh"]
-    assert list(fingerprint_states("y", frame, freshness, root=tmp_path)) == ["stale", "stale", "stale", "fresh"]
+    assert fingerprint_unchanged("x", a, tmp_path) and not fingerprint_unchanged("y", a, tmp_path)
+    assert not any(fingerprint_unchanged("x", c, tmp_path) for c in (old, a + "+dirty", "unknown", ""))
+    assert not fingerprint_unchanged("z", a, tmp_path)  # no fingerprint of that experiment on either side

@@ -38,10 +38,10 @@ def test_confirm_asks_only_for_a_long_plan_and_refuses_off_a_terminal():
 @pytest.mark.parametrize("profile, dry_run, checked", [("paper", False, True), ("paper", True, False),
                                                        ("quick", False, False)])
 def test_the_clean_tree_is_required_of_a_real_paper_run_only(monkeypatch, profile, dry_run, checked):
-    import fyexp.provenance
+    import fyexp.provenance.source
 
     calls = []
-    monkeypatch.setattr(fyexp.provenance, "require_clean_tree", lambda allow, module: calls.append((allow, module)))
+    monkeypatch.setattr(fyexp.provenance.source, "require_clean_tree", lambda allow, module: calls.append((allow, module)))
     experiment, resolved = _toy(profile, sets=("sleep_s=0.5",))   # a variant of the profile is checked like it
     check_start(resolved, experiment, parse_only(None), yes=False, allow_dirty=True, dry_run=dry_run)
     assert calls == ([(True, "tests.toy_experiment")] if checked else [])

@@ -1,15 +1,17 @@
-"""Provenance that can be checked (fyexp/provenance.py): the module tree of an experiment, its code hash, stale
+"""Provenance that can be checked (fyexp/provenance/source.py): the module tree of an experiment, its code hash, stale
 rows after an edit of an imported module, and the refusal of a dirty tree for --profile paper."""
 
 from __future__ import annotations
 
+import functools
+import json
 import subprocess
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from fyexp import provenance as prov
+from fyexp.provenance import source as prov
 from fyexp.errors import FyexpError
 
 
@@ -53,22 +55,22 @@ def test_module_tree_follows_imports_and_skips_bookkeeping(repo):
 def test_modified_module_makes_rows_stale(repo):
     module = "fyexp.experiments.toy"
     recorded, commit = prov.code_hash(module, repo), _git(repo, "rev-parse", "--short=12", "HEAD")
-    assert prov.row_freshness(commit, recorded, module, repo) == "fresh"
-    assert prov.row_freshness(commit, None, module, repo) == "fresh"  # older rows: git diff <commit> HEAD
+    assert prov.files_freshness(commit, recorded, module, repo) == "fresh"
+    assert prov.files_freshness(commit, None, module, repo) == "fresh"  # older rows: git diff <commit> HEAD
     (repo / "fyexp/unrelated.py").write_text("X = 1\n")  # not imported: nothing goes stale
     (repo / "fyexp/results.py").write_text("def store():\n    return 1\n")  # bookkeeping: nothing goes stale
     _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "two")
-    prov._head_checkout.cache_clear()
+    prov.head_tree.cache_clear()
     prov.changed_since.cache_clear()
-    assert prov.row_freshness(commit, recorded, module, repo) == "fresh"
-    assert prov.row_freshness(commit, None, module, repo) == "fresh"
+    assert prov.files_freshness(commit, recorded, module, repo) == "fresh"
+    assert prov.files_freshness(commit, None, module, repo) == "fresh"
     (repo / "fyexp/maps/entmax.py").write_text("def f(x):\n    return 2 * x\n")  # imported two levels down
     _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "three")
-    prov._head_checkout.cache_clear()
+    prov.head_tree.cache_clear()
     prov.changed_since.cache_clear()
-    assert prov.row_freshness(commit, recorded, module, repo) == "stale"
-    assert prov.row_freshness(commit, None, module, repo) == "stale"
-    assert prov.row_freshness("unknown", None, module, repo) == "unknown"
+    assert prov.files_freshness(commit, recorded, module, repo) == "stale"
+    assert prov.files_freshness(commit, None, module, repo) == "stale"
+    assert prov.files_freshness("unknown", None, module, repo) == "unknown"
 
 
 def test_dirty_tree_is_refused_unless_allowed(repo):
@@ -91,3 +93,159 @@ def test_cli_refuses_paper_profile_on_dirty_tree(monkeypatch, tmp_path):
     result = CliRunner().invoke(app, ["run", "gmm-clustering", "--profile", "paper", "--results-dir", str(tmp_path)])
     assert isinstance(result.exception, FyexpError) and "--allow-dirty" in str(result.exception)
     assert not (tmp_path / "gmm-clustering").exists()  # refused before anything ran
+
+
+# ---- the one freshness rule (fyexp/provenance/freshness.py), each decision on both sides --------------------------
+from fyexp.provenance import freshness as fr  # noqa: E402
+from fyexp.provenance.executed import function_hashes  # noqa: E402
+from fyexp.provenance.record import RunRecord, load_record, settings_hash, write_record  # noqa: E402
+from fyexp.results import Cell, ResultStore  # noqa: E402
+
+SETTINGS = {"experiment": "toy", "profile": "quick", "overrides": {}, "config": {"train": {"lr": 0.003}, "k": 7},
+            "method": "m", "params": {"x": 2}, "seed": 4, "data": None,
+            "environment": {"device_kind": "cpu", "torch": "9.9", "numpy": "8.8"}}
+
+
+def _finished(store: ResultStore, settings: dict | None, commit: str = "abc123def456") -> Path:
+    """A finished cell of ``store`` with its rows naming ``settings`` (``None``: a legacy cell, no record)."""
+    cell = Cell("m", 4, {"x": 2})
+    columns = {"git_commit": commit, **({"settings_hash": settings_hash(settings)} if settings else {})}
+    store.write_cell("quick", cell, [{"metric": "a", "value": 1.25}], columns)
+    path = store.cell_path("quick", cell)
+    if settings:
+        write_record(path, settings, None)
+    return path
+
+
+def _changed(settings: dict, **config) -> dict:
+    return {**settings, "config": {**settings["config"], **config}}
+
+
+def test_same_settings_are_finished_and_changed_ones_are_at_old_settings(tmp_path):
+    store = ResultStore(tmp_path, "toy")
+    _finished(store, SETTINGS)
+    cell = Cell("m", 4, {"x": 2})
+    same = store.freshness("quick", cell, fr.Expected(settings=SETTINGS))
+    assert same.kind == fr.CURRENT and same.old_settings is False and store.is_finished("quick", cell,
+                                                                                         fr.Expected(settings=SETTINGS))
+    moved = store.freshness("quick", cell, fr.Expected(settings=_changed(SETTINGS, train={"lr": 0.004})))
+    assert moved.kind == fr.OLD_SETTINGS and moved.old_settings is True and not moved.finished
+    assert moved.reason == "settings changed: config.train.lr"
+    # the report states only the config: another machine's environment is not "old settings" there; run states it
+    other_machine = {**SETTINGS, "environment": {**SETTINGS["environment"], "torch": "10.0"}}
+    assert store.freshness("quick", cell, fr.Expected(settings={"config": other_machine["config"]})).finished
+    assert store.freshness("quick", cell, fr.Expected(settings=other_machine)).kind == fr.OLD_SETTINGS
+    no_env = {k: v for k, v in other_machine.items() if k != "environment"}  # the device queue's expectation
+    assert store.is_finished("quick", cell, fr.Expected(settings=no_env))
+    assert store.freshness("quick", Cell("m", 5, {"x": 2}), fr.Expected(settings=SETTINGS)) is None  # never ran
+
+
+def test_a_profile_that_no_longer_resolves_puts_rows_at_old_settings(tmp_path):
+    store = ResultStore(tmp_path, "toy")
+    path = _finished(store, SETTINGS)
+    record = load_record(path, settings_hash(SETTINGS))
+    assert fr.judge(record, fr.Expected(settings={"config": SETTINGS["config"]})).old_settings is False
+    assert fr.judge(record, fr.Expected(gone="its profile quick is gone")).kind == fr.OLD_SETTINGS
+    assert fr.judge(record, fr.Expected()).old_settings is None  # cannot be told: kept (not old settings)
+    assert fr.judge(record, fr.Expected()).finished
+
+
+def test_a_legacy_row_follows_its_profile_at_its_commit_and_is_kept_when_git_cannot_tell(tmp_path):
+    store = ResultStore(tmp_path, "toy")
+    path = _finished(store, None, commit="0123abcd4567")
+    record = load_record(path, None, "0123abcd4567")
+    asked = []
+    for answer, kind in ((True, fr.OLD_SETTINGS), (False, fr.CURRENT), (None, fr.CURRENT)):
+        found = fr.judge(record, fr.Expected(legacy=lambda commit, a=answer: asked.append(commit) or a))
+        assert found.kind == kind and found.old_settings is answer
+    assert asked == ["0123abcd4567"] * 3  # asked about the row's own commit
+    assert fr.judge(record, fr.Expected()).old_settings is None  # no way to compare: kept
+
+
+def test_a_damaged_record_is_unknown_provenance_before_anything_else(tmp_path, capsys):
+    store = ResultStore(tmp_path, "toy")
+    path = _finished(store, SETTINGS)
+    cell = Cell("m", 4, {"x": 2})
+    changed = fr.Expected(settings=_changed(SETTINGS, k=8))
+    assert store.freshness("quick", cell, changed).kind == fr.OLD_SETTINGS
+    path.with_suffix(".settings.json").write_text(json.dumps(_changed(SETTINGS, k=8)))  # not the rows' settings
+    found = store.freshness("quick", cell, changed)
+    assert found.kind == fr.UNKNOWN_PROVENANCE and "the cell's rows name" in found.reason and not found.finished
+    assert not store.is_finished("quick", cell, fr.Expected(settings=SETTINGS))
+    assert store.is_finished("quick", cell)  # the file itself is complete: only its record is refused
+    frame = store.load().assign(freshness=fr.code_column(fr.frame_freshness(store.load(), store.folder, "x.y")))
+    assert fr.evidence(frame).empty
+    assert "damaged settings record" in capsys.readouterr().err
+
+
+MODULE_V1 = "SCALE = 2\n\ndef f(x):\n    return SCALE * x\n\ndef g(x):\n    return x + 1\n"
+
+
+def _tree(root: Path, text: str) -> Path:
+    (root / "fyexp").mkdir(parents=True, exist_ok=True)
+    (root / "fyexp" / "mod.py").write_text(text)
+    return root
+
+
+def test_rows_are_stale_exactly_when_a_function_their_cell_executed_changed(tmp_path):
+    head = _tree(tmp_path / "head", MODULE_V1)
+    record = RunRecord(tmp_path / "c.csv", "h", "unknown", None, function_hashes({"fyexp/mod.py:f"}, head))
+    assert fr.code_state(record, None, "x.y", None, head=head)[0] == fr.FRESH
+    assert fr.judge(record, None, fr.code_state(record, None, "x.y", None, head=head)).kind == fr.CURRENT
+    _tree(head.parent / "head", MODULE_V1.replace("x + 1", "x + 2"))  # g: never executed by the cell
+    assert fr.code_state(record, None, "x.y", None, head=head)[0] == fr.FRESH
+    _tree(head.parent / "head", MODULE_V1.replace("SCALE * x", "SCALE * x + 1"))  # f: executed
+    state = fr.code_state(record, None, "x.y", None, head=head)
+    assert state == (fr.STALE, "1 executed function(s) differ at HEAD (fyexp/mod.py:f)")
+    assert fr.judge(record, None, state).kind == fr.STALE
+
+
+def test_without_a_code_record_the_files_decide_and_git_may_not_tell(repo, monkeypatch):
+    module = "fyexp.experiments.toy"
+    monkeypatch.setattr(prov, "files_freshness", functools.partial(prov.files_freshness, root=repo))
+    commit = _git(repo, "rev-parse", "--short=12", "HEAD")
+    current = RunRecord(repo / "c.csv", None, commit)
+    assert fr.code_state(current, None, module, None) == (fr.FRESH, "its experiment's files are as at HEAD")
+    unknown = RunRecord(repo / "c.csv", None, "unknown")
+    assert fr.code_state(unknown, None, module, None)[0] == fr.UNKNOWN
+    assert fr.judge(unknown, None, fr.code_state(unknown, None, module, None)).kind == fr.UNKNOWN
+    (repo / "fyexp/maps/entmax.py").write_text("def f(x):\n    return 3 * x\n")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "edit")
+    prov.changed_since.cache_clear()
+    assert fr.code_state(current, None, module, None, memo={})[0] == fr.STALE
+
+
+def test_a_stale_row_whose_fingerprint_held_at_its_commit_is_behaviour_unchanged(repo, monkeypatch):
+    module = "fyexp.experiments.toy"
+    monkeypatch.setattr(prov, "files_freshness", functools.partial(prov.files_freshness, root=repo))
+    monkeypatch.setattr(prov, "fingerprint_unchanged", functools.partial(prov.fingerprint_unchanged, root=repo))
+    fingerprints = repo / "fyexp" / "reference" / "fingerprints.json"
+    fingerprints.parent.mkdir(parents=True)
+
+    def commit(text: str, entmax: str) -> str:
+        fingerprints.write_text(text)
+        (repo / "fyexp/maps/entmax.py").write_text(entmax)
+        _git(repo, "add", "-A")
+        _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "step")
+        prov.changed_since.cache_clear()
+        return _git(repo, "rev-parse", "--short=12", "HEAD")
+
+    row = commit('{"toy": {"m/a": 1.5}}', "def f(x):\n    return x\n")
+    commit('{"toy": {"m/a": 1.5}}', "def f(x):\n    return x * 1\n")  # code changed, fingerprint held
+    record = RunRecord(repo / "c.csv", None, row)
+    state = fr.code_state(record, None, module, "toy")
+    assert state[0] == fr.BEHAVIOUR_UNCHANGED and fr.judge(record, None, state).kind == fr.BEHAVIOUR_UNCHANGED
+    commit('{"toy": {"m/a": 1.6}}', "def f(x):\n    return x * 2\n")  # and now the fingerprint moved
+    assert fr.code_state(record, None, module, "toy")[0] == fr.STALE
+    dirty = RunRecord(repo / "c.csv", None, row + "+dirty")  # a dirty tree was not the commit's: never counts
+    assert fr.code_state(dirty, None, module, "toy")[0] == fr.STALE
+
+
+def test_old_settings_come_before_stale_code_and_the_report_keeps_both_axes(tmp_path):
+    head = _tree(tmp_path / "head", MODULE_V1)
+    record = RunRecord(tmp_path / "c.csv", settings_hash(SETTINGS), "unknown", SETTINGS,
+                       function_hashes({"fyexp/mod.py:f"}, head))
+    _tree(head.parent / "head", MODULE_V1.replace("SCALE * x", "-x"))
+    found = fr.judge(record, fr.Expected(settings=_changed(SETTINGS, k=1)), fr.code_state(record, None, "x.y", None,
+                                                                                         head=head))
+    assert (found.kind, found.code, found.old_settings) == (fr.OLD_SETTINGS, fr.STALE, True)

@@ -14,15 +14,21 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from fyexp import executed, settings as settings_mod
-from fyexp.freshness import UNKNOWN_PROVENANCE, damaged_settings, evidence, executed_freshness
 from fyexp.damaged import LEFTOVER_AGE_S, is_leftover, warn_damaged
-from fyexp.results import Cell, ResultStore, read_table
+from fyexp.provenance import executed, record as rec
+from fyexp.provenance.freshness import UNKNOWN_PROVENANCE, Expected, code_column, evidence, frame_freshness
+from fyexp.results import Cell, ResultStore, read_table, superseded_rows
 
 PROV = {"git_commit": "unknown", "fyexp_version": "0", "device": "cpu", "wall_time_s": 0.5,
         "timestamp": "2026-01-01T00:00:00+00:00"}
 SETTINGS = {"experiment": "exp", "profile": "paper", "overrides": {}, "config": {"lr": 0.1}, "method": "m",
             "params": {"x": 1}, "seed": 0, "data": None, "environment": {"device_kind": "cpu"}}
+
+
+def _states(frame: pd.DataFrame, folder: Path, code: bool = True) -> pd.Series:
+    """The code axis of every row (the file rule, for rows without a code record, says ``unknown``: commit unknown)."""
+    return code_column(frame_freshness(frame, folder, "fyexp.experiments.gmm_clustering", None, code=code,
+                                       head=executed.ROOT))
 
 
 def _warnings(capsys) -> list[str]:
@@ -32,12 +38,12 @@ def _warnings(capsys) -> list[str]:
 def _cell(store: ResultStore, seed: int = 0, settings: dict | None = None) -> Path:
     """A finished cell with (when ``settings``) its settings hash on every row and its sidecar beside it."""
     cell = Cell("m", seed, {"x": 1})
-    extra = {"settings_hash": settings_mod.settings_hash(settings)} if settings else {}
+    extra = {"settings_hash": rec.settings_hash(settings)} if settings else {}
     store.write_cell("paper", cell, [{"metric": "a", "value": 1.0 + seed}, {"metric": "b", "value": 2.0}],
                      {**PROV, **extra})
     path = store.cell_path("paper", cell)
     if settings:
-        settings_mod.write_sidecar(path, settings)
+        rec.write_record(path, settings, None)
     return path
 
 
@@ -113,7 +119,7 @@ def test_a_sound_results_table_is_read_when_there_are_no_cell_files(tmp_path, ca
 def test_garbage_under_superseded_is_named(tmp_path, capsys):
     store = ResultStore(tmp_path, "exp")
     good = _cell(store, 0, SETTINGS)
-    kept = store.superseded_folder / "paper" / f"{good.stem}.{settings_mod.settings_hash(SETTINGS)}.csv"
+    kept = store.superseded_folder / "paper" / f"{good.stem}.{rec.settings_hash(SETTINGS)}.csv"
     kept.parent.mkdir(parents=True)
     kept.write_bytes(good.read_bytes())
     (kept.parent / "m__x=1__seed=9.abc.csv").write_bytes(b"\x00\xff not a cell\n")
@@ -124,7 +130,7 @@ def test_garbage_under_superseded_is_named(tmp_path, capsys):
     assert problems["notes.txt"].startswith("not a superseded cell file") and problems["stray.csv"].startswith("not in")
     store.load()
     assert len(_warnings(capsys)) == 3
-    assert len(settings_mod.superseded_rows(store)) == 2  # the sound file's rows only
+    assert len(superseded_rows(store)) == 2  # the sound file's rows only
 
 
 def test_leftover_temporary_files_are_named_and_run_removes_only_those(tmp_path, capsys):
@@ -173,15 +179,15 @@ def test_a_damaged_code_record_is_refused_and_nothing_outside_the_package_is_ope
     outside.write_text(OUTSIDE)
     store = ResultStore(tmp_path / "results", "exp")
     path = _cell(store)
-    record = path.with_suffix(executed.CODE_SUFFIX)
+    record = rec.code_path(path)
     record.write_bytes(text.replace("OUTSIDE", str(outside)).encode("utf-8", "surrogateescape"))
     opened = []
     real = executed._module_hashes
     monkeypatch.setattr(executed, "_module_hashes", lambda p, m: opened.append(p) or real(p, m))
-    found, why = executed.read_record(path)
-    assert found is None and problem in why
+    found = rec.load_record(path, None)
+    assert found.code is None and problem in found.problem
     frame = store.load()
-    states = executed_freshness(frame, store.folder, root=executed.ROOT)
+    states = _states(frame, store.folder)
     assert (states == UNKNOWN_PROVENANCE).all() and opened == []
     line, = _warnings(capsys)
     assert line.startswith(f"warning: damaged executed-code record {record} (") and "unknown provenance" in line
@@ -190,12 +196,12 @@ def test_a_damaged_code_record_is_refused_and_nothing_outside_the_package_is_ope
 def test_a_sound_code_record_is_read_and_judged(tmp_path, capsys):
     store = ResultStore(tmp_path, "exp")
     path = _cell(store)
-    executed.write_record(path, {"fyexp/specs.py:deep_merge"})
-    assert executed.read_record(path)[1] is None
-    assert (executed_freshness(store.load(), store.folder, root=executed.ROOT) == "fresh").all()
-    path.with_suffix(executed.CODE_SUFFIX).unlink()  # no record: not damage, the file rule judges the row
-    assert executed.read_record(path) == (None, None)
-    assert executed_freshness(store.load(), store.folder).isna().all() and _warnings(capsys) == []
+    rec.write_record(path, SETTINGS, executed.function_hashes({"fyexp/specs.py:deep_merge"}))
+    assert rec.load_record(path, None).problem is None
+    assert (_states(store.load(), store.folder) == "fresh").all()
+    rec.code_path(path).unlink()  # no record: not damage, the file rule judges the row (commit unknown)
+    assert rec.load_record(path, None) == rec.RunRecord(path)
+    assert (_states(store.load(), store.folder) == "unknown").all() and _warnings(capsys) == []
 
 
 # ---- the settings sidecar --------------------------------------------------------------------------------------
@@ -214,12 +220,12 @@ def _edit(settings: dict, **changes) -> dict:
 def test_a_missing_damaged_or_other_settings_record_is_unknown_provenance(tmp_path, capsys, edit, problem):
     store = ResultStore(tmp_path, "exp")
     path = _cell(store, 0, SETTINGS)
-    sidecar = settings_mod.sidecar_path(path)
+    sidecar = rec.settings_path(path)
     edit(sidecar, SETTINGS)
-    found = settings_mod.read_sidecar(path, settings_mod.settings_hash(SETTINGS))
-    assert found[0] is None and problem in found[1]
+    found = rec.load_record(path, rec.settings_hash(SETTINGS))
+    assert found.settings is None and problem in found.problem
     frame = store.load()
-    assert damaged_settings(frame, store.folder).all()
+    assert (_states(frame, store.folder, code=False) == UNKNOWN_PROVENANCE).all()
     line, = _warnings(capsys)
     assert str(sidecar) in line and problem in line and "unknown provenance" in line
     assert line.startswith("warning: missing settings record" if "name settings" in problem
@@ -234,7 +240,7 @@ def test_sound_and_legacy_settings_are_not_flagged(tmp_path, capsys):
     legacy = Cell("m", 1, {"x": 1})
     store.write_cell("paper", legacy, [{"metric": "a", "value": 3.0}], PROV)  # no hash, no sidecar: legacy
     frame = store.load()
-    assert not damaged_settings(frame, store.folder).any() and _warnings(capsys) == []
+    assert not (_states(frame, store.folder, code=False) == UNKNOWN_PROVENANCE).any() and _warnings(capsys) == []
     frame["freshness"] = ["fresh"] * len(frame)
     assert evidence(frame).equals(frame)
 
@@ -249,18 +255,15 @@ def test_rows_of_one_cell_naming_different_settings_are_a_damaged_cell_file(tmp_
 
 
 def test_run_redoes_a_cell_whose_records_are_damaged(tmp_path, capsys):
-    """:func:`fyexp.settings.finished_verdict`: a finished file whose records fail is not finished."""
-    from types import SimpleNamespace
-
+    """:meth:`ResultStore.is_finished` at the settings asked: a finished file whose records fail is not finished."""
     store = ResultStore(tmp_path, "exp")
     path = _cell(store, 0, SETTINGS)
-    resolved = SimpleNamespace(profile="paper", config=None)
-    expected = settings_mod.settings_hash(SETTINGS)
+    expected = Expected(settings=SETTINGS)
     cell = Cell("m", 0, {"x": 1})
-    assert settings_mod.finished_verdict(store, resolved, cell, expected) == "same"
-    path.with_suffix(executed.CODE_SUFFIX).write_text("[]")
-    assert settings_mod.finished_verdict(store, resolved, cell, expected) == "absent"
-    path.with_suffix(executed.CODE_SUFFIX).unlink()
-    settings_mod.sidecar_path(path).unlink()
-    assert settings_mod.finished_verdict(store, resolved, cell, expected) == "absent"
+    assert store.is_finished("paper", cell, expected)
+    rec.code_path(path).write_text("[]")
+    assert not store.is_finished("paper", cell, expected) and store.is_finished("paper", cell)
+    rec.code_path(path).unlink()
+    rec.settings_path(path).unlink()
+    assert not store.is_finished("paper", cell, expected)
     assert len(_warnings(capsys)) == 2

@@ -16,7 +16,6 @@ import pandas as pd
 import pytest
 
 from fyexp.reference.rows import joined_cells, table_meta
-from fyexp import freshness
 from fyexp.report import runs
 from fyexp.report.coverage import coverage, totals_line
 from fyexp.report.tables import (AUTHORS_ONLY, SUMMARY_COLUMNS, caption, compare, format_cells, summarize,
@@ -214,9 +213,9 @@ def test_stale_and_dirty_counts_from_real_commits(tmp_path, monkeypatch):
     second = _git(tmp_path, "rev-parse", "--short=12", "HEAD")
     (pkg / "unused.py").write_text("Y = 2\n")  # not imported by the runner: rows of `second` stay fresh
     _git(tmp_path, "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qam", "c")
-    from fyexp import provenance
+    from fyexp.provenance import source
 
-    monkeypatch.setattr(freshness, "row_freshness", functools.partial(provenance.row_freshness, root=tmp_path))
+    monkeypatch.setattr(source, "files_freshness", functools.partial(source.files_freshness, root=tmp_path))
     commits = [first, first, second, second + "+dirty", second]
     frame = pd.DataFrame([{"profile": "paper", "status": "ok", "cell": f"c{i}", "seed": 0, "git_commit": c}
                           for i, c in enumerate(commits)])

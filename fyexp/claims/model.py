@@ -250,7 +250,7 @@ def _experiment_vocabulary(name: str, experiments_dir: Path | None) -> str:
     e.g. ``test_elbo_data``, ``kappa_mu1``) and the metrics the claims derive from its artifacts
     (:mod:`fyexp.claims.derived`).  Built once per experiment and process, for the experiments that
     claims name."""
-    from fyexp.provenance import SOURCE_ROOT, module_tree, runner_module
+    from fyexp.provenance.source import SOURCE_ROOT, module_tree, runner_module
 
     spec = experiment_spec(name, experiments_dir)
     text = "".join((SOURCE_ROOT / p).read_text(encoding="utf-8") for p in module_tree(runner_module(spec.runner)))

@@ -25,7 +25,7 @@ Profiles: ``paper`` is the paper's; ``paper+key=value`` (a ``--set`` variant), o
 (``paper-lr1e-4``: another reading of a setting) and ``…~superseded-…`` are *variants*; any other is *reduced*.  A claim's headline verdict (:func:`headline`) is the one at ``paper`` when
 every side has rows there, else the one at the reduced profile that read the most rows, labelled; variants are
 never a headline.  Rows whose cell ran at settings other than the spec now asks (:func:`current_rows`) never reach
-a verdict; stale and dirty rows are counted (:func:`fyexp.freshness.row_states`) and summed once per paper.
+a verdict; stale and dirty rows are counted (:func:`fyexp.spec_freshness.row_states`) and summed once per paper.
 """
 
 from __future__ import annotations
@@ -366,9 +366,9 @@ ROW_KEY = ("experiment", "profile", "cell", "metric")
 def _freshness(rows: dict, specs: dict) -> tuple[frozenset, frozenset]:
     """The keys (experiment, profile, cell, metric; a derived row's metric is its source's, ``source_metric``) of the
     stale and of the dirty rows a verdict read (counted as
-    the report counts them, :func:`fyexp.freshness.row_states`: a commit ending ``+dirty``; a row stale against
+    the report counts them, :func:`fyexp.spec_freshness.row_states`: a commit ending ``+dirty``; a row stale against
     HEAD), so that a paper's summary counts each row once."""
-    from fyexp.freshness import row_states
+    from fyexp.spec_freshness import row_states
 
     used = pd.concat([f for f in _frames_of(rows) if not f.empty], ignore_index=True)
     stale: set = set()
@@ -393,7 +393,7 @@ def judge(claim: Claim, frames: dict[str, pd.DataFrame], specs: dict | None = No
     if not present:
         return _mark([Verdict(claim, profile, NOT_RUN, notes=[f"no rows of {', '.join(claim.experiments)}"])])
     if by_metric is None:
-        from fyexp.freshness import evidence
+        from fyexp.provenance.freshness import evidence
 
         by_metric = split_by_metric({e: evidence(frames[e]) for e in claim.experiments if e in frames})
     everything = _rows_at(claim, by_metric, None)
@@ -444,7 +444,7 @@ def _mark(verdicts: list[Verdict]) -> list[Verdict]:
 
 def judge_all(claims, frames: dict[str, pd.DataFrame], specs: dict | None = None,
               profile: str | None = None) -> list[Verdict]:
-    from fyexp.freshness import evidence
+    from fyexp.provenance.freshness import evidence
 
     by_metric = split_by_metric({name: evidence(frame) for name, frame in frames.items()})  # no unknown provenance
     return [v for c in claims for v in judge(c, frames, specs, profile, by_metric)]
@@ -456,10 +456,10 @@ def headlines(verdicts: list[Verdict]) -> list[Verdict]:
 
 def current_rows(spec, frame: pd.DataFrame, folder) -> pd.DataFrame:
     """``frame`` without the rows whose cell ran at settings other than the spec now asks
-    (:func:`fyexp.freshness.settings_changed`): they never feed a verdict."""
+    (:func:`fyexp.spec_freshness.settings_changed`): they never feed a verdict."""
     if frame.empty:
         return frame
-    from fyexp.freshness import settings_changed
+    from fyexp.spec_freshness import settings_changed
 
     changed = settings_changed(spec, frame, folder)
     return frame[~(changed == True).to_numpy()]  # noqa: E712 (None: cannot tell, kept)
@@ -478,8 +478,8 @@ def load_frames(results_dir, experiments_dir=None, names=None) -> tuple[dict[str
     old settings, :func:`current_rows`) and spec of every experiment in ``names`` (default: every experiment with
     a spec; names without one are skipped)."""
     from fyexp.claims.model import experiment_names, experiment_spec
-    from fyexp.freshness import row_states
     from fyexp.results import ResultStore
+    from fyexp.spec_freshness import row_states
 
     known = experiment_names(experiments_dir)
     names = known if names is None else [n for n in dict.fromkeys(names) if n in known]

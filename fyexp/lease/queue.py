@@ -3,7 +3,7 @@
 A cell is *missing* when ``results/`` holds no finished file for it at the settings the spec asks now.  Settings
 are compared without their ``environment`` part (device kind, torch and numpy versions, :func:`fyexp.settings.
 environment`): a cell finished on the CPU is not run again on the GPU, and the GPU's rows are not "missing" to a
-later pack on the CPU.  Rows without a settings record (legacy) follow :func:`fyexp.settings.finished_verdict`.
+later pack on the CPU.  Rows without a settings record (legacy) follow the same rule (:func:`fyexp.provenance.freshness.settings_state`).
 
 Cells are grouped into **units**: the seeds of one cell (same method and parameters) where the experiment trains
 seeds together as an ensemble (it defines ``prefit``, :func:`fyexp.runner.prefit_ensembles`), else one cell per
@@ -13,7 +13,6 @@ unit, so that units can run side by side on one device.
 from __future__ import annotations
 
 import glob
-import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
@@ -94,24 +93,13 @@ def resolve_entry(entry: QueueEntry, experiments_dir: Path | None = None):
     return experiment, resolve(spec, entry.profile, experiment.Config, seeds, parse_sets(list(entry.sets)))
 
 
-def _comparable(settings: dict) -> str:
-    return json.dumps({k: v for k, v in settings.items() if k != "environment"}, sort_keys=True, default=str)
-
-
 def cell_state(store: ResultStore, resolved: Any, experiment: Any, cell: Cell) -> str:
     """``done`` (a finished file at the settings asked now, whatever the environment) or ``missing``."""
-    from fyexp.settings import expected_settings, finished_verdict, settings_hash, sidecar_path
+    from fyexp.settings import expectation
 
-    if not store.is_finished(resolved.profile, cell):
-        return "missing"
-    expected = expected_settings(resolved, experiment, cell, "cpu", None)
-    sidecar = sidecar_path(store.cell_path(resolved.profile, cell))
-    if sidecar.is_file():
-        recorded = json.loads(sidecar.read_text(encoding="utf-8"))
-        same = _comparable(recorded) == _comparable(json.loads(json.dumps(expected, default=str)))
-        return "done" if same else "missing"
-    verdict = finished_verdict(store, resolved, cell, settings_hash(expected), experiment)
-    return "done" if verdict in ("same", "legacy") else "missing"
+    finished = store.is_finished(resolved.profile, cell, expectation(resolved, experiment, cell, "cpu", None,
+                                                                     compare_environment=False))
+    return "done" if finished else "missing"
 
 
 def unit_filter(unit: Unit) -> CellFilter:

@@ -19,7 +19,7 @@ from fyexp.report.architectures import TEXT_TABLES, score_text, text_table_markd
 from fyexp.report.coverage import coverage, declared_tables, parse_table_ref
 from fyexp.report.figures import FigureContext, draw_figures
 from fyexp.report.index import index_markdown
-from fyexp.freshness import row_states
+from fyexp.spec_freshness import row_states
 from fyexp.report.runs import RunFacts, planned_seeds, run_facts
 from fyexp.report.tables import SUMMARY_COLUMNS, compare, summarize, table_status, write_table
 from fyexp.report.tolerance import EXACT, NOT_RUN
@@ -50,10 +50,10 @@ class _Loaded:
 
 def _load(spec: ExperimentSpec, results_dir: Path, superseded: bool = False) -> _Loaded:
     """An experiment's current rows (with ``superseded``, also those of cells since rerun at other settings, as
-    profiles of their own: :func:`fyexp.settings.superseded_rows`)."""
+    profiles of their own: :func:`fyexp.results.superseded_rows`)."""
     frame = ResultStore(results_dir, spec.name).consolidate()  # the report means to write: results.csv too
     if superseded:
-        from fyexp.settings import superseded_rows
+        from fyexp.results import superseded_rows
 
         old = superseded_rows(ResultStore(results_dir, spec.name))
         frame = frame if old.empty else pd.concat([frame, old], ignore_index=True)

@@ -15,7 +15,8 @@ from urllib.parse import quote
 
 import pandas as pd
 
-from fyexp.freshness import BEHAVIOUR_UNCHANGED, UNKNOWN_PROVENANCE, row_states, settings_changed
+from fyexp.provenance.freshness import BEHAVIOUR_UNCHANGED, UNKNOWN, UNKNOWN_PROVENANCE, code_column, settings_column
+from fyexp.spec_freshness import row_freshness
 from fyexp.specs import ExperimentSpec
 
 
@@ -77,15 +78,17 @@ def planned_seeds(spec: ExperimentSpec, profile: str, frame: pd.DataFrame | None
 def profile_runs(spec: ExperimentSpec, frame: pd.DataFrame, folder: Path | None = None) -> dict[str, ProfileRun]:
     """Per profile present in ``frame``: cells and seeds finished or failed, dirty and stale rows, commits.
 
-    A row is stale by the code its cell executed where the cell recorded it, else by the files of its runner's
-    import tree (:func:`fyexp.freshness.row_states`)."""
+    A row's freshness is judged by one rule (:func:`fyexp.spec_freshness.row_freshness`,
+    :func:`fyexp.provenance.freshness.judge`): stale by the code its cell executed where the cell recorded it, else
+    by the files of its runner's import tree; at old settings by its settings record against the spec now."""
     out = {}
     if frame.empty:
         return out
     status = frame["status"].fillna("ok")
     commits = frame["git_commit"].astype(str)
-    freshness = frame["freshness"] if "freshness" in frame else row_states(spec, frame, folder)
-    changed = settings_changed(spec, frame, folder)
+    judged = row_freshness(spec, frame, folder, code="freshness" not in frame)
+    freshness = frame["freshness"] if "freshness" in frame else code_column(judged)
+    changed = settings_column(judged)
     for profile in dict.fromkeys(frame["profile"].astype(str)):
         mask = frame["profile"].astype(str) == profile
         rows = frame[mask]
@@ -97,7 +100,7 @@ def profile_runs(spec: ExperimentSpec, frame: pd.DataFrame, folder: Path | None 
             seeds_ok=tuple(sorted({int(s) for s in rows.loc[status[mask] == "ok", "seed"].dropna()})),
             rows=int(mask.sum()), dirty_rows=int(commits[mask].str.endswith("+dirty").sum()),
             stale_rows=int((freshness[mask] == "stale").sum()),
-            unknown_rows=int(freshness[mask].isin(["unknown", UNKNOWN_PROVENANCE]).sum()),
+            unknown_rows=int(freshness[mask].isin([UNKNOWN, UNKNOWN_PROVENANCE]).sum()),
             commits=tuple(sorted(set(commits[mask]))),
             settings_changed_rows=int((changed[mask] == True).sum()),  # noqa: E712 (None is unknown)
             behaviour_unchanged_rows=int((freshness[mask] == BEHAVIOUR_UNCHANGED).sum()))

@@ -39,7 +39,7 @@ def summarize(frame: pd.DataFrame) -> pd.DataFrame:
     folds that a row's ``split`` / ``fold`` column names), the largest declared within-run ``tolerance``
     (``own_tol``), ``failed``: seeds of the same method and parameters whose cell failed (read from the failed
     cells' rows), and ``stale``: how many of the rows averaged are stale (``frame``'s column ``freshness``,
-    :func:`fyexp.freshness.row_states`)."""
+    :func:`fyexp.spec_freshness.row_states`)."""
     status = frame["status"].fillna("ok") if "status" in frame else pd.Series("ok", index=frame.index)
     ok = frame[(status == "ok") & frame["table"].notna() & frame["paper"].notna()].copy()
     if ok.empty:
@@ -175,7 +175,7 @@ def tally(pub: pd.DataFrame) -> dict[str, int]:
     return c
 
 
-STALE_WHY = "code"  # the one reason fyexp.freshness knows today: the code that produced the row changed
+STALE_WHY = "code"  # the one reason fyexp.provenance.freshness knows today: the code that produced the row changed
 
 
 def table_status(scorable: int, with_result: int, agreeing: int, paper_profile: bool, *, authors_only: int = 0,

@@ -11,15 +11,10 @@ Each function is identified as ``<path relative to the package's parent>:<qualna
 (decorators included) without docstrings, dumped without positions, so comments, docstrings and formatting do not
 count; a method's hash includes its class's own statements (class attributes), and each module's top-level
 statements (imports, constants; function and class bodies aside) count as the pseudo-function ``<module>`` of every
-module whose functions ran.  The record (a mapping of functions to hashes) is written beside the cell file as
-``<cell>.code.json``; a row is **stale** when one of them hashes differently at HEAD or is gone
-(:func:`changed_functions`).  Edits to functions the cell never ran, docstrings and comments flip no row.
-
-The record is read back only through :func:`read_record`, which checks it against what :func:`write_record` writes
-(:func:`record_problem`): a JSON object whose keys name a function of a ``.py`` file inside the package
-(``fyexp/<modules>.py:<qualname>``, never an absolute path or ``..``, so nothing outside the package is opened) and
-whose values are hashes.  A record that fails is one warning line (:func:`fyexp.damaged.warn_damaged`) and its
-rows have unknown provenance.
+module whose functions ran.  The record (a mapping of functions to hashes, :func:`function_hashes`) is written
+beside the cell file as ``<cell>.code.json`` and read back, checked, only by :mod:`fyexp.provenance.record`; a row
+is **stale** when one of them hashes differently at HEAD or is gone (:func:`changed_functions`, judged in
+:mod:`fyexp.provenance.freshness`).  Edits to functions the cell never ran, docstrings and comments flip no row.
 
 Limits: code run before the cell (imports) is not recorded except through ``<module>``; a cell resumed from a
 finished checkpoint records only what it ran after the resume.
@@ -30,23 +25,16 @@ from __future__ import annotations
 import ast
 import functools
 import hashlib
-import json
 import os
-import re
 import sys
 from pathlib import Path
 
-PACKAGE_DIR = Path(__file__).resolve().parent   # fyexp/
+PACKAGE_DIR = Path(__file__).resolve().parents[1]   # fyexp/
 ROOT = PACKAGE_DIR.parent
-CODE_SUFFIX = ".code.json"
 MODULE = "<module>"
-_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
-_PART = rf"(?:{_NAME}|<{_NAME}>)"
-RECORD_KEY = re.compile(rf"fyexp/(?:{_NAME}/)*{_NAME}\.py:{_PART}(?:\.{_PART})*")   # a function of a package file
-RECORD_HASH = re.compile(r"[0-9a-f]{12}")                                            # :func:`function_hashes`' digest
 
 
-ENV_SWITCH = "FYEXP_RECORD_CODE"  # "0": record nothing (rows then fall back to the file rule of fyexp.provenance)
+ENV_SWITCH = "FYEXP_RECORD_CODE"  # "0": record nothing (rows then fall back to the file rule, fyexp.provenance.source)
 
 
 def recording_enabled() -> bool:
@@ -192,46 +180,6 @@ def function_hashes(functions: set[str] | list[str], root: Path = ROOT) -> dict[
         out[entry] = hashes.get(name)
         out[f"{rel}:{MODULE}"] = hashes.get(MODULE)
     return out
-
-
-def write_record(cell_file: Path, functions: set[str]) -> dict[str, str | None]:
-    """Write ``<cell>.code.json``: the executed functions and their normalised hashes now."""
-    from fyexp.io import atomic_write_text
-
-    record = function_hashes(functions)
-    atomic_write_text(cell_file.with_suffix(CODE_SUFFIX), json.dumps(record, indent=1, sort_keys=True) + "\n")
-    return record
-
-
-def record_problem(record: object) -> str | None:
-    """What is wrong with a parsed ``<cell>.code.json`` (``None``: nothing): it must be a JSON object mapping
-    :data:`RECORD_KEY` names (``fyexp/train/loop.py:fit``) to a 12-hex-digit hash or ``null``."""
-    if not isinstance(record, dict):
-        return f"not a JSON object of functions (a JSON {type(record).__name__})"
-    for key, value in record.items():
-        if not RECORD_KEY.fullmatch(key):
-            return f"entry {key[:80]!r} does not name a function of a Python file of the fyexp package"
-        if value is not None and not (isinstance(value, str) and RECORD_HASH.fullmatch(value)):
-            return f"entry {key!r}: {str(value)[:40]!r} is not a function hash"
-    return None
-
-
-def read_record(cell_file: Path) -> tuple[dict[str, str | None] | None, str | None]:
-    """The executed-code record beside ``cell_file``: ``(record, None)``; ``(None, None)`` when the cell has none
-    (recording was off, or the row predates records: the file rule judges it); ``(None, what is wrong)`` when the
-    record is damaged (:func:`record_problem`), named in one warning line."""
-    from fyexp.damaged import UNKNOWN_PROVENANCE_NOTE, read_json, warn_damaged
-
-    path = Path(cell_file).with_suffix(CODE_SUFFIX)
-    if not path.exists():
-        return None, None
-    record, problem = read_json(path)
-    if problem is None:
-        problem = record_problem(record)
-    if problem is None:
-        return record, None
-    warn_damaged(path, "damaged executed-code record", problem, UNKNOWN_PROVENANCE_NOTE)
-    return None, problem
 
 
 def changed_functions(record: dict[str, str | None], root: Path) -> list[str]:

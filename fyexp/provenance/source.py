@@ -1,12 +1,14 @@
-"""Where a number came from, and whether the code now on HEAD would still give it.
+"""Where a number came from, from the source tree: its commit, the files its experiment imports, and the
+fingerprint committed with the code.
 
 Every result row records ``git_commit`` (``+dirty`` when the source tree had uncommitted changes), ``code_hash``
 (a hash of the files the experiment's module imports, see :func:`module_tree`), fyexp's version, the device, the
 wall time and a timestamp.  ``fyexp report`` calls a row **stale** when the code it ran differs from HEAD in those
 files: its ``code_hash`` differs from the same hash of HEAD's files, or, for rows recorded before ``code_hash``
 existed, ``git diff <commit> HEAD`` touches one of them.  The check is cheap and conservative: any edit of an
-imported module (a docstring included) makes a row stale.  This file rule is now the fallback: rows whose cell recorded the functions it
-executed are judged by those alone (:mod:`fyexp.executed`, :func:`fyexp.freshness.executed_freshness`).
+imported module (a docstring included) makes a row stale.  This file rule (:func:`files_freshness`) is the fallback: rows whose cell recorded the
+functions it executed are judged by those alone (:mod:`fyexp.provenance.executed`); both are applied in one place,
+:func:`fyexp.provenance.freshness.judge`.
 
 ``fyexp run --profile paper`` refuses to run on a dirty tree (:func:`require_clean_tree`) unless asked to; the
 rows of such a run carry ``+dirty``.
@@ -30,7 +32,7 @@ from pathlib import Path
 from fyexp import __version__, gitinfo
 from fyexp.errors import FyexpError
 
-SOURCE_ROOT = Path(__file__).resolve().parents[1]  # the checkout (or site-packages) holding the fyexp package
+SOURCE_ROOT = Path(__file__).resolve().parents[2]  # the checkout (or site-packages) holding the fyexp package
 TRACKED_PATHS = ("fyexp", "experiments", "pyproject.toml")  # what a run's numbers can depend on
 # Modules that store, print or raise but compute no number: a change to them does not make a result stale.
 BOOKKEEPING = ("fyexp.report", "fyexp.results", "fyexp.io", "fyexp.progress", "fyexp.errors")
@@ -161,7 +163,7 @@ def code_hash(module: str, root: Path = SOURCE_ROOT) -> str:
 
 
 @functools.lru_cache(maxsize=None)
-def _head_checkout(root: Path) -> Path | None:
+def head_tree(root: Path) -> Path | None:
     """The ``fyexp`` package as committed at HEAD, unpacked once per process into a temporary folder."""
     archive = gitinfo.archive(root, "HEAD", "fyexp")
     if archive is None:
@@ -178,7 +180,7 @@ def head_code_hash(module: str, root: Path = SOURCE_ROOT) -> str | None:
     outside git: what a clean checkout would run, whatever is uncommitted in the working tree."""
     if not in_git_checkout(root):
         return None
-    head = _head_checkout(root)
+    head = head_tree(root)
     return None if head is None else _frozen_code_hash(module, head)
 
 
@@ -196,7 +198,7 @@ def changed_since(commit: str, module: str, root: Path = SOURCE_ROOT) -> bool | 
     return gitinfo.changed_between(root, commit, tuple(p.as_posix() for p in module_tree(module, root)))
 
 
-def row_freshness(git_commit_value: object, code_hash_value: object, module: str, root: Path = SOURCE_ROOT) -> str:
+def files_freshness(git_commit_value: object, code_hash_value: object, module: str, root: Path = SOURCE_ROOT) -> str:
     """``fresh``, ``stale`` or ``unknown`` for a row with these provenance columns, against HEAD."""
     recorded = str(code_hash_value) if isinstance(code_hash_value, str) and code_hash_value else None
     if recorded is not None:
@@ -218,7 +220,7 @@ def device_description(device: str) -> str:
     return f"cpu ({os.cpu_count()} cores, {platform.machine()})"
 
 
-def provenance(device: str, wall_time_s: float, experiment: object | None = None) -> dict:
+def provenance_columns(device: str, wall_time_s: float, experiment: object | None = None) -> dict:
     """The provenance columns of one finished cell; ``experiment`` (the Experiment that ran it) adds ``code_hash``."""
     record = {
         "git_commit": git_commit(),
@@ -230,3 +232,34 @@ def provenance(device: str, wall_time_s: float, experiment: object | None = None
     if experiment is not None:
         record["code_hash"] = code_hash(type(experiment).__module__)
     return record
+
+
+# ---- the fingerprint committed at a row's commit ----------------------------------------------------------------
+FINGERPRINTS = "fyexp/reference/fingerprints.json"   # :data:`fyexp.fingerprints.REFERENCE`, relative to the checkout
+
+
+def committed_fingerprints(commit: str, root: Path | None = None) -> dict | None:
+    """The behaviour fingerprints committed at ``commit`` (``git show <commit>:fyexp/reference/fingerprints.json`` in
+    the checkout ``root``, default the source tree's); ``None`` where the commit has no such file or git cannot say.
+    Cached per commit hash by :func:`fyexp.gitinfo.file_at_commit` (``HEAD`` is looked up each time: it moves)."""
+    import json
+
+    shown = gitinfo.file_at_commit(Path(root).resolve() if root is not None else SOURCE_ROOT, commit, FINGERPRINTS)
+    if shown is None:
+        return None
+    try:
+        found = json.loads(shown)
+    except json.JSONDecodeError:
+        return None
+    return found if isinstance(found, dict) else None
+
+
+def fingerprint_unchanged(name: str, commit: str, root: Path | None = None) -> bool:
+    """Whether experiment ``name``'s fingerprint committed at ``commit`` (a clean one: ``+dirty`` never counts, its
+    tree was not the commit's) equals the one committed at HEAD (:mod:`fyexp.fingerprints` computes them; its test
+    keeps HEAD's file true of HEAD's code, and a commit that changed behaviour had to update it, so equal
+    fingerprints mean the slice's metrics did not move between the two commits)."""
+    if not commit or commit.endswith("+dirty") or commit in ("nan", "None", "unknown"):
+        return False
+    then, head = committed_fingerprints(commit, root), committed_fingerprints("HEAD", root)
+    return bool(then and head and then.get(name) and then.get(name) == head.get(name))

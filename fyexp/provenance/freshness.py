@@ -1,0 +1,231 @@
+"""Whether a cell's rows are current: the one rule, used by ``run`` (is the cell finished?), ``report`` (the
+provenance counts) and ``claims`` (which rows may be evidence).
+
+A cell's rows have one :class:`Freshness`, ``(kind, reason)``, judged from its run record
+(:func:`fyexp.provenance.record.load_record`) on two axes, by :func:`judge`:
+
+- **settings** (:func:`settings_state`): the settings the record states against the settings the cell would run at
+  now (:class:`Expected`, built from the spec by the caller).  Only the keys the expectation states are compared,
+  each by its canonical JSON (equal keys ⇔ equal ``settings_hash``): ``run`` states every key, the machine's
+  environment included (:func:`fyexp.settings.expectation`); ``report`` and ``claims`` state the config (they do
+  not know the machine that will run); the device queue states all but the environment.  A row without a settings
+  record (legacy) compares its profile in the spec at its commit with the spec now (``Expected.legacy``,
+  :func:`fyexp.settings.legacy_settings_changed`); where that cannot be told it is kept.
+- **code** (:func:`code_state`, report and claims only): by the fyexp functions the cell executed
+  (``<cell>.code.json``, :func:`fyexp.provenance.executed.changed_functions` against HEAD's tree), else by the files
+  of its runner's import tree (:func:`fyexp.provenance.source.files_freshness`); a row stale by code whose
+  experiment's committed fingerprint is the same at its commit and at HEAD
+  (:func:`fyexp.provenance.source.fingerprint_unchanged`) is *behaviour unchanged*, not stale.
+
+The kinds, first match wins: :data:`UNKNOWN_PROVENANCE` (a record failed its check: never current, never a
+verdict's evidence, and ``run`` redoes the cell), :data:`OLD_SETTINGS` (``run`` reruns the cell and supersedes its
+rows; ``claims`` does not read them), then the code axis: :data:`STALE`, :data:`UNKNOWN` (git cannot tell),
+:data:`BEHAVIOUR_UNCHANGED`, :data:`CURRENT`.  The report counts each axis on its own (a row both stale by code
+and at old settings counts in both), so :class:`Freshness` keeps both: ``code`` and ``old_settings``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable
+
+from fyexp.provenance.record import SUPERSEDED_MARK, RunRecord, canonical, load_record
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+# the code axis (the ``freshness`` column of the report's frames)
+FRESH = "fresh"
+STALE = "stale"
+UNKNOWN = "unknown"                            # git cannot tell (no checkout, unknown commit)
+BEHAVIOUR_UNCHANGED = "behaviour unchanged"    # code changed, behaviour unchanged (fingerprint): not stale
+UNKNOWN_PROVENANCE = "unknown provenance"      # a record of the row's cell failed its check: never current
+# the kinds besides those
+CURRENT = "current"
+OLD_SETTINGS = "old settings"
+
+
+@dataclass(frozen=True)
+class Expected:
+    """The settings a cell would run at now, as far as the caller can tell.
+
+    ``settings``: the keys to compare (a subset of :func:`fyexp.settings.cell_settings`'s), ``None`` when they
+    cannot be told; ``gone``: why the cell's profile cannot be resolved now (its rows are then at old settings);
+    ``legacy``: for rows without a settings record, ``commit -> changed?`` (``None``: cannot tell, kept)."""
+
+    settings: dict | None = None
+    legacy: Callable[[str | None], bool | None] | None = None
+    gone: str | None = None
+
+
+@dataclass(frozen=True)
+class Freshness:
+    """``kind`` (one of the module's kinds) and ``reason`` (one phrase), with the two axes it was judged from:
+    ``code`` (``None``: not judged, as in ``run``) and ``old_settings`` (``None``: cannot tell)."""
+
+    kind: str
+    reason: str
+    code: str | None = None
+    old_settings: bool | None = None
+
+    @property
+    def finished(self) -> bool:
+        """Whether ``run`` counts the cell finished: its records sound and its settings not changed."""
+        return self.kind not in (UNKNOWN_PROVENANCE, OLD_SETTINGS)
+
+
+def settings_differences(recorded: dict, stated: dict) -> list[str]:
+    """The keys of ``stated`` whose canonical JSON differs from ``recorded``'s; inside a mapping, the dotted path
+    of its first differing entry (``config.train.lr``)."""
+    def first(path: str, a: object, b: object) -> str:
+        if isinstance(a, dict) and isinstance(b, dict):
+            for key in sorted(set(a) | set(b), key=str):
+                if canonical(a.get(key)) != canonical(b.get(key)) or (key in a) != (key in b):
+                    return first(f"{path}.{key}", a.get(key), b.get(key))
+        return path
+
+    return [first(key, recorded.get(key), value) for key, value in sorted(stated.items())
+            if key not in recorded or canonical(recorded[key]) != canonical(value)]
+
+
+def settings_state(record: RunRecord, expected: Expected | None) -> tuple[bool | None, str]:
+    """The one rule for "has this cell's settings changed": ``(True, why)``, ``(False, why)`` or ``(None, why it
+    cannot be told)``."""
+    if expected is None:
+        return None, "settings not compared"
+    if record.settings is not None:
+        if expected.gone is not None:
+            return True, expected.gone
+        if expected.settings is None:
+            return None, "the settings asked now cannot be told"
+        differ = settings_differences(record.settings, expected.settings)
+        return (True, f"settings changed: {', '.join(differ)}") if differ else (False, "same settings")
+    if record.settings_hash is not None:  # a hash whose record was not read (a superseded file) or is damaged
+        return None, "its settings record was not compared"
+    changed = expected.legacy(record.git_commit) if expected.legacy is not None else None
+    if changed is None:
+        return None, "no settings record, and the spec at its commit cannot be compared (kept)"
+    return changed, ("its profile changed since its commit" if changed else "its profile is as at its commit")
+
+
+def code_state(record: RunRecord, code_hash: object, module: str, name: str | None, *,
+               head: Path | None = None, memo: dict | None = None) -> tuple[str, str]:
+    """The code axis of ``record``'s rows: ``(FRESH | STALE | UNKNOWN | BEHAVIOUR_UNCHANGED, why)``.
+
+    By the functions the cell executed where it recorded them (compared in the tree ``head``: HEAD's, unpacked),
+    else by the files of ``module``'s import tree (the rows' ``code_hash``, or ``git diff <commit> HEAD``); a stale
+    row whose experiment ``name``'s fingerprint is the same at its commit and at HEAD is behaviour unchanged.
+    ``memo`` caches the file rule and the fingerprint per commit over one frame."""
+    from fyexp.provenance.executed import ROOT, changed_functions
+    from fyexp.provenance.source import fingerprint_unchanged, files_freshness
+
+    memo = {} if memo is None else memo
+    commit = str(record.git_commit) if record.git_commit is not None else ""
+    if record.code is not None:
+        changed = changed_functions(record.code, head if head is not None else ROOT)
+        state, why = ((STALE, f"{len(changed)} executed function(s) differ at HEAD ({changed[0]})") if changed
+                      else (FRESH, "every executed function is as at HEAD"))
+    else:
+        key = ("files", commit, code_hash if isinstance(code_hash, str) and code_hash else None, module)
+        if key not in memo:
+            memo[key] = files_freshness(commit or None, key[2], module)
+        state = memo[key]
+        why = {FRESH: "its experiment's files are as at HEAD", STALE: "its experiment's files differ at HEAD",
+               UNKNOWN: "git cannot tell whether its experiment's files changed"}[state]
+    if state == STALE and name is not None:
+        key = ("fingerprint", name, commit)
+        if key not in memo:
+            memo[key] = fingerprint_unchanged(name, commit)
+        if memo[key]:
+            return BEHAVIOUR_UNCHANGED, f"{why}, but the fingerprint of {name} is as at its commit"
+    return state, why
+
+
+_CODE_KIND = {FRESH: CURRENT, STALE: STALE, UNKNOWN: UNKNOWN, BEHAVIOUR_UNCHANGED: BEHAVIOUR_UNCHANGED}
+
+
+def judge(record: RunRecord, expected: Expected | None, code: tuple[str, str] | None = None) -> Freshness:
+    """The freshness of a cell's rows from its run record, the settings expected now and (report, claims) the code
+    axis :func:`code_state`; see the module's docstring for the order of the kinds."""
+    if record.problem is not None:
+        return Freshness(UNKNOWN_PROVENANCE, record.problem, UNKNOWN_PROVENANCE, None)
+    changed, why = settings_state(record, expected)
+    state = code[0] if code is not None else None
+    if changed:
+        return Freshness(OLD_SETTINGS, why, state, True)
+    if code is None:
+        return Freshness(CURRENT, why, None, changed)
+    return Freshness(_CODE_KIND[state], code[1], state, changed)
+
+
+# ---- a frame of rows ---------------------------------------------------------------------------------------------
+def frame_freshness(frame: pd.DataFrame, folder: Path | None, module: str, name: str | None = None,
+                    expectation: Callable[[RunRecord, dict], Expected | None] | None = None, *,
+                    code: bool = True, head: Path | None = None) -> pd.Series:
+    """:func:`judge` of every row of one experiment's ``frame`` (a :class:`Freshness` each), reading each cell's
+    record once from ``folder`` (the experiment's results folder; ``None``: rows without records).
+
+    ``module``: the runner module (the file rule); ``name``: the experiment (its fingerprint; ``None``: none);
+    ``expectation(record, row)``: the :class:`Expected` of a row's cell (``row``: its ``profile``, ``cell``,
+    ``method``, ``seed``, ``params``), ``None`` not to judge settings; ``code=False`` leaves the code axis unjudged
+    (``head``: the tree to compare executed functions with, default HEAD's, or the working tree outside git)."""
+    import pandas as pd
+
+    if frame.empty:
+        return pd.Series([], index=frame.index, dtype=object)
+    if code and head is None:
+        from fyexp.provenance.executed import ROOT
+        from fyexp.provenance.source import head_tree, in_git_checkout
+
+        head = (head_tree(ROOT) if in_git_checkout(ROOT) else None) or ROOT
+
+    def column(label: str) -> list:
+        return list(frame[label]) if label in frame else [None] * len(frame)
+
+    def text(value: object) -> str | None:
+        return None if value is None or (isinstance(value, float) and value != value) or value is pd.NA else str(value)
+
+    profiles, cells = frame["profile"].astype(str).tolist(), frame["cell"].astype(str).tolist()
+    rows = zip(profiles, cells, [text(v) for v in column("git_commit")], [text(v) for v in column("settings_hash")],
+               column("code_hash"), column("method"), column("seed"), column("params"))
+    memo: dict = {}
+    judged: dict = {}
+    out = []
+    for profile, cell, commit, hash_, code_hash, method, seed, params in rows:
+        key = (profile, cell, commit, hash_, code_hash if isinstance(code_hash, str) else None)
+        if key not in judged:
+            superseded = SUPERSEDED_MARK in profile
+            cell_file = Path(folder) / "cells" / profile / f"{cell}.csv" if folder is not None else None
+            record = (load_record(cell_file, hash_, commit, settings=not superseded) if cell_file is not None
+                      else RunRecord(Path(cell), hash_, commit))
+            row = {"profile": profile, "cell": cell, "method": method, "seed": seed, "params": params,
+                   "superseded": superseded}
+            wanted = expectation(record, row) if expectation is not None and record.problem is None else None
+            state = code_state(record, code_hash, module, name, head=head, memo=memo) if code else None
+            judged[key] = judge(record, wanted, state)
+        out.append(judged[key])
+    return pd.Series(out, index=frame.index, dtype=object)
+
+
+def code_column(freshness: pd.Series) -> pd.Series:
+    """The code axis of :func:`frame_freshness` (``fresh``, ``stale``, ``unknown``, behaviour unchanged, unknown
+    provenance): the ``freshness`` column of the report's and the claims' frames."""
+    import pandas as pd
+
+    return pd.Series([f.code for f in freshness], index=freshness.index, dtype=object)
+
+
+def settings_column(freshness: pd.Series) -> pd.Series:
+    """The settings axis of :func:`frame_freshness`: ``True`` (at old settings), ``False`` or ``None``."""
+    import pandas as pd
+
+    return pd.Series([f.old_settings for f in freshness], index=freshness.index, dtype=object)
+
+
+def evidence(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows that may be a verdict's evidence: all but those of :data:`UNKNOWN_PROVENANCE` (by the frame's
+    ``freshness`` column, where it has one)."""
+    if "freshness" not in frame or frame.empty:
+        return frame
+    return frame[frame["freshness"] != UNKNOWN_PROVENANCE]

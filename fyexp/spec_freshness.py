@@ -1,0 +1,99 @@
+"""The freshness of an experiment's rows against its spec now: what the report and the claims ask.
+
+The rule is :func:`fyexp.provenance.freshness.judge`, applied to each cell's run record by
+:func:`fyexp.provenance.freshness.frame_freshness`; this module only says what each row's cell would run at now,
+from the spec: its profile resolved again (its ``--set`` overrides, read from its settings record, applied again)
+and scoped to the cell (:func:`fyexp.settings.scoped_config`), compared by its config (the machine that will run is
+not known here: the device and package versions are not compared); a legacy row (no settings record) by its
+profile in the spec at its commit (:func:`fyexp.settings.legacy_settings_changed`).  Settings cannot be told
+(``None``) without the experiment's runner, without the results folder, for a legacy ``--set`` variant and for
+superseded rows.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable
+
+import pandas as pd
+
+from fyexp.provenance.freshness import Expected, code_column, frame_freshness, settings_column
+from fyexp.provenance.record import RunRecord
+from fyexp.provenance.source import runner_module
+
+if TYPE_CHECKING:
+    from fyexp.specs import ExperimentSpec
+
+
+def spec_expectation(spec: ExperimentSpec) -> Callable[[RunRecord, dict], Expected | None] | None:
+    """``(record, row) -> Expected`` for the rows of ``spec``'s experiment (see the module's docstring); ``None``
+    when its runner cannot be loaded."""
+    from fyexp.errors import FyexpError
+    from fyexp.results import Cell
+    from fyexp.settings import legacy_settings_changed, scoped_config
+    from fyexp.specs import Override, resolve
+
+    try:
+        from fyexp.experiments import get_experiment
+
+        experiment = get_experiment(spec.runner)
+        config_cls = experiment.Config
+    except (FyexpError, ImportError):
+        return None
+    resolved: dict = {}
+
+    def config_now(base: str, overrides: dict):
+        key = (base, json.dumps(overrides, sort_keys=True))
+        if key not in resolved:
+            try:
+                resolved[key] = resolve(spec, base, config_cls, None, [Override(k, v, str(v))
+                                                                       for k, v in overrides.items()]).config
+            except FyexpError:
+                resolved[key] = None  # the profile is gone or no longer validates
+        return resolved[key]
+
+    def cell_of(row: dict) -> Cell | None:
+        try:
+            params = row["params"]
+            return Cell(str(row["method"]), int(row["seed"]), json.loads(params) if isinstance(params, str) else {})
+        except (TypeError, ValueError):
+            return None
+
+    def expect(record: RunRecord, row: dict) -> Expected | None:
+        if row["superseded"]:
+            return None
+        base, cell = row["profile"].split("+", 1)[0], cell_of(row)
+        if record.settings is not None:
+            config = config_now(base, record.settings.get("overrides", {}))
+            if config is None:
+                return Expected(gone=f"its profile {base} is gone or no longer validates")
+            return Expected(settings={"config": scoped_config(experiment, config, cell)})
+        if "+" in row["profile"]:
+            return Expected()
+        return Expected(legacy=lambda commit: legacy_settings_changed(spec, base, commit, config_cls, cell, experiment))
+
+    return expect
+
+
+def row_freshness(spec: ExperimentSpec, frame: pd.DataFrame, folder: Path | None = None, *, code: bool = True,
+                  settings: bool = True) -> pd.Series:
+    """Per row, its :class:`fyexp.provenance.freshness.Freshness` (``folder``: the experiment's results folder,
+    where its cells' records lie); ``code``/``settings`` false leave that axis unjudged."""
+    expectation = spec_expectation(spec) if settings and folder is not None else None
+    return frame_freshness(frame, folder, runner_module(spec.runner), getattr(spec, "name", None), expectation,
+                           code=code)
+
+
+def row_states(spec: ExperimentSpec, frame: pd.DataFrame, folder: Path | None = None) -> pd.Series:
+    """Per row, its code axis: ``fresh``, ``stale``, ``unknown``, behaviour unchanged or unknown provenance
+    (:func:`row_freshness`): the ``freshness`` column of the report's and the claims' frames."""
+    return code_column(row_freshness(spec, frame, folder, settings=False))
+
+
+def settings_changed(spec: ExperimentSpec, frame: pd.DataFrame, folder: Path | None) -> pd.Series:
+    """Per row, its settings axis: at other settings than the spec now asks (``True``), the same (``False``) or
+    cannot be told (``None``) (:func:`row_freshness`)."""
+    if folder is None or frame.empty:
+        return pd.Series(None, index=frame.index, dtype=object)
+    return settings_column(row_freshness(spec, frame, folder, code=False))
