@@ -315,7 +315,8 @@ def tune(name: str = typer.Argument(..., help="Experiment name with a tuning stu
 def report(names: Optional[List[str]] = typer.Argument(None, help="Experiments to report (default: all)."),
            results_dir: Optional[Path] = typer.Option(None, help=RESULTS_HELP),
            experiments_dir: Optional[Path] = typer.Option(None, help=EXPERIMENTS_HELP),
-           superseded: bool = typer.Option(False, "--superseded", help="Also report the rows of cells since rerun at other settings (kept under results/NAME/superseded/), each set as a profile of its own ('paper~superseded-<hash>'), never pooled with the current rows.")) -> None:
+           superseded: bool = typer.Option(False, "--superseded", help="Also report the rows of cells since rerun at other settings (kept under results/NAME/superseded/), each set as a profile of its own ('paper~superseded-<hash>'), never pooled with the current rows."),
+           no_cache: bool = typer.Option(False, "--no-cache", help="Draw every table and figure again, even those whose inputs (rows, artifacts, paper values, drawing code) are unchanged since the last report (recorded in RESULTS/report-manifest.json).")) -> None:
     """Rebuild tables (Markdown + LaTeX, ours beside the paper's) and figures (PNG) from the result CSVs."""
     from fyexp.report import build_report
     from fyexp.report.runs import damaged_studies
@@ -327,7 +328,7 @@ def report(names: Optional[List[str]] = typer.Argument(None, help="Experiments t
         for path, problem in damaged_studies(ResultStore(results, name).folder):
             err.print(f"warning: skipped damaged study file {path} ({problem}); move it away and rerun `fyexp tune`",
                       markup=False, highlight=False)
-    for rep in build_report(names, results, experiments_dir, superseded=superseded):
+    for rep in build_report(names, results, experiments_dir, superseded=superseded, cache=not no_cache):
         for title, profile, status, files in rep.tables:
             out.print(f"{rep.spec.name}: {title} [{profile}] {status} → {files[0]}", markup=False, highlight=False)
         for path in rep.figures:
@@ -399,7 +400,7 @@ def reproduce(paper: str = typer.Argument(..., help="fyvi, fyvl, vr, tvem, frac,
         return True
 
     def report_all() -> None:
-        report(names=None, results_dir=results, experiments_dir=experiments_dir, superseded=False)
+        report(names=None, results_dir=results, experiments_dir=experiments_dir, superseded=False, no_cache=False)
 
     if not reproduce_papers(paper, profile=profile, dry_run=dry_run, only=only, sets=sets, results_dir=results,
                             experiments_dir=experiments_dir, console=out, run_one=run_one, report_all=report_all,
