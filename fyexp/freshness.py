@@ -150,9 +150,9 @@ def settings_changed(spec: ExperimentSpec, frame: pd.DataFrame, folder: Path | N
     if folder is None or frame.empty:
         return out
     try:
-        from fyexp.experiments import get_experiment
+        from fyexp.experiments import get_settings_scope
 
-        experiment = get_experiment(spec.runner)
+        experiment = get_settings_scope(spec.runner)  # Config and cell_config, no runner import
         config_cls = experiment.Config
     except (FyexpError, ImportError):
         return out
