@@ -208,7 +208,7 @@ print("RUNNERS", runners, "TORCH", "torch" in sys.modules, "MATPLOTLIB", "matplo
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=cli_env(),
                           timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "RUNNERS [] TORCH False MATPLOTLIB False" in done.stdout, done.stdout[-2000:]
+    assert "RUNNERS [] TORCH False MATPLOTLIB False" in done.stdout, done.stdout.splitlines()[-3:]
 
 
 def test_every_runners_settings_scope_is_its_config_modules():

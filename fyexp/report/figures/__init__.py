@@ -95,7 +95,7 @@ def draw_figures(plots: tuple[tuple[str, dict], ...], ctx: FigureContext, manife
     is not drawn again; the others are drawn and recorded."""
     from fyexp.report.cache import figure_key, folder_files, frame_digest, recording
 
-    if manifest is None:
+    if manifest is None or not plots:
         return [p for name, options in plots for p in get_figure(name)(ctx, **options)]
     own, files, digests = frame_digest(ctx.frame), folder_files(ctx.folder), {}
 
