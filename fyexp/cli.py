@@ -135,12 +135,13 @@ def tune(ctx: typer.Context,
 @app.command()
 def report(names: Optional[List[str]] = typer.Argument(None, help="Experiments to report (default: all)."),
            results_dir: ResultsDir = None, experiments_dir: ExperimentsDir = None,
-           superseded: bool = typer.Option(False, "--superseded", help="Also report the rows of cells since rerun at other settings (kept under results/NAME/superseded/), each set as a profile of its own ('paper~superseded-<hash>'), never pooled with the current rows.")) -> None:
+           superseded: bool = typer.Option(False, "--superseded", help="Also report the rows of cells since rerun at other settings (kept under results/NAME/superseded/), each set as a profile of its own ('paper~superseded-<hash>'), never pooled with the current rows."),
+           no_cache: bool = typer.Option(False, "--no-cache", help="Draw every table and figure again, even those whose inputs (rows, artifacts, paper values, drawing code) are unchanged since the last report (recorded in RESULTS/report-manifest.json).")) -> None:
     """Rebuild tables (Markdown + LaTeX, ours beside the paper's) and figures (PNG) from the result CSVs."""
     from fyexp.commands.report import report_command
 
     report_command(names, results_folder(results_dir, writable=True), experiments_dir, superseded=superseded,
-                   out=out, err=err)
+                   cache=not no_cache, out=out, err=err)
 
 
 @app.command()

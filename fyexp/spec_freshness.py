@@ -35,9 +35,9 @@ def spec_expectation(spec: ExperimentSpec) -> Callable[[RunRecord, dict], Expect
     from fyexp.specs import Override, resolve
 
     try:
-        from fyexp.experiments import get_experiment
+        from fyexp.experiments import get_settings_scope
 
-        experiment = get_experiment(spec.runner)
+        experiment = get_settings_scope(spec.runner)  # Config and cell_config, no runner import
         config_cls = experiment.Config
     except (FyexpError, ImportError):
         return None

@@ -33,6 +33,7 @@ RATIO_LINES = {
     "bench_objectives": [r"VR-max \(alpha=-inf\)\s+50 .*", r"Trainer epoch .* ratio [\d.]+",
                          r"decoder rho'=2 posterior rho=2: .* [\d.]+x Bernoulli/Gaussian",
                          r"largest overhead of a sparse latent / decoder over Bernoulli/Gaussian: [\d.]+x"],
+    "bench_report": [r"ratio warm / full: wall [\d.]+  CPU [\d.]+", r"ratio warm / import fyexp\.cli: wall [\d.]+x"],
     "bench_tvem": [r"ratio TV-EM / exact \(shared\)\s+= [\d.]+", r"ratio TV-EM / exact \(per-point\) = [\d.]+"],
     "bench_vr": [r"speed-up [\d.]+x", r"ratio [\d.]+ \(aim <= 0\.5", r"ratio ensemble / batched [\d.]+"],
     "bench_vr_frey": [r"vae: ratio ensemble / one after another throughput: [\d.]+x",

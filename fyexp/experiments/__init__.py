@@ -2,7 +2,9 @@
 
 A runner's ``Config`` may live in a sibling module ``<runner>_config`` that imports nothing heavy (no torch): then
 reading a spec (:func:`get_config_class`, for ``fyexp show``) imports that module only, and running a cell imports
-the runner (:func:`get_experiment`), whose ``Config`` is the same class.
+the runner (:func:`get_experiment`), whose ``Config`` is the same class.  The same module holds the runner's
+``cell_config`` (the part of the config a cell's settings hash covers), so that the report and the claims judge
+whether a row ran at the settings the spec now asks without importing a runner (:func:`get_settings_scope`).
 """
 
 from __future__ import annotations
@@ -55,4 +57,16 @@ def get_config_class(runner: str) -> type:
     return get_experiment(runner).Config
 
 
-__all__ = ["Experiment", "RunContext", "register", "get_experiment", "get_config_class"]
+def get_settings_scope(runner: str):
+    """What decides a cell's settings, without importing the runner: ``Config`` and ``cell_config(config, cell)``
+    (:func:`fyexp.settings.scoped_config` reads them), from the runner's light ``<runner>_config`` module where it
+    defines both (every runner of fyexp does, and its experiment's ``cell_config`` is that function:
+    tests/test_report_cache.py), else the runner's experiment (a runner of one's own)."""
+    config_module = _import_if_present(_module_name(runner) + "_config")
+    if config_module is not None and callable(getattr(config_module, "cell_config", None)) \
+            and hasattr(config_module, "Config"):
+        return config_module
+    return get_experiment(runner)
+
+
+__all__ = ["Experiment", "RunContext", "register", "get_experiment", "get_config_class", "get_settings_scope"]

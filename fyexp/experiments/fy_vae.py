@@ -25,7 +25,7 @@ import numpy as np
 from fyexp.data.images import to_uint8
 from fyexp.data.vision import image_splits
 from fyexp.experiments import register
-from fyexp.experiments.fy_vae_config import LATENT_NAMES, OBSERVATION_NAMES, Config
+from fyexp.experiments.fy_vae_config import LATENT_NAMES, OBSERVATION_NAMES, Config, cell_config
 from fyexp.experiments.grid import GridExperiment, PaperKeys, metric
 from fyexp.metrics.reconstruction import l1_errors
 from fyexp.models.fy_vae import build_fy_vae, decoded_prior_samples, mode_reconstructions
@@ -46,6 +46,7 @@ def paper_row(cell: Cell) -> str:
 class FYVAE(GridExperiment):
     name = "fy_vae"
     Config = Config
+    cell_config = staticmethod(cell_config)   # the settings scope, in the light config module
     columns = {"setting": "dataset", "rho": "latent_rho", "rho_prime": "obs_rho", "regularizer": "regularizer"}
     paper_keys = PaperKeys(tables=(("fyvi", "2"),), metrics=tuple(L1_METRICS),
                            row=lambda c: paper_row(c) if c.params["regularizer"] == "fy" else "",

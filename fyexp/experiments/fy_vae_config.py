@@ -58,4 +58,14 @@ class Config:
         require(self.beta >= 0, "beta", "a number >= 0", self.beta)
 
 
-__all__ = ["LATENT_NAMES", "OBSERVATION_NAMES", "Config", "Grid"]
+def cell_config(config: Config, cell) -> dict:
+    """A cell's settings (:func:`fyexp.settings.scoped_config`): the whole config less the grid listing, whose
+    values the cell carries in its params."""
+    from fyexp.settings import jsonable
+
+    data = jsonable(config)
+    data.pop("grid", None)
+    return data
+
+
+__all__ = ["cell_config", "LATENT_NAMES", "OBSERVATION_NAMES", "Config", "Grid"]

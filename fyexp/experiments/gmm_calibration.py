@@ -15,7 +15,8 @@ from fyexp.calibration.data import simulate
 from fyexp.calibration.study import run_study
 from fyexp.errors import CellFailed
 from fyexp.experiments import Experiment, register
-from fyexp.experiments.gmm_calibration_config import FIGURE2_SETTING, SETTINGS, GmmCalibrationConfig, paper_keys
+from fyexp.experiments.gmm_calibration_config import (FIGURE2_SETTING, SETTINGS, GmmCalibrationConfig,
+                                                      cell_config, paper_keys)
 from fyexp.experiments.method_grid import method_cells
 
 def _fmt_gamma(gamma: float) -> str:
@@ -31,16 +32,7 @@ class GmmCalibration(Experiment):
         """The spec's grid: each method with its own settings, seed by seed (:mod:`fyexp.experiments.method_grid`)."""
         return method_cells(config.grid, seeds, by_seed=True)
 
-    def cell_config(self, config, cell) -> dict:
-        """A cell's settings (:func:`fyexp.settings.scoped_config`): the config as written before the grid was
-        declared — ``settings`` (of the study, else of importance sampling), ``importance``, ``figure2`` — so that
-        committed cells keep their settings hashes."""
-        from fyexp.settings import jsonable
-
-        data = jsonable(config)
-        grid = data.pop("grid")
-        settings = grid.get("calibration", grid.get("importance", {})).get("setting", [])
-        return {**data, "settings": settings, "importance": "importance" in grid, "figure2": "interpolation" in grid}
+    cell_config = staticmethod(cell_config)   # the settings scope, in the light config module
 
     def memory_estimate(self, config, cell) -> tuple[int, str]:
         """The largest arrays of a cell (:func:`fyexp.domains.check_cell_memory`): float64 data, responsibilities

@@ -117,3 +117,15 @@ def paper_keys(table: str, setting: str, row: str) -> dict:
 
 
 Config = GmmCalibrationConfig   # the name fyexp.experiments.get_config_class reads
+
+
+def cell_config(config, cell) -> dict:
+    """A cell's settings (:func:`fyexp.settings.scoped_config`): the config as written before the grid was
+    declared — ``settings`` (of the study, else of importance sampling), ``importance``, ``figure2`` — so that
+    committed cells keep their settings hashes."""
+    from fyexp.settings import jsonable
+
+    data = jsonable(config)
+    grid = data.pop("grid")
+    settings = grid.get("calibration", grid.get("importance", {})).get("setting", [])
+    return {**data, "settings": settings, "importance": "importance" in grid, "figure2": "interpolation" in grid}

@@ -31,7 +31,7 @@ from fyexp.em import (GaussianMixtureEM, HardEStep, SparseEStep, StandardEStep, 
                       zeros_per_sample)
 from fyexp.errors import CellFailed
 from fyexp.experiments import register
-from fyexp.experiments.gmm_clustering_config import GMMClusteringConfig
+from fyexp.experiments.gmm_clustering_config import TABLE1_SPARSE_RHOS, GMMClusteringConfig, cell_config
 from fyexp.experiments.grid import GridExperiment, PaperKeys, metric
 from fyexp.experiments.method_grid import method_cells
 from fyexp.results import Cell
@@ -45,7 +45,6 @@ E_STEPS: dict[str, Callable] = {
 }
 PAPER_ROWS = {"standard": "Standard EM", "hard": "Hard EM", "sparse": "Sparse EM"}
 PAPER_SPARSE_RHO = 2.0              # "rho = 2 in sparse EM" (Table 1 caption)
-TABLE1_SPARSE_RHOS = (2.0, 1.5)     # sparse rows of Table 1 (ρ = 1.5 an extra row); other ρ: Figure 2 only
 CLUSTER_METRICS = ("adjusted_mi", "adjusted_ri", "silhouette_score")
 SKLEARN_LABEL = "scikit-learn GaussianMixture (k-means init)"
 
@@ -76,18 +75,7 @@ class GMMClustering(GridExperiment):
         """Each method's own grid × seeds (:func:`fyexp.experiments.method_grid.method_cells`)."""
         return method_cells(config.grid, seeds)
 
-    def cell_config(self, config: GMMClusteringConfig, cell: Cell) -> dict:
-        """A cell's settings (:func:`fyexp.settings.scoped_config`): the config as written before the grid was
-        declared — the grid as ``table_rhos`` (the sparse ρ of Table 1), ``sweep_rhos`` (every ρ),
-        ``truncated_active`` and ``sklearn_reference`` — so that committed cells keep their settings hashes."""
-        from fyexp.settings import jsonable
-
-        data = jsonable(config)
-        grid = data.pop("grid")
-        rhos = grid.get("sparse", {}).get("rho", [])
-        return {**data, "table_rhos": [r for r in TABLE1_SPARSE_RHOS if r in rhos], "sweep_rhos": rhos,
-                "truncated_active": grid.get("truncated", {}).get("n_active", []),
-                "sklearn_reference": "sklearn" in grid}
+    cell_config = staticmethod(cell_config)   # the settings scope, in the light config module
 
     def measure(self, config: GMMClusteringConfig, cell: Cell, ctx):
         from fyexp.em.reference import single_threaded, sklearn_mixture

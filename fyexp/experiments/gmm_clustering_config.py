@@ -18,6 +18,8 @@ def _default_grid() -> dict:
             "truncated": {"n_active": [2]}, "sklearn": {}}
 
 
+TABLE1_SPARSE_RHOS = (2.0, 1.5)     # sparse rows of Table 1 (ρ = 1.5 an extra row); other ρ: Figure 2 only
+
 @dataclass
 class GMMClusteringConfig:
     """Data (FYVI App. B; docs/protocols.md), EM settings and the grid: method → its axes (``null``: not run)."""
@@ -66,3 +68,17 @@ class GMMClusteringConfig:
 
 
 Config = GMMClusteringConfig   # the name fyexp.experiments.get_config_class reads
+
+
+def cell_config(config: GMMClusteringConfig, cell) -> dict:
+    """A cell's settings (:func:`fyexp.settings.scoped_config`): the config as written before the grid was
+    declared — the grid as ``table_rhos`` (the sparse ρ of Table 1), ``sweep_rhos`` (every ρ),
+    ``truncated_active`` and ``sklearn_reference`` — so that committed cells keep their settings hashes."""
+    from fyexp.settings import jsonable
+
+    data = jsonable(config)
+    grid = data.pop("grid")
+    rhos = grid.get("sparse", {}).get("rho", [])
+    return {**data, "table_rhos": [r for r in TABLE1_SPARSE_RHOS if r in rhos], "sweep_rhos": rhos,
+            "truncated_active": grid.get("truncated", {}).get("n_active", []),
+            "sklearn_reference": "sklearn" in grid}

@@ -34,7 +34,7 @@ from fyexp.data.newsgroups import load_count_tensors as load_corpus
 from fyexp.errors import CellFailed
 from fyexp.experiments import RunContext, register
 from fyexp.experiments.grid import GridExperiment, Metric, PaperKeys, metric
-from fyexp.experiments.nvdm_config import IDENTITY, NVDMConfig
+from fyexp.experiments.nvdm_config import IDENTITY, NVDMConfig, cell_config
 from fyexp.models.nvdm import perplexity, reconstruction_error, topic_word_weights
 from fyexp.results import Cell
 from fyexp.train.nvdm import train_nvdm
@@ -47,6 +47,7 @@ AUTHORS_EVAL_RHO = 1.5  # the authors' FY-NVDM evaluation: 1.5-entmax whatever Ï
 class NVDMExperiment(GridExperiment):
     name = "nvdm"
     Config = NVDMConfig
+    cell_config = staticmethod(cell_config)   # the settings scope, in the light config module
     identity = IDENTITY
     PARAM_ALIASES = dict(IDENTITY)  # best_params.yaml of the first studies
     paper_keys = PaperKeys(tables=(("fyvi", "3"), ("fyvl", "3")), row=lambda cell: cell.method,

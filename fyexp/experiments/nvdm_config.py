@@ -56,4 +56,15 @@ class NVDMConfig:
 
 Config = NVDMConfig   # the name fyexp.experiments.get_config_class reads
 
-__all__ = ["Config", "IDENTITY", "NVDMConfig"]
+
+def cell_config(config: NVDMConfig, cell) -> dict:
+    """A cell's settings (:func:`fyexp.settings.scoped_config`): the whole config less the grid listing, whose
+    values the cell carries in its params."""
+    from fyexp.settings import jsonable
+
+    data = jsonable(config)
+    data.pop("grid", None)
+    return data
+
+
+__all__ = ["cell_config", "Config", "IDENTITY", "NVDMConfig"]

@@ -30,7 +30,7 @@ from fyexp.em.tvem import TVEM, StateSearch, keep_top, log_likelihood, truncated
 from fyexp.errors import CellFailed
 from fyexp.experiments import Experiment, register
 from fyexp.experiments.method_grid import method_cells
-from fyexp.experiments.tvem_bsc_config import TVEMBSCConfig
+from fyexp.experiments.tvem_bsc_config import TVEMBSCConfig, cell_config
 from fyexp.results import Cell
 
 #: a bars cell's random streams, declared once: numpy generators seeded with (cell seed, stream); the data set is
@@ -51,12 +51,7 @@ class TVEMBSC(Experiment):
         """The spec's grid, each method seed by seed (every |K| of a seed, then the next seed)."""
         return method_cells(config.grid, seeds, by_seed=True)
 
-    def cell_config(self, config: TVEMBSCConfig, cell: Cell) -> dict:
-        """A cell's settings: the config as written before the grid was declared (``n_states``, ``exact``,
-        ``figure1``), so that committed cells keep their settings hashes."""
-        data, grid = asdict(config), config.grid
-        return {**{k: v for k, v in data.items() if k != "grid"}, "n_states": grid.get("tvem", {}).get("n_states", []),
-                "exact": "exact" in grid, "figure1": "figure1" in grid}
+    cell_config = staticmethod(cell_config)   # the settings scope, in the light config module
 
     def run_cell(self, config: TVEMBSCConfig, cell: Cell, ctx) -> list[dict]:
         if cell.method == "figure1":

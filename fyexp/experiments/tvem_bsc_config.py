@@ -3,7 +3,7 @@ the TV-EM state search, the grid (:data:`AXES`) and Figure 1's model and image."
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 from fyexp.data.bars import FIGURE1_PATTERNS, BarsSpec
 from fyexp.errors import require
@@ -66,3 +66,11 @@ class TVEMBSCConfig:
 
 
 Config = TVEMBSCConfig   # the name fyexp.experiments.get_config_class reads
+
+
+def cell_config(config: TVEMBSCConfig, cell) -> dict:
+    """A cell's settings: the config as written before the grid was declared (``n_states``, ``exact``,
+    ``figure1``), so that committed cells keep their settings hashes."""
+    data, grid = asdict(config), config.grid
+    return {**{k: v for k, v in data.items() if k != "grid"}, "n_states": grid.get("tvem", {}).get("n_states", []),
+            "exact": "exact" in grid, "figure1": "figure1" in grid}

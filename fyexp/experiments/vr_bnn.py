@@ -28,7 +28,7 @@ from fyexp.data.uci import PAPER_NAMES, load_split, load_uci
 from fyexp.errors import CellFailed, CellSkipped, DataMissing, FyexpError
 from fyexp.experiments import register
 from fyexp.experiments.grid import GridExperiment, PaperKeys, metric
-from fyexp.experiments.vr_bnn_config import METHOD_CODES, METHODS, Config
+from fyexp.experiments.vr_bnn_config import METHOD_CODES, METHODS, Config, cell_config
 from fyexp.results import Cell
 from fyexp.train.batched_bnn import BNNOptions, fit_group, group_by_size, threads
 
@@ -45,14 +45,7 @@ class VRBNN(GridExperiment):
     def method(self, config: Config, params: dict) -> str:
         return "bnn"
 
-    def cell_config(self, config: Config, cell: Cell) -> dict:
-        """The whole config as JSON, the grid's data sets listed as ``datasets`` (the JSON of the Config before the
-        grid was declared, so committed cells keep their settings hash)."""
-        from fyexp.settings import jsonable
-
-        data = jsonable(config)
-        data["datasets"] = data.pop("grid")["dataset"]
-        return data
+    cell_config = staticmethod(cell_config)   # the settings scope, in the light config module
 
     def measure(self, config: Config, cell: Cell, ctx):
         name = cell.params["dataset"]

@@ -71,4 +71,14 @@ class Config:
                 self.epochs_by_dataset.get(name, self.epochs))
 
 
-__all__ = ["METHOD_CODES", "METHODS", "Config", "Grid"]
+def cell_config(config: Config, cell) -> dict:
+    """The whole config as JSON, the grid's data sets listed as ``datasets`` (the JSON of the Config before the
+    grid was declared, so committed cells keep their settings hash)."""
+    from fyexp.settings import jsonable
+
+    data = jsonable(config)
+    data["datasets"] = data.pop("grid")["dataset"]
+    return data
+
+
+__all__ = ["cell_config", "METHOD_CODES", "METHODS", "Config", "Grid"]

@@ -19,7 +19,7 @@ import torch
 
 from fyexp.experiments import register
 from fyexp.experiments.grid import GridExperiment, metric
-from fyexp.experiments.vr_renyi_gaussians_config import Config
+from fyexp.experiments.vr_renyi_gaussians_config import Config, cell_config
 from fyexp.objectives import vr_bound
 from fyexp.results import Cell
 
@@ -49,13 +49,7 @@ class VRRenyiGaussians(GridExperiment):
     def method(self, config: Config, params: dict) -> str:
         return "mc"
 
-    def cell_config(self, config: Config, cell: Cell) -> dict:
-        """A cell's settings (:func:`fyexp.settings.scoped_config`): the config with the grid's K list as
-        ``n_samples``, as written before the grid was declared, so that committed cells keep their hashes."""
-        from fyexp.settings import jsonable
-
-        data = jsonable(config)
-        return {**{k: v for k, v in data.items() if k != "grid"}, "n_samples": data["grid"]["K"]}
+    cell_config = staticmethod(cell_config)   # the settings scope, in the light config module
 
     def mc_seed(self, cell: Cell) -> int:
         """The cell's Monte Carlo stream: seed · 7919 + K (7919 prime: one stream per seed and K < 7919)."""

@@ -34,4 +34,13 @@ class Config:
         require(self.repetitions >= 2, "repetitions", "an integer >= 2", self.repetitions)
 
 
-__all__ = ["Config", "Grid"]
+def cell_config(config: Config, cell) -> dict:
+    """A cell's settings (:func:`fyexp.settings.scoped_config`): the config with the grid's K list as
+    ``n_samples``, as written before the grid was declared, so that committed cells keep their hashes."""
+    from fyexp.settings import jsonable
+
+    data = jsonable(config)
+    return {**{k: v for k, v in data.items() if k != "grid"}, "n_samples": data["grid"]["K"]}
+
+
+__all__ = ["cell_config", "Config", "Grid"]

@@ -44,7 +44,8 @@ from fyexp.errors import CellFailed
 from fyexp.experiments import register
 from fyexp.experiments.grid import GridExperiment, PaperKeys, metric
 from fyexp.experiments.vr_vae_frey import WeightPriorTask, normal_init
-from fyexp.experiments.vr_vae_config import FREYFACE_ONLY, LEGACY_LISTING, PAPER_ROWS, Config, Grid  # noqa: F401
+from fyexp.experiments.vr_vae_config import (FREYFACE_ONLY, LEGACY_LISTING, PAPER_ROWS, Config,  # noqa: F401
+                                             Grid, cell_config)
 from fyexp.metrics.vr_bias import vr_bias
 from fyexp.models import build_vae
 from fyexp.models.sampling import prior_samples
@@ -98,21 +99,7 @@ class VRVAE(GridExperiment):
         return [Cell(c.method, c.seed, {k: v for k, v in c.params.items() if v is not None})
                 for c in super().cells(config, seeds)]
 
-    def cell_config(self, config: Config, cell: Cell) -> dict:
-        """What a cell's numbers depend on (its settings, :func:`fyexp.settings.scoped_config`): its data set's
-        training block, caps and held-out part, and the evaluation; not the grid (the cell's own values are its
-        params) nor the other data sets' blocks; the fold split and Figure 4's settings for Frey Face only.  (The
-        JSON the Config of "dataset:L:K" settings gave, less its grid listing: committed cells keep their hash.)"""
-        from fyexp.settings import jsonable
-
-        dataset, data = cell.params["dataset"], jsonable(config)
-        for key in ("grid", *LEGACY_LISTING):
-            data.pop(key)
-        for other in set(DATASETS) - {dataset}:
-            data.pop(f"train_{other}")
-        for key in ("n_train", "n_test", "validation"):
-            data[key] = {d: n for d, n in data[key].items() if d == dataset}
-        return {k: v for k, v in data.items() if dataset == "freyface" or k not in FREYFACE_ONLY}
+    cell_config = staticmethod(cell_config)   # the settings scope, in the light config module
 
     def _task(self, config: Config, cell: Cell, data) -> BinarizingTask:
         """The cell's model and training task, seeded as every run of the cell seeds them; Frey Face cells follow

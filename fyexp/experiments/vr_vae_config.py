@@ -136,3 +136,20 @@ class Config:
         for d, n in self.validation.items():
             require(d in DATASETS and isinstance(n, int) and n >= 1, "validation",
                     f"a mapping from data sets among {list(DATASETS)} to a number of images >= 1", {d: n})
+
+
+def cell_config(config: Config, cell) -> dict:
+    """What a cell's numbers depend on (its settings, :func:`fyexp.settings.scoped_config`): its data set's
+    training block, caps and held-out part, and the evaluation; not the grid (the cell's own values are its
+    params) nor the other data sets' blocks; the fold split and Figure 4's settings for Frey Face only.  (The
+    JSON the Config of "dataset:L:K" settings gave, less its grid listing: committed cells keep their hash.)"""
+    from fyexp.settings import jsonable
+
+    dataset, data = cell.params["dataset"], jsonable(config)
+    for key in ("grid", *LEGACY_LISTING):
+        data.pop(key)
+    for other in set(DATASETS) - {dataset}:
+        data.pop(f"train_{other}")
+    for key in ("n_train", "n_test", "validation"):
+        data[key] = {d: n for d, n in data[key].items() if d == dataset}
+    return {k: v for k, v in data.items() if dataset == "freyface" or k not in FREYFACE_ONLY}

@@ -66,6 +66,22 @@ class TextTable:
 TEXT_TABLES: dict[tuple[str, str], TextTable] = {("vr", "4"): TextTable("vr-vae", _vr_table4)}
 
 
+def rendered(paper: str, table: str, manifest=None) -> dict[tuple[str, str, str], str]:
+    """``TEXT_TABLES[(paper, table)].render()``; with a :class:`fyexp.report.cache.Manifest`, kept there under the
+    version of the code that renders it (:func:`fyexp.report.cache.code_version`: this module and the model builders
+    it imports), so that a report whose code did not change builds no model (and imports no torch)."""
+    text = TEXT_TABLES[(paper, table)]
+    if manifest is None:
+        return text.render()
+    from fyexp.report.cache import cached, code_version
+
+    def draw() -> tuple[list, dict]:
+        return [], {"cells": [[*key, value] for key, value in sorted(text.render().items())]}
+
+    entry = cached(manifest, f"text:{paper}/{table}", code_version(text.render.__module__), draw)[1]
+    return {(setting, row, column): value for setting, row, column, value in entry["cells"]}
+
+
 def score_text(published, ours: dict[tuple[str, str, str], str]) -> list[str]:
     """Per published cell (rows with ``setting``, ``row``, ``column``, ``value``): exact when our text is the
     paper's, character for character; outside when it differs; not run when the code states no such cell."""

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from fyexp.results import atomic_write_text
+from fyexp.report.cache import write_text_if_changed
 
 _TEXT = """# gmm-calibration: notes to the tables
 
@@ -58,5 +58,5 @@ def write_notes(frame: pd.DataFrame, path: Path) -> Path:
         lines.append(f"`{profile}`, {setting}: {tolerance.min():.4f}–{tolerance.max():.4f}.")
     se_lines = ("Twice that standard error (at least one replica), per profile and setting: " + " ".join(lines)
                 if lines else "")
-    atomic_write_text(path, _TEXT.format(se_lines=se_lines))
+    write_text_if_changed(path, _TEXT.format(se_lines=se_lines))
     return path

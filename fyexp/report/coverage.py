@@ -19,7 +19,7 @@ import pandas as pd
 
 from fyexp.reference.rows import home_of, joined_cells, papers, table_title
 from fyexp.report.tables import AUTHORS_ONLY, score_cells, table_status, tally
-from fyexp.report.architectures import TEXT_TABLES, score_text
+from fyexp.report.architectures import TEXT_TABLES, rendered, score_text
 from fyexp.report.tolerance import EXACT, NOT_RUN, NOT_SCORED, WITHIN
 
 SCORED_ROLES = ("result", "ratio")  # roles of fyexp.reference.rows.joined_cells that count for or against a table
@@ -67,7 +67,7 @@ def declared_tables(specs) -> dict[tuple[str, str], list[str]]:
     return out
 
 
-def coverage(specs, summaries: pd.DataFrame) -> list[CoverageLine]:
+def coverage(specs, summaries: pd.DataFrame, manifest=None) -> list[CoverageLine]:
     """``summaries``: the :func:`fyexp.report.tables.summarize` frames of every experiment with a column
     ``experiment``.  Returns one line per part of ``paper_tables.csv``, in the order of that file.
 
@@ -75,7 +75,7 @@ def coverage(specs, summaries: pd.DataFrame) -> list[CoverageLine]:
     rows (``reference``), the settings the authors used (``input``), in-text numbers that restate a table cell
     (``restates``, scored once, as that cell) and the second number of a ratio (``ratio part``) are shown and never
     count for or against a table.  A text table the code states (:mod:`fyexp.report.architectures`) is compared as
-    text."""
+    text (its rendering kept in the report's ``manifest``, :func:`fyexp.report.architectures.rendered`)."""
     cells = joined_cells()
     declared = declared_tables(specs)
     lines = []
@@ -103,7 +103,7 @@ def coverage(specs, summaries: pd.DataFrame) -> list[CoverageLine]:
                 convention, stale = c[AUTHORS_ONLY], int(scored.loc[result, "stale"].sum())
         if (paper, table) in TEXT_TABLES and owners:  # text the code states (VR Table 4): compared as text
             numeric = len(pub)
-            statuses = score_text(pub, TEXT_TABLES[(paper, table)].render())
+            statuses = score_text(pub, rendered(paper, table, manifest))
             at_paper = sum(s != NOT_RUN for s in statuses)
             at_any = set(range(at_paper))
             within = exact = statuses.count(EXACT)

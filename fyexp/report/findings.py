@@ -66,18 +66,52 @@ def rewrite_block(text: str, lines: list[str]) -> str | None:
     return text[:start] + START + "\n" + "\n".join(lines) + "\n" + text[end:]
 
 
+class Evidence:
+    """The rows (and specs) claims are judged from, with each claim judged at most once
+    (:func:`fyexp.claims.verdicts.judge_all`, per claim: a claim's verdicts depend on its own rows only)."""
+
+    def __init__(self, frames: dict, specs: dict):
+        self.frames, self.specs = frames, specs
+        self._judged: dict[str, list] = {}
+
+    def verdicts(self, claims: list) -> list:
+        from fyexp.claims.verdicts import judge_all
+
+        todo = [c for c in claims if c.id not in self._judged]
+        for v in judge_all(todo, self.frames, self.specs) if todo else []:
+            self._judged.setdefault(v.claim.id, []).append(v)
+        return [v for c in claims for v in self._judged.get(c.id, [])]
+
+
+_KEPT: dict[tuple[Path, Path | None], Evidence] = {}
+
+
+def keep_evidence(results_dir: Path, experiments_dir: Path | None, evidence: Evidence) -> None:
+    """Keep the report's rows and verdicts for :func:`update_findings` of the same command (taken once)."""
+    _KEPT[(Path(results_dir).resolve(), experiments_dir)] = evidence
+
+
 def update_findings(readme: Path, results_dir: Path, experiments_dir: Path | None = None) -> bool:
-    """Rewrite ``readme``'s findings block from the rows under ``results_dir``; False where it has no block."""
-    from fyexp.claims.command import verdicts_for
+    """Rewrite ``readme``'s findings block from the rows under ``results_dir``; False where it has no block.  The
+    verdicts are those ``fyexp claims`` gives (:func:`fyexp.claims.command.verdicts_for`); after a report of the
+    same folder in this process, judged from the rows it loaded (:func:`keep_evidence`) rather than again."""
     from fyexp.io import atomic_write_text
     from fyexp.reference.rows import papers
 
+    evidence = _KEPT.pop((Path(results_dir).resolve(), experiments_dir), None)
     if not readme.is_file():
         return False
     text = readme.read_text(encoding="utf-8")
     if START not in text:
         return False
-    _, verdicts = verdicts_for(results_dir, None, None, experiments_dir)
+    if evidence is not None:
+        from fyexp.claims.model import load_claims
+
+        verdicts = evidence.verdicts(load_claims(experiments_dir=experiments_dir).claims)
+    else:
+        from fyexp.claims.command import verdicts_for
+
+        _, verdicts = verdicts_for(results_dir, None, None, experiments_dir)
     new = rewrite_block(text, findings_table(verdicts, {k: p.title for k, p in papers().items()}))
     if new is None:
         return False

@@ -526,15 +526,20 @@ def to_latex(table: ComparedTable, title: str) -> str:
     return "\n".join(lines)
 
 
-def write_table(table: ComparedTable, title: str, folder: Path) -> list[Path]:
-    from fyexp.results import atomic_write_text
+def table_stem(table: ComparedTable) -> str:
+    """The name of a compared table's files, without suffix: ``<paper>-table<table>-<profile>``."""
+    return f"{table.paper}-table{table.table}-{table.profile}"
 
-    stem = f"{table.paper}-table{table.table}-{table.profile}"
-    md, tex = folder / f"{stem}.md", folder / f"{stem}.tex"
-    atomic_write_text(md, to_markdown(table, title))
-    atomic_write_text(tex, to_latex(table, title))
+
+def write_table(table: ComparedTable, title: str, folder: Path) -> list[Path]:
+    """Write the table's Markdown and LaTeX (each file left as it is when it already holds the same text)."""
+    from fyexp.report.cache import write_text_if_changed
+
+    md, tex = folder / f"{table_stem(table)}.md", folder / f"{table_stem(table)}.tex"
+    write_text_if_changed(md, to_markdown(table, title))
+    write_text_if_changed(tex, to_latex(table, title))
     return [md, tex]
 
 
 __all__ = ["summarize", "compare", "score_cells", "table_status", "ComparedTable", "write_table", "to_markdown",
-           "to_latex", "failed_cells", "table_title", "load_paper_tables"]
+           "to_latex", "failed_cells", "table_title", "load_paper_tables", "table_stem"]

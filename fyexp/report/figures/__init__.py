@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import json
 import pkgutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,11 +87,42 @@ def get_figure(name: str) -> FigureFunction:
     return _registry()[name]
 
 
-def draw_figures(plots: tuple[tuple[str, dict], ...], ctx: FigureContext) -> list[Path]:
-    """Every figure the spec names, in order; returns the PNG paths written."""
+def draw_figures(plots: tuple[tuple[str, dict], ...], ctx: FigureContext, manifest=None) -> list[Path]:
+    """Every figure the spec names, in order; returns the PNG paths (drawn now or kept).
+
+    With a :class:`fyexp.report.cache.Manifest`, an entry whose key (its code, options, the rows it read and the
+    folder's input files: :func:`fyexp.report.cache.figure_key`) matches the manifest's, with its files unchanged,
+    is not drawn again; the others are drawn and recorded."""
+    from fyexp.report.cache import figure_key, folder_files, frame_digest, recording
+
+    if manifest is None or not plots:
+        return [p for name, options in plots for p in get_figure(name)(ctx, **options)]
+    own, files, digests = frame_digest(ctx.frame), folder_files(ctx.folder), {}
+
+    def digest_of(name: str) -> str:
+        if name not in digests:
+            digests[name] = frame_digest(ctx.load(name))
+        return digests[name]
+
     paths: list[Path] = []
     for name, options in plots:
-        paths += get_figure(name)(ctx, **options)
+        fn = get_figure(name)
+        entry_id = f"figure:{manifest.rel(ctx.folder)}/{name}" + (json.dumps(options, sort_keys=True) if options else "")
+        before = manifest.entries.get(entry_id) or {}
+        reads = [n for n in before.get("reads", []) if isinstance(n, str)]
+        key = figure_key(name, options, fn.__module__, own, {n: digest_of(n) for n in reads}, files)
+        kept = manifest.lookup(entry_id, key)
+        if kept is not None:
+            paths += [manifest.root / p for p in kept.get("pngs", [])]
+            continue
+        read: list[str] = []
+        tracked = FigureContext(ctx.experiment, ctx.frame, ctx.folder, lambda n: (read.append(n), ctx.load(n))[1])
+        with recording() as wrote:
+            pngs = fn(tracked, **options)
+        reads = sorted(set(read))
+        key = figure_key(name, options, fn.__module__, own, {n: digest_of(n) for n in reads}, files)
+        manifest.record(entry_id, key, wrote + list(pngs), reads=reads, pngs=[manifest.rel(p) for p in pngs])
+        paths += pngs
     return paths
 
 

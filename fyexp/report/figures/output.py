@@ -10,16 +10,18 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
 
+from fyexp.report.cache import written  # noqa: E402
+
 
 def save_figure(fig: "plt.Figure", path: Path, dpi: int = 120) -> Path:
     """Lay out ``fig`` with every text inside the canvas (:func:`fit_canvas`), write it to ``path`` as PNG
-    (creating the folder), close it, and return ``path``."""
+    (creating the folder), close it, and return ``path`` (noted as written, :func:`fyexp.report.cache.written`)."""
     fit_canvas(fig)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=dpi)
     plt.close(fig)
-    return path
+    return written(path)
 
 
 def fit_canvas(fig: "plt.Figure", tries: int = 4) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from fyexp.io import atomic_write_text
+from fyexp.report.cache import write_text_if_changed
 from fyexp.report.figures import FigureContext, figure
 
 
@@ -76,5 +76,5 @@ def report_study(best_params: Path, figures_dir: Path, title: str = "") -> list[
                   "| parameter | value |", "|---|---|"]
         lines += [f"| {k} | {v:.6g} |" if isinstance(v, float) else f"| {k} | {v} |" for k, v in summary["params"].items()]
     lines += ["", f"![optimization history]({png.name})", ""]
-    atomic_write_text(figures_dir / f"{stem}.md", "\n".join(lines))
+    write_text_if_changed(figures_dir / f"{stem}.md", "\n".join(lines))
     return [png]

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from fyexp.io import atomic_write_text
+from fyexp.report.cache import write_text_if_changed
 from fyexp.report.figures import FigureContext, figure
 
 
@@ -201,5 +201,5 @@ def write_recovery_table(rows: pd.DataFrame, path: Path) -> Path:
         lines.append(f"| {escaped} | {int(r.seeds)} | {r.rate:.2f} ({round(r.rate * r.seeds)}/{int(r.seeds)}) | "
                      f"{r.bars:.2f} | {r.free_energy:.3f} | {r.log_likelihood:.3f} | {r.true_log_likelihood:.3f} | "
                      f"{r.sigma:.3f} | {r.ms:.1f} |")
-    atomic_write_text(path, "\n".join(lines) + "\n")
+    write_text_if_changed(path, "\n".join(lines) + "\n")
     return path
