@@ -206,8 +206,9 @@ def markdown(paper: str, verdicts: list[Verdict], findings=()) -> str:
 
 
 def _tex(text: str) -> str:
-    for a, b in (("&", r"\&"), ("%", r"\%"), ("_", r"\_"), ("#", r"\#"), ("$", r"\$"), ("^", r"\^{}"),
-                 ("{", r"\{"), ("}", r"\}")):
+    # braces first: the braces of ``\^{}`` are markup, not text to escape again
+    for a, b in (("{", r"\{"), ("}", r"\}"), ("&", r"\&"), ("%", r"\%"), ("_", r"\_"), ("#", r"\#"), ("$", r"\$"),
+                 ("^", r"\^{}")):
         text = text.replace(a, b)
     return text.replace("±", r"$\pm$").replace("→", r"$\to$").replace("δ", r"$\delta$")
 
