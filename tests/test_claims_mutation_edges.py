@@ -319,10 +319,15 @@ def test_the_default_view_shows_each_claims_headline_its_place_and_the_papers_nu
     assert lines[8][0].split() == ["ours", "not", "supported", "3", "vs", "3", "paper", "0.1", "vs", "0.2"]
     assert lines[9] == ("  fyvi Table 9, line 12: ours beats the baseline", "dim")
     assert lines[10:] == [("", ""), ("fyvi: 1 claim (1 supported); 1 check of ours", ""), ("vr: 1 claim (1 not run)", "")]
+    verdicts[1].notes.append("and more")
+    verdicts.append(a_verdict(check, "reversed", "quick", headline=False, ours="0.3 vs 0.2"))
     every = short_lines(verdicts, 100, all_profiles=True)
+    assert every[:3] == lines[:3]  # the headline still leads its block
     also = [(line, style) for line, style in every if "also at" in line]
-    assert [(line.split(), style) for line, style in also] == [(["also", "at", "reversed", "—", "cpu*", "—"], "dim")]
-    assert every[every.index(also[0]) + 1] == ("    at cpu", "dim")
+    assert [(line.split(), style) for line, style in also] == [
+        (["also", "at", "reversed", "—", "cpu*", "—"], "dim"),
+        (["also", "at", "reversed", "4", "pairs", "quick*", "0.3", "vs", "0.2"], "dim")]  # a check's too
+    assert every[every.index(also[0]) + 1] == ("    at cpu; and more", "dim")
     assert every[-1] == ("* a reduced profile: the verdict holds at that profile only, never at the paper's", "dim")
 
 
@@ -632,3 +637,60 @@ def test_the_command_into_a_closed_pipe_ends_quietly_and_sends_the_rest_nowhere(
     finally:
         os.close(fd)
     assert target.read_bytes() == b""  # the descriptor now writes to the null device
+
+
+def test_the_json_a_script_reads_has_every_field_of_the_verdict():
+    from fyexp.claims.render import as_json
+    from fyexp.claims.verdicts import Verdict
+
+    claim = a_claim(note="n")
+    v = Verdict(claim, "cpu", "not resolved at this n", "0.42 vs 0.3", "4 pairs", ["a note"], low=-0.1, high=0.3,
+                estimate=0.12, rows_read=8, stale=frozenset({("s", 1), ("s", 2)}), dirty=frozenset({("d", 1)}),
+                n_to_resolve=17, headline=True)
+    row, = json.loads(as_json([v]))
+    assert row == {"id": "toy", "paper": "fyvi", "kind": "claim", "where": "Table 9", "line": 12,
+                   "quote": "the quote of toy", "claim": "toy beats the baseline", "paper_numbers": "0.31 vs 0.27",
+                   "profile": "cpu", "profile_kind": "reduced", "headline": True, "verdict": "not resolved at this n",
+                   "reduced": True, "ours": "0.42 vs 0.3", "n": "4 pairs", "estimate": 0.12, "low": -0.1, "high": 0.3,
+                   "n_to_resolve": 17, "stale_rows": 2, "dirty_rows": 1, "notes": ["a note"]}
+    at_paper, = json.loads(as_json([Verdict(a_claim("c", kind="check", note="w"), "paper", "supported")]))
+    assert (at_paper["kind"], at_paper["profile_kind"], at_paper["reduced"], at_paper["headline"]) == (
+        "check", "paper", False, False)
+
+
+def test_a_wrapped_line_continues_indented_so_that_column_0_holds_only_what_starts_a_block():
+    from fyexp.claims.render import long_lines, short_lines
+
+    words = "1677.2 ± 3.4, 1672.8 ± 5.9, 1639.3 ± 4.5 " * 3
+    claim = a_claim(numbers=words)
+    many = [a_verdict(a_claim(f"c{i}", numbers=words), "reversed" if i % 2 else "supported") for i in range(40)]
+    verdicts = [a_verdict(claim, ours=words, notes=[words]), a_verdict(claim, "reversed", "cpu", headline=False,
+                                                                       ours=words, notes=[words]), *many]
+    short = short_lines(verdicts, 60, all_profiles=True)
+    starts = [line for line, _ in short if line and not line[0].isspace()]
+    ids = {v.claim.id for v in verdicts}
+    assert all(line.split()[0] in ids | {"id", "fyvi:", "*"} for line in starts), starts
+    assert sum(line.startswith("fyvi: 41 claims") for line in starts) == 1 and len(short) > len(verdicts) * 3
+    long = long_lines(verdicts, 60)
+    starts = [line for line, _ in long if line and not line[0].isspace()]
+    assert all(line.split()[0] in ids | {"fyvi:"} for line in starts), starts
+    field = [line for line, _ in long if line.startswith("  paper:")][0]
+    follow = long[[line for line, _ in long].index(field) + 1][0]
+    assert follow.startswith(" " * 10) and not follow.startswith(" " * 11)  # under the field's text
+
+
+@pytest.mark.parametrize("length, own_line", [(31, False), (32, True)])
+def test_an_id_too_long_for_its_column_gets_a_line_of_its_own(length, own_line):
+    from fyexp.claims.render import short_lines
+
+    cid = "c" * length
+    lines = [line for line, _ in short_lines([a_verdict(a_claim(cid))])]
+    assert (lines[1] == cid) == own_line and lines[1 + own_line].split()[-5:] == (
+        ["supported", "4", "pairs", "paper", "0.42", "vs", "0.3"][-5:])
+
+
+def test_the_index_summary_keeps_its_note_out_of_the_table():
+    from fyexp.claims.render import summary_markdown
+
+    lines = summary_markdown([a_verdict(a_claim())], {})
+    assert lines[2].startswith("| `fyvi` |") and lines[3] == "" and lines[4].startswith("Counts are claims")
