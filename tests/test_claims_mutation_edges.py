@@ -694,3 +694,16 @@ def test_the_index_summary_keeps_its_note_out_of_the_table():
 
     lines = summary_markdown([a_verdict(a_claim())], {})
     assert lines[2].startswith("| `fyvi` |") and lines[3] == "" and lines[4].startswith("Counts are claims")
+
+
+def test_the_command_reads_the_experiments_folder_it_is_given(tmp_path):
+    from rich.console import Console
+
+    from fyexp.claims.command import claims_command
+
+    results = _results(tmp_path)
+    empty = tmp_path / "no-experiments"
+    empty.mkdir()
+    with pytest.raises(FyexpError, match="experiment '.*' does not exist") as info:
+        claims_command("fyvi", None, True, results, empty, Console(file=io.StringIO()))
+    assert "\n" not in str(info.value)
