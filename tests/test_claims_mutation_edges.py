@@ -707,3 +707,19 @@ def test_the_command_reads_the_experiments_folder_it_is_given(tmp_path):
     with pytest.raises(FyexpError, match="experiment '.*' does not exist") as info:
         claims_command("fyvi", None, True, results, empty, Console(file=io.StringIO()))
     assert "\n" not in str(info.value)
+
+
+def test_ours_against_a_constant_prints_as_mean_and_interval_and_a_relative_difference_prints_both_means(tmp_path):
+    from scipy import stats
+
+    from tests.test_claims_rules import BASE, HALF, JITTER, claim_of, pair, verdict_of
+
+    claim = claim_of(tmp_path, "    direction: greater\n    than: 2.8\n    a: {method: x}\n")
+    ci = stats.ttest_1samp(BASE, 0.0).confidence_interval(0.95)
+    v = verdict_of(claim, {"x": BASE})
+    assert (v.ours, v.n) == (f"3.05 [{ci.low:.4g}, {ci.high:.4g}] vs 2.8", "4")  # a's mean and interval, not a − 2.8
+    one = verdict_of(claim, {"x": np.array([3.5])})
+    assert (one.ours, one.n) == ("3.5 vs 2.8", "1")
+    relative = pair(tmp_path, extra="    magnitude: 30\n    magnitude_kind: relative\n")
+    r = verdict_of(relative, {"x": BASE + 1 + JITTER, "y": BASE})
+    assert r.ours == f"4.05 vs 3.05 (+32.8%); diff 1 [{1 - HALF:.4g}, {1 + HALF:.4g}]" and r.n == "4 pairs"
