@@ -49,6 +49,9 @@ CORE_COLUMNS = [
     "git_commit", "fyexp_version", "device", "wall_time_s", "timestamp", "cell", "cell_rows",
 ]
 PAPER_KEYS = ["paper", "table", "setting", "paper_row"]
+# identifiers that are text even when they look like numbers: a hex hash such as "34e404522701" reads as a float
+# (34·10^404522701 = inf) and "1234567890ab"-like commits or labels as other numbers
+TEXT_COLUMNS = {"git_commit", "code_hash", "settings_hash", "fyexp_version", "cell", "label", "device", "params"}
 
 
 @dataclass(frozen=True)
@@ -325,7 +328,7 @@ def read_table(path: Path) -> tuple[pd.DataFrame | None, str | None]:
     if not text.strip():
         return None, "empty"
     try:
-        frame = pd.read_csv(io.StringIO(text), keep_default_na=True)
+        frame = pd.read_csv(io.StringIO(text), keep_default_na=True, dtype=dict.fromkeys(TEXT_COLUMNS, str))
     except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
         return None, f"not a readable CSV ({type(exc).__name__})"
     required = ("experiment", "profile", "method", "seed", "metric", "value", "status", "cell", "git_commit")
@@ -385,7 +388,7 @@ def _read_cell_file(path: Path, expected_key: str | None = None) -> tuple[pd.Dat
     if len(widths) != 1:
         return None, "rows of different lengths (cut short or garbage)"
     try:
-        frame = pd.read_csv(io.StringIO(text), keep_default_na=True)
+        frame = pd.read_csv(io.StringIO(text), keep_default_na=True, dtype=dict.fromkeys(TEXT_COLUMNS, str))
     except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
         return None, f"not a readable CSV ({type(exc).__name__})"
     missing = [c for c in ("experiment", "metric", "value", "status", "cell") if c not in frame.columns]

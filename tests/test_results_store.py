@@ -81,3 +81,25 @@ def test_a_cell_file_is_parsed_once_while_unchanged_and_again_when_rewritten(tmp
     assert len(parsed) == 2 and third["value"].tolist() == [2.5, 3.0]
     path.write_text("garbage without a final newline")
     assert results.read_cell_file(path) == (None, "cut short (no final newline)") and len(parsed) == 3
+
+
+def test_hashes_and_commits_that_look_like_numbers_stay_text(tmp_path):
+    """A hex settings hash such as '34e404522701' parses as the float 34·10^404522701 = inf, and an all-digit
+    commit as an integer: read as numbers, the hash no longer matches the cell's settings record and the rows
+    became 'unknown provenance' (tvem-bsc exact seed 6, 2026-11-25).  Identifiers are read as text, from the cell
+    files and from the consolidated table alike."""
+    from fyexp.results import read_cell_file, read_table
+
+    store = ResultStore(tmp_path, "exp")
+    cell = Cell("m", 0)
+    store.write_cell("paper", cell, [{"metric": "a", "value": 1.0}],
+                     {"git_commit": "123456789012", "device": "cpu", "wall_time_s": 0.1,
+                      "settings_hash": "34e404522701", "code_hash": "0000000000e1"})
+    frame, problem = read_cell_file(store.cell_path("paper", cell))
+    assert problem is None
+    assert frame.loc[0, "settings_hash"] == "34e404522701" and frame.loc[0, "git_commit"] == "123456789012"
+    assert frame.loc[0, "code_hash"] == "0000000000e1"
+    store.consolidate()
+    table, problem = read_table(store.table_path)
+    assert problem is None and table.loc[0, "settings_hash"] == "34e404522701"
+    assert table.loc[0, "git_commit"] == "123456789012" and table.loc[0, "value"] == 1.0
