@@ -723,3 +723,15 @@ def test_ours_against_a_constant_prints_as_mean_and_interval_and_a_relative_diff
     relative = pair(tmp_path, extra="    magnitude: 30\n    magnitude_kind: relative\n")
     r = verdict_of(relative, {"x": BASE + 1 + JITTER, "y": BASE})
     assert r.ours == f"4.05 vs 3.05 (+32.8%); diff 1 [{1 - HALF:.4g}, {1 + HALF:.4g}]" and r.n == "4 pairs"
+
+
+def test_an_experiment_whose_rows_are_all_of_unknown_provenance_is_judged_as_missing_not_a_crash():
+    """Rows there, none of them evidence (every record damaged or missing): the experiment has no frame among the
+    evidence, and the claim reads 'data missing' — `fyexp report` crashed here with KeyError 'profile'."""
+    from fyexp.claims.verdicts import MISSING, judge, split_by_metric
+
+    rows = pd.DataFrame({"experiment": ["gmm-clustering"] * 2, "profile": ["paper"] * 2, "cell": ["a", "b"],
+                         "metric": ["adjusted_mi"] * 2, "value": [0.3, 0.4], "status": ["ok"] * 2,
+                         "freshness": ["unknown provenance"] * 2})
+    verdicts = judge(a_claim(), {"gmm-clustering": rows}, by_metric=split_by_metric({}))
+    assert [v.verdict for v in verdicts] == [MISSING]

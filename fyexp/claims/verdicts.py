@@ -335,7 +335,8 @@ def split_by_metric(frames: dict[str, pd.DataFrame]) -> dict[tuple[str, str], pd
 def _rows_at(claim: Claim, by_metric: dict, profile: str | None) -> dict:
     def pick(selector: Selector) -> pd.DataFrame:
         frame = by_metric.get((selector.experiment, selector.metric), by_metric.get((selector.experiment, "")))
-        return select(pd.DataFrame() if frame is None else frame, selector)
+        # an experiment none of whose rows is evidence (all of unknown provenance) has no frame: no rows, same columns
+        return select(pd.DataFrame(columns=list(ROW_KEY)) if frame is None else frame, selector)
 
     out: dict = {k: pick(s) for k, s in claim.sides.items()}
     out["others"] = [pick(s) for s in claim.others]
