@@ -114,3 +114,16 @@ def strip_ansi(text: str) -> str:
     import re
 
     return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text)
+
+
+def committed_paper_seconds(experiment: str = "gmm-clustering", profile: str = "paper") -> float:
+    """Σ of the committed ``profile`` cells' recorded wall times, read from their cell files: what a plan of all of
+    them estimates (each method's mean × its cells), recomputed here without the planner."""
+    import csv
+
+    total = 0.0
+    for path in sorted((ROOT / "results" / experiment / "cells" / profile).glob("*.csv")):
+        with path.open(newline="", encoding="utf-8") as handle:
+            row = next(csv.DictReader(handle))
+        total += float(row["wall_time_s"])
+    return total

@@ -10,7 +10,7 @@ import yaml
 from fyexp.experiments import get_experiment
 from fyexp.experiments.declared import declared_cells
 from fyexp.specs import available_specs, load_spec, resolve
-from tests.conftest import ROOT, run_cli, run_in_terminal, strip_ansi
+from tests.conftest import ROOT, committed_paper_seconds, run_cli, run_in_terminal, strip_ansi
 
 EXPERIMENTS = ROOT / "experiments"
 
@@ -47,7 +47,10 @@ def test_list_wraps_whole_words_and_gives_cells_and_time_per_profile(width, tmp_
         assert not split, (name, split)  # every word of the title and of what it reproduces shown whole
         assert all(p in shown for p in spec.profile_names()), name
     text = " ".join(" ".join(lines).split())  # non-breaking spaces read as spaces
-    assert "paper (60 cells, 32 s)" in text  # gmm-clustering's committed paper cells: 32 s of recorded time
+    from fyexp.plan import duration
+
+    # gmm-clustering's committed paper cells: their recorded time
+    assert f"paper (60 cells, {duration(committed_paper_seconds())})" in text
     assert "quick (13 cells, time unknown)" in text  # frac-vae quick: nothing recorded at that profile
 
 
