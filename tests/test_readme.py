@@ -74,7 +74,10 @@ def test_installed_report_rewrites_the_findings_block_from_the_rows(tmp_path):
     """`fyexp report` rewrites the README beside `results/` from the rows there, and again when they change."""
     results = tmp_path / "results"
     (results / "tvem-bsc").mkdir(parents=True)
-    shutil.copy(ROOT / "results" / "tvem-bsc" / "results.csv", results / "tvem-bsc" / "results.csv")
+    # the rows with their run records (cells/): rows whose records are missing have unknown provenance, never evidence
+    for part in ("results.csv", "cells", "artifacts"):
+        source = ROOT / "results" / "tvem-bsc" / part
+        (shutil.copytree if source.is_dir() else shutil.copy)(source, results / "tvem-bsc" / part)
     readme = tmp_path / "README.md"
     readme.write_text(f"# mine\n\n{START}\nwritten by hand, stale\n{END}\n\nafter\n", encoding="utf-8")
     done = run_cli("report", "tvem-bsc", "--results-dir", str(results))
@@ -82,9 +85,9 @@ def test_installed_report_rewrites_the_findings_block_from_the_rows(tmp_path):
     text = readme.read_text(encoding="utf-8")
     assert "written by hand" not in text and text.startswith("# mine\n") and text.endswith("\nafter\n")
     rows = {line.split("`")[1]: line for line in text.splitlines() if line.count("`") == 2}
-    # the committed tvem-bsc rows at `paper`: 3 of its 5 claims supported, 2 without paper rows (its 3 checks of
-    # ours are not counted); the other papers' experiments are absent
-    assert rows["tvem"].endswith("| 5 | 3 | 0 | 0 | 0 | 0 | 2 |") and rows["vr"].endswith("| 0 | 0 | 0 | 0 | 0 | 18 |")
+    # the committed tvem-bsc rows, records and traces at `paper`: its 5 claims supported (its 3 checks of ours are
+    # not counted), as in the project's README; the other papers' experiments are absent
+    assert rows["tvem"].endswith("| 5 | 5 | 0 | 0 | 0 | 0 | 0 |") and rows["vr"].endswith("| 0 | 0 | 0 | 0 | 0 | 18 |")
     shutil.rmtree(results / "tvem-bsc")
     run_cli("report", "tvem-bsc", "--results-dir", str(results))
     assert "| 5 | 0 | 0 | 0 | 0 | 0 | 5 |" in readme.read_text(encoding="utf-8")
