@@ -114,3 +114,18 @@ def test_proxy_classifier_is_deterministic_and_cached(tmp_path):
     assert acc_c == acc_d == acc_a and (tmp_path / f"proxy-{settings.key}.json").is_file()
     assert F.proxy_frechet(d, images, images) == pytest.approx(0.0, abs=1e-6)
     assert F.proxy_frechet(d, images, images.flip(0)[:32]) > 0
+
+
+def test_training_the_proxy_leaves_the_global_random_stream_alone(tmp_path):
+    """A cell that trains the proxy (fresh results folder) and one that reads it from the cache draw the same numbers
+    afterwards: the proxy's seeded initialisation must not reset the caller's global stream."""
+    g = torch.Generator().manual_seed(1)
+    labels = torch.randint(0, 10, (32,), generator=g)
+    images = torch.rand(32, 784, generator=g)
+    settings = F.ProxySettings(n_train=32, epochs=1, batch_size=16)
+    draws = []
+    for _ in range(2):                      # first call trains and writes the cache, the second reads it
+        torch.manual_seed(123)
+        F.cached_proxy(tmp_path, images, labels, images, labels, settings)
+        draws.append(torch.randn(5))
+    assert torch.equal(draws[0], draws[1])

@@ -189,20 +189,26 @@ class ProxySettings:
 
 def train_proxy(images: Tensor, labels: Tensor, test_images: Tensor, test_labels: Tensor,
                 settings: ProxySettings) -> tuple[ProxyClassifier, float]:
-    """Train the classifier (CPU, single thread order, seeded); return it and its test accuracy."""
+    """Train the classifier (CPU, single thread order, seeded); return it and its test accuracy.
+
+    It is trained inside :func:`torch.random.fork_rng`, with its seed, so training it leaves the caller's global
+    random stream where it was: a cell that trains the proxy draws the same samples afterwards as one that reads it
+    from the cache (before 2026-11-25 the first cell of a fresh results folder drew other samples).
+    """
     generator = torch.Generator().manual_seed(settings.seed)
-    torch.manual_seed(settings.seed)
-    model = ProxyClassifier()
-    optimizer = torch.optim.Adam(model.parameters(), lr=settings.lr)
-    x, y = images[:settings.n_train], labels[:settings.n_train]
-    for _ in range(settings.epochs):
-        order = torch.randperm(len(x), generator=generator)
-        for start in range(0, len(x), settings.batch_size):
-            index = order[start:start + settings.batch_size]
-            loss = nn.functional.cross_entropy(model(x[index]), y[index])
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(settings.seed)
+        model = ProxyClassifier()
+        optimizer = torch.optim.Adam(model.parameters(), lr=settings.lr)
+        x, y = images[:settings.n_train], labels[:settings.n_train]
+        for _ in range(settings.epochs):
+            order = torch.randperm(len(x), generator=generator)
+            for start in range(0, len(x), settings.batch_size):
+                index = order[start:start + settings.batch_size]
+                loss = nn.functional.cross_entropy(model(x[index]), y[index])
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
     model.eval()
     with torch.no_grad():
         predictions = torch.cat([model(b).argmax(-1) for b in test_images.split(1000)])
