@@ -39,10 +39,14 @@ class Interval(_OptionInterval):
     """Finite numbers of ``kind`` between ``low`` and ``high`` (:class:`fyexp.domains.Interval`, the domain of a
     command-line option), described as a spec's settings are (``a positive number``, ``an integer >= 1``)."""
 
-    def describe(self) -> str:
+    def describe(self, plural: bool = False) -> str:
         if self.kind is float and self.low == 0 and self.high is None:
-            return "a positive number" if self.closed in ("neither", "right") else "a number >= 0"
-        return super().describe().replace("a finite number", "a number")
+            text = "a positive number" if self.closed in ("neither", "right") else "a number >= 0"
+        else:
+            text = super().describe().replace("a finite number", "a number")
+        if plural:
+            text = text.replace("a positive number", "positive numbers").replace("an integer", "integers")
+        return text.replace("a number", "numbers") if plural else text
 
 
 @dataclass(frozen=True)
@@ -54,8 +58,9 @@ class OneOf:
     def contains(self, value: Any) -> bool:
         return value in self.values
 
-    def describe(self) -> str:
-        return f"one of {list(self.values)}"
+    def describe(self, plural: bool = False) -> str:
+        noun = ("names" if all(isinstance(v, str) for v in self.values) else "values") if plural else "one"
+        return f"{noun} among {list(self.values)}"
 
 
 @dataclass(frozen=True)
@@ -65,7 +70,7 @@ class Distinct:
     def contains(self, value: Any) -> bool:
         return len(set(value)) == len(value)
 
-    def describe(self) -> str:
+    def describe(self, plural: bool = False) -> str:
         return "distinct items"
 
 
@@ -77,30 +82,31 @@ PositiveFloat = typing.Annotated[float, Interval(float, 0, None, "neither")]
 NonNegativeFloat = typing.Annotated[float, Interval(float, 0, None)]
 
 
-def problem(value: Any, hint: Any) -> str | None:
+def problem(value: Any, hint: Any, plural: bool = False) -> str | None:
     """What ``value`` should have been by the constraints declared in ``hint`` (``None``: it is in its domain).
 
     ``Annotated[T, c, ...]``: ``value`` checked against ``T``'s own declarations, then ``c.contains``; ``T | None``
     lets ``None`` through; ``list[T]`` / ``tuple[T, ...]`` checks every item, ``dict[K, V]`` every key and value; any other
-    type declares nothing (a nested settings class checks itself when it is built)."""
+    type declares nothing (a nested settings class checks itself when it is built).  ``plural``: described as
+    the items of a list (``integers >= 2``)."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin is typing.Annotated:
-        inner = problem(value, args[0])
+        inner = problem(value, args[0], plural)
         if inner is not None:
             return inner
         bad = next((c for c in hint.__metadata__ if not c.contains(value)), None)
-        return None if bad is None else bad.describe()
+        return None if bad is None else bad.describe(plural)
     if origin in (typing.Union, types.UnionType):
         if value is None:
             return None
-        found = [problem(value, a) for a in args if a is not type(None)]
+        found = [problem(value, a, plural) for a in args if a is not type(None)]
         return None if None in found else found[0] + (" or null" if type(None) in args else "")
     if origin in (list, tuple) and isinstance(value, (list, tuple)) and args:
         items = args if origin is tuple and args[-1] is not Ellipsis else [args[0]] * len(value)
-        return next((f"{p} for every item" for v, a in zip(value, items) if (p := problem(v, a))), None)
+        return next((p for v, a in zip(value, items) if (p := problem(v, a, True))), None)
     if origin is dict and isinstance(value, dict) and args:
-        return next((f"{p} for every {what}" for k, v in value.items() for what, x, a in (("key", k, args[0]),
-                     ("value", v, args[1])) if (p := problem(x, a))), None)
+        return next((f"a mapping with {p} as {what}" for k, v in value.items() for what, x, a in
+                     (("keys", k, args[0]), ("values", v, args[1])) if (p := problem(x, a, True))), None)
     return None
 
 
