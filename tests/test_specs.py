@@ -79,7 +79,16 @@ def test_unknown_profile_experiment_and_top_level_key(tmp_path):
     with pytest.raises(FyexpError, match="unknown experiment 'other'.*known experiments: exp"):
         load_spec("other", tmp_path)
     write(tmp_path, "bad", GOOD.replace("name: exp", "name: bad\ncolour: red"))
-    with pytest.raises(SpecError, match="key 'colour'"):
+    with pytest.raises(SpecError, match="key 'colour': expected one of the top-level keys"):
+        load_spec("bad", tmp_path)
+    # the top level is declared like a profile's parameters (fyexp.specs.TopLevel): types, required keys
+    write(tmp_path, "bad", GOOD.replace("name: exp", "name: bad\ntables: [Table 1, 2]"))
+    with pytest.raises(SpecError, match=r"bad\.yaml: key 'tables': expected a list of a string, got \['Table 1', 2\]"):
+        load_spec("bad", tmp_path)
+    write(tmp_path, "bad", GOOD.replace("name: exp", "name: bad\ntables: [Table 1, '2']"))
+    assert load_spec("bad", tmp_path).tables == ("Table 1", "2")
+    write(tmp_path, "bad", GOOD.replace("name: exp", "name: bad").replace("runner: x\n", ""))
+    with pytest.raises(SpecError, match=r"bad\.yaml: key 'runner': expected a string \(required\)$"):
         load_spec("bad", tmp_path)
     write(tmp_path, "wrongname", GOOD)
     with pytest.raises(SpecError, match="key 'name'.*'wrongname'"):
