@@ -86,9 +86,9 @@ def problem(value: Any, hint: Any, plural: bool = False) -> str | None:
     """What ``value`` should have been by the constraints declared in ``hint`` (``None``: it is in its domain).
 
     ``Annotated[T, c, ...]``: ``value`` checked against ``T``'s own declarations, then ``c.contains``; ``T | None``
-    lets ``None`` through; ``list[T]`` / ``tuple[T, ...]`` checks every item, ``dict[K, V]`` every key and value; any other
-    type declares nothing (a nested settings class checks itself when it is built).  ``plural``: described as
-    the items of a list (``integers >= 2``)."""
+    lets ``None`` through; ``list[T]`` / ``tuple[T, ...]`` checks every item, ``dict[K, V]`` every key and value;
+    any other type declares nothing (a nested settings class checks itself when it is built).  ``plural``: described
+    as the items of a list are (``integers >= 2``)."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin is typing.Annotated:
         inner = problem(value, args[0], plural)
@@ -130,20 +130,18 @@ def check_fields(obj: Any) -> None:
             raise ConfigValueError(name, found, list(value) if isinstance(value, tuple) else value)
 
 
-def settings(cls: type | None = None, **options: Any):
-    """``@dataclass`` (with ``options``) whose construction first checks every field's declared domain
-    (:func:`check_fields`), then runs the class's own ``__post_init__`` (relations between fields)."""
-    def wrap(cls: type) -> type:
-        own = cls.__dict__.get("__post_init__")
+def settings(cls: type) -> type:
+    """``@dataclass`` whose construction first checks every field's declared domain (:func:`check_fields`), then
+    runs the class's own ``__post_init__`` (the relations between fields)."""
+    own = cls.__dict__.get("__post_init__")
 
-        def __post_init__(self) -> None:
-            check_fields(self)
-            if own is not None:
-                own(self)
+    def __post_init__(self) -> None:
+        check_fields(self)
+        if own is not None:
+            own(self)
 
-        cls.__post_init__ = __post_init__
-        return dataclass(cls, **options)
-    return wrap if cls is None else wrap(cls)
+    cls.__post_init__ = __post_init__
+    return dataclass(cls)
 
 
 __all__ = ["DISTINCT", "Distinct", "Interval", "NonNegativeFloat", "NonNegativeInt", "OneOf", "PositiveFloat",
