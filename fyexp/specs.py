@@ -25,6 +25,7 @@ file, the key and what was expected.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import re
 import types
@@ -296,6 +297,14 @@ def _dataclass_of(hint: Any) -> type | None:
     return None
 
 
+@functools.lru_cache(maxsize=None)
+def _type_hints(cls: type) -> dict:
+    """``typing.get_type_hints(cls)`` once per class: evaluating a class's annotations (strings, as
+    ``from __future__ import annotations`` leaves them) costs about a millisecond, and ``list`` resolves every
+    profile of every spec."""
+    return typing.get_type_hints(cls)
+
+
 def build_config(config_cls: type, values: dict, path: Path, where: str, generic_rule: bool = True) -> Any:
     """Validate ``values`` against the dataclass ``config_cls`` and instantiate it.
 
@@ -305,7 +314,7 @@ def build_config(config_cls: type, values: dict, path: Path, where: str, generic
     type and domain (:mod:`fyexp.constraints`) and, with ``generic_rule``, the rule of every spec value
     (:func:`fyexp.domains.spec_value_problem`); a spec's top level goes without it, as its profiles are checked,
     key by key, when they resolve."""
-    hints = typing.get_type_hints(config_cls)
+    hints = _type_hints(config_cls)
     fields = {f.name: f for f in dataclasses.fields(config_cls)}
     at = (lambda key: f"{where}.{key}") if where else str
     for key in values:
