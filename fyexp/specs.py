@@ -25,6 +25,7 @@ file, the key and what was expected.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import re
 import types
@@ -35,23 +36,27 @@ from typing import Any
 
 import yaml
 
+from fyexp.constraints import settings
 from fyexp.domains import MAX_SEED, check_options, spec_value_problem
 from fyexp.errors import ConfigValueError, FyexpError, SpecError
 
-TOP_LEVEL_KEYS = {
-    "name": str,
-    "title": str,
-    "runner": str,
-    "paper": str,
-    "tables": list,
-    "figures": list,
-    "plots": list,
-    "description": str,
-    "defaults": dict,
-    "profiles": dict,
-}
-REQUIRED_TOP_LEVEL = ("name", "title", "runner", "profiles")
 RESERVED_PROFILE_KEYS = ("seeds",)
+
+
+@settings
+class TopLevel:
+    """The top-level keys of a spec file, checked by :func:`build_config` like a profile's parameters."""
+
+    name: str
+    title: str
+    runner: str
+    profiles: dict
+    paper: str = ""
+    tables: list[str] = field(default_factory=list)
+    figures: list[str] = field(default_factory=list)
+    plots: list = field(default_factory=list)
+    description: str = ""
+    defaults: dict = field(default_factory=dict)
 
 
 def experiments_dir() -> Path:
@@ -159,33 +164,15 @@ def load_spec(name: str, directory: Path | None = None) -> ExperimentSpec:
     if not path.is_file():
         known = ", ".join(available_specs(directory)) or "none"
         raise FyexpError(f"unknown experiment '{name}': no {path} (known experiments: {known})")
-    data = _read_yaml(path)
-    for key, value in data.items():
-        if key not in TOP_LEVEL_KEYS:
-            raise SpecError(path, key, f"one of the top-level keys {sorted(TOP_LEVEL_KEYS)}")
-        if not isinstance(value, TOP_LEVEL_KEYS[key]):
-            raise SpecError(path, key, f"a {TOP_LEVEL_KEYS[key].__name__}", value)
-    for key in REQUIRED_TOP_LEVEL:
-        if key not in data:
-            raise SpecError(path, key, "a value (the key is required)")
-    if data["name"] != name:
-        raise SpecError(path, "name", f"'{name}' (the file's name)", data["name"])
-    for profile, overrides in data["profiles"].items():
+    top = build_config(TopLevel, _read_yaml(path), path, "", generic_rule=False)
+    if top.name != name:
+        raise SpecError(path, "name", f"'{name}' (the file's name)", top.name)
+    for profile, overrides in top.profiles.items():
         if not isinstance(overrides, dict):
             raise SpecError(path, f"profiles.{profile}", "a mapping of parameters", overrides)
-    return ExperimentSpec(
-        plots=_check_plots(data.get("plots", []), path),
-        name=data["name"],
-        title=data["title"],
-        runner=data["runner"],
-        path=path,
-        paper=data.get("paper", ""),
-        tables=tuple(data.get("tables", [])),
-        figures=tuple(data.get("figures", [])),
-        description=data.get("description", ""),
-        defaults=data.get("defaults", {}) or {},
-        profiles=data["profiles"],
-    )
+    return ExperimentSpec(name=top.name, title=top.title, runner=top.runner, path=path, paper=top.paper,
+                          tables=tuple(top.tables), figures=tuple(top.figures), plots=_check_plots(top.plots, path),
+                          description=top.description, defaults=top.defaults, profiles=top.profiles)
 
 
 def _check_plots(entries: list, path: Path) -> tuple[tuple[str, dict], ...]:
@@ -310,39 +297,51 @@ def _dataclass_of(hint: Any) -> type | None:
     return None
 
 
-def build_config(config_cls: type, values: dict, path: Path, where: str) -> Any:
+@functools.lru_cache(maxsize=None)
+def _type_hints(cls: type) -> dict:
+    """``typing.get_type_hints(cls)`` once per class: evaluating a class's annotations (strings, as
+    ``from __future__ import annotations`` leaves them) costs about a millisecond, and ``list`` resolves every
+    profile of every spec."""
+    return typing.get_type_hints(cls)
+
+
+def build_config(config_cls: type, values: dict, path: Path, where: str, generic_rule: bool = True) -> Any:
     """Validate ``values`` against the dataclass ``config_cls`` and instantiate it.
 
     A field annotated with a dataclass is a nested block (e.g. ``train:`` → ``TrainConfig``, whose ``optimizer:``
     is an ``OptimizerConfig``), built recursively; every error names the full key path
-    (``profiles.paper.train.optimizer.lr``)."""
-    hints = typing.get_type_hints(config_cls)
+    (``profiles.paper.train.optimizer.lr``; ``where`` empty: the file's top level).  Each value obeys its declared
+    type and domain (:mod:`fyexp.constraints`) and, with ``generic_rule``, the rule of every spec value
+    (:func:`fyexp.domains.spec_value_problem`); a spec's top level goes without it, as its profiles are checked,
+    key by key, when they resolve."""
+    hints = _type_hints(config_cls)
     fields = {f.name: f for f in dataclasses.fields(config_cls)}
+    at = (lambda key: f"{where}.{key}") if where else str
     for key in values:
         if key not in fields:
-            raise SpecError(path, f"{where}.{key}", f"one of the parameters {sorted(fields)}")
+            raise SpecError(path, at(key), f"one of the {'parameters' if where else 'top-level keys'} {sorted(fields)}")
     kwargs = {}
     for name, fld in fields.items():
         if name not in values:
             if fld.default is dataclasses.MISSING and fld.default_factory is dataclasses.MISSING:
-                raise SpecError(path, f"{where}.{name}", f"{describe_type(hints[name])} (required)")
+                raise SpecError(path, at(name), f"{describe_type(hints[name])} (required)")
             continue
         value = values[name]
         nested = _dataclass_of(hints[name])
         if nested is not None and isinstance(value, dict):
-            kwargs[name] = build_config(nested, value, path, f"{where}.{name}")
+            kwargs[name] = build_config(nested, value, path, at(name))
             continue
         if not conforms(value, hints[name]):
-            raise SpecError(path, f"{where}.{name}", describe_type(hints[name]), value)
+            raise SpecError(path, at(name), describe_type(hints[name]), value)
         default = fld.default_factory() if fld.default_factory is not dataclasses.MISSING else fld.default
-        problem = spec_value_problem(value, default)
+        problem = spec_value_problem(value, default) if generic_rule else None
         if problem is not None:
-            raise SpecError(path, f"{where}.{name}", problem, value)
+            raise SpecError(path, at(name), problem, value)
         kwargs[name] = _coerce(value, hints[name])
     try:
         return config_cls(**kwargs)
     except ConfigValueError as exc:
-        raise SpecError(path, f"{where}.{exc.key}", exc.expected, exc.got) from None
+        raise SpecError(path, at(exc.key), exc.expected, exc.got) from None
 
 
 def resolve(spec: ExperimentSpec, profile: str, config_cls: type, seeds: list[int] | None = None,

@@ -5,6 +5,8 @@ beside an input just on the other side that is accepted: an empty grid (from ``-
 grid that keeps one method; ``reproduce`` with an ``--only`` that selects nothing and one that selects a cell of one
 experiment, with an unknown profile and a known one, each with and without ``--dry-run``; a ``--set`` that fails for
 one experiment of a paper names it.  A variant's folder name stays bounded however long its ``--set`` values.
+Every kind of declared domain (:mod:`fyexp.constraints`) accepts the value at its edge and refuses the one just
+outside, from ``--set`` and from a spec file.
 """
 
 from __future__ import annotations
@@ -147,3 +149,57 @@ def test_every_option_of_every_command_is_explained_in_its_help():
                                                                                                "--jobs", "--threads",
                                                                                                "--slurm"))}
     assert len(executors["run"]) == 8 and executors["run"] == executors["tune"] == executors["reproduce"]
+
+
+# ---- every kind of declared domain (fyexp.constraints), both sides of its edge, through `fyexp show --set` --------
+#: (experiment, a --set at the edge of a declared domain, accepted; the same key just outside it; what is expected)
+EDGES = [
+    ("fy-vae", "train.epochs=1", "train.epochs=0", "key 'train.epochs': expected an integer >= 1, got 0"),
+    ("fy-vae", "train.optimizer.lr=1.0e-12", "train.optimizer.lr=0",
+     "key 'train.optimizer.lr': expected a positive number, got 0"),
+    ("fy-vae", "beta=0", "beta=-1.0e-12", "key 'beta': expected a number >= 0, got -1e-12"),
+    ("fy-vae", "train.optimizer.betas=[0, 0.999]", "train.optimizer.betas=[0.9, 1]",
+     "key 'train.optimizer.betas': expected numbers in [0, 1), got [0.9, 1]"),
+    ("fy-vae", "grid.dataset=[FashionMNIST]", "grid.dataset=[FashionMNIST, CIFAR]",
+     "key 'grid.dataset': expected names among ['MNIST', 'FashionMNIST'], got ['FashionMNIST', 'CIFAR']"),
+    ("vr-vae", "freyface.train_fraction=0.999", "freyface.train_fraction=1",
+     "key 'freyface.train_fraction': expected a number in (0, 1), got 1"),
+    ("vr-vae", "validation.mnist=1", "validation.mnist=0",
+     "key 'validation': expected a mapping with integers >= 1 as values, got {"),
+    ("vr-vae", "validation.caltech=5", "validation.cifar=5",
+     "key 'validation': expected a mapping with names among ['freyface', 'caltech', 'mnist'] as keys"),
+    ("tvem-bsc", "figure1_keep=16", "figure1_keep=17", "key 'figure1_keep': expected an integer in [1, 16], got 17"),
+    ("tvem-bsc", "recovery_threshold=1", "recovery_threshold=1.001",
+     "key 'recovery_threshold': expected a number in (0, 1], got 1.001"),
+    ("vr-bnn", "methods=[VI, VR-max]", "methods=[VI, VR-max, VI]",
+     "key 'methods': expected distinct items, got ['VI', 'VR-max', 'VI']"),
+    ("frac-vae", "n_test=2", "n_test=1", "key 'n_test': expected an integer >= 2 or null, got 1"),
+]
+
+
+@pytest.mark.parametrize("experiment", sorted({e[0] for e in EDGES}))
+def test_each_declared_domain_accepts_its_edge(experiment):
+    sets = [arg for e in EDGES if e[0] == experiment for arg in ("--set", e[1])]
+    shown = run_cli("show", experiment, "--profile", "quick", *sets)
+    assert shown.returncode == 0 and not shown.stderr.strip(), shown.stderr
+
+
+@pytest.mark.parametrize("experiment, outside, expected", [(e[0], e[2], e[3]) for e in EDGES],
+                         ids=[e[2] for e in EDGES])
+def test_each_declared_domain_refuses_just_outside_its_edge_in_one_line(experiment, outside, expected):
+    _refused(run_cli("show", experiment, "--profile", "quick", "--set", outside), f"error: --set: {expected}")
+
+
+def test_a_declared_domain_names_the_spec_file_and_profile_key(tmp_path):
+    """The same declaration refuses a spec file's value, naming the file and the profile's key path."""
+    frac = ROOT / "experiments" / "frac-vae.yaml"
+    for value, refused in (("2", False), ("1", True)):
+        folder = tmp_path / value
+        folder.mkdir()
+        text = frac.read_text(encoding="utf-8").replace("    n_test: 12\n", f"    n_test: {value}\n", 1)
+        (folder / frac.name).write_text(text, encoding="utf-8")
+        shown = run_cli("show", "frac-vae", "--profile", "quick", "--experiments-dir", str(folder))
+        if refused:
+            _refused(shown, "frac-vae.yaml: key 'profiles.quick.n_test': expected an integer >= 2 or null, got 1")
+        else:
+            assert shown.returncode == 0 and "n_test: 2" in shown.stdout, shown.stderr

@@ -146,3 +146,26 @@ def test_a_cells_settings_cover_only_the_configuration_it_depends_on():
     assert cell.params["dataset"] == "MNIST"
     assert scoped_config(fy, narrower, cell) == scoped_config(fy, fy_config, cell)
     assert scoped_config(fy, dataclasses.replace(fy_config, beta=0.5), cell) != scoped_config(fy, fy_config, cell)
+
+
+def test_settings_hashes_lists_every_cell_and_moves_only_with_the_settings(tmp_path):
+    """``scripts/settings_hashes.py`` (the proof that a refactoring moved no committed cell's settings hash): one
+    line per cell and per profile; a default written out changes no line, a changed value changes its lines."""
+    import sys
+
+    from tests.conftest import ROOT, cli_env
+
+    def hashes(defaults: str) -> dict:
+        folder = tmp_path / defaults.replace(" ", "").replace(":", "=")
+        folder.mkdir()
+        text = (TOY_SPECS / "toy.yaml").read_text().replace("defaults:\n", f"defaults:\n  {defaults}\n")
+        (folder / "toy.yaml").write_text(text)
+        done = subprocess.run([sys.executable, str(ROOT / "scripts" / "settings_hashes.py")], capture_output=True,
+                              text=True, cwd=ROOT, env=cli_env({"FYEXP_EXPERIMENTS_DIR": str(folder)}), check=True)
+        return {tuple(line.split()[:3]): line.split()[3] for line in done.stdout.splitlines()}
+
+    plain, written, moved = hashes("mode: square"), hashes("sleep_s: 0.0"), hashes("sleep_s: 0.5")
+    assert ("toy", "paper", "*") in plain and ("toy", "quick", "toy__x=0.5__seed=0") in plain
+    assert len(plain) == 3 + 2 * 2 + 1 + 2   # a line per profile, paper's 2 × 2 cells, quick's 1, tune's 2
+    assert written == plain
+    assert set(moved) == set(plain) and all(moved[key] != plain[key] for key in plain)

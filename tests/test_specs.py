@@ -79,7 +79,16 @@ def test_unknown_profile_experiment_and_top_level_key(tmp_path):
     with pytest.raises(FyexpError, match="unknown experiment 'other'.*known experiments: exp"):
         load_spec("other", tmp_path)
     write(tmp_path, "bad", GOOD.replace("name: exp", "name: bad\ncolour: red"))
-    with pytest.raises(SpecError, match="key 'colour'"):
+    with pytest.raises(SpecError, match="key 'colour': expected one of the top-level keys"):
+        load_spec("bad", tmp_path)
+    # the top level is declared like a profile's parameters (fyexp.specs.TopLevel): types, required keys
+    write(tmp_path, "bad", GOOD.replace("name: exp", "name: bad\ntables: [Table 1, 2]"))
+    with pytest.raises(SpecError, match=r"bad\.yaml: key 'tables': expected a list of a string, got \['Table 1', 2\]"):
+        load_spec("bad", tmp_path)
+    write(tmp_path, "bad", GOOD.replace("name: exp", "name: bad\ntables: [Table 1, '2']"))
+    assert load_spec("bad", tmp_path).tables == ("Table 1", "2")
+    write(tmp_path, "bad", GOOD.replace("name: exp", "name: bad").replace("runner: x\n", ""))
+    with pytest.raises(SpecError, match=r"bad\.yaml: key 'runner': expected a string \(required\)$"):
         load_spec("bad", tmp_path)
     write(tmp_path, "wrongname", GOOD)
     with pytest.raises(SpecError, match="key 'name'.*'wrongname'"):
@@ -99,3 +108,54 @@ def test_helpers():
         parse_seeds("a,b")
     assert conforms(3, float) and not conforms(True, int) and not conforms(3.0, int)
     assert conforms(None, int | None) and conforms([1, 2], tuple[int, ...])
+
+
+# ---- declared domains (fyexp.constraints) ------------------------------------------------------------------------
+from typing import Annotated  # noqa: E402
+
+from fyexp.constraints import DISTINCT, Interval, OneOf, PositiveInt, problem, settings  # noqa: E402
+from fyexp.errors import ConfigValueError  # noqa: E402
+
+
+@pytest.mark.parametrize("hint, inside, outside, expected", [
+    (PositiveInt, 1, 0, "an integer >= 1"),
+    (Annotated[int, Interval(int, 1, 16)], 16, 17, "an integer in [1, 16]"),
+    (Annotated[float, Interval(float, 0, None, "neither")], 1e-300, 0.0, "a positive number"),
+    (Annotated[float, Interval(float, 0, None)], 0.0, -1e-300, "a number >= 0"),
+    (Annotated[float, Interval(float, 0, 1, "right")], 1.0, 1.0 + 1e-12, "a number in (0, 1]"),
+    (Annotated[float, Interval(float, -2, 3, "left")], -2, 3, "a number in [-2, 3)"),
+    (Annotated[int, Interval(int, 3, None)] | None, None, 2, "an integer >= 3 or null"),
+    (list[Annotated[int, Interval(int, 2, None)]], [2, 9], [9, 1], "integers >= 2"),
+    (tuple[float, Annotated[float, Interval(float, 0, 1, "left")]], (5.0, 0.0), (0.5, 1.0), "numbers in [0, 1)"),
+    (list[Annotated[str, OneOf(("a", "b"))]], ["b"], ["b", "c"], "names among ['a', 'b']"),
+    (Annotated[str, OneOf({1.0: "x", 2.0: "y"})], 2, 3, "one among [1.0, 2.0]"),
+    (Annotated[list[int], DISTINCT], [1, 2], [2, 2], "distinct items"),
+    (dict[str, PositiveInt], {"a": 1}, {"a": 1, "b": 0}, "a mapping with integers >= 1 as values"),
+    (dict[Annotated[str, OneOf(["a"])], int], {"a": 0}, {"z": 0}, "a mapping with names among ['a'] as keys"),
+])
+def test_a_declared_domain_accepts_its_edge_and_refuses_just_outside(hint, inside, outside, expected):
+    assert problem(inside, hint) is None
+    assert problem(outside, hint) == expected
+
+
+@settings
+class Declared:
+    low: PositiveInt = 1
+    high: PositiveInt = 5
+
+    def __post_init__(self):
+        require(self.low <= self.high, "low", "at most high", self.low)
+
+
+def test_settings_checks_every_declared_field_then_the_relations(tmp_path):
+    """Built from Python or from a spec, the field's own domain is checked first, then ``__post_init__``."""
+    with pytest.raises(ConfigValueError, match="key 'high': expected an integer >= 1, got 0"):
+        Declared(high=0)
+    with pytest.raises(ConfigValueError, match="key 'low': expected at most high"):
+        Declared(low=6)
+    assert Declared(low=5).high == 5
+    write(tmp_path, "exp", "name: exp\ntitle: t\nrunner: x\nprofiles: {quick: {high: 1}, bad: {high: 0}}\n")
+    spec = load_spec("exp", tmp_path)
+    assert resolve(spec, "quick", Declared).config == Declared(1, 1)
+    with pytest.raises(SpecError, match=r"exp\.yaml: key 'profiles\.bad\.high': expected an integer >= 1, got 0"):
+        resolve(spec, "bad", Declared)

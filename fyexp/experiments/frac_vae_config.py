@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, field
-from typing import Callable, Literal, NamedTuple
+from typing import Annotated, Callable, Literal, NamedTuple
 
+from fyexp.constraints import Interval, PositiveInt, settings
 from fyexp.errors import ConfigValueError, require
 from fyexp.experiments.grid import check_axes, expand
 from fyexp.train import OptimizerConfig, TrainConfig
@@ -101,45 +102,41 @@ class Grid:
                 require(ok(combo), key, f"{expected} (in grid cell {combo})", combo[key])
 
 
-@dataclass
+@settings
 class Config:
     """Hyperparameters of the frac VAE grid (frac App. C.4–C.5, ``docs/protocols.md`` "Frac VAEs")."""
 
     grid: Grid = field(default_factory=Grid)
-    n_train: int = 60_000
-    n_test: int | None = None
+    n_train: PositiveInt = 60_000
+    n_test: Annotated[int, Interval(int, 2, None)] | None = None
     train: TrainConfig = field(default_factory=lambda: TrainConfig(
         epochs=500, batch_size=64, optimizer=OptimizerConfig(name="adam", lr=1e-3, weight_decay=1e-5)))
-    table7_epochs: int = 50
-    n_samples: int = 100
-    n_u: int = 10
-    n_z: int = 10
-    n_cross: int = 5
+    table7_epochs: PositiveInt = 50
+    n_samples: PositiveInt = 100
+    n_u: PositiveInt = 10
+    n_z: PositiveInt = 10
+    n_cross: PositiveInt = 5
     bh_kl_weight: Literal["paper", "one"] = "paper"
-    eval_samples: int = 1024
-    eval_n_u: int = 32
-    eval_n_z: int = 32
-    eval_chunk: int = 256
-    eval_batch: int = 100
+    eval_samples: PositiveInt = 1024
+    eval_n_u: PositiveInt = 32
+    eval_n_z: PositiveInt = 32
+    eval_chunk: PositiveInt = 256
+    eval_batch: PositiveInt = 100
     width: int = 32
     cb_clamp: float = 1e-4
-    degeneracy_samples: int = 500
-    n_generated: int = 10_000
+    degeneracy_samples: PositiveInt = 500
+    n_generated: PositiveInt = 10_000
     fid_weights: str | None = None          # Inception weights file; else $FYEXP_FID_WEIGHTS, else torch's hub cache
     proxy_n_train: int = 60_000
     proxy_epochs: int = 2
     figure_seed: int = 0
-    grid_size: int = 20
-    n_scatter: int = 5000
+    grid_size: PositiveInt = 20
+    n_scatter: PositiveInt = 5000
     n_implicit_images: int = 16
 
     def __post_init__(self):
-        for key in ("n_train", "table7_epochs", "n_samples", "n_u", "n_z", "eval_samples", "eval_n_u", "eval_n_z",
-                    "eval_chunk", "eval_batch", "degeneracy_samples", "n_generated", "grid_size", "n_scatter"):
-            require(getattr(self, key) >= 1, key, "a positive integer", getattr(self, key))
-        require(1 <= self.n_cross < min(self.n_u, self.eval_n_u), "n_cross", "an integer in [1, min(n_u, eval_n_u))",
+        require(self.n_cross < min(self.n_u, self.eval_n_u), "n_cross", "an integer in [1, min(n_u, eval_n_u))",
                 self.n_cross)
-        require(self.n_test is None or self.n_test >= 2, "n_test", "an integer >= 2 or null", self.n_test)
         for combo in expand(self.grid):        # Table 7's decoder is the figure seed's ELBO model
             if combo["method"] == "L-fixed-decoder" and combo.get("seed") != self.figure_seed:
                 raise ConfigValueError("grid.include", f"L-fixed-decoder entries pinned to the figure seed "

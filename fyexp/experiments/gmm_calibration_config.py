@@ -5,9 +5,10 @@ rows carry (:func:`paper_keys`: which rows the paper prints, declared in :data:`
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from fyexp.calibration.data import MixtureSetting
+from fyexp.constraints import Interval, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, settings
 from fyexp.errors import require
 from fyexp.experiments.method_grid import check_method_grid
 
@@ -48,42 +49,39 @@ def _default_gammas() -> list[float]:
     return [round(0.1 * i, 1) for i in range(1, 11)]
 
 
-@dataclass
+_Gamma = Annotated[float, Interval(float, 0, 1, "right")]      # a fractional posterior's γ, in (0, 1]
+_AtLeast2 = Annotated[int, Interval(int, 2, None)]
+
+
+@settings
 class GmmCalibrationConfig:
     """Hyperparameters of the study; the defaults are the authors' protocol (docs/protocols.md, §5.1, §C)."""
 
     grid: dict[str, dict | bool | None] = field(default_factory=_default_grid)
-    n_replicas: int = 5000
-    gammas: list[float] = field(default_factory=_default_gammas)      # the L_γ grid; must contain 1.0
+    n_replicas: _AtLeast2 = 5000
+    gammas: list[_Gamma] = field(default_factory=_default_gammas)      # the L_γ grid; must contain 1.0
     conflated_gammas: list[float] = field(default_factory=lambda: [0.1, 0.5, 0.9])
-    alpha: float = 0.05
-    prior_var: float = 9.0
-    tol: float = 1e-5
-    min_iter: int = 3
+    alpha: Annotated[float, Interval(float, 0, 1, "neither")] = 0.05
+    prior_var: PositiveFloat = 9.0
+    tol: NonNegativeFloat = 1e-5
+    min_iter: PositiveInt = 3
     max_iter: int = 10000
-    extra_sweeps: int = 0                 # sweeps run after the stopping test passes
+    extra_sweeps: NonNegativeInt = 0      # sweeps run after the stopping test passes
     stopping_bound: Literal["eq7", "authors"] = "eq7"
-    is_samples: int = 1000                # per replica, for the log-evidence averaged over replicas (§C.3)
+    is_samples: _AtLeast2 = 1000          # per replica, for the log-evidence averaged over replicas (§C.3)
     is_gammas: list[float] = field(default_factory=lambda: [1.0])   # posteriors used for that average
-    table5_samples: int = 100000          # on one replica per setting (Table 5)
-    table5_replica: int = 0
+    table5_samples: _AtLeast2 = 100000    # on one replica per setting (Table 5)
+    table5_replica: NonNegativeInt = 0
 
     def __post_init__(self):
         self.grid = check_method_grid(self.grid, AXES)
-        require(self.n_replicas >= 2, "n_replicas", "an integer >= 2", self.n_replicas)
-        require(all(0 < g <= 1 for g in self.gammas) and 1.0 in self.gammas and len(self.gammas) >= 2,
-                "gammas", "at least two values in (0, 1], including 1.0", self.gammas)
+        require(1.0 in self.gammas and len(self.gammas) >= 2, "gammas", "at least two values in (0, 1], including 1.0",
+                self.gammas)
         require(set(self.conflated_gammas) <= set(self.gammas), "conflated_gammas", "a subset of gammas",
                 self.conflated_gammas)
         require(set(self.is_gammas) <= set(self.gammas), "is_gammas", "a subset of gammas", self.is_gammas)
-        require(0 < self.alpha < 1, "alpha", "a number in (0, 1)", self.alpha)
-        require(self.prior_var > 0, "prior_var", "a positive number", self.prior_var)
-        require(self.tol >= 0, "tol", "a number >= 0", self.tol)
-        require(1 <= self.min_iter <= self.max_iter, "min_iter", "an integer in [1, max_iter]", self.min_iter)
-        require(self.extra_sweeps >= 0, "extra_sweeps", "an integer >= 0", self.extra_sweeps)
-        require(self.is_samples >= 2 and self.table5_samples >= 2, "is_samples", "at least 2 samples",
-                (self.is_samples, self.table5_samples))
-        require(0 <= self.table5_replica < self.n_replicas, "table5_replica", "an index below n_replicas",
+        require(self.min_iter <= self.max_iter, "min_iter", "an integer in [1, max_iter]", self.min_iter)
+        require(self.table5_replica < self.n_replicas, "table5_replica", "an index below n_replicas",
                 self.table5_replica)
 
     @property

@@ -3,9 +3,10 @@ with its own axes (:data:`AXES`), validated here so that the runner holds only t
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Literal
+from dataclasses import field
+from typing import Annotated, Literal
 
+from fyexp.constraints import Interval, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, settings
 from fyexp.errors import require
 from fyexp.experiments.method_grid import check_method_grid
 
@@ -20,37 +21,30 @@ def _default_grid() -> dict:
 
 TABLE1_SPARSE_RHOS = (2.0, 1.5)     # sparse rows of Table 1 (ρ = 1.5 an extra row); other ρ: Figure 2 only
 
-@dataclass
+@settings
 class GMMClusteringConfig:
     """Data (FYVI App. B; docs/protocols.md), EM settings and the grid: method → its axes (``null``: not run)."""
 
     centers: list[list[float]] = field(default_factory=lambda: [[0.0, 0.0], [1.0, 1.0], [1.0, -1.0], [-1.0, -1.0]])
-    spread: list[float] = field(default_factory=lambda: [0.5, 0.7, 0.9, 0.11])
+    spread: list[PositiveFloat] = field(default_factory=lambda: [0.5, 0.7, 0.9, 0.11])
     spread_kind: Literal["std", "variance"] = "std"
     n_samples: int = 1000
     data_seed: int = 0
-    n_outliers: int = 100
+    n_outliers: NonNegativeInt = 100
     outlier_seed: int = 40
-    outlier_box: float = 3.0
-    n_components: int = 4
-    n_iter: int = 200
-    reg_covar: float = 1e-6
+    outlier_box: PositiveFloat = 3.0
+    n_components: Annotated[int, Interval(int, 2, None)] = 4
+    n_iter: PositiveInt = 200
+    reg_covar: NonNegativeFloat = 1e-6
     prior_term: Literal["log", "tsallis"] = "log"
-    sparse_init_skip: int = 0
+    sparse_init_skip: NonNegativeInt = 0
     grid: dict[str, dict | bool | None] = field(default_factory=_default_grid)
 
     def __post_init__(self):
         require(len(self.centers) >= 1 and len({len(c) for c in self.centers}) == 1, "centers",
                 "a non-empty list of points of equal dimension", self.centers)
-        require(len(self.spread) == len(self.centers) and all(s > 0 for s in self.spread), "spread",
-                "one positive number per center", self.spread)
+        require(len(self.spread) == len(self.centers), "spread", "one positive number per center", self.spread)
         require(self.n_samples >= len(self.centers), "n_samples", "at least one point per center", self.n_samples)
-        require(self.n_outliers >= 0, "n_outliers", "an integer >= 0", self.n_outliers)
-        require(self.outlier_box > 0, "outlier_box", "a number > 0", self.outlier_box)
-        require(self.n_components >= 2, "n_components", "an integer >= 2", self.n_components)
-        require(self.n_iter >= 1, "n_iter", "an integer >= 1", self.n_iter)
-        require(self.reg_covar >= 0, "reg_covar", "a number >= 0", self.reg_covar)
-        require(self.sparse_init_skip >= 0, "sparse_init_skip", "an integer >= 0", self.sparse_init_skip)
         self.grid = check_method_grid(self.grid, AXES)
         rhos, active = self.grid.get("sparse", {}).get("rho", []), self.grid.get("truncated", {}).get("n_active", [])
         require(all(r > 0 for r in rhos), "grid.sparse.rho", "entropic indices > 0", rhos)

@@ -4,10 +4,10 @@ Torch-free: reading a spec (``fyexp show``) imports this module, not the runner'
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Literal
+from dataclasses import field
+from typing import Annotated, Literal
 
-from fyexp.errors import require
+from fyexp.constraints import Interval, NonNegativeFloat, PositiveInt, settings
 from fyexp.train import OptimizerConfig, TrainConfig
 
 # the parameters that name a cell (its identity), as paths into the config; the names are those of the first runs
@@ -16,34 +16,29 @@ IDENTITY = {"rho_prime": "rho_prime", "learning_rate": "train.optimizer.lr", "ba
             "beta": "beta"}
 
 
-@dataclass
+@settings
 class NVDMConfig:
     """Hyperparameters of one NVDM / FY-NVDM run and of its tuning study (FYVI Appendix D)."""
 
     observation: Literal["multinomial", "entmax"] = "multinomial"
-    rho_prime: float = 1.314
-    n_topics: int = 50
-    hidden: int = 500
-    beta: float = 0.01
+    rho_prime: Annotated[float, Interval(float, 1, None)] = 1.314
+    n_topics: PositiveInt = 50
+    hidden: PositiveInt = 500
+    beta: NonNegativeFloat = 0.01
     train: TrainConfig = field(default_factory=lambda: TrainConfig(epochs=500, batch_size=64,
                                                                    optimizer=OptimizerConfig(lr=5e-5)))
-    alternating_epochs: int = 1
-    perplexity_samples: int = 20
-    coherence_sizes: list[int] = field(default_factory=lambda: [5, 10, 15, 20, 25])
+    alternating_epochs: PositiveInt = 1
+    perplexity_samples: PositiveInt = 20
+    coherence_sizes: list[Annotated[int, Interval(int, 2, None)]] = field(default_factory=lambda: [5, 10, 15, 20, 25])
     embedder: str = ""
     cache_dir: str = ""
-    n_trials: int = 100
+    n_trials: PositiveInt = 100
     search: dict = field(default_factory=dict)
     tune_seed: int = 0
     heartbeat_interval: int = 30
     grace_period: int = 120
 
     def __post_init__(self):
-        require(self.rho_prime >= 1.0, "rho_prime", "a number >= 1", self.rho_prime)
-        for key in ("n_topics", "hidden", "alternating_epochs", "n_trials", "perplexity_samples"):
-            require(getattr(self, key) >= 1, key, "an integer >= 1", getattr(self, key))
-        require(self.beta >= 0, "beta", "a number >= 0", self.beta)
-        require(all(n >= 2 for n in self.coherence_sizes), "coherence_sizes", "integers >= 2", self.coherence_sizes)
         from fyexp.tuning import check_search
 
         check_search(self.search, type(self), tuple(IDENTITY.values()))

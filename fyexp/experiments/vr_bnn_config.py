@@ -5,9 +5,10 @@ Torch-free: reading a spec (``fyexp show``) imports this module, not the runner'
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import field
+from typing import Annotated
 
-from fyexp.errors import require
+from fyexp.constraints import DISTINCT, OneOf, PositiveFloat, PositiveInt, settings
 from fyexp.experiments.grid import check_axes
 from fyexp.train import OptimizerConfig, TrainConfig
 
@@ -18,7 +19,7 @@ METHOD_CODES = {name: i + 1 for i, name in enumerate(METHODS)}
 DATASETS = ["boston", "concrete", "energy", "wine", "yacht", "protein", "year"]
 
 
-@dataclass
+@settings
 class Grid:
     """The cells: one per UCI data set."""
 
@@ -28,21 +29,21 @@ class Grid:
         check_axes(self)
 
 
-@dataclass
+@settings
 class Config:
     """Settings of §5.2 and docs/protocols.md; ``*_by_dataset`` override the defaults for the large sets."""
 
     grid: Grid = field(default_factory=Grid)
-    methods: list[str] = field(default_factory=lambda: list(METHODS))
-    n_splits: int | None = None  # null: every split of the data set
-    hidden: int = 50
-    hidden_by_dataset: dict[str, int] = field(default_factory=lambda: {"protein": 100, "year": 100})
-    n_samples: int = 100
-    n_samples_by_dataset: dict[str, int] = field(default_factory=lambda: {"protein": 10, "year": 10})
-    epochs: int = 500
-    epochs_by_dataset: dict[str, int] = field(default_factory=lambda: {"protein": 100, "year": 40})
-    test_samples: int | None = None  # null: the training K (the authors' evaluation)
-    prior_var: float = 1.0
+    methods: Annotated[list[Annotated[str, OneOf(METHODS)]], DISTINCT] = field(default_factory=lambda: list(METHODS))
+    n_splits: PositiveInt | None = None  # null: every split of the data set
+    hidden: PositiveInt = 50
+    hidden_by_dataset: dict[str, PositiveInt] = field(default_factory=lambda: {"protein": 100, "year": 100})
+    n_samples: PositiveInt = 100
+    n_samples_by_dataset: dict[str, PositiveInt] = field(default_factory=lambda: {"protein": 10, "year": 10})
+    epochs: PositiveInt = 500
+    epochs_by_dataset: dict[str, PositiveInt] = field(default_factory=lambda: {"protein": 100, "year": 40})
+    test_samples: PositiveInt | None = None  # null: the training K (the authors' evaluation)
+    prior_var: PositiveFloat = 1.0
     init_std: float = 0.1
     init_log_var: float = -10.0
     analytic_kl: bool = True
@@ -54,16 +55,6 @@ class Config:
     def __post_init__(self):
         if self.datasets is not None:
             self.grid = Grid(dataset=list(self.datasets))
-        for m in self.methods:
-            require(m in METHODS, "methods", f"names among {list(METHODS)}", self.methods)
-        require(len(set(self.methods)) == len(self.methods) and self.methods, "methods", "distinct names", self.methods)
-        require(self.n_splits is None or self.n_splits >= 1, "n_splits", "an integer >= 1 or null", self.n_splits)
-        for key in ("hidden", "n_samples", "epochs"):
-            values = [getattr(self, key), *getattr(self, f"{key}_by_dataset").values()]
-            require(all(v >= 1 for v in values), key, "integers >= 1", values)
-        require(self.test_samples is None or self.test_samples >= 1, "test_samples", "an integer >= 1 or null",
-                self.test_samples)
-        require(self.prior_var > 0, "prior_var", "a positive number", self.prior_var)
 
     def for_dataset(self, name: str) -> tuple[int, int, int]:
         """(hidden units, K, epochs) of data set ``name``."""

@@ -4,34 +4,34 @@ Torch-free: reading a spec (``fyexp show``) imports this module, not torch."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
+from typing import Annotated
 
+from fyexp.constraints import Interval, PositiveInt, settings
 from fyexp.errors import require
 from fyexp.experiments.grid import check_axes
 
 
-@dataclass
+@settings
 class Grid:
     """The axis of the grid: K, the number of samples of one estimate."""
 
-    K: list[int] = field(default_factory=lambda: [1, 10, 100])
+    K: list[PositiveInt] = field(default_factory=lambda: [1, 10, 100])
 
     def __post_init__(self):
         check_axes(self)
-        require(all(k >= 1 for k in self.K), "K", "integers >= 1", self.K)
 
 
-@dataclass
+@settings
 class Config:
     mu_p: list[float] = field(default_factory=lambda: [0.0, 0.0])
     mu_q: list[float] = field(default_factory=lambda: [1.0, 1.0])
     alphas: list[float] = field(default_factory=lambda: [-1.0, -0.5, 0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0])
     grid: Grid = field(default_factory=Grid)
-    repetitions: int = 200
+    repetitions: Annotated[int, Interval(int, 2, None)] = 200
 
     def __post_init__(self):
         require(len(self.mu_p) == len(self.mu_q) >= 1, "mu_q", "a point of the dimension of mu_p", self.mu_q)
-        require(self.repetitions >= 2, "repetitions", "an integer >= 2", self.repetitions)
 
 
 def cell_config(config: Config, cell) -> dict:

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Annotated, Literal
 
+from fyexp.constraints import Interval, NonNegativeFloat, OneOf, PositiveFloat, PositiveInt, settings
 from fyexp.data.names import VR_IMAGE_DATASETS as DATASETS
 from fyexp.errors import require
 from fyexp.experiments.grid import check_axes, expand
@@ -32,24 +33,18 @@ def _iwae_train() -> TrainConfig:
                        schedule=ScheduleConfig(name="iwae", rounded=True))
 
 
-@dataclass
+@settings
 class FreyProtocol:
     """Frey Face only (spec block ``freyface:``): decoder mean link, initialization, weight prior, runs, the VAE's
     KL; each setting with its source in the authors' code: :mod:`fyexp.experiments.vr_vae_frey`.  The defaults
     are our settings before the authors' were followed."""
 
     mean: Literal["sigmoid", "linear"] = "linear"
-    init_std: float | None = None
-    weight_prior: float = 0.0
+    init_std: PositiveFloat | None = None
+    weight_prior: NonNegativeFloat = 0.0
     splits: Literal["seeded", "partition"] = "partition"
-    train_fraction: float = 0.9
+    train_fraction: Annotated[float, Interval(float, 0, 1, "neither")] = 0.9
     elbo: Literal["mc", "analytic"] = "analytic"
-
-    def __post_init__(self):
-        require(self.init_std is None or self.init_std > 0, "init_std", "a positive number or null",
-                self.init_std)
-        require(self.weight_prior >= 0, "weight_prior", "a number >= 0", self.weight_prior)
-        require(0 < self.train_fraction < 1, "train_fraction", "a number in (0, 1)", self.train_fraction)
 
     @property
     def observation(self) -> str:
@@ -87,7 +82,7 @@ def legacy_grid(settings: list[str], methods: list[str], extra_methods: dict[str
     return Grid(include=include)
 
 
-@dataclass
+@settings
 class Config:
     """The grid, the training blocks per data set, caps, the held-out part, evaluation and Figures 3–4."""
 
@@ -107,10 +102,10 @@ class Config:
     # images held out from the END of the training part per data set, for choosing a stopping epoch on the VI
     # setting ("the learning rates and stopping epochs were tuned on the VI setting", VR §5.1): the cell then
     # reports the validation bound every ``valid_every`` epochs (``valid_bound``) and its argmax (``best_epoch``)
-    validation: dict[str, int] = field(default_factory=dict)
-    valid_every: int = 10
-    test_samples: int = 5000
-    test_chunk: int = 500
+    validation: dict[Annotated[str, OneOf(DATASETS)], PositiveInt] = field(default_factory=dict)
+    valid_every: PositiveInt = 10
+    test_samples: PositiveInt = 5000
+    test_chunk: PositiveInt = 500
     test_batch: int = 100
     bias_alphas: list[float] = field(default_factory=lambda: [0.0, -1.0, -5.0, -50.0, -500.0])
     bias_samples: list[int] = field(default_factory=lambda: [5, 50])
@@ -131,11 +126,6 @@ class Config:
             self.grid = legacy_grid(**{k: LEGACY_LISTING[k] if v is None else v for k, v in listing.items()})
         folds = [c["fold"] for c in filter(None, expand(self.grid)) if c["fold"] is not None]
         require(all(0 <= f < self.n_folds for f in folds), "grid", f"folds in 0..{self.n_folds - 1}", folds)
-        require(self.test_samples >= 1 and self.test_chunk >= 1, "test_samples", "integers >= 1", self.test_samples)
-        require(self.valid_every >= 1, "valid_every", "an integer >= 1", self.valid_every)
-        for d, n in self.validation.items():
-            require(d in DATASETS and isinstance(n, int) and n >= 1, "validation",
-                    f"a mapping from data sets among {list(DATASETS)} to a number of images >= 1", {d: n})
 
 
 def cell_config(config: Config, cell) -> dict:

@@ -16,32 +16,28 @@ a run resumed mid-schedule is identical to an uninterrupted one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterable, Literal
+from dataclasses import field
+from typing import TYPE_CHECKING, Annotated, Iterable, Literal
 
-from fyexp.errors import require
+from fyexp.constraints import Interval, NonNegativeFloat, PositiveFloat, PositiveInt, settings
 
 if TYPE_CHECKING:  # torch is imported by make_optimizer: a spec's train: block is read without it (`fyexp show`)
     import torch
 
 
-@dataclass
+_Beta = Annotated[float, Interval(float, 0, 1, "left")]   # Adam's decay rates, in [0, 1)
+
+
+@settings
 class OptimizerConfig:
     """``name`` and its arguments (``betas``/``eps`` for Adam(W), ``momentum`` for SGD/RMSprop)."""
 
     name: Literal["adam", "adamw", "sgd", "rmsprop"] = "adam"
-    lr: float = 1e-3
-    betas: tuple[float, float] = (0.9, 0.999)
-    eps: float = 1e-8
-    weight_decay: float = 0.0
-    momentum: float = 0.0
-
-    def __post_init__(self):
-        require(self.lr > 0, "lr", "a positive number", self.lr)
-        require(all(0 <= b < 1 for b in self.betas), "betas", "two numbers in [0, 1)", list(self.betas))
-        require(self.eps > 0, "eps", "a positive number", self.eps)
-        require(self.weight_decay >= 0, "weight_decay", "a number >= 0", self.weight_decay)
-        require(self.momentum >= 0, "momentum", "a number >= 0", self.momentum)
+    lr: PositiveFloat = 1e-3
+    betas: tuple[_Beta, _Beta] = (0.9, 0.999)
+    eps: PositiveFloat = 1e-8
+    weight_decay: NonNegativeFloat = 0.0
+    momentum: NonNegativeFloat = 0.0
 
 
 def make_optimizer(config: OptimizerConfig, params: Iterable[torch.nn.Parameter]) -> torch.optim.Optimizer:
@@ -67,7 +63,7 @@ def make_optimizer(config: OptimizerConfig, params: Iterable[torch.nn.Parameter]
                                weight_decay=config.weight_decay, foreach=True)
 
 
-@dataclass
+@settings
 class ScheduleConfig:
     """The learning rate per epoch as a multiple of the optimizer's ``lr``.
 
@@ -82,17 +78,11 @@ class ScheduleConfig:
     """
 
     name: Literal["constant", "step", "iwae"] = "constant"
-    step_size: int = 1
-    gamma: float = 0.1
-    stages: int = 8
-    stage_growth: int = 3
+    step_size: PositiveInt = 1
+    gamma: PositiveFloat = 0.1
+    stages: PositiveInt = 8
+    stage_growth: PositiveInt = 3
     rounded: bool = False
-
-    def __post_init__(self):
-        require(self.step_size >= 1, "step_size", "an integer >= 1", self.step_size)
-        require(self.gamma > 0, "gamma", "a positive number", self.gamma)
-        require(self.stages >= 1, "stages", "an integer >= 1", self.stages)
-        require(self.stage_growth >= 1, "stage_growth", "an integer >= 1", self.stage_growth)
 
     def stage(self, epoch: int) -> int:
         """The IWAE stage i (1-based) of a 1-based epoch."""
@@ -124,7 +114,7 @@ def learning_rates(schedule: ScheduleConfig, base_lr: float, epochs: int) -> lis
     return [base_lr * schedule.factor(e) for e in range(1, epochs + 1)]
 
 
-@dataclass
+@settings
 class TrainConfig:
     """How to train (the *what* is the task).
 
@@ -141,8 +131,8 @@ class TrainConfig:
     (``fyexp run NAME --executor local``) is the CPU's best use.
     """
 
-    epochs: int = 1
-    batch_size: int = 64
+    epochs: PositiveInt = 1
+    batch_size: PositiveInt = 64
     optimizer: OptimizerConfig = field(default_factory=OptimizerConfig)
     schedule: ScheduleConfig = field(default_factory=ScheduleConfig)
     seed: int = 0
@@ -150,14 +140,9 @@ class TrainConfig:
     compile: bool = False
     num_workers: int | None = None
     drop_last: bool = False
-    log_every: int = 50
+    log_every: PositiveInt = 50
     check_grads: bool = True
     ensemble: bool = False
-
-    def __post_init__(self):
-        require(self.epochs >= 1, "epochs", "an integer >= 1", self.epochs)
-        require(self.batch_size >= 1, "batch_size", "an integer >= 1", self.batch_size)
-        require(self.log_every >= 1, "log_every", "an integer >= 1", self.log_every)
 
 
 __all__ = ["TrainConfig", "OptimizerConfig", "ScheduleConfig", "make_optimizer", "learning_rates"]
