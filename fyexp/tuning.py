@@ -477,20 +477,51 @@ def _lowest_epochs(config: Any) -> int:
     return int(min(space["choices"])) if "choices" in space else int(space["low"])
 
 
-def with_best(resolved: Any, results_dir: Path, aliases: dict[str, str] | None = None) -> Any:
-    """``resolved`` with the parameters of ``results/<name>/best_params.yaml`` (``--best`` for any tuned
-    experiment); ``aliases`` maps older flat names (``learning_rate``) to config paths."""
+def best_params_of(name: str, profile: str, results_dir: Path) -> tuple[dict, str]:
+    """The best parameters that ``fyexp tune NAME --profile PROFILE`` found, and where they were read.
+
+    Each profile has its own study (``NAME-PROFILE``); ``best_params.yaml`` holds the summary of the study tuned
+    last, whichever profile that was.  So the file is read only when its ``profile`` is the one asked for; else
+    the profile's study in the folder's ``study.db`` answers (its best completed trial, :func:`study_summary`).
+    Before 2026-11-25 the file was read whatever its profile: ``run nvdm --profile cpu --best`` ran the ``cpu-long``
+    study's parameters.
+    """
     from fyexp.errors import FyexpError
+
+    folder = Path(results_dir) / name
+    path = folder / BEST_PARAMS
+    tuned_last = None
+    if path.is_file():
+        data = yaml.safe_load(path.read_text()) or {}
+        tuned_last = data.get("profile")
+        if tuned_last == profile:
+            try:
+                return read_best_params(path), str(path)
+            except ValueError as exc:
+                raise FyexpError(f"--best: {exc}") from None
+    database = folder / "study.db"
+    study_name = f"{name}-{profile}"
+    if database.is_file():
+        import optuna
+
+        url = f"sqlite:///{database.resolve()}"
+        if study_name in optuna.get_all_study_names(storage=url):
+            summary = study_summary(optuna.load_study(study_name=study_name, storage=url))
+            if summary["params"]:
+                return dict(summary["params"]), f"{database} (study {study_name})"
+            raise FyexpError(f"--best: study '{study_name}' in {database} has no completed trial yet")
+    held = f"{path} holds the study of profile '{tuned_last}'" if tuned_last else f"no {path}"
+    raise FyexpError(f"--best: no tuning study of profile '{profile}' ({held}, and {database} has no study "
+                     f"'{study_name}'); run `fyexp tune {name} --profile {profile}` first")
+
+
+def with_best(resolved: Any, results_dir: Path, aliases: dict[str, str] | None = None) -> Any:
+    """``resolved`` with the best parameters of its profile's tuning study (:func:`best_params_of`; ``--best``
+    for any tuned experiment); ``aliases`` maps older flat names (``learning_rate``) to config paths."""
     from fyexp.specs import ResolvedSpec
 
-    path = Path(results_dir) / resolved.name / BEST_PARAMS
-    if not path.is_file():
-        raise FyexpError(f"--best: no {path}; run `fyexp tune {resolved.name}` first")
-    try:
-        params = read_best_params(path)
-    except ValueError as exc:
-        raise FyexpError(f"--best: {exc}") from None
+    params, source = best_params_of(resolved.name, resolved.profile, results_dir)
     params = {(aliases or {}).get(k, k): v for k, v in params.items()}
-    config = config_with(resolved.config, params, path, "params")
+    config = config_with(resolved.config, params, source, "params")
     return ResolvedSpec(spec=resolved.spec, profile=resolved.profile, seeds=resolved.seeds, config=config,
                         raw={**resolved.raw, **params}, overrides=resolved.overrides, base=resolved.base)

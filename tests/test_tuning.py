@@ -178,6 +178,44 @@ def test_any_spec_with_a_search_space_tunes_and_best_applies_dotted_paths(tmp_pa
         check_search({"width": {"low": 1}}, Cfg)
 
 
+
+def test_best_takes_the_asked_profiles_study_not_the_one_tuned_last(tmp_path):
+    """Two profiles tuned one after the other: best_params.yaml then holds the second's summary, and --best for the
+    first must still give the first study's best (it gave the second's: nvdm cpu ran cpu-long's parameters).  A
+    profile never tuned is refused, naming what the file holds."""
+    from types import SimpleNamespace
+
+    import yaml
+
+    from fyexp.errors import FyexpError
+    from fyexp.specs import ResolvedSpec
+    from fyexp.tuning import tune_experiment, with_best
+
+    class Quadratic:
+        def __init__(self, target):
+            self.target = target
+
+        def trial(self, config, ctx, report, work_dir):
+            value = (config.width - self.target) ** 2
+            report(1, value)
+            return value
+
+    config = Cfg(search={"width": {"choices": [2, 4, 8]}}, n_trials=6)
+    for profile, target in (("short", 2), ("long", 8)):
+        ctx = SimpleNamespace(experiment="toy", profile=profile, work_dir=tmp_path / "work", device="cpu")
+        tune_experiment(Quadratic(target), config, ctx, results_dir=tmp_path)
+    assert yaml.safe_load((tmp_path / "toy" / "best_params.yaml").read_text())["profile"] == "long"
+
+    def best_width(profile):
+        resolved = ResolvedSpec(spec=SimpleNamespace(name="toy"), profile=profile, seeds=(0,), config=config, raw={})
+        return with_best(resolved, tmp_path).config.width
+
+    assert best_width("long") == 8      # from best_params.yaml (its profile)
+    assert best_width("short") == 2     # from study.db's toy-short
+    with pytest.raises(FyexpError, match="no tuning study of profile 'paper'.*holds the study of profile 'long'"):
+        best_width("paper")
+
+
 if __name__ == "__main__":
     import optuna
 
