@@ -360,3 +360,28 @@ def test_the_stored_fingerprint_decides_behaviour_unchanged_without_looking_up_t
     other = RunRecord(repo / "c.csv", None, row, fingerprint={"m/a": 1.5}, form="record")
     assert fr.code_state(other, None, module, "other-experiment")[0] == fr.STALE  # HEAD has none of its own
 
+
+def test_the_report_and_the_claims_compare_each_row_settings_once(tmp_path, monkeypatch):
+    """`report` counts old settings (profile_runs) and `claims` keeps the current rows (settings_changed): with one
+    spec object, each legacy cell's profile is compared with its commit once, and the answers are the same."""
+    import fyexp.settings
+    from fyexp.spec_freshness import settings_changed, spec_expectation
+    from fyexp.specs import load_spec
+    from tests.conftest import TOY_SPECS
+
+    asked = []
+    monkeypatch.setattr(fyexp.settings, "legacy_settings_changed",
+                        lambda spec, base, commit, *rest: asked.append((base, commit)) or commit == "0123abcd4567")
+    spec = load_spec("toy", TOY_SPECS)
+    store = ResultStore(tmp_path, "toy")
+    for seed, commit in ((0, "0123abcd4567"), (1, "89abcdef0123")):
+        store.write_cell("quick", Cell("toy", seed, {"x": 1}), [{"metric": "a", "value": 1.0},
+                                                                 {"metric": "b", "value": 2.0}], {"git_commit": commit})
+    frame = store.load()
+    first, second = settings_changed(spec, frame, store.folder), settings_changed(spec, frame, store.folder)
+    assert first.tolist() == second.tolist() == [True, True, False, False]
+    assert sorted(asked) == [("quick", "0123abcd4567"), ("quick", "89abcdef0123")]  # once per cell, not per call
+    assert spec_expectation(spec) is spec_expectation(spec)
+    other = load_spec("toy", TOY_SPECS)  # another spec object (the spec read again) asks again
+    settings_changed(other, frame, store.folder)
+    assert len(asked) == 4
