@@ -3,7 +3,8 @@
 ``collect`` packs, from the job's scratch results folder:
 
 - ``lease-cells.tar.gz``: every cell file the job wrote (finished or failed) with its run record
-  (``.record.json``; ``.settings.json`` and ``.code.json`` in the legacy form), and the artifacts of the experiments' profiles;
+  (``.record.json``; ``.settings.json`` and ``.code.json`` in the legacy form), and the artifacts of the
+  experiments' profiles;
   paths as under ``results/`` (``<experiment>/cells/<profile>/<cell>.csv``);
 - ``lease-work-<unit>-<member>.tar.gz.<piece>``: the work folders (checkpoints) of unfinished units, a folder
   in as many pieces as one returned file's limit asks, whole units only (an ensemble resumed with some members missing would train as two), the most advanced first, as many as
