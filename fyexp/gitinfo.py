@@ -8,9 +8,9 @@ Answers that cannot change while a process runs are cached per process (:func:`f
 again is free: the top-level folder of a checkout and a file at a named commit.  Files at commits are read
 through one long-lived ``git cat-file --batch`` process per checkout (:func:`file_at_commit`): the report asks for
 a spec or the fingerprints at each of a few dozen commits, and one process answers them all.  Answers that depend
-on the working tree or on HEAD (:func:`dirty_files`, :func:`head_commit`, :func:`changed_between`, :func:`archive`, a file at
-``"HEAD"``) are not cached here: a commit moves HEAD under a running process; their callers cache what they may
-(:mod:`fyexp.provenance.source` unpacks HEAD once per process).
+on the working tree or on HEAD (:func:`dirty_files`, :func:`head_commit`, :func:`changed_between`,
+:func:`archive`, a file at ``"HEAD"``) are not cached here: a commit moves HEAD under a running process; their
+callers cache what they may (:mod:`fyexp.provenance.source` unpacks HEAD once per process).
 """
 
 from __future__ import annotations
