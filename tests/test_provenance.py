@@ -293,7 +293,9 @@ def test_where_both_forms_lie_the_one_naming_the_rows_commit_is_read(tmp_path):
 
 
 def _record(**change) -> dict:
-    return {"settings": SETTINGS, "code": None, "commit": prov.git_commit(), "fingerprint": None, **change}
+    """A sound one-file record, changed by ``change``; its commit ``COMMIT`` stands for the source tree's, filled in
+    when the test runs (the commit moves under a long test session)."""
+    return {"settings": SETTINGS, "code": None, "commit": "COMMIT", "fingerprint": None, **change}
 
 
 RECORD_DAMAGE = {  # class → (the record's text, a phrase of the warning)
@@ -317,7 +319,7 @@ def test_each_damaged_run_record_is_one_warning_line_and_unknown_provenance(tmp_
     store = ResultStore(tmp_path, "toy")
     path = _finished(store, SETTINGS)
     record_file = path.with_suffix(".record.json")
-    record_file.write_text(text)
+    record_file.write_text(text.replace('"COMMIT"', json.dumps(prov.git_commit())))
     found = store.freshness("quick", Cell("m", 4, {"x": 2}), fr.Expected(settings=SETTINGS))
     assert found.kind == fr.UNKNOWN_PROVENANCE and not found.finished and phrase in found.reason
     frame = store.load()
@@ -331,7 +333,7 @@ def test_each_damaged_run_record_is_one_warning_line_and_unknown_provenance(tmp_
 def test_a_sound_record_beside_the_damaged_ones_says_nothing_and_a_missing_one_is_one_line(tmp_path, capsys):
     store = ResultStore(tmp_path, "toy")
     path = _finished(store, SETTINGS)
-    path.with_suffix(".record.json").write_text(json.dumps(_record()))
+    path.with_suffix(".record.json").write_text(json.dumps(_record(commit=prov.git_commit())))
     assert store.freshness("quick", Cell("m", 4, {"x": 2}), fr.Expected(settings=SETTINGS)).kind == fr.CURRENT
     assert capsys.readouterr().err == ""
     path.with_suffix(".record.json").unlink()
