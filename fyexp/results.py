@@ -23,7 +23,8 @@ against what fyexp writes, and anything that fails is skipped with one warning l
 wrong (:func:`fyexp.damaged.warn_damaged`), never a crash and never silence: a cell file (:func:`read_cell_file`),
 ``results.csv`` (:func:`read_table`), a file under ``superseded/`` (:meth:`ResultStore.superseded_problems`), the
 temporary file of a write that was killed (:meth:`ResultStore.leftover_temp_files`; ``fyexp run`` removes them), and
-a cell's run record (its settings and executed-code records, :func:`fyexp.provenance.record.load_record`), whose
+a cell's run record (``<cell>.record.json``, or the legacy settings and executed-code records,
+:func:`fyexp.provenance.record.load_record`), whose
 rows then have *unknown provenance* (:data:`fyexp.provenance.freshness.UNKNOWN_PROVENANCE`).
 """
 
@@ -143,10 +144,10 @@ class ResultStore:
         return judge(load_record(path, *rows_identity(frame)), settings)
 
     def supersede(self, profile: str, cell: Cell) -> Path | None:
-        """Move ``cell``'s finished file (and its settings record) out of the current cells, to
+        """Move ``cell``'s finished file (and its run record) out of the current cells, to
         ``superseded/<profile>/<key>.<its settings hash or 'legacy'>.csv``; return where it went (``None`` if none).
         ``fyexp run`` does this before it writes the cell again at other settings."""
-        from fyexp.provenance.record import rows_identity, settings_path
+        from fyexp.provenance.record import code_path, record_path, rows_identity, settings_path
 
         path = self.cell_path(profile, cell)
         if not path.is_file():
@@ -156,8 +157,9 @@ class ResultStore:
         target = self.superseded_folder / profile / f"{cell.key}.{tag}.csv"
         target.parent.mkdir(parents=True, exist_ok=True)
         path.replace(target)
-        if settings_path(path).is_file():
-            settings_path(path).replace(settings_path(target))
+        for record in (record_path, settings_path, code_path):  # its run record, of either form, goes with it
+            if record(path).is_file():
+                record(path).replace(record(target))
         return target
 
     def write_cell(self, profile: str, cell: Cell, rows: Iterable[dict], provenance: dict) -> pd.DataFrame:
@@ -248,7 +250,7 @@ class ResultStore:
     # what else lies in the folder ----------------------------------------------------------------------------
     def superseded_problems(self) -> list[tuple[Path, str]]:
         """Files under ``superseded/`` that are not what :meth:`supersede` puts there (a complete
-        cell file ``<profile>/<key>.<hash or legacy>.csv``, or its settings record), each with what is wrong."""
+        cell file ``<profile>/<key>.<hash or legacy>.csv``, or its run record), each with what is wrong."""
         from fyexp.damaged import TEMP_NAME
 
         found = []
@@ -256,8 +258,8 @@ class ResultStore:
         for path in sorted(p for p in root.rglob("*") if p.is_file()) if root.is_dir() else ():
             if path.parent.parent != root:
                 found.append((path, "not in a profile's folder"))
-            elif path.name.endswith(".settings.json") or TEMP_NAME.match(path.name):
-                continue  # a settings record (read by nobody) or a temporary file (see leftover_temp_files)
+            elif path.name.endswith((".record.json", ".settings.json", ".code.json")) or TEMP_NAME.match(path.name):
+                continue  # a run record (read by nobody) or a temporary file (see leftover_temp_files)
             elif path.suffix != ".csv" or "." not in path.stem:
                 found.append((path, "not a superseded cell file (<cell>.<settings hash>.csv)"))
             else:

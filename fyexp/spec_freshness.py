@@ -13,6 +13,7 @@ superseded rows.
 from __future__ import annotations
 
 import json
+import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
@@ -26,9 +27,30 @@ if TYPE_CHECKING:
     from fyexp.specs import ExperimentSpec
 
 
+_EXPECTATIONS: dict[int, Callable] = {}   # id(spec) → its expectation, while the spec object lives
+
+
 def spec_expectation(spec: ExperimentSpec) -> Callable[[RunRecord, dict], Expected | None] | None:
     """``(record, row) -> Expected`` for the rows of ``spec``'s experiment (see the module's docstring); ``None``
-    when its runner cannot be loaded."""
+    when its runner cannot be loaded.
+
+    One per spec object while it lives, and what it computes is kept in it (the profile resolved per ``--set``
+    overrides, each cell's scoped config, a legacy cell's comparison with its profile at its commit): these depend on
+    the spec and git only, never on a record, so the report's provenance counts and the claims' current rows, which
+    both ask, compare each row's settings once."""
+    found = _EXPECTATIONS.get(id(spec))
+    if found is None:
+        found = _expectation(spec)
+        if found is not None:
+            try:
+                weakref.finalize(spec, _EXPECTATIONS.pop, id(spec), None)
+            except TypeError:  # an object without weak references: not kept
+                return found
+            _EXPECTATIONS[id(spec)] = found
+    return found
+
+
+def _expectation(spec: ExperimentSpec) -> Callable[[RunRecord, dict], Expected | None] | None:
     from fyexp.errors import FyexpError
     from fyexp.results import Cell
     from fyexp.settings import legacy_settings_changed, scoped_config
@@ -60,18 +82,34 @@ def spec_expectation(spec: ExperimentSpec) -> Callable[[RunRecord, dict], Expect
         except (TypeError, ValueError):
             return None
 
+    scoped: dict = {}
+    legacy: dict = {}
+
+    def scoped_now(base: str, overrides: dict, cell: Cell | None) -> dict | None:
+        key = (base, json.dumps(overrides, sort_keys=True), None if cell is None else cell.key)
+        if key not in scoped:
+            config = config_now(base, overrides)
+            scoped[key] = None if config is None else scoped_config(experiment, config, cell)
+        return scoped[key]
+
+    def legacy_changed(base: str, cell: Cell | None, commit: str | None) -> bool | None:
+        key = (base, None if cell is None else cell.key, commit)
+        if key not in legacy:
+            legacy[key] = legacy_settings_changed(spec, base, commit, config_cls, cell, experiment)
+        return legacy[key]
+
     def expect(record: RunRecord, row: dict) -> Expected | None:
         if row["superseded"]:
             return None
         base, cell = row["profile"].split("+", 1)[0], cell_of(row)
         if record.settings is not None:
-            config = config_now(base, record.settings.get("overrides", {}))
+            config = scoped_now(base, record.settings.get("overrides", {}), cell)
             if config is None:
                 return Expected(gone=f"its profile {base} is gone or no longer validates")
-            return Expected(settings={"config": scoped_config(experiment, config, cell)})
+            return Expected(settings={"config": config})
         if "+" in row["profile"]:
             return Expected()
-        return Expected(legacy=lambda commit: legacy_settings_changed(spec, base, commit, config_cls, cell, experiment))
+        return Expected(legacy=lambda commit: legacy_changed(base, cell, commit))
 
     return expect
 

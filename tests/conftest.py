@@ -12,6 +12,53 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 TOY_SPECS = ROOT / "tests" / "specs"
+REPO_RESULTS = ROOT / "results"
+
+
+# ---- the repository's results are read by tests, never written --------------------------------------------------
+def results_snapshot(folder: Path = REPO_RESULTS) -> dict[str, tuple[int, int, str]]:
+    """Every file under ``folder``: its path relative to it → ``(size, modification time in ns, SHA-256)``."""
+    import hashlib
+
+    found = {}
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() or p.is_symlink()) if folder.is_dir() else ():
+        st = path.lstat()
+        digest = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "link"
+        found[str(path.relative_to(folder))] = (st.st_size, st.st_mtime_ns, digest)
+    return found
+
+
+def snapshot_changes(before: dict, after: dict) -> list[str]:
+    """What differs between two snapshots (:func:`results_snapshot`), one phrase per file (added, removed, rewritten,
+    touched)."""
+    out = []
+    for name in sorted(set(before) | set(after)):
+        old, new = before.get(name), after.get(name)
+        if old == new:
+            continue
+        what = ("added" if old is None else "removed" if new is None
+                else "rewritten" if old[2] != new[2] else "touched (same bytes, new modification time)")
+        out.append(f"{name}: {what}")
+    return out
+
+
+def pytest_sessionstart(session):
+    session.config._fyexp_results_before = results_snapshot()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Fail the session if any test wrote under the repository's ``results/`` (a test reads committed results only
+    from a copy or read-only: a command that consolidates there rewrites ``results.csv``)."""
+    before = getattr(session.config, "_fyexp_results_before", None)
+    if before is None:
+        return
+    changes = snapshot_changes(before, results_snapshot())
+    if changes:
+        shown = "\n  ".join(changes[:20]) + (f"\n  ... and {len(changes) - 20} more" if len(changes) > 20 else "")
+        session.config.get_terminal_writer().line(
+            f"\nFAILED: the tests changed {len(changes)} file(s) under {REPO_RESULTS} "
+            f"(tests must read committed results from a copy):\n  {shown}", red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def fyexp_script() -> str:

@@ -91,7 +91,7 @@ def test_a_long_set_value_runs_in_a_bounded_folder_and_the_settings_keep_it_whol
     folder, = (results / "toy" / "cells").iterdir()
     assert len(folder.name) == MAX_LABEL and folder.name.startswith("quick+values=1.000")
     assert sorted(p.name for p in folder.glob("*.csv")) == ["toy__x=1__seed=0.csv", "toy__x=2__seed=0.csv"]
-    settings = json.loads(next(folder.glob("*.settings.json")).read_text())
+    settings = json.loads(next(folder.glob("*.record.json")).read_text())["settings"]
     assert settings["overrides"] == {"values": [1.0, 2.0]} and settings["profile"] == "quick"
     assert f"toy [{folder.name}]: 2 cells run" in " ".join(done.stderr.split())
 

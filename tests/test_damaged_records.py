@@ -129,13 +129,13 @@ def test_run_redoes_a_cell_without_its_settings_record_and_removes_its_leftovers
     folder = tmp_path / "results" / "toy" / "cells" / "quick"
     cells = sorted(folder.glob("*.csv"))
     assert len(cells) == 3
-    sidecar = cells[0].with_suffix(".settings.json")
+    sidecar = cells[0].with_suffix(".record.json")
     sidecar.unlink()
     leftover = _killed_write(cells[1])
     again = run_cli("run", "toy", "--profile", "quick", "--seeds", "0-2", "--no-progress", env=env)
     assert again.returncode == 0, again.stderr
     said = " ".join(strip_ansi(again.stderr).split())
-    assert f"warning: missing settings record {sidecar} (" in said
+    assert f"warning: missing run record {sidecar} (" in said
     assert f"1 cells run, {len(cells) - 1} already finished" in said
     assert "removed 1 leftover temporary file(s)" in said and not leftover.exists()
     assert sidecar.is_file()  # redone: its record is back

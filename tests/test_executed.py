@@ -14,6 +14,7 @@ import pytest
 from fyexp.provenance.executed import ExecutedCode, changed_functions, function_hashes
 from fyexp.provenance.freshness import code_column, frame_freshness
 from fyexp.provenance.record import write_record
+from fyexp.provenance.source import current_fingerprint, git_commit
 from fyexp.report.runs import profile_runs
 from fyexp.specs import deep_merge, load_spec
 from tests.conftest import TOY_SPECS
@@ -97,11 +98,18 @@ def test_a_run_writes_the_record_beside_the_cell_file(tmp_path):
     path = tmp_path / "cells" / "quick" / "x.csv"
     path.parent.mkdir(parents=True)
     record = function_hashes({"fyexp/specs.py:deep_merge"})
-    write_record(path, {"seed": 0}, record)
-    assert json.loads(path.with_suffix(".code.json").read_text()) == record
-    assert json.loads(path.with_suffix(".settings.json").read_text()) == {"seed": 0}
-    write_record(path, {"seed": 0}, None)  # recording off: no record, and no older one left to judge the rows
-    assert not path.with_suffix(".code.json").exists()
+    path.with_suffix(".code.json").write_text("{}")  # a legacy record of an older run: replaced by the one file
+    path.with_suffix(".settings.json").write_text("{}")
+    write_record(path, {"experiment": "fy-vae", "seed": 0}, record)
+    written = json.loads(path.with_suffix(".record.json").read_text())
+    assert written["code"] == record and written["settings"] == {"experiment": "fy-vae", "seed": 0}
+    assert written["commit"] == git_commit() and written["fingerprint"] == current_fingerprint("fy-vae")
+    assert written["fingerprint"] and all(isinstance(v, (int, float)) for v in written["fingerprint"].values())
+    assert not path.with_suffix(".code.json").exists() and not path.with_suffix(".settings.json").exists()
+    assert sorted(p.name for p in path.parent.iterdir()) == ["x.record.json"]  # one file, no temporary one left
+    write_record(path, {"experiment": "no-such", "seed": 0}, None)  # recording off; no fingerprint of its own
+    written = json.loads(path.with_suffix(".record.json").read_text())
+    assert written["code"] is None and written["fingerprint"] is None
     assert set(record) == {"fyexp/specs.py:deep_merge", "fyexp/specs.py:<module>"} and all(record.values())
 
 

@@ -91,3 +91,26 @@ def test_only_gitinfo_starts_git(tmp_path):
     planted = tmp_path / "planted.py"  # the check itself finds a stray call
     planted.write_text("import subprocess\nsubprocess.run(['git', 'status'])\n")
     assert _git_calls(planted) == [2]
+
+
+def test_files_at_commits_come_from_one_batch_process_that_follows_head(checkout, monkeypatch):
+    import fyexp.gitinfo as gi
+
+    started = []
+    real = subprocess.Popen
+    monkeypatch.setattr(gi.subprocess, "Popen", lambda *a, **kw: started.append(a[0]) or real(*a, **kw))
+    first = _git(checkout, "rev-parse", "HEAD")
+    assert gitinfo.file_at_commit(checkout, "HEAD", "sub/a.txt") == "one\n"
+    (checkout / "sub" / "a.txt").write_text("two\n")
+    (checkout / "bin.dat").write_bytes(b"\xff\xfe")
+    _git(checkout, "add", ".")
+    _git(checkout, "commit", "-qm", "two")
+    assert gitinfo.file_at_commit(checkout, "HEAD", "sub/a.txt") == "two\n"  # HEAD moved under the process
+    assert gitinfo.file_at_commit(checkout, first, "sub/a.txt") == "one\n"
+    assert gitinfo.file_at_commit(checkout, first, "b.txt") == "bee\n"
+    assert gitinfo.file_at_commit(checkout, first, "sub") is None          # a tree, not a file
+    assert gitinfo.file_at_commit(checkout, "HEAD", "bin.dat") is None     # not text
+    assert gitinfo.file_at_commit(checkout, "f" * 40, "b.txt") is None     # an unknown commit
+    assert gitinfo.file_at_commit(checkout, first, "b.txt\nHEAD:sub/a.txt") is None  # one request, one line
+    assert gitinfo.file_at_commit(checkout, first, "sub/a.txt") == "one\n"  # answers still in step
+    assert [a for a in started if "cat-file" in a] == [["git", "cat-file", "--batch"]]  # one process for all

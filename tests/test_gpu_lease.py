@@ -186,19 +186,19 @@ def test_pack_leaves_out_finished_cells_whatever_machine_ran_them(flow, tmp_path
                                                      ("regularizer", ("fy",)), ("latent_rho", ("1",))),
                        seeds=(0, 1), sets=tuple(TINY))
     assert missing_units([entry], home) == []
-    sidecars = sorted(home.glob("fy-vae/cells/*/bernoulli-gaussian*.settings.json"))
+    sidecars = sorted(home.glob("fy-vae/cells/*/bernoulli-gaussian*.record.json"))
 
     def recorded(sidecar, settings):  # the cell as a run at ``settings`` leaves it: record and rows agree
         from fyexp.provenance.record import settings_hash
 
-        sidecar.write_text(json.dumps(settings))
-        cell_file = sidecar.with_name(sidecar.name.replace(".settings.json", ".csv"))
+        sidecar.write_text(json.dumps({**json.loads(sidecar.read_text()), "settings": settings}))
+        cell_file = sidecar.with_name(sidecar.name.replace(".record.json", ".csv"))
         pd.read_csv(cell_file).assign(settings_hash=settings_hash(settings)).to_csv(cell_file, index=False)
 
-    first = json.loads(sidecars[0].read_text())
+    first = json.loads(sidecars[0].read_text())["settings"]
     recorded(sidecars[0], {**first, "environment": {"device_kind": "cuda", "torch": "9.9", "numpy": "9.9"}})
     assert missing_units([entry], home) == []                                         # run on another machine
-    second = json.loads(sidecars[1].read_text())
+    second = json.loads(sidecars[1].read_text())["settings"]
     recorded(sidecars[1], {**second, "config": {**second["config"], "hidden": 17}})   # at other settings
     (unit,) = missing_units([entry], home)
     assert (unit.seeds, unit.ensemble) == ([1], False)

@@ -106,9 +106,11 @@ SETTINGS = {"experiment": "toy", "profile": "quick", "overrides": {}, "config": 
             "environment": {"device_kind": "cpu", "torch": "9.9", "numpy": "8.8"}}
 
 
-def _finished(store: ResultStore, settings: dict | None, commit: str = "abc123def456") -> Path:
-    """A finished cell of ``store`` with its rows naming ``settings`` (``None``: a legacy cell, no record)."""
+def _finished(store: ResultStore, settings: dict | None, commit: str | None = None) -> Path:
+    """A finished cell of ``store`` with its rows naming ``settings`` (``None``: a legacy cell, no record) and
+    ``commit`` (default: the source tree's, which the run record states)."""
     cell = Cell("m", 4, {"x": 2})
+    commit = prov.git_commit() if commit is None else commit
     columns = {"git_commit": commit, **({"settings_hash": settings_hash(settings)} if settings else {})}
     store.write_cell("quick", cell, [{"metric": "a", "value": 1.25}], columns)
     path = store.cell_path("quick", cell)
@@ -168,14 +170,15 @@ def test_a_damaged_record_is_unknown_provenance_before_anything_else(tmp_path, c
     cell = Cell("m", 4, {"x": 2})
     changed = fr.Expected(settings=_changed(SETTINGS, k=8))
     assert store.freshness("quick", cell, changed).kind == fr.OLD_SETTINGS
-    path.with_suffix(".settings.json").write_text(json.dumps(_changed(SETTINGS, k=8)))  # not the rows' settings
-    found = store.freshness("quick", cell, changed)
+    record = json.loads(path.with_suffix(".record.json").read_text())
+    path.with_suffix(".record.json").write_text(json.dumps({**record, "settings": _changed(SETTINGS, k=8)}))
+    found = store.freshness("quick", cell, changed)  # a record of other settings than the rows'
     assert found.kind == fr.UNKNOWN_PROVENANCE and "the cell's rows name" in found.reason and not found.finished
     assert not store.is_finished("quick", cell, fr.Expected(settings=SETTINGS))
     assert store.is_finished("quick", cell)  # the file itself is complete: only its record is refused
     frame = store.load().assign(freshness=fr.code_column(fr.frame_freshness(store.load(), store.folder, "x.y")))
     assert fr.evidence(frame).empty
-    assert "damaged settings record" in capsys.readouterr().err
+    assert "damaged run record" in capsys.readouterr().err
 
 
 MODULE_V1 = "SCALE = 2\n\ndef f(x):\n    return SCALE * x\n\ndef g(x):\n    return x + 1\n"
@@ -249,3 +252,139 @@ def test_old_settings_come_before_stale_code_and_the_report_keeps_both_axes(tmp_
     found = fr.judge(record, fr.Expected(settings=_changed(SETTINGS, k=1)), fr.code_state(record, None, "x.y", None,
                                                                                          head=head))
     assert (found.kind, found.code, found.old_settings) == (fr.OLD_SETTINGS, fr.STALE, True)
+
+
+# ---- the one-file run record and the legacy two-file form --------------------------------------------------------
+def _two_files(path: Path, settings: dict, code: dict | None) -> None:
+    """The legacy record older code writes: ``<cell>.settings.json`` and ``<cell>.code.json``."""
+    path.with_suffix(".settings.json").write_text(json.dumps(settings))
+    if code is not None:
+        path.with_suffix(".code.json").write_text(json.dumps(code))
+
+
+def test_a_run_record_is_one_file_read_back_whole_and_judged_like_the_legacy_two_files(tmp_path, capsys):
+    code = function_hashes({"fyexp/specs.py:deep_merge"})
+    store = ResultStore(tmp_path, "toy")
+    path = _finished(store, SETTINGS)
+    write_record(path, SETTINGS, code)
+    assert sorted(p.name for p in path.parent.iterdir()) == ["m__x=2__seed=4.csv", "m__x=2__seed=4.record.json"]
+    new = load_record(path, settings_hash(SETTINGS), prov.git_commit())
+    assert (new.form, new.settings, new.code, new.problem) == ("record", SETTINGS, code, None)
+    assert new.fingerprint is None  # "toy" has no fingerprint in the source tree
+    path.with_suffix(".record.json").unlink()
+    _two_files(path, SETTINGS, code)
+    old = load_record(path, settings_hash(SETTINGS), prov.git_commit())
+    assert (old.form, old.settings, old.code, old.problem, old.fingerprint) == ("legacy", SETTINGS, code, None, None)
+    for expected in (fr.Expected(settings={"config": SETTINGS["config"]}),
+                     fr.Expected(settings=_changed(SETTINGS, k=8))):
+        assert fr.judge(new, expected) == fr.judge(old, expected)
+    assert capsys.readouterr().err == ""  # sound records: not a word
+
+
+def test_where_both_forms_lie_the_one_naming_the_rows_commit_is_read(tmp_path):
+    store = ResultStore(tmp_path, "toy")
+    path = _finished(store, SETTINGS)
+    write_record(path, SETTINGS, None)  # made at the source tree's commit
+    _two_files(path, _changed(SETTINGS, k=8), {"fyexp/specs.py:deep_merge": "0123456789ab"})
+    # rows of the record's commit: the one file; rows of another commit (an older clone rewrote the cell): legacy
+    assert load_record(path, settings_hash(SETTINGS), prov.git_commit()).form == "record"
+    older = load_record(path, settings_hash(_changed(SETTINGS, k=8)), "0123abcd4567")
+    assert (older.form, older.problem, older.code) == ("legacy", None, {"fyexp/specs.py:deep_merge": "0123456789ab"})
+
+
+def _record(**change) -> dict:
+    """A sound one-file record, changed by ``change``; its commit ``COMMIT`` stands for the source tree's, filled in
+    when the test runs (the commit moves under a long test session)."""
+    return {"settings": SETTINGS, "code": None, "commit": "COMMIT", "fingerprint": None, **change}
+
+
+RECORD_DAMAGE = {  # class → (the record's text, a phrase of the warning)
+    "garbage": ("{garbage", "not JSON"),
+    "a JSON list": ('["fyexp/train/loop.py:fit"]', "a JSON list"),
+    "a key missing": (json.dumps({k: v for k, v in _record().items() if k != "commit"}), "missing key(s) commit"),
+    "a key too many": (json.dumps(_record(extra=1)), "unexpected key(s) extra"),
+    "settings not an object": (json.dumps(_record(settings=[1])), "'settings' is a JSON list"),
+    "settings of other settings": (json.dumps(_record(settings=_changed(SETTINGS, k=8))), "its settings hash"),
+    "code naming /etc/passwd": (json.dumps(_record(code={"/etc/passwd:root": "0123456789ab"})),
+                                "does not name a function"),
+    "code not a hash": (json.dumps(_record(code={"fyexp/specs.py:deep_merge": "zz"})), "is not a function hash"),
+    "another commit": (json.dumps(_record(commit="0123abcd4567")), "made at commit '0123abcd4567'"),
+    "fingerprint not numbers": (json.dumps(_record(fingerprint={"m/a": "1.5"})), "is not a number"),
+}
+
+
+@pytest.mark.parametrize("damage", list(RECORD_DAMAGE), ids=list(RECORD_DAMAGE))
+def test_each_damaged_run_record_is_one_warning_line_and_unknown_provenance(tmp_path, capsys, damage):
+    text, phrase = RECORD_DAMAGE[damage]
+    store = ResultStore(tmp_path, "toy")
+    path = _finished(store, SETTINGS)
+    record_file = path.with_suffix(".record.json")
+    record_file.write_text(text.replace('"COMMIT"', json.dumps(prov.git_commit())))
+    found = store.freshness("quick", Cell("m", 4, {"x": 2}), fr.Expected(settings=SETTINGS))
+    assert found.kind == fr.UNKNOWN_PROVENANCE and not found.finished and phrase in found.reason
+    frame = store.load()
+    judged = fr.frame_freshness(frame, store.folder, "x.y", code=False)
+    assert [f.kind for f in judged] == [fr.UNKNOWN_PROVENANCE]
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1 and phrase in lines[0]
+    assert lines[0].startswith(f"warning: damaged run record {record_file} (")
+
+
+def test_a_sound_record_beside_the_damaged_ones_says_nothing_and_a_missing_one_is_one_line(tmp_path, capsys):
+    store = ResultStore(tmp_path, "toy")
+    path = _finished(store, SETTINGS)
+    path.with_suffix(".record.json").write_text(json.dumps(_record(commit=prov.git_commit())))
+    assert store.freshness("quick", Cell("m", 4, {"x": 2}), fr.Expected(settings=SETTINGS)).kind == fr.CURRENT
+    assert capsys.readouterr().err == ""
+    path.with_suffix(".record.json").unlink()
+    found = store.freshness("quick", Cell("m", 4, {"x": 2}), fr.Expected(settings=SETTINGS))
+    assert found.kind == fr.UNKNOWN_PROVENANCE
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"warning: missing run record {path.with_suffix('.record.json')}")
+
+
+def test_the_stored_fingerprint_decides_behaviour_unchanged_without_looking_up_the_commit(repo, monkeypatch):
+    module = "fyexp.experiments.toy"
+    monkeypatch.setattr(prov, "files_freshness", lambda *args, **kw: fr.STALE)
+    monkeypatch.setattr(prov, "fingerprint_unchanged", functools.partial(prov.fingerprint_unchanged, root=repo))
+    row = _git(repo, "rev-parse", "--short=12", "HEAD")  # a commit without any fingerprints file
+    (repo / "fyexp" / "reference").mkdir()
+    (repo / "fyexp" / "reference" / "fingerprints.json").write_text('{"toy": {"m/a": 1.5}}')
+    _git(repo, "add", "-A")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "fingerprints")
+    legacy = RunRecord(repo / "c.csv", None, row)  # looked up at its commit: none there, so stale
+    assert fr.code_state(legacy, None, module, "toy")[0] == fr.STALE
+    held = RunRecord(repo / "c.csv", None, row, fingerprint={"m/a": 1.5}, form="record")
+    assert fr.code_state(held, None, module, "toy")[0] == fr.BEHAVIOUR_UNCHANGED
+    moved = RunRecord(repo / "c.csv", None, row, fingerprint={"m/a": 1.6}, form="record")
+    assert fr.code_state(moved, None, module, "toy")[0] == fr.STALE
+    dirty = RunRecord(repo / "c.csv", None, row + "+dirty", fingerprint={"m/a": 1.5}, form="record")
+    assert fr.code_state(dirty, None, module, "toy")[0] == fr.STALE
+    other = RunRecord(repo / "c.csv", None, row, fingerprint={"m/a": 1.5}, form="record")
+    assert fr.code_state(other, None, module, "other-experiment")[0] == fr.STALE  # HEAD has none of its own
+
+
+def test_the_report_and_the_claims_compare_each_row_settings_once(tmp_path, monkeypatch):
+    """`report` counts old settings (profile_runs) and `claims` keeps the current rows (settings_changed): with one
+    spec object, each legacy cell's profile is compared with its commit once, and the answers are the same."""
+    import fyexp.settings
+    from fyexp.spec_freshness import settings_changed, spec_expectation
+    from fyexp.specs import load_spec
+    from tests.conftest import TOY_SPECS
+
+    asked = []
+    monkeypatch.setattr(fyexp.settings, "legacy_settings_changed",
+                        lambda spec, base, commit, *rest: asked.append((base, commit)) or commit == "0123abcd4567")
+    spec = load_spec("toy", TOY_SPECS)
+    store = ResultStore(tmp_path, "toy")
+    for seed, commit in ((0, "0123abcd4567"), (1, "89abcdef0123")):
+        store.write_cell("quick", Cell("toy", seed, {"x": 1}), [{"metric": "a", "value": 1.0},
+                                                                 {"metric": "b", "value": 2.0}], {"git_commit": commit})
+    frame = store.load()
+    first, second = settings_changed(spec, frame, store.folder), settings_changed(spec, frame, store.folder)
+    assert first.tolist() == second.tolist() == [True, True, False, False]
+    assert sorted(asked) == [("quick", "0123abcd4567"), ("quick", "89abcdef0123")]  # once per cell, not per call
+    assert spec_expectation(spec) is spec_expectation(spec)
+    other = load_spec("toy", TOY_SPECS)  # another spec object (the spec read again) asks again
+    settings_changed(other, frame, store.folder)
+    assert len(asked) == 4

@@ -35,15 +35,24 @@ def _warnings(capsys) -> list[str]:
     return [line for line in capsys.readouterr().err.splitlines() if line.strip()]
 
 
+def _legacy(path: Path, settings: dict | None, code: dict | None) -> None:
+    """The legacy two-file record older fyexp writes (the committed results' form; the one-file record's classes are
+    in tests/test_provenance.py): ``<cell>.settings.json`` and ``<cell>.code.json``, each where given."""
+    if settings is not None:
+        rec.settings_path(path).write_text(json.dumps(settings, indent=1, sort_keys=True) + "\n")
+    if code is not None:
+        rec.code_path(path).write_text(json.dumps(code, indent=1, sort_keys=True) + "\n")
+
+
 def _cell(store: ResultStore, seed: int = 0, settings: dict | None = None) -> Path:
-    """A finished cell with (when ``settings``) its settings hash on every row and its sidecar beside it."""
+    """A finished cell with (when ``settings``) its settings hash on every row and its legacy sidecar beside it."""
     cell = Cell("m", seed, {"x": 1})
     extra = {"settings_hash": rec.settings_hash(settings)} if settings else {}
     store.write_cell("paper", cell, [{"metric": "a", "value": 1.0 + seed}, {"metric": "b", "value": 2.0}],
                      {**PROV, **extra})
     path = store.cell_path("paper", cell)
     if settings:
-        rec.write_record(path, settings, None)
+        _legacy(path, settings, None)
     return path
 
 
@@ -196,7 +205,7 @@ def test_a_damaged_code_record_is_refused_and_nothing_outside_the_package_is_ope
 def test_a_sound_code_record_is_read_and_judged(tmp_path, capsys):
     store = ResultStore(tmp_path, "exp")
     path = _cell(store)
-    rec.write_record(path, SETTINGS, executed.function_hashes({"fyexp/specs.py:deep_merge"}))
+    _legacy(path, None, executed.function_hashes({"fyexp/specs.py:deep_merge"}))
     assert rec.load_record(path, None).problem is None
     assert (_states(store.load(), store.folder) == "fresh").all()
     rec.code_path(path).unlink()  # no record: not damage, the file rule judges the row (commit unknown)
@@ -227,9 +236,10 @@ def test_a_missing_damaged_or_other_settings_record_is_unknown_provenance(tmp_pa
     frame = store.load()
     assert (_states(frame, store.folder, code=False) == UNKNOWN_PROVENANCE).all()
     line, = _warnings(capsys)
-    assert str(sidecar) in line and problem in line and "unknown provenance" in line
-    assert line.startswith("warning: missing settings record" if "name settings" in problem
-                           else "warning: damaged settings record")
+    missing = "name settings" in problem  # no record of either form: the one-file record is what is missing
+    assert str(rec.record_path(path) if missing else sidecar) in line and problem in line
+    assert "unknown provenance" in line
+    assert line.startswith("warning: missing run record" if missing else "warning: damaged settings record")
     frame["freshness"] = UNKNOWN_PROVENANCE
     assert evidence(frame).empty  # never a verdict's evidence
 

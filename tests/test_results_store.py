@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pandas as pd
 
 from fyexp.results import CORE_COLUMNS, Cell, ResultStore, atomic_write_text
@@ -103,3 +105,38 @@ def test_hashes_and_commits_that_look_like_numbers_stay_text(tmp_path):
     table, problem = read_table(store.table_path)
     assert problem is None and table.loc[0, "settings_hash"] == "34e404522701"
     assert table.loc[0, "git_commit"] == "123456789012" and table.loc[0, "value"] == 1.0
+
+
+def test_the_session_guard_names_every_file_written_under_a_results_folder(tmp_path):
+    from tests.conftest import results_snapshot, snapshot_changes
+
+    folder = tmp_path / "results"
+    (folder / "x" / "cells").mkdir(parents=True)
+    (folder / "x" / "results.csv").write_text("a\n1\n")
+    (folder / "x" / "cells" / "c.csv").write_text("a\n1\n")
+    before = results_snapshot(folder)
+    assert snapshot_changes(before, results_snapshot(folder)) == []  # read only: nothing to say
+    (folder / "x" / "results.csv").write_text("a\n2\n")
+    stamp = (folder / "x" / "cells" / "c.csv").stat().st_mtime_ns + 10**9
+    os.utime(folder / "x" / "cells" / "c.csv", ns=(stamp, stamp))
+    (folder / "x" / "new.json").write_text("{}")
+    assert snapshot_changes(before, results_snapshot(folder)) == [
+        "x/cells/c.csv: touched (same bytes, new modification time)", "x/new.json: added",
+        "x/results.csv: rewritten"]
+    (folder / "x" / "new.json").unlink()
+    (folder / "x" / "cells" / "c.csv").unlink()
+    assert "x/cells/c.csv: removed" in snapshot_changes(before, results_snapshot(folder))
+
+
+def test_the_report_loads_without_writing_and_rebuilds_results_csv_only_when_asked(tmp_path):
+    from fyexp.report import _load
+    from fyexp.specs import load_spec
+    from tests.conftest import TOY_SPECS
+
+    store = ResultStore(tmp_path, "toy")
+    store.write_cell("quick", Cell("toy", 0, {"x": 1}), [{"metric": "a", "value": 1.5}], {"git_commit": "unknown"})
+    spec = load_spec("toy", TOY_SPECS)
+    assert _load(spec, tmp_path).frame["value"].tolist() == [1.5]
+    assert not store.table_path.exists()  # loading wrote nothing
+    _load(spec, tmp_path, write=True)     # the report, which means to write
+    assert store.table_path.is_file()

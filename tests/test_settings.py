@@ -38,7 +38,8 @@ def test_a_settings_edit_reruns_the_affected_cells_and_keeps_the_old_rows_as_sup
     assert run_cli("run", "toy", "-p", "quick", "--no-progress", env=env).returncode == 0
     first = _rows(tmp_path, "quick")
     assert first["settings_hash"].notna().all() and first["value"].tolist() == [0.25]
-    sidecar = json.loads(next((tmp_path / "results/toy/cells/quick").glob("*.settings.json")).read_text())
+    record = json.loads(next((tmp_path / "results/toy/cells/quick").glob("*.record.json")).read_text())
+    sidecar = record["settings"]
     assert sidecar["config"]["mode"] == "square" and sidecar["seed"] == 0 and sidecar["environment"]["torch"]
 
     again = run_cli("run", "toy", "-p", "quick", "--no-progress", env=env)

@@ -2,8 +2,9 @@
 
 ``collect`` packs, from the job's scratch results folder:
 
-- ``lease-cells.tar.gz``: every cell file the job wrote (finished or failed) with its settings record
-  (``.settings.json``) and executed-code record (``.code.json``), and the artifacts of the experiments' profiles;
+- ``lease-cells.tar.gz``: every cell file the job wrote (finished or failed) with its run record
+  (``.record.json``; ``.settings.json`` and ``.code.json`` in the legacy form), and the artifacts of the
+  experiments' profiles;
   paths as under ``results/`` (``<experiment>/cells/<profile>/<cell>.csv``);
 - ``lease-work-<unit>-<member>.tar.gz.<piece>``: the work folders (checkpoints) of unfinished units, a folder
   in as many pieces as one returned file's limit asks, whole units only (an ensemble resumed with some members missing would train as two), the most advanced first, as many as
@@ -40,7 +41,7 @@ WORK_PREFIX = "lease-work-"
 MiB = 2 ** 20
 PART_LIMIT = 16 * MiB - 64 * 1024        # one returned file
 RETURN_LIMIT = 64 * MiB - 2 * MiB        # everything returned (the cells archive, status and log within the margin)
-SIDECARS = (".settings.json", ".code.json")
+SIDECARS = (".record.json", ".settings.json", ".code.json")  # a cell's run record, of either form
 
 
 def _add_tree(tar: tarfile.TarFile, root: Path, paths: Sequence[Path]) -> None:

@@ -90,6 +90,7 @@ def _recorded(results_dir: Path, experiment: str, experiments_dir: Path | None =
     settings record, else from its profile as the spec gives it now)."""
     import pandas as pd
 
+    from fyexp.provenance.record import stated_settings
     from fyexp.results import Cell
 
     spec_epochs = _profile_epochs(experiment, experiments_dir)
@@ -101,9 +102,9 @@ def _recorded(results_dir: Path, experiment: str, experiments_dir: Path | None =
     frame = frame[frame["status"].fillna("ok") == "ok"]
     records = []
     for (profile, cell), rows in frame.groupby(["profile", "cell"]):
-        sidecar = Path(results_dir) / experiment / "cells" / str(profile) / f"{cell}.settings.json"
+        stated = stated_settings(Path(results_dir) / experiment / "cells" / str(profile) / f"{cell}.csv")
         params = json.loads(rows["params"].iloc[0]) if isinstance(rows["params"].iloc[0], str) else {}
-        epochs = _epochs(json.loads(sidecar.read_text(encoding="utf-8")).get("config")) if sidecar.is_file() else None
+        epochs = _epochs(stated.get("config")) if stated is not None else None
         if epochs is None:
             epochs = spec_epochs(str(profile), Cell(str(rows["method"].iloc[0]), int(rows["seed"].iloc[0]), params))
         epoch_time = rows.loc[rows["metric"] == "epoch_time_s", "value"]

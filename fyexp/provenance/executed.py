@@ -12,9 +12,10 @@ Each function is identified as ``<path relative to the package's parent>:<qualna
 count; a method's hash includes its class's own statements (class attributes), and each module's top-level
 statements (imports, constants; function and class bodies aside) count as the pseudo-function ``<module>`` of every
 module whose functions ran.  The record (a mapping of functions to hashes, :func:`function_hashes`) is written
-beside the cell file as ``<cell>.code.json`` and read back, checked, only by :mod:`fyexp.provenance.record`; a row
-is **stale** when one of them hashes differently at HEAD or is gone (:func:`changed_functions`, judged in
-:mod:`fyexp.provenance.freshness`).  Edits to functions the cell never ran, docstrings and comments flip no row.
+as the ``code`` of the cell's run record (``<cell>.record.json``; ``<cell>.code.json`` in the legacy form) and
+read back, checked, only by :mod:`fyexp.provenance.record`; a row is **stale** when one of them hashes differently
+at HEAD or is gone (:func:`changed_functions`, judged in :mod:`fyexp.provenance.freshness`).  Edits to functions
+the cell never ran, docstrings and comments flip no row.
 
 Limits: code run before the cell (imports) is not recorded except through ``<module>``; a cell resumed from a
 finished checkpoint records only what it ran after the resume.

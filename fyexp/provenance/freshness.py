@@ -12,10 +12,11 @@ A cell's rows have one :class:`Freshness`, ``(kind, reason)``, judged from its r
   record (legacy) compares its profile in the spec at its commit with the spec now (``Expected.legacy``,
   :func:`fyexp.settings.legacy_settings_changed`); where that cannot be told it is kept.
 - **code** (:func:`code_state`, report and claims only): by the fyexp functions the cell executed
-  (``<cell>.code.json``, :func:`fyexp.provenance.executed.changed_functions` against HEAD's tree), else by the files
+  (the record's ``code``, :func:`fyexp.provenance.executed.changed_functions` against HEAD's tree), else by the files
   of its runner's import tree (:func:`fyexp.provenance.source.files_freshness`); a row stale by code whose
-  experiment's committed fingerprint is the same at its commit and at HEAD
-  (:func:`fyexp.provenance.source.fingerprint_unchanged`) is *behaviour unchanged*, not stale.
+  experiment's fingerprint at its commit (the one its run record stored, else the one committed at its commit) is
+  the one committed at HEAD (:func:`fyexp.provenance.source.fingerprint_unchanged`) is *behaviour unchanged*, not
+  stale.
 
 The kinds, first match wins: :data:`UNKNOWN_PROVENANCE` (a record failed its check: never current, never a
 verdict's evidence, and ``run`` redoes the cell), :data:`OLD_SETTINGS` (``run`` reruns the cell and supersedes its
@@ -134,9 +135,10 @@ def code_state(record: RunRecord, code_hash: object, module: str, name: str | No
         why = {FRESH: "its experiment's files are as at HEAD", STALE: "its experiment's files differ at HEAD",
                UNKNOWN: "git cannot tell whether its experiment's files changed"}[state]
     if state == STALE and name is not None:
-        key = ("fingerprint", name, commit)
+        stored = record.fingerprint
+        key = ("fingerprint", name, commit, canonical(stored) if stored is not None else None)
         if key not in memo:
-            memo[key] = fingerprint_unchanged(name, commit)
+            memo[key] = fingerprint_unchanged(name, commit, recorded=stored)
         if memo[key]:
             return BEHAVIOUR_UNCHANGED, f"{why}, but the fingerprint of {name} is as at its commit"
     return state, why

@@ -1,24 +1,35 @@
-"""The run record of a cell: the settings it ran at, the fyexp code it executed, and where it came from.
+"""The run record of a cell: the settings it ran at, the fyexp code it executed, the environment, the commit and the
+behaviour fingerprint it was made under, in one file.
 
-A finished cell file ``cells/<profile>/<key>.csv`` has beside it, written by :func:`write_record` before the cell
-file itself (whose atomic rename is what marks the cell finished):
+A finished cell file ``cells/<profile>/<key>.csv`` has beside it ``<key>.record.json``, written atomically by
+:func:`write_record` before the cell file itself (whose atomic rename is what marks the cell finished)::
 
-- ``<key>.settings.json``: the cell's settings (:func:`fyexp.settings.cell_settings`: the resolved config scoped to
-  the cell, the ``--set`` overrides, method, grid values, seed, data identity, and the environment: device kind,
-  torch and numpy versions); its :func:`settings_hash` is the ``settings_hash`` column of every row;
-- ``<key>.code.json``: the fyexp functions the cell executed, each with its normalised hash
-  (:mod:`fyexp.provenance.executed`); absent when recording was off (``FYEXP_RECORD_CODE=0``).
+    {"settings": {...},          # fyexp.settings.cell_settings: the resolved config scoped to the cell, the --set
+                                 # overrides, method, grid values, seed, data identity and the environment (device
+                                 # kind, torch and numpy versions); its settings_hash is every row's settings_hash
+     "code": {"fyexp/train/loop.py:fit": "0123456789ab", ...} | null,
+                                 # the fyexp functions the cell executed, each with its normalised hash
+                                 # (fyexp.provenance.executed); null when recording was off (FYEXP_RECORD_CODE=0)
+     "commit": "0210247abcde",   # the source tree's commit (+dirty for an uncommitted tree): the rows' git_commit
+     "fingerprint": {...} | null} # the experiment's behaviour fingerprint in the source tree at write time
+                                 # (fyexp/reference/fingerprints.json, fyexp.fingerprints); null where it has none
 
-The rows themselves carry the commit (``git_commit``, ``+dirty`` for an uncommitted tree), fyexp's version, the
-device, the wall time and, for rows before executed-code records, ``code_hash``
-(:func:`fyexp.provenance.source.provenance_columns`).  The fingerprint a row was made under is the one committed at
-its commit (:func:`fyexp.provenance.source.fingerprint_unchanged`); it is not copied into the record.
+The rows themselves carry the commit too, fyexp's version, the device, the wall time and, for rows before
+executed-code records, ``code_hash`` (:func:`fyexp.provenance.source.provenance_columns`).
 
-:func:`load_record` is the one reader: it checks each file against what :func:`write_record` writes (a settings
-record present when the rows name a settings hash, of the schema :data:`SETTINGS_FIELDS`, hashing to the rows'
-hash; a code record mapping ``fyexp/<modules>.py:<qualname>`` names, never an absolute path or ``..``, to hashes)
-and names each one that fails in one warning line (:func:`fyexp.damaged.warn_damaged`); the record then has a
-``problem`` and its rows *unknown provenance* (:mod:`fyexp.provenance.freshness`).
+**The legacy form.**  Cells written before this file (the committed results up to its introduction, and queue
+clones running older code) have two files instead: ``<key>.settings.json`` (the settings) and ``<key>.code.json``
+(the executed functions, optional); their fingerprint is the one committed at their commit, looked up in git
+(:func:`fyexp.provenance.source.fingerprint_unchanged`).  They are read, never rewritten, and judged as before.
+Where both forms lie beside a cell, the one-file record is read when it names the rows' commit, else the legacy
+files (an older clone rewrote the cell after a newer one).
+
+:func:`load_record` is the one reader: it checks each file against what the writer writes (the record an object of
+exactly :data:`RECORD_FIELDS`; the settings of the schema :data:`SETTINGS_FIELDS`, hashing to the rows' hash; the code
+mapping ``fyexp/<modules>.py:<qualname>`` names, never an absolute path or ``..``, to hashes; the commit the rows';
+the fingerprint an object of numbers) and names each one that fails in one warning line
+(:func:`fyexp.damaged.warn_damaged`); the record then has a ``problem`` and its rows *unknown provenance*
+(:mod:`fyexp.provenance.freshness`).
 """
 
 from __future__ import annotations
@@ -29,14 +40,19 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-SETTINGS_SUFFIX = ".settings.json"
-CODE_SUFFIX = ".code.json"
+RECORD_SUFFIX = ".record.json"     # the one-file record
+SETTINGS_SUFFIX = ".settings.json"  # the legacy form: settings ...
+CODE_SUFFIX = ".code.json"          # ... and executed code
 SUPERSEDED_MARK = "~superseded-"   # a superseded file's rows get profile ``<profile>~superseded-<hash>``
 
 # the settings record's schema: each key of :func:`fyexp.settings.cell_settings` and its JSON type (None: any value)
 SETTINGS_FIELDS: dict[str, type | None] = {
     "experiment": str, "profile": str, "overrides": dict, "config": None, "method": str, "params": dict,
     "seed": int, "data": None, "environment": dict,
+}
+# the one-file record's schema: each key and its JSON type (a tuple: either; type(None): null)
+RECORD_FIELDS: dict[str, tuple[type, ...]] = {
+    "settings": (dict,), "code": (dict, type(None)), "commit": (str,), "fingerprint": (dict, type(None)),
 }
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _PART = rf"(?:{_NAME}|<{_NAME}>)"
@@ -54,6 +70,10 @@ def settings_hash(settings: dict) -> str:
     return hashlib.sha256(canonical(settings).encode()).hexdigest()[:12]
 
 
+def record_path(cell_file: Path) -> Path:
+    return Path(cell_file).with_suffix(RECORD_SUFFIX)
+
+
 def settings_path(cell_file: Path) -> Path:
     return Path(cell_file).with_suffix(SETTINGS_SUFFIX)
 
@@ -67,9 +87,11 @@ class RunRecord:
     """What :func:`load_record` found beside a cell file.
 
     ``settings_hash`` and ``git_commit`` are the rows' (``None``: a legacy row, recorded before settings were);
-    ``settings``: the validated settings record (``None`` for legacy rows and damaged records); ``code``: the
-    validated executed-code record (``None``: not recorded, or damaged); ``problem``: what is wrong with a record
-    (``None``: nothing), which makes the rows' provenance unknown."""
+    ``settings``: the validated settings (``None`` for legacy rows and damaged records); ``code``: the validated
+    executed-code record (``None``: not recorded, or damaged); ``problem``: what is wrong with a record (``None``:
+    nothing), which makes the rows' provenance unknown; ``fingerprint``: the experiment's fingerprint stored at
+    write time (``None``: not stored: the legacy form, or none existed); ``form``: ``"record"`` (one file),
+    ``"legacy"`` (settings and code files) or ``None`` (nothing beside the cell)."""
 
     cell_file: Path
     settings_hash: str | None = None
@@ -77,6 +99,8 @@ class RunRecord:
     settings: dict | None = None
     code: dict | None = None
     problem: str | None = None
+    fingerprint: dict | None = None
+    form: str | None = None
 
     @property
     def environment(self) -> dict | None:
@@ -84,18 +108,21 @@ class RunRecord:
 
 
 def write_record(cell_file: Path, settings: dict, functions: dict[str, str | None] | None) -> None:
-    """Write the run record beside ``cell_file``, each file atomically: the settings and, where recorded, the
-    executed functions with their hashes (``functions``: :func:`fyexp.provenance.executed.function_hashes`); with
-    ``functions=None`` an older cell's code record is removed, so the file rule judges the new rows."""
+    """Write the run record beside ``cell_file``, in one atomic write: the settings, the executed functions with
+    their hashes (``functions``: :func:`fyexp.provenance.executed.function_hashes`; ``None``: not recorded), the
+    source tree's commit (:func:`fyexp.provenance.source.git_commit`, what the rows record) and the fingerprint of
+    the settings' experiment in the source tree (:func:`fyexp.provenance.source.current_fingerprint`).  A legacy
+    record of an older run of the cell is removed after the write, so one record describes the cell."""
     from fyexp.io import atomic_write_text
+    from fyexp.provenance.source import current_fingerprint, git_commit
 
     cell_file = Path(cell_file)
     cell_file.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(settings_path(cell_file), json.dumps(settings, indent=1, sort_keys=True, default=str) + "\n")
-    if functions is None:
-        code_path(cell_file).unlink(missing_ok=True)
-    else:
-        atomic_write_text(code_path(cell_file), json.dumps(functions, indent=1, sort_keys=True) + "\n")
+    record = {"settings": settings, "code": functions, "commit": git_commit(),
+              "fingerprint": current_fingerprint(str(settings.get("experiment", "")))}
+    atomic_write_text(record_path(cell_file), json.dumps(record, indent=1, sort_keys=True, default=str) + "\n")
+    settings_path(cell_file).unlink(missing_ok=True)
+    code_path(cell_file).unlink(missing_ok=True)
 
 
 def settings_problem(settings: object, expected_hash: str) -> str | None:
@@ -129,6 +156,65 @@ def code_problem(record: object) -> str | None:
         if value is not None and not (isinstance(value, str) and CODE_HASH.fullmatch(value)):
             return f"entry {key!r}: {str(value)[:40]!r} is not a function hash"
     return None
+
+
+def fingerprint_problem(fingerprint: object) -> str | None:
+    """What is wrong with a stored fingerprint (``None``: nothing): ``null`` or an object of metric names to
+    numbers (:func:`fyexp.fingerprints.compute`)."""
+    if fingerprint is None:
+        return None
+    if not isinstance(fingerprint, dict):
+        return f"its fingerprint is not a JSON object (a JSON {type(fingerprint).__name__})"
+    for key, value in fingerprint.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return f"fingerprint entry {key[:80]!r}: {str(value)[:40]!r} is not a number"
+    return None
+
+
+def record_problem(record: object, expected_hash: str | None, commit: str | None, *,
+                   settings: bool = True) -> str | None:
+    """What is wrong with a parsed ``<cell>.record.json`` of a cell whose rows name ``expected_hash`` and
+    ``commit`` (``None``: nothing): an object of exactly :data:`RECORD_FIELDS`, each of its type; its settings
+    sound (:func:`settings_problem`; not checked with ``settings=False``), its code sound (:func:`code_problem`),
+    its commit the rows', its fingerprint sound (:func:`fingerprint_problem`)."""
+    if not isinstance(record, dict):
+        return f"not a JSON object of a run record (a JSON {type(record).__name__})"
+    keys = set(record)
+    if keys != set(RECORD_FIELDS):
+        missing, extra = sorted(set(RECORD_FIELDS) - keys), sorted(keys - set(RECORD_FIELDS))
+        return "; ".join(part for part in (f"missing key(s) {', '.join(missing)}" if missing else "",
+                                           f"unexpected key(s) {', '.join(extra)}" if extra else "") if part)
+    for key, kinds in RECORD_FIELDS.items():
+        if not isinstance(record[key], kinds):
+            return f"'{key}' is a JSON {type(record[key]).__name__}, not of the record's schema"
+    if settings:
+        if expected_hash is None:
+            return "the cell's rows name no settings hash"
+        problem = settings_problem(record["settings"], expected_hash)
+        if problem is not None:
+            return f"settings: {problem}"
+    if record["code"] is not None:
+        problem = code_problem(record["code"])
+        if problem is not None:
+            return f"code: {problem}"
+    if commit is not None and record["commit"] != commit:
+        return f"made at commit {record['commit'][:40]!r}, but the cell's rows name {commit!r}"
+    return fingerprint_problem(record["fingerprint"])
+
+
+def _read_one_file(cell_file: Path, parsed: tuple[object, str | None], settings_hash: str | None,
+                   git_commit: str | None, settings: bool) -> RunRecord:
+    """The :class:`RunRecord` of a one-file record whose JSON (or why it is none) is ``parsed``."""
+    from fyexp.damaged import UNKNOWN_PROVENANCE_NOTE, warn_damaged
+
+    record, problem = parsed
+    if problem is None:
+        problem = record_problem(record, settings_hash, git_commit, settings=settings)
+    if problem is not None:
+        warn_damaged(record_path(cell_file), "damaged run record", problem, UNKNOWN_PROVENANCE_NOTE)
+        return RunRecord(cell_file, settings_hash, git_commit, problem=problem, form="record")
+    return RunRecord(cell_file, settings_hash, git_commit, record["settings"] if settings else None, record["code"],
+                     None, record["fingerprint"], "record")
 
 
 def _read_settings(cell_file: Path, expected_hash: str) -> tuple[dict | None, str | None]:
@@ -166,14 +252,47 @@ def _read_code(cell_file: Path) -> tuple[dict | None, str | None]:
 def load_record(cell_file: Path, settings_hash: str | None, git_commit: str | None = None, *,
                 settings: bool = True) -> RunRecord:
     """The run record beside ``cell_file``, whose rows name ``settings_hash`` (``None``: legacy rows, no settings
-    record expected) and ``git_commit``.  ``settings=False`` leaves the settings record unread (the rows of a
-    superseded file: their record is not beside a current cell).  Each damaged record is one warning line and the
-    record's ``problem`` (its code record's, else its settings record's)."""
+    record expected) and ``git_commit``: the one-file record, else the legacy files (see the module's docstring for
+    which when both lie there).  ``settings=False`` leaves the settings unread (the rows of a superseded file: their
+    record is not beside a current cell).  Each damaged record is one warning line and the record's ``problem``."""
+    from fyexp.damaged import read_json
+
     cell_file = Path(cell_file)
+    one_file = record_path(cell_file)
+    legacy = settings_path(cell_file).exists() or code_path(cell_file).exists()
+    if one_file.exists():
+        parsed = read_json(one_file)
+        newer_clone = (legacy and parsed[1] is None and isinstance(parsed[0], dict)
+                       and git_commit is not None and parsed[0].get("commit") != git_commit)
+        if not newer_clone:
+            return _read_one_file(cell_file, parsed, settings_hash, git_commit, settings)
+    if not legacy:
+        if settings_hash is None or not settings:
+            return RunRecord(cell_file, settings_hash, git_commit)
+        from fyexp.damaged import UNKNOWN_PROVENANCE_NOTE, warn_damaged
+
+        problem = f"the rows of {cell_file.name} name settings {settings_hash}"
+        warn_damaged(one_file, "missing run record", problem, UNKNOWN_PROVENANCE_NOTE)
+        return RunRecord(cell_file, settings_hash, git_commit, problem=problem)
     found, settings_why = (_read_settings(cell_file, settings_hash) if settings and settings_hash is not None
                            else (None, None))
     code, code_why = _read_code(cell_file)
-    return RunRecord(cell_file, settings_hash, git_commit, found, code, code_why or settings_why)
+    return RunRecord(cell_file, settings_hash, git_commit, found, code, code_why or settings_why, None,
+                     "legacy" if legacy else None)
+
+
+def stated_settings(cell_file: Path) -> dict | None:
+    """The settings the run record beside ``cell_file`` states, of either form, unchecked against the rows (for an
+    estimate, never for a judgement: :func:`load_record` is the reader that checks); ``None`` where there is no
+    readable record."""
+    from fyexp.damaged import read_json
+
+    for path, pick in ((record_path(cell_file), lambda r: r.get("settings") if isinstance(r, dict) else None),
+                       (settings_path(cell_file), lambda r: r)):
+        if path.is_file():
+            found = pick(read_json(path)[0])
+            return found if isinstance(found, dict) else None
+    return None
 
 
 def rows_identity(frame) -> tuple[str | None, str | None]:

@@ -254,12 +254,30 @@ def committed_fingerprints(commit: str, root: Path | None = None) -> dict | None
     return found if isinstance(found, dict) else None
 
 
-def fingerprint_unchanged(name: str, commit: str, root: Path | None = None) -> bool:
-    """Whether experiment ``name``'s fingerprint committed at ``commit`` (a clean one: ``+dirty`` never counts, its
+def current_fingerprint(name: str, root: Path = SOURCE_ROOT) -> dict | None:
+    """Experiment ``name``'s fingerprint in the source tree as it is on disk (what a run made now is made under:
+    the committed one at its commit for a clean tree), ``None`` where the file or the entry is missing or
+    unreadable.  Stored in each run record (:func:`fyexp.provenance.record.write_record`)."""
+    import json
+
+    try:
+        found = json.loads((Path(root) / FINGERPRINTS).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    entry = found.get(name) if isinstance(found, dict) else None
+    return entry if isinstance(entry, dict) and entry else None
+
+
+def fingerprint_unchanged(name: str, commit: str, root: Path | None = None, recorded: dict | None = None) -> bool:
+    """Whether experiment ``name``'s fingerprint at the row's ``commit`` (a clean one: ``+dirty`` never counts, its
     tree was not the commit's) equals the one committed at HEAD (:mod:`fyexp.fingerprints` computes them; its test
     keeps HEAD's file true of HEAD's code, and a commit that changed behaviour had to update it, so equal
-    fingerprints mean the slice's metrics did not move between the two commits)."""
+    fingerprints mean the slice's metrics did not move between the two commits).  The fingerprint at the commit is
+    ``recorded`` (stored in the run record at write time) where given, else the one committed at ``commit``."""
     if not commit or commit.endswith("+dirty") or commit in ("nan", "None", "unknown"):
         return False
-    then, head = committed_fingerprints(commit, root), committed_fingerprints("HEAD", root)
+    head = committed_fingerprints("HEAD", root)
+    if recorded is not None:
+        return bool(head and recorded and recorded == head.get(name))
+    then = committed_fingerprints(commit, root)
     return bool(then and head and then.get(name) and then.get(name) == head.get(name))

@@ -55,10 +55,12 @@ class _Loaded:
     summary: pd.DataFrame
 
 
-def _load(spec: ExperimentSpec, results_dir: Path, superseded: bool = False) -> _Loaded:
+def _load(spec: ExperimentSpec, results_dir: Path, superseded: bool = False, *, write: bool = False) -> _Loaded:
     """An experiment's current rows (with ``superseded``, also those of cells since rerun at other settings, as
-    profiles of their own: :func:`fyexp.results.superseded_rows`)."""
-    frame = ResultStore(results_dir, spec.name).consolidate()  # the report means to write: results.csv too
+    profiles of their own: :func:`fyexp.results.superseded_rows`).  Reads only; with ``write`` (the report, which
+    means to write) ``results.csv`` is rebuilt from the cell files as well (:meth:`ResultStore.consolidate`)."""
+    store = ResultStore(results_dir, spec.name)
+    frame = store.consolidate() if write else store.load()
     if superseded:
         from fyexp.results import superseded_rows
 
@@ -94,7 +96,7 @@ def report_experiment(spec: ExperimentSpec, results_dir: Path, loaded: dict[str,
                       figures: bool = True, manifest: Manifest | None = None) -> ExperimentReport:
     """One experiment's tables (and, with ``figures``, its figures); with a ``manifest`` only those whose inputs
     changed are drawn (:mod:`fyexp.report.cache`)."""
-    here = (loaded or {}).get(spec.name) or _load(spec, results_dir)
+    here = (loaded or {}).get(spec.name) or _load(spec, results_dir, write=True)
     loaded = loaded or {spec.name: here}
     frame, summary = here.frame, here.summary
     store = ResultStore(results_dir, spec.name)
@@ -244,10 +246,10 @@ def build_report(names: list[str] | None, results_dir: Path, experiments_dir: Pa
     inputs did not change are kept (:mod:`fyexp.report.cache`); ``cache=False`` draws every one."""
     every = available_specs(experiments_dir)
     names = names or every
-    loaded = {name: _load(load_spec(name, experiments_dir), results_dir, superseded) for name in every}
+    loaded = {name: _load(load_spec(name, experiments_dir), results_dir, superseded, write=True) for name in every}
     for name in names:
         if name not in loaded:  # an unknown name: load_spec raises the one-line error
-            loaded[name] = _load(load_spec(name, experiments_dir), results_dir, superseded)
+            loaded[name] = _load(load_spec(name, experiments_dir), results_dir, superseded, write=True)
     manifest = Manifest(results_dir, enabled=cache)
     reports = [report_experiment(loaded[name].spec, results_dir, loaded, manifest=manifest) for name in names]
     done = {r.spec.name for r in reports}
