@@ -1,0 +1,221 @@
+"""The gaps the whole-package mutation run left (``fyexp/claims/MUTATION.md``, "Left (a real gap)"), each closed by
+a test that fails under its mutant: a claim naming both ``b`` and ``than`` (refused at load), the derived TV-EM
+rows' source and guard, the results-folder path of :func:`~fyexp.claims.verdicts.load_frames` and
+:func:`~fyexp.claims.command.verdicts_for` (the experiments folder, the names, the derived rows' folder), and
+wrapped titles, summaries and about lines whose continuation must never start at column 0.
+
+Values are toy ones (the toy experiment of ``tests/specs``, a gmm-clustering ``adjusted_mi``), never the papers'.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pandas as pd
+import pytest
+import yaml
+
+from fyexp.claims.model import load_claims
+from fyexp.errors import FyexpError
+from tests.conftest import ROOT, TOY_SPECS
+from tests.test_claims_mutation_edges import a_claim, a_verdict, refused, toy
+from tests.test_claims_render import _results
+
+
+# ---- a constant in place of b, never beside it ------------------------------------------------------------------
+@pytest.mark.parametrize("direction, extra", [("greater", {}), ("less", {}), ("approx", {"delta": 0.1})])
+def test_a_claim_naming_both_b_and_than_is_refused(tmp_path, direction, extra):
+    message = refused(tmp_path, [toy(direction=direction, than=0.5, **extra)])
+    assert message == "claim 'toy': than: expected either b or than (a constant in place of b), not both, got 0.5"
+    claim = load_claims(_written(tmp_path, toy(direction=direction, than=0.5, b=None, **extra)), check=False).claims[0]
+    assert (claim.than, set(claim.sides)) == (0.5, {"a"})  # than alone: a against the constant
+    claim = load_claims(_written(tmp_path, toy(direction=direction, **extra)), check=False).claims[0]
+    assert (claim.than, set(claim.sides)) == (None, {"a", "b"})  # b alone
+
+
+@pytest.mark.parametrize("direction, extra", [
+    ("ratio_below", {"threshold": 0.9}), ("ratio_above", {"threshold": 1.1}),
+    ("best_of", {"better": "less", "others": [{"method": "z"}], "b": None}),
+    ("fraction", {"at_least": 0.5, "b": None}),
+    ("monotone", {"trend": "decreasing", "series": [{"method": "x"}, {"method": "y"}], "a": None, "b": None})])
+def test_than_in_a_direction_without_a_side_b_to_replace_is_refused(tmp_path, direction, extra):
+    message = refused(tmp_path, [toy(direction=direction, than=2, **extra)])
+    assert message == (f"claim 'toy': than: expected no constant for direction '{direction}' (than stands in for b "
+                       "in greater, less, approx only), got 2")
+    assert load_claims(_written(tmp_path, toy(direction=direction, **extra)), check=False).claims[0].than is None
+
+
+def _written(tmp_path, body: dict):
+    path = tmp_path / "one.yaml"
+    path.write_text(yaml.safe_dump({"claims": [body]}, sort_keys=False))
+    return path
+
+
+def test_against_a_constant_prints_a_against_the_constant_and_a_pair_prints_both(tmp_path):
+    """``ours`` and ``n`` of a claim against ``than`` are a's mean against the constant; with a side b, both means."""
+    import numpy as np
+
+    from tests.test_claims_rules import pair, verdict_of
+
+    constant = load_claims(_written(tmp_path, toy(than=0.25, b=None)), check=False).claims[0]
+    one = verdict_of(constant, {"x": np.array([0.375])})
+    assert (one.ours, one.n) == ("0.375 vs 0.25", "1")
+    two = verdict_of(pair(tmp_path), {"x": np.array([0.375]), "y": np.array([0.25])})
+    assert (two.ours, two.n) == ("0.375 vs 0.25", "1 vs 1")
+
+
+# ---- the derived TV-EM rows --------------------------------------------------------------------------------------
+def _tvem_rows(experiment="tvem-bsc"):
+    return pd.DataFrame([{"experiment": experiment, "profile": "cpu", "cell": "tv__seed=3", "metric": m, "value": v,
+                          "seed": 3, "git_commit": "abc", "freshness": "fresh"}
+                         for m, v in (("free_energy", -41.0), ("log_likelihood", -40.25))])
+
+
+def _trace(folder, values=(-50.0, -44.0, -44.5, -41.0)):
+    fits = folder / "artifacts" / "cpu" / "fits"
+    fits.mkdir(parents=True)
+    (fits / "tv__seed=3.json").write_text(json.dumps({"free_energy": list(values)}))
+
+
+def test_the_largest_drop_row_names_the_free_energy_row_it_reads(tmp_path):
+    from fyexp.claims.derived import GAP, LARGEST_DROP, with_derived
+
+    _trace(tmp_path)
+    out = with_derived("tvem-bsc", _tvem_rows(), tmp_path)
+    drop = out[out["metric"] == LARGEST_DROP]
+    assert list(drop["value"]) == [0.5] and list(drop["source_metric"]) == ["free_energy"]
+    assert list(out[out["metric"] == GAP]["value"]) == [0.75]
+    assert out["source_metric"].isna().sum() == 2  # the rows it read are not derived
+
+
+def test_only_a_derived_experiments_rows_with_cells_are_derived_from(tmp_path):
+    from fyexp.claims.derived import with_derived
+
+    _trace(tmp_path)
+    other = _tvem_rows("gmm-clustering")  # the same metrics, another experiment: nothing derived
+    assert with_derived("gmm-clustering", other, tmp_path) is other
+    empty = pd.DataFrame()
+    assert with_derived("tvem-bsc", empty, tmp_path) is empty
+    cell_less = _tvem_rows().drop(columns="cell")
+    assert with_derived("tvem-bsc", cell_less, tmp_path) is cell_less
+    assert len(with_derived("tvem-bsc", _tvem_rows(), tmp_path)) == 4
+
+
+def test_without_a_folder_the_traces_are_read_under_the_working_directory(tmp_path, monkeypatch):
+    from fyexp.claims.derived import LARGEST_DROP, with_derived
+
+    _trace(tmp_path, (-50.0, -49.0, -49.125))
+    monkeypatch.chdir(tmp_path)
+    out = with_derived("tvem-bsc", _tvem_rows(), None)
+    assert list(out[out["metric"] == LARGEST_DROP]["value"]) == [0.125]
+
+
+# ---- the results-folder path ---------------------------------------------------------------------------------------
+def test_claim_rows_read_the_traces_in_the_experiments_results_folder(tmp_path, monkeypatch):
+    import fyexp.spec_freshness
+    from fyexp.claims.derived import LARGEST_DROP
+    from fyexp.claims.verdicts import claim_rows
+
+    monkeypatch.setattr(fyexp.spec_freshness, "settings_changed",
+                        lambda spec, f, folder: pd.Series(False, index=f.index, dtype=object))
+    _trace(tmp_path, (-50.0, -45.0, -45.375, -41.0))
+    out = claim_rows("tvem-bsc", None, _tvem_rows(), tmp_path)
+    assert list(out[out["metric"] == LARGEST_DROP]["value"]) == [0.375]
+
+
+def _toy_results(root):
+    from fyexp.results import Cell, ResultStore
+
+    prov = {"git_commit": "unknown", "fyexp_version": "0", "device": "cpu", "wall_time_s": 3.0,
+            "timestamp": "2026-01-01T00:00:00+00:00"}
+    store = ResultStore(root, "toy")
+    for seed in (0, 1):
+        store.write_cell("paper", Cell("toy", seed, {"x": 1.5}), [{"metric": "adjusted_mi", "value": 0.5 + seed}],
+                         prov)
+    return root
+
+
+def test_load_frames_reads_the_specs_of_the_experiments_folder_it_is_given(tmp_path):
+    from fyexp.claims.verdicts import load_frames
+
+    frames, specs = load_frames(_toy_results(tmp_path / "results"), TOY_SPECS, ["toy", "no-such", "toy"])
+    assert list(frames) == ["toy"] and list(specs) == ["toy"] and specs["toy"].name == "toy"
+    assert sorted(frames["toy"]["value"]) == [0.5, 1.5] and "freshness" in frames["toy"]
+
+
+def _experiments(tmp_path):
+    """The shipped specs, gmm-clustering with one more profile (``mine``), and the toy spec with its own
+    (``onlytoy``)."""
+    folder = tmp_path / "experiments"
+    shutil.copytree(ROOT / "experiments", folder)
+    for path, profile in ((folder / "gmm-clustering.yaml", "mine"), (folder / "toy.yaml", "onlytoy")):
+        if not path.exists():
+            shutil.copy(TOY_SPECS / "toy.yaml", path)
+        spec = yaml.safe_load(path.read_text())
+        spec["profiles"][profile] = {"seeds": [7]}
+        path.write_text(yaml.safe_dump(spec, sort_keys=False))
+    return folder
+
+
+def test_verdicts_for_knows_the_profiles_of_its_papers_experiments_in_the_folder_given(tmp_path):
+    from fyexp.claims.command import verdicts_for
+
+    results, experiments = _results(tmp_path), _experiments(tmp_path)
+    claims, verdicts = verdicts_for(results, "fyvi", "mine", experiments)  # gmm-clustering's profile there
+    assert claims.claims and {v.claim.paper for v in verdicts} == {"fyvi"}
+    with pytest.raises(FyexpError, match="unknown profile 'mine'"):
+        verdicts_for(results, "fyvi", "mine")  # not in the shipped specs
+    with pytest.raises(FyexpError, match="unknown profile 'onlytoy'") as info:
+        verdicts_for(results, "fyvi", "onlytoy", experiments)  # a profile of an experiment no claim reads
+    assert "mine" in str(info.value) and "onlytoy" not in str(info.value).split("expected one of")[1]
+
+
+# ---- wrapped lines: a continuation is indented, never at column 0 -------------------------------------------------
+def _indents(lines, first):
+    """The indent of each line of the wrapped block starting with ``first``."""
+    text = [line for line, _ in lines]
+    start = next(i for i, line in enumerate(text) if line.startswith(first))
+    block = [text[start]]
+    for line in text[start + 1:]:
+        if not line or not line[0].isspace():
+            break
+        block.append(line)
+    return [len(line) - len(line.lstrip(" ")) for line in block]
+
+
+LONG_ID = "an-id-" + "long" * 9  # longer than the id column and than a narrow line
+
+
+def test_a_long_title_wraps_with_its_continuation_indented_two_columns():
+    from fyexp.claims.render import long_lines
+
+    v = a_verdict(a_claim(LONG_ID), "not resolved at this n", "cpu", headline=True)
+    lines = long_lines([v], width=48)
+    title = [line for line, style in lines if style == "bold"]
+    assert len(title) >= 2 and title[0].startswith(f"{LONG_ID}  ") and all(line.startswith("  ") and line[2] != " "
+                                                           for line in title[1:])
+    assert " ".join(" ".join(title).split()) == (
+        f"{LONG_ID} not resolved at this n (reduced profile) n = 4 pairs profile cpu")
+
+
+def test_a_long_summary_line_wraps_with_its_continuation_indented_two_columns():
+    from fyexp.claims.render import long_lines, short_lines
+
+    verdicts = [a_verdict(a_claim(f"c{i}"), v, stale={(f"s{i}", 1)}, dirty={(f"d{i}", 1)})
+                for i, v in enumerate(("supported", "reversed", "not supported", "supported in direction, not in "
+                                                                                 "magnitude"))]
+    for lines in (short_lines(verdicts, 40), long_lines(verdicts, 40)):
+        indents = _indents(lines, "fyvi: 4 claims")
+        assert len(indents) >= 3 and indents[0] == 0 and set(indents[1:]) == {2}, indents
+
+
+def test_the_about_line_and_the_verdict_line_wrap_under_their_own_indents():
+    from fyexp.claims.render import short_lines
+
+    v = a_verdict(a_claim("c1", numbers="0.61 vs 0.58 vs 0.57 vs 0.55 vs 0.52"), ours="0.43 vs 0.41 " * 8)
+    lines = short_lines([v], 72)
+    about = _indents(lines, "  fyvi Table 9")
+    assert len(about) >= 2 and about[0] == 2 and set(about[1:]) == {4}, about
+    verdict = _indents(lines, "c1 ")  # the verdict line, wrapped, then the about line under it
+    assert verdict == [0, 6, 6] + about, verdict
