@@ -117,11 +117,18 @@ def test_claim_rows_read_the_traces_in_the_experiments_results_folder(tmp_path, 
     from fyexp.claims.derived import LARGEST_DROP
     from fyexp.claims.verdicts import claim_rows
 
-    monkeypatch.setattr(fyexp.spec_freshness, "settings_changed",
-                        lambda spec, f, folder: pd.Series(False, index=f.index, dtype=object))
+    asked = []
+
+    def settings_changed(spec, frame, folder):  # the settings axis, as asked: the spec and folder given
+        asked.append((spec, len(frame), folder))
+        return pd.Series(False, index=frame.index, dtype=object)
+
+    monkeypatch.setattr(fyexp.spec_freshness, "settings_changed", settings_changed)
     _trace(tmp_path, (-50.0, -45.0, -45.375, -41.0))
-    out = claim_rows("tvem-bsc", None, _tvem_rows(), tmp_path)
+    spec = object()
+    out = claim_rows("tvem-bsc", spec, _tvem_rows(), tmp_path)
     assert list(out[out["metric"] == LARGEST_DROP]["value"]) == [0.375]
+    assert asked == [(spec, 2, tmp_path)]
 
 
 def _toy_results(root):
