@@ -226,3 +226,13 @@ def test_the_about_line_and_the_verdict_line_wrap_under_their_own_indents():
     assert len(about) >= 2 and about[0] == 2 and set(about[1:]) == {4}, about
     verdict = _indents(lines, "c1 ")  # the verdict line, wrapped, then the about line under it
     assert verdict == [0, 6, 6] + about, verdict
+
+
+def test_a_verdict_without_a_profile_prints_a_dash_in_the_long_title_and_a_long_id_plain():
+    from fyexp.claims.render import long_lines, short_lines
+
+    v = a_verdict(a_claim("c9"), "not run", None, n=None, ours=None)
+    assert long_lines([v])[0] == ("c9  not run  n = —  profile —", "bold")
+    lines = short_lines([a_verdict(a_claim(LONG_ID))])
+    assert lines[1] == (LONG_ID, "") and lines[2][1] == ""  # the id and its verdict line: plain, not dimmed
+    assert lines[0][1] == "bold" and all(style == "dim" for _, style in lines[3:4])  # the about line dimmed
