@@ -236,3 +236,44 @@ def test_a_verdict_without_a_profile_prints_a_dash_in_the_long_title_and_a_long_
     lines = short_lines([a_verdict(a_claim(LONG_ID))])
     assert lines[1] == (LONG_ID, "") and lines[2][1] == ""  # the id and its verdict line: plain, not dimmed
     assert lines[0][1] == "bold" and all(style == "dim" for _, style in lines[3:4])  # the about line dimmed
+
+
+def test_load_frames_reads_every_experiment_of_the_folder_by_default_each_against_its_own_results(tmp_path,
+                                                                                                   monkeypatch):
+    """Without names: every experiment with a spec; each experiment's rows pass :func:`claim_rows` with its name,
+    spec and results folder, and their freshness is :func:`row_states` against that folder."""
+    import fyexp.claims.verdicts as verdicts
+    import fyexp.spec_freshness
+
+    results = _toy_results(tmp_path / "results")
+    asked = []
+    real = verdicts.claim_rows
+
+    def claim_rows(name, spec, frame, folder):
+        asked.append((name, spec.name, len(frame), folder))
+        return real(name, spec, frame, folder)
+
+    monkeypatch.setattr(verdicts, "claim_rows", claim_rows)
+    monkeypatch.setattr(fyexp.spec_freshness, "row_states",
+                        lambda spec, frame, folder: pd.Series(f"{spec.name} at {folder.name}", index=frame.index))
+    frames, specs = verdicts.load_frames(results, TOY_SPECS)
+    assert list(frames) == list(specs) == ["toy"]
+    assert asked == [("toy", "toy", 2, results / "toy")]
+    assert list(frames["toy"]["freshness"]) == ["toy at toy", "toy at toy"]
+
+
+def test_verdicts_for_names_the_missing_folder_and_the_known_profiles_in_full(tmp_path):
+    from fyexp.claims.command import known_profiles, verdicts_for
+    from fyexp.claims.verdicts import load_frames
+
+    with pytest.raises(FyexpError) as info:
+        verdicts_for(tmp_path / "absent", "fyvi")
+    assert str(info.value) == (f"--results-dir / FYEXP_RESULTS_DIR: '{tmp_path / 'absent'}' does not exist; expected "
+                               "the folder of result CSVs (`fyexp run` writes it)")
+    results = _results(tmp_path)
+    with pytest.raises(FyexpError) as info:
+        verdicts_for(results, "fyvi", "nope")
+    claims = load_claims().for_paper("fyvi")
+    known = known_profiles(*load_frames(results, None, [e for c in claims.claims for e in c.experiments]))
+    assert str(info.value) == f"--profile: unknown profile 'nope'; expected one of {', '.join(sorted(known))}"
+    assert len(known) > 2 and "paper" in known
