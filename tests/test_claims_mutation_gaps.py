@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import shutil
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -277,3 +278,69 @@ def test_verdicts_for_names_the_missing_folder_and_the_known_profiles_in_full(tm
     known = known_profiles(*load_frames(results, None, [e for c in claims.claims for e in c.experiments]))
     assert str(info.value) == f"--profile: unknown profile 'nope'; expected one of {', '.join(sorted(known))}"
     assert len(known) > 2 and "paper" in known
+
+
+# ---- the interval behind a verdict (fyexp.claims.stats) ------------------------------------------------------------
+def _side(values, **keys):
+    return pd.DataFrame({"value": values, **keys})
+
+
+def test_too_few_values_on_either_unpaired_side_give_no_interval_and_two_each_give_welchs():
+    from scipy import stats as sps
+
+    from fyexp.claims.stats import difference
+
+    for a, b in (([1.0], [4.0, 5.0, 7.0]), ([1.0, 2.0, 4.0], [5.0])):
+        d = difference(_side(a), _side(b))
+        assert (d.low, d.high, d.paired, d.n_text()) == (None, None, False, f"{len(a)} vs {len(b)}")
+        assert d.mean == pytest.approx(np.mean(a) - np.mean(b)) and not d.has_interval
+    d = difference(_side([1.0, 2.0]), _side([4.0, 6.0]))  # two values a side: Welch's interval
+    ci = sps.ttest_ind([1.0, 2.0], [4.0, 6.0], equal_var=False).confidence_interval(0.95)
+    assert (d.low, d.high, d.n_text(), d.paired) == (pytest.approx(ci.low), pytest.approx(ci.high), "2 vs 2", False)
+
+
+def test_two_constant_unpaired_sides_give_the_difference_itself_one_varying_side_a_welch_interval():
+    from scipy import stats as sps
+
+    from fyexp.claims.stats import difference
+
+    d = difference(_side([2.5, 2.5, 2.5]), _side([1.25, 1.25]))
+    assert (d.mean, d.low, d.high, d.n_text()) == (1.25, 1.25, 1.25, "3 vs 2")
+    for a, b in (([2.5, 2.5, 2.5], [1.0, 1.5]), ([2.0, 3.0, 2.5], [1.25, 1.25])):
+        d = difference(_side(a), _side(b))
+        ci = sps.ttest_ind(a, b, equal_var=False).confidence_interval(0.95)
+        assert d.low == pytest.approx(ci.low) and d.high == pytest.approx(ci.high) and d.low < d.mean < d.high
+
+
+def test_two_common_keys_pair_and_constant_differences_give_the_difference_itself():
+    from scipy import stats as sps
+
+    from fyexp.claims.stats import difference
+
+    d = difference(_side([3.0, 5.0], seed=[0, 1]), _side([1.0, 2.0], seed=[1, 0]))  # exactly two pairs
+    assert d.paired is True and (d.n_a, d.n_b, d.n_text()) == (2, 2, "2 pairs") and d.mean == pytest.approx(2.5)
+    ci = sps.ttest_1samp([1.0, 4.0], 0.0).confidence_interval(0.95)  # pairs by seed: 3 − 2, 5 − 1
+    assert (d.low, d.high) == (pytest.approx(ci.low), pytest.approx(ci.high))
+    d = difference(_side([3.0, 5.0, 4.0], seed=[0, 1, 2]), _side([2.5, 4.5, 3.5], seed=[0, 1, 2]))
+    assert (d.mean, d.low, d.high, d.n_text()) == (0.5, 0.5, 0.5, "3 pairs")  # every difference 0.5
+    one = difference(_side([3.0, 5.0], seed=[0, 1]), _side([1.0, 2.0], seed=[1, 7]))  # one key in common
+    assert one.paired is False and one.n_text() == "2 vs 2"
+
+
+def test_pairing_columns_only_one_side_has_are_ignored():
+    from fyexp.claims.stats import difference
+
+    d = difference(_side([3.0, 5.0, 4.0], seed=[0, 1, 2]), _side([1.0, 2.0, 1.5]))
+    assert d.paired is False and d.n_text() == "3 vs 3" and d.mean == pytest.approx(2.5)
+
+
+def test_rows_pair_on_every_pairing_column_together():
+    from fyexp.claims.stats import difference
+
+    keys = {"seed": [0, 0, 1, 1], "split": ["s", "t", "s", "t"]}  # a seed alone or a split alone repeats
+    d = difference(_side([3.0, 4.0, 6.0, 5.0], **keys), _side([1.0, 1.5, 2.0, 2.5], **keys))
+    assert d.paired is True and d.n_text() == "4 pairs" and d.mean == pytest.approx(2.75)
+    # keys joined with a separator: seed 1 / split 11 and seed 11 / split 1 are two keys, not one
+    keys = {"seed": ["1", "11"], "split": ["11", "1"]}
+    d = difference(_side([3.0, 5.0], **keys), _side([1.0, 2.0], **keys))
+    assert d.paired is True and d.n_text() == "2 pairs"
