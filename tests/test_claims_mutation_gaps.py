@@ -344,3 +344,42 @@ def test_rows_pair_on_every_pairing_column_together():
     keys = {"seed": ["1", "11"], "split": ["11", "1"]}
     d = difference(_side([3.0, 5.0], **keys), _side([1.0, 2.0], **keys))
     assert d.paired is True and d.n_text() == "2 pairs"
+
+
+# ---- the stale rows behind a verdict, each once (verdicts._freshness) ---------------------------------------------
+def _rows(**sides):
+    return {"others": [], "series": [], **sides}
+
+
+def _frame(experiment, metrics, freshness=None, cell="c1", **extra):
+    frame = pd.DataFrame({"experiment": experiment, "profile": "cpu", "cell": cell, "metric": metrics,
+                          "value": 0.5, "git_commit": "abc", **extra})
+    return frame if freshness is None else frame.assign(freshness=freshness)
+
+
+def test_stale_rows_are_keyed_by_experiment_profile_cell_and_their_own_metric():
+    from fyexp.claims.verdicts import _freshness
+
+    a = _frame("gmm-clustering", ["adjusted_mi", "silhouette"], ["stale", "fresh"])
+    b = _frame("nvdm", ["avg_reconstruction_error", "perplexity"], ["stale", "stale"])
+    stale, dirty = _freshness(_rows(a=a, b=b), {})
+    assert stale == {("gmm-clustering", "cpu", "c1", "adjusted_mi"), ("nvdm", "cpu", "c1", "avg_reconstruction_error"),
+                     ("nvdm", "cpu", "c1", "perplexity")} and dirty == frozenset()
+    derived = _frame("tvem-bsc", ["free_energy", "log_likelihood", "free_energy_gap"], ["stale"] * 3,
+                     source_metric=[None, None, "free_energy"])  # a derived row counts as the row it reads
+    stale, _ = _freshness(_rows(a=derived), {})
+    assert stale == {("tvem-bsc", "cpu", "c1", "free_energy"), ("tvem-bsc", "cpu", "c1", "log_likelihood")}
+    cell_less = _frame("nvdm", ["perplexity"], ["stale"]).drop(columns="cell")
+    assert _freshness(_rows(a=cell_less), {})[0] == {("nvdm", "cpu", "", "perplexity")}
+
+
+def test_rows_without_freshness_are_judged_by_their_spec_and_skipped_without_one(monkeypatch):
+    import fyexp.spec_freshness
+    from fyexp.claims.verdicts import _freshness
+
+    spec = object()
+    monkeypatch.setattr(fyexp.spec_freshness, "row_states",
+                        lambda s, frame: pd.Series("stale" if s is spec else "fresh", index=frame.index))
+    first, second = _frame("a-first", ["m"]), _frame("b-second", ["m"], git_commit="abc+dirty")
+    stale, dirty = _freshness(_rows(a=first, b=second), {"b-second": spec})  # a-first: no spec, skipped
+    assert stale == dirty == {("b-second", "cpu", "c1", "m")}
