@@ -360,11 +360,13 @@ def _frame(experiment, metrics, freshness=None, cell="c1", **extra):
 def test_stale_rows_are_keyed_by_experiment_profile_cell_and_their_own_metric():
     from fyexp.claims.verdicts import _freshness
 
-    a = _frame("gmm-clustering", ["adjusted_mi", "silhouette"], ["stale", "fresh"])
-    b = _frame("nvdm", ["avg_reconstruction_error", "perplexity"], ["stale", "stale"])
+    a = _frame("gmm-clustering", ["adjusted_mi", "silhouette"], ["stale", "fresh"], git_commit=["abc+dirty", "abc"])
+    b = _frame("nvdm", ["avg_reconstruction_error", "perplexity"], ["stale", "stale"], git_commit="abc+dirty")
     stale, dirty = _freshness(_rows(a=a, b=b), {})
     assert stale == {("gmm-clustering", "cpu", "c1", "adjusted_mi"), ("nvdm", "cpu", "c1", "avg_reconstruction_error"),
-                     ("nvdm", "cpu", "c1", "perplexity")} and dirty == frozenset()
+                     ("nvdm", "cpu", "c1", "perplexity")}
+    assert dirty == {("gmm-clustering", "cpu", "c1", "adjusted_mi"), ("nvdm", "cpu", "c1", "avg_reconstruction_error"),
+                     ("nvdm", "cpu", "c1", "perplexity")}  # dirty rows of both experiments
     derived = _frame("tvem-bsc", ["free_energy", "log_likelihood", "free_energy_gap"], ["stale"] * 3,
                      source_metric=[None, None, "free_energy"])  # a derived row counts as the row it reads
     stale, _ = _freshness(_rows(a=derived), {})
@@ -383,3 +385,12 @@ def test_rows_without_freshness_are_judged_by_their_spec_and_skipped_without_one
     first, second = _frame("a-first", ["m"]), _frame("b-second", ["m"], git_commit="abc+dirty")
     stale, dirty = _freshness(_rows(a=first, b=second), {"b-second": spec})  # a-first: no spec, skipped
     assert stale == dirty == {("b-second", "cpu", "c1", "m")}
+
+
+def test_split_by_metric_skips_empty_or_metric_less_frames_and_goes_on_to_the_next():
+    from fyexp.claims.verdicts import split_by_metric
+
+    rows = _frame("nvdm", ["perplexity", "avg_reconstruction_error", "perplexity"])
+    out = split_by_metric({"empty": rows.iloc[:0], "no-metric": rows.drop(columns="metric"), "nvdm": rows})
+    assert sorted(out) == [("nvdm", ""), ("nvdm", "avg_reconstruction_error"), ("nvdm", "perplexity")]
+    assert len(out[("nvdm", "perplexity")]) == 2 and out[("nvdm", "")].empty
