@@ -394,3 +394,11 @@ def test_split_by_metric_skips_empty_or_metric_less_frames_and_goes_on_to_the_ne
     out = split_by_metric({"empty": rows.iloc[:0], "no-metric": rows.drop(columns="metric"), "nvdm": rows})
     assert sorted(out) == [("nvdm", ""), ("nvdm", "avg_reconstruction_error"), ("nvdm", "perplexity")]
     assert len(out[("nvdm", "perplexity")]) == 2 and out[("nvdm", "")].empty
+
+
+def test_a_claim_whose_experiments_have_no_rows_is_not_run_at_the_profile_asked():
+    from fyexp.claims.verdicts import NOT_RUN, judge
+
+    for profile in ("cpu", None):
+        v, = judge(a_claim(), {"gmm-clustering": pd.DataFrame()}, profile=profile)
+        assert (v.verdict, v.profile, v.notes, v.headline) == (NOT_RUN, profile, ["no rows of gmm-clustering"], True)
