@@ -109,6 +109,30 @@ def test_installed_claims_refuses_an_unknown_profile_or_results_folder(tmp_path,
     assert done.stderr.count("\n") == 1 and message in done.stderr and "Traceback" not in done.stderr
 
 
+def test_installed_claims_refuses_a_claim_naming_both_b_and_than(tmp_path):
+    """A claim with a side b and a constant ``than`` (it was judged against b, ``than`` silently ignored): one line
+    naming the file, the claim and the key, exit 2.  The installed script reads the claims file named here (a
+    ``sitecustomize`` on its PYTHONPATH points :data:`fyexp.claims.model.CLAIMS_FILE` at it)."""
+    import os
+
+    import yaml
+
+    path = tmp_path / "claims.yaml"
+    path.write_text(yaml.safe_dump({"claims": [{
+        "id": "toy-b-and-than", "paper": "fyvi", "where": "Table 9", "line": 3, "quote": "toy", "claim": "toy",
+        "direction": "less", "than": 0.75, "rows": {"experiment": "gmm-clustering", "metric": "adjusted_mi"},
+        "a": {"method": "sparse"}, "b": {"method": "standard"}}]}))
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text("import os\nfrom pathlib import Path\n\nimport fyexp.claims.model\n\n"
+                                           "fyexp.claims.model.CLAIMS_FILE = Path(os.environ['TEST_CLAIMS_FILE'])\n")
+    done = run_cli("claims", "--results-dir", str(tmp_path),
+                   env={"PYTHONPATH": f"{hook}{os.pathsep}{ROOT}", "TEST_CLAIMS_FILE": str(path)})
+    assert done.returncode == 2 and done.stdout == "" and "Traceback" not in done.stderr, done
+    assert done.stderr.count("\n") == 1 and (f"{path}: claim 'toy-b-and-than': than: expected either b or than (a "
+                                             "constant in place of b), not both, got 0.75") in done.stderr
+
+
 def test_reproduce_runs_every_cell_with_the_set_overrides_then_reports(tmp_path, monkeypatch):
     """A real (not dry) run: every parameter of `run` reaches it (called as a function, Typer's defaults would be
     OptionInfo objects), --set makes a variant profile, then report writes the index."""

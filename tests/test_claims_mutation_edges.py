@@ -79,7 +79,8 @@ def refused(tmp_path, claims, findings=None, check: bool = False) -> str:
                                    "(mean(a) / mean(b) > threshold)"),
     # a constant stands in for b only in a pairwise comparison, never in a ratio
     ({"direction": "ratio_below", "threshold": 1, "than": 2.0, "b": None},
-     "claim 'toy': b: expected set for direction 'ratio_below'"),
+     "claim 'toy': than: expected no constant for direction 'ratio_below' (than stands in for b in greater, less, "
+     "approx only), got 2.0"),
     ({"a": "x"}, "claim 'toy': a: expected a mapping of selectors, got 'x'"),
     ({"b": {"methd": "y"}}, "claim 'toy': b.methd: expected one of experiment, metric, method, paper_row, setting, "
                             "table, profile, params"),

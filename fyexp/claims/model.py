@@ -50,6 +50,8 @@ DIRECTIONS = {
     "ratio_below": ("a, b, threshold", "mean(a) / mean(b) < threshold"),
     "ratio_above": ("a, b, threshold", "mean(a) / mean(b) > threshold"),
 }
+#: the directions in which ``than`` (a constant) may stand in for side b
+AGAINST_CONSTANT = ("greater", "less", "approx")
 SELECTOR_KEYS = ("experiment", "metric", "method", "paper_row", "setting", "table", "profile", "params")
 KINDS = ("claim", "check")
 CLAIM_KEYS = {"id", "paper", "kind", "where", "line", "quote", "claim", "direction", "paper_numbers", "magnitude", "magnitude_kind", "rows", "than",
@@ -172,7 +174,13 @@ def _claim(path: Path, body: dict) -> Claim:
         raise _err(path, f"{where}: direction", f"one of {', '.join(DIRECTIONS)}", direction)
     base = body.get("rows") or {}
     needs = [k.strip() for k in DIRECTIONS[direction][0].split(",")]
-    if direction in ("greater", "less", "approx") and body.get("than") is not None:
+    if body.get("than") is not None:  # a constant in place of side b, never beside it
+        if direction not in AGAINST_CONSTANT:
+            raise _err(path, f"{where}: than", f"no constant for direction '{direction}' (than stands in for b in "
+                       f"{', '.join(AGAINST_CONSTANT)} only)", body["than"])
+        if body.get("b") is not None:
+            raise _err(path, f"{where}: than", "either b or than (a constant in place of b), not both",
+                       body["than"])
         needs = [k for k in needs if k != "b"]
     for key in needs:
         if body.get(key) is None:

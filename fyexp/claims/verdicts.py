@@ -200,11 +200,11 @@ def _fmt(x: float) -> str:
 
 def _n_text(claim: Claim, d: Difference) -> str:
     """``5 pairs``, ``3 vs 4``, or ``5`` against a constant (``than``)."""
-    return str(d.n_a) if claim.than is not None and "b" not in claim.sides else d.n_text()
+    return str(d.n_a) if claim.than is not None else d.n_text()
 
 
 def _diff_text(claim: Claim, d: Difference) -> str:
-    if claim.than is not None and "b" not in claim.sides:  # a's mean and its interval against the constant
+    if claim.than is not None:  # a's mean and its interval against the constant (never beside a b: refused at load)
         interval = f" [{_fmt(d.low + claim.than)}, {_fmt(d.high + claim.than)}]" if d.has_interval else ""
         return f"{_fmt(d.mean_a)}{interval} vs {_fmt(claim.than)}"
     text = f"{_fmt(d.mean_a)} vs {_fmt(d.mean_b)}"
