@@ -73,6 +73,7 @@ def test_figure2_overlays_the_printed_points_and_explains_a_late_start():
     assert missing_note(rhos, rhos, {}) == ""
 
 
+@pytest.mark.slow
 def test_installed_report_draws_figure2_with_the_paper_points(tmp_path):
     results = tmp_path / "results"
     (results / "gmm-clustering").mkdir(parents=True)

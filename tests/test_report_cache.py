@@ -171,6 +171,7 @@ def _state(folder: Path) -> dict[str, tuple[bytes, int]]:
             for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
+@pytest.mark.slow
 def test_claims_writes_nothing_and_report_writes_only_its_outputs(tmp_path):
     results = _copy_results(tmp_path)
     before = _state(results)
@@ -186,6 +187,7 @@ def test_claims_writes_nothing_and_report_writes_only_its_outputs(tmp_path):
     assert all(after[p] == before[p] for p in before if p.startswith("vr-renyi-gaussians/cells/"))
 
 
+@pytest.mark.slow
 def test_report_and_claims_import_no_runner_and_no_torch(tmp_path):
     """``claims``, and ``report`` once its manifest holds what it drew, import neither a runner nor torch: what they
     need of a spec comes from the spec and the cells' records (the runner's light ``<runner>_config`` module)."""
