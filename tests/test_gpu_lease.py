@@ -18,6 +18,8 @@ import pytest
 
 from tests.conftest import ROOT, run_cli
 
+pytestmark = pytest.mark.slow  # spawns the installed script or runs for seconds: not in the fast lane
+
 SCRIPT = ROOT / "scripts" / "gpu_lease.py"
 TINY = ["n_train=300", "n_valid=100", "n_test=50", "hidden=16", "latent=4", "train.batch_size=100",
         "train.epochs=3", "n_reconstructions=4", "n_prior_samples=4"]
@@ -147,7 +149,6 @@ def test_lease_cells_are_the_cells_fyexp_run_gives(flow):
     assert set(lease_rows["git_commit"]) == {flow["manifest"]["git_commit"]}
 
 
-@pytest.mark.slow
 def test_report_reads_the_merged_rows(flow):
     results = flow["base"] / "home"
     done = run_cli("report", "fy-vae", "--results-dir", str(results))
@@ -157,7 +158,6 @@ def test_report_reads_the_merged_rows(flow):
     assert f"- `{profile}`: 4 cell(s) finished, 0 failed" in index
 
 
-@pytest.mark.slow
 def test_merge_twice_changes_nothing_and_a_conflict_is_refused_in_one_line(flow, tmp_path):
     base = flow["base"]
     again = lease("merge", "out2", "--results-dir", "home", cwd=base)
@@ -206,7 +206,6 @@ def test_pack_leaves_out_finished_cells_whatever_machine_ran_them(flow, tmp_path
     assert (unit.seeds, unit.ensemble) == ([1], False)
 
 
-@pytest.mark.slow
 def test_dry_run_states_its_assumptions_and_flips_with_the_budget(flow):
     from fyexp.lease.estimate import Assumptions, estimate
     from fyexp.lease.queue import Unit
@@ -277,7 +276,6 @@ def test_a_damaged_data_pack_is_refused(tmp_path):
         unpack_data_set(record, tmp_path / "MNIST.npz", tmp_path / "again")
 
 
-@pytest.mark.slow
 def test_run_without_cuda_says_so_in_one_line(flow):
     import torch
 
