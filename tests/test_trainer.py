@@ -65,6 +65,7 @@ def _losses(history):
     return [row["train_loss"] for row in history]
 
 
+@pytest.mark.slow
 def test_same_seed_gives_bitwise_identical_losses():
     first, _ = _train(3)
     second, _ = _train(3)
@@ -287,6 +288,7 @@ def _train_vae(epochs, work_dir=None, task_cls=TinyVAE):
     return Trainer(cfg, work_dir=work_dir, label="test/vae").fit(task, (_images(),)), task
 
 
+@pytest.mark.slow
 def test_trainer_applies_the_schedule_and_variational_task_reports_validation():
     history, task = _train_vae(6)
     expected = learning_rates(ScheduleConfig(name="iwae", stages=3), 1e-2, 6)
