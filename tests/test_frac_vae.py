@@ -297,6 +297,7 @@ def test_inverse_cdf_grid():
     assert float(z[12].abs().max()) < 1e-12
 
 
+@pytest.mark.slow
 def test_runner_cells_rows_and_figures(tiny_data, monkeypatch):
     """A few cells of the quick profile on stand-in data: paper keys of Tables 2, 6, 7, 8, 9, γ = 1's objective and
     ELBO columns agree, the authors' rows carry _authors, FID is a 'missing' record, and the figures are drawn."""
@@ -435,6 +436,7 @@ class _Notes(RunProgress):
         self.lines.append(text)
 
 
+@pytest.mark.slow
 def test_fixed_decoder_reads_its_reference_from_the_finished_checkpoint(tiny_data):
     """Table 7's cell trains its reference ELBO cell in that cell's work folder only when it has none (with a note);
     later it reads the finished model there, and its numbers are the same either way."""

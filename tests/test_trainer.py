@@ -299,6 +299,7 @@ def test_trainer_applies_the_schedule_and_variational_task_reports_validation():
     assert history[-1]["train_loss"] < history[0]["train_loss"]
 
 
+@pytest.mark.slow
 def test_resume_mid_schedule_equals_an_uninterrupted_run(tmp_path):
     full, full_task = _train_vae(6)
 
@@ -371,6 +372,7 @@ def _trajectory(make, dtype):
     return torch.cat([p.detach().flatten() for p in params])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("config, reference", [
     (OptimizerConfig(name="adam", lr=1e-2), lambda p: torch.optim.Adam(p, lr=1e-2, foreach=False)),

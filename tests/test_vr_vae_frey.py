@@ -175,6 +175,7 @@ def test_the_paper_profile_follows_the_authors_frey_settings_and_only_frey_cells
     assert frey["freyface"]["mean"] == "sigmoid" and "freyface" not in caltech
 
 
+@pytest.mark.slow
 def test_frey_face_cell_end_to_end_at_the_authors_protocol(tmp_path):
     from fyexp.experiments.base import RunContext
     from fyexp.experiments.vr_vae import VRVAE, Config, Grid
