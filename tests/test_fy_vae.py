@@ -68,6 +68,7 @@ def test_end_to_end_rows_artifacts_and_figures(tiny, tmp_path):
     assert {p.name for p in paths} == {"samples-MNIST-tiny.png", "reconstructions-MNIST-tiny.png"}
 
 
+@pytest.mark.slow
 def test_same_seed_same_numbers_and_training_lowers_the_loss(tiny, tmp_path):
     exp = fy_vae.FYVAE()
     cell = exp.cells(tiny, (3,))[0]

@@ -74,6 +74,7 @@ def counted(monkeypatch):
     return counts
 
 
+@pytest.mark.slow
 def test_warm_report_draws_nothing_and_a_changed_row_redraws(tmp_path, counted):
     specs, results = _specs(tmp_path), tmp_path / "results"
     _write(results)
