@@ -89,6 +89,7 @@ CASES: list[tuple[str, dict, Callable, type, str, str, str]] = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("files, load, error, names, problem, remedy", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_a_missing_or_damaged_file_is_a_data_error(tmp_path, files, load, error, names, problem, remedy):
     _write(tmp_path, files)

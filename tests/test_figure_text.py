@@ -29,6 +29,7 @@ def test_the_check_finds_a_clipped_title_and_fit_canvas_mends_it():
     plt.close(small)
 
 
+@pytest.mark.slow
 def test_every_figure_of_the_committed_results_keeps_its_texts_inside(tmp_path, monkeypatch):
     """Draw every figure of every spec from the committed rows and artifacts (into tmp_path), checking each one
     as it is saved."""

@@ -99,6 +99,7 @@ def test_warm_report_draws_nothing_and_a_changed_row_redraws(tmp_path, counted):
     assert _outputs(results) == changed
 
 
+@pytest.mark.slow
 def test_an_output_changed_or_gone_is_drawn_again_and_a_full_regeneration_is_byte_identical(tmp_path, counted):
     specs, results = _specs(tmp_path), tmp_path / "results"
     _write(results)
