@@ -116,17 +116,17 @@ def available_memory() -> int | None:
 
 def check_cell_memory(experiment, config, cells, yes: bool, available: int | None = None) -> None:
     """Refuse a run one of whose cells an experiment estimates to need more memory than is available, unless
-    ``--yes``: the experiment declares ``memory_estimate(config, cell) -> (bytes, what)`` (its largest arrays, e.g.
+    ``--yes``: the experiment's ``memory_estimate(config, cell) -> (bytes, what)`` (its largest arrays, e.g.
     gmm-calibration's n_replicas × n data and responsibilities); one line naming the cell, the estimate and the
-    settings behind it.  Experiments without an estimate are not checked here (a MemoryError during a cell is still
-    one line, :func:`fyexp.cli.main`)."""
-    estimate = getattr(experiment, "memory_estimate", None)
-    if not callable(estimate) or yes or not cells:
+    settings behind it.  Cells without an estimate (``None``, the default) are not checked here (a MemoryError
+    during a cell is still one line, :func:`fyexp.cli.main`)."""
+    if yes:
         return
-    available = available_memory() if available is None else available
-    if available is None:
+    estimates = [(*e, c) for c in cells if (e := experiment.memory_estimate(config, c)) is not None]
+    available = available_memory() if available is None and estimates else available
+    if not estimates or available is None:
         return
-    need, what, cell = max(((*estimate(config, c), c) for c in cells), key=lambda item: item[0])
+    need, what, cell = max(estimates, key=lambda item: item[0])
     if need > available:
         raise FyexpError(f"cell {cell.key} would need about {need / 2**30:,.1f} GiB ({what}), more than the "
                          f"{available / 2**30:,.1f} GiB available; lower those settings or pass --yes to start it "

@@ -149,10 +149,10 @@ def prefit_ensembles(resolved: ResolvedSpec, experiment: Experiment, todo: list[
 
     Cells that differ only by seed form a group; ``experiment.prefit(config, cells, ctxs)`` trains them together
     and leaves each member's solo-format checkpoint in its cell's work folder, so :func:`execute_cell` then only
-    evaluates (with the solo run's numbers).  An experiment without ``prefit`` trains every cell alone.
+    evaluates (with the solo run's numbers).  An experiment that does not override ``prefit`` trains every cell alone.
     """
     train = getattr(resolved.config, "train", None)
-    if not getattr(train, "ensemble", False) or not hasattr(experiment, "prefit"):
+    if not getattr(train, "ensemble", False) or not experiment.trains_ensembles:
         return
     groups: dict[tuple[str, str], list[Cell]] = {}
     for cell in todo:

@@ -6,7 +6,7 @@ The settings of a cell are everything besides the code that decides its numbers:
 - ``config``: the spec after profile merging and ``--set`` overrides (the runner's validated ``Config``);
 - ``overrides``: the ``--set`` overrides themselves (``{}`` for the plain profile);
 - ``method``, ``params`` (the cell's grid values) and ``seed``;
-- ``data``: the experiment's ``data_identity(config, data_dir)`` where it defines one (cheap: sizes of the files
+- ``data``: the experiment's ``data_identity(config, data_dir)`` (cheap: sizes of the files
   it reads), else ``None``;
 - ``environment``: the device kind (``cpu``/``cuda``) and the versions of torch and numpy.
 
@@ -62,20 +62,13 @@ def environment(device: str) -> dict:
 
 def scoped_config(experiment: Any, config: Any, cell: Any) -> Any:
     """The part of ``config`` that decides ``cell``'s numbers, as JSON: the experiment's ``cell_config(config,
-    cell)`` where it declares one (vr-vae: only the cell's data set's training block), else the whole config less
-    the grid listing (``experiment.grid_field`` of a :class:`fyexp.experiments.grid.GridExperiment`), whose values the cell
-    carries in its ``params``.  So adding a value to an axis, or editing another data set's block, changes no other
+    cell)`` (:class:`fyexp.experiments.base.Experiment`, or the runner's light config module: vr-vae: only the
+    cell's data set's training block; by default the whole config less the grid listing, whose values the cell
+    carries in its ``params``).  So adding a value to an axis, or editing another data set's block, changes no other
     cell's settings.  Without an experiment (or a cell): the whole config."""
     if experiment is None or cell is None:
         return jsonable(config)
-    hook = getattr(experiment, "cell_config", None)
-    if callable(hook):
-        return jsonable(hook(config, cell))
-    data = jsonable(config)
-    grid_field = getattr(experiment, "grid_field", None)
-    if isinstance(data, dict) and grid_field:
-        data.pop(grid_field, None)
-    return data
+    return jsonable(experiment.cell_config(config, cell))
 
 
 def cell_settings(resolved: Any, cell: Any, device: str, data: Any = None, experiment: Any = None) -> dict:
@@ -96,8 +89,7 @@ def cell_settings(resolved: Any, cell: Any, device: str, data: Any = None, exper
 
 def data_identity(experiment: Any, config: Any, data_dir: Path | None) -> Any:
     """The experiment's cheap identity of its data (``experiment.data_identity``), ``None`` where it has none."""
-    identify = getattr(experiment, "data_identity", None)
-    return identify(config, data_dir) if callable(identify) else None
+    return None if experiment is None else experiment.data_identity(config, data_dir)
 
 
 # ---- legacy rows: the spec at their commit ---------------------------------------------------------------------

@@ -236,6 +236,7 @@ def test_the_framework_a_config_needs_is_light():
     assert {m: heavy_at_import(m) for m in framework} == {m: set() for m in framework}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("runner", RUNNERS)
 def test_every_config_module_imports_nothing_heavy(runner):
     """``fyexp.experiments.<runner>_config`` exists and importing it (in a fresh interpreter) loads none of HEAVY."""
@@ -263,6 +264,7 @@ def _imported_by_the_script(*args: str, experiments_dir: Path = TOY_SPECS) -> se
     return {line.strip().split(".")[0] for line in lines[1:]}   # the first line is the header
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", [("--help",), ("list",), ("list", "--json"), ("show", "toy", "--profile", "quick")])
 def test_list_show_and_help_import_nothing_heavy(args):
     imported = _imported_by_the_script(*args)
@@ -270,6 +272,7 @@ def test_list_show_and_help_import_nothing_heavy(args):
     assert not imported & set(HEAVY), f"fyexp {' '.join(args)} imported {sorted(imported & set(HEAVY))}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", EXPERIMENTS)
 def test_show_of_every_experiment_imports_nothing_heavy(name):
     imported = _imported_by_the_script("show", name, experiments_dir=ROOT / "experiments")

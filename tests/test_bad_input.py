@@ -58,6 +58,7 @@ def _set_value(path: Path, value: str, status: str, label: str) -> None:
     frame.to_csv(path, index=False)
 
 
+@pytest.mark.slow
 def test_only_finite_numbers_and_explained_nans_are_finished(tmp_path):
     explained = [("explained by its status", "", "missing", "no Inception weights offline"),
                  ("explained by its label", "nan", "ok", "undefined for one cluster")]
@@ -82,6 +83,7 @@ def test_only_finite_numbers_and_explained_nans_are_finished(tmp_path):
     assert f"{len(DAMAGED_VALUES)} cells run, {len(explained)} already finished" in " ".join(again.stderr.split())
 
 
+@pytest.mark.slow
 def test_a_corrupt_study_file_is_named_by_report(toy_env):
     results = Path(toy_env["FYEXP_RESULTS_DIR"])
     (results / "toy").mkdir(parents=True)
@@ -134,6 +136,7 @@ DOMAIN_CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case_id, args, env, edit, expected", DOMAIN_CASES, ids=[c[0] for c in DOMAIN_CASES])
 def test_a_value_outside_its_domain_is_one_line_exit_2_and_writes_nothing(toy_env, tmp_path, case_id, args, env,
                                                                           edit, expected):
@@ -184,6 +187,7 @@ ARCHIVE_CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case_id, command, damage, expected", ARCHIVE_CASES, ids=[c[0] for c in ARCHIVE_CASES])
 def test_a_bad_data_file_is_a_data_error_not_an_interruption_nor_a_success(tmp_path, case_id, command, damage,
                                                                            expected):
@@ -211,6 +215,7 @@ def test_a_bad_data_file_is_a_data_error_not_an_interruption_nor_a_success(tmp_p
 
 # --- class 9: a missing optional data set (CellSkipped) ---------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("strict, status", [(False, 0), (True, 1)], ids=["skips alone exit 0", "--strict fails"])
 def test_a_cell_whose_data_is_absent_is_skipped_once_and_fails_only_under_strict(tmp_path, strict, status):
     empty, results = tmp_path / "data", tmp_path / "results"

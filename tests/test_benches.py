@@ -45,6 +45,7 @@ def test_every_bench_script_has_a_smoke_run():
     assert sorted(p.stem for p in SCRIPTS.glob("bench_*.py")) == sorted(RATIO_LINES)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(RATIO_LINES))
 def test_bench_smoke(name):
     script = SCRIPTS / f"{name}.py"

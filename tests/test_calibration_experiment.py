@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from tests.conftest import ROOT, run_cli
 
 
+@pytest.mark.slow
 def test_quick_profile_runs_reports_and_resumes(tmp_path):
     env = {"FYEXP_EXPERIMENTS_DIR": str(ROOT / "experiments"), "FYEXP_RESULTS_DIR": str(tmp_path / "results")}
     ran = run_cli("run", "gmm-calibration", "--profile", "quick", "--no-progress", env=env)

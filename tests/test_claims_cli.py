@@ -34,6 +34,7 @@ def test_dry_run_counts_cells_and_estimates_from_recorded_times(tmp_path):
     assert line.estimate_s is None and "estimate unknown" in describe("fyvi", "quick", [line])
 
 
+@pytest.mark.slow
 def test_installed_reproduce_dry_run(tmp_path, capsys):
     _record(tmp_path / "results")
     result = run_cli("reproduce", "fyvi", "--dry-run", "--results-dir", str(tmp_path / "results"),
@@ -51,6 +52,7 @@ def _lines(text: str) -> list[str]:
     return text.splitlines()
 
 
+@pytest.mark.slow
 def test_installed_claims_table_fits_100_columns_on_the_committed_results(capsys):
     before = {p: p.stat().st_mtime_ns for p in (ROOT / "results").rglob("results.csv")}
     table = run_cli("claims", "tvem", "--results-dir", str(ROOT / "results"), env={"COLUMNS": "100"})
@@ -74,6 +76,7 @@ def test_installed_claims_table_fits_100_columns_on_the_committed_results(capsys
     assert before == {p: p.stat().st_mtime_ns for p in (ROOT / "results").rglob("results.csv")}
 
 
+@pytest.mark.slow
 def test_installed_claims_shows_other_profiles_only_when_asked():
     plain = run_cli("claims", "vr", "--results-dir", str(ROOT / "results"))
     every = run_cli("claims", "vr", "--all-profiles", "--results-dir", str(ROOT / "results"))
@@ -84,6 +87,7 @@ def test_installed_claims_shows_other_profiles_only_when_asked():
     assert len(heads) == len(set(heads))
 
 
+@pytest.mark.slow
 def test_installed_claims_into_a_closed_pipe_ends_quietly():
     import subprocess
 
@@ -96,6 +100,7 @@ def test_installed_claims_into_a_closed_pipe_ends_quietly():
         assert done.returncode == 0 and done.stderr == "" and done.stdout.startswith(first), done
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args, message", [
     (["--profile", "no-such-profile"], "--profile: unknown profile 'no-such-profile'; expected one of"),
     (["--results-dir", "{tmp}/absent"], "does not exist; expected the folder of result CSVs"),

@@ -10,8 +10,11 @@ import time
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from tests.conftest import ROOT, fyexp_script, run_cli
+
+pytestmark = pytest.mark.slow  # spawns the installed script or runs for seconds: not in the fast lane
 
 
 def test_list_show_and_help(toy_env):

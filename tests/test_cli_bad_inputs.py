@@ -45,6 +45,7 @@ def _gmm_spec(tmp_path: Path, empty_grid: bool) -> Path:
     return folder
 
 
+@pytest.mark.slow
 def test_an_empty_grid_is_refused_from_set_and_from_a_spec_file_alike(tmp_path):
     results = tmp_path / "results"
     base = ("run", "gmm-clustering", "--profile", "quick", "--no-progress", "--results-dir", str(results))
@@ -82,6 +83,7 @@ def test_variant_labels_are_bounded_distinct_and_keep_their_profile():
     assert a.startswith("paper+lr=1e-4,values=111") and re.fullmatch(r".*-[0-9a-f]{10}", a)
 
 
+@pytest.mark.slow
 def test_a_long_set_value_runs_in_a_bounded_folder_and_the_settings_keep_it_whole(toy_env):
     results = Path(toy_env["FYEXP_RESULTS_DIR"])
     one, two = "1." + "0" * 150 + "1", "2." + "0" * 150 + "2"   # YAML reads them as 1.0 and 2.0: two cells
@@ -106,6 +108,7 @@ def two_experiments(tmp_path) -> Path:
     return folder
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dry_run", [True, False])
 def test_reproduce_refuses_a_bad_only_or_profile_with_or_without_dry_run(two_experiments, tmp_path, dry_run):
     results = tmp_path / "results"
@@ -126,6 +129,7 @@ def test_reproduce_refuses_a_bad_only_or_profile_with_or_without_dry_run(two_exp
         assert tune.returncode == 0 and "  gmm-clustering: no profile 'tune'" in tune.stdout, tune.stderr
 
 
+@pytest.mark.slow
 def test_every_option_of_every_command_is_explained_in_its_help():
     """Each option has help text, shown by the installed script's ``--help``; the executor options are the same
     declaration in run, tune and reproduce."""

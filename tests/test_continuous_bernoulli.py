@@ -56,6 +56,7 @@ def test_taylor_branch_is_continuous_and_differentiable():
 CLAMP_LOGIT = math.log((1 - 1e-4) / 1e-4)   # |η| at the clamp λ = 1e-4 / 1 − 1e-4
 
 
+@pytest.mark.slow
 def test_log_prob_is_torch_s_continuous_bernoulli_in_float64_over_the_clamp_range():
     """On 200,001 logits over the clamp range (and λ = 0.5 ± 0.01 densely) with random x, our log-density is
     torch.distributions.ContinuousBernoulli's to 1.5e-12 in float64 (the largest gap, 1.4e-12, is our Taylor

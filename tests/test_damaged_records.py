@@ -122,6 +122,7 @@ def test_report_rebuilds_results_csv_but_loading_wrote_no_damaged_file(damaged):
     assert pd.read_csv(results / "nvdm" / "results.csv")["cell"].nunique() == 9
 
 
+@pytest.mark.slow
 def test_run_redoes_a_cell_without_its_settings_record_and_removes_its_leftovers(tmp_path):
     env = {"FYEXP_EXPERIMENTS_DIR": str(TOY_SPECS), "FYEXP_RESULTS_DIR": str(tmp_path / "results")}
     first = run_cli("run", "toy", "--profile", "quick", "--seeds", "0-2", "--no-progress", env=env)

@@ -89,6 +89,7 @@ CASES: list[tuple[str, dict, Callable, type, str, str, str]] = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("files, load, error, names, problem, remedy", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_a_missing_or_damaged_file_is_a_data_error(tmp_path, files, load, error, names, problem, remedy):
     _write(tmp_path, files)
@@ -100,6 +101,7 @@ def test_a_missing_or_damaged_file_is_a_data_error(tmp_path, files, load, error,
     assert remedy.lower() in message.lower() and "\n" not in message, message
 
 
+@pytest.mark.slow
 def test_a_damaged_uci_file_fails_the_run_in_one_line_but_an_absent_one_skips(tmp_path):
     """vr-bnn skips a cell whose data set is absent; a damaged one is exit 2, named, not a skip."""
     _write(tmp_path / "data", _uci(**{"data.txt": GARBAGE}))

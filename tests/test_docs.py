@@ -41,6 +41,7 @@ def outside_references(paths: list[str]) -> list[str]:
     return found
 
 
+@pytest.mark.slow
 def test_no_tracked_file_cites_a_file_outside_the_repository():
     assert outside_references(tracked_files()) == []
 

@@ -41,6 +41,7 @@ def _toy_spec(tmp_path: Path, old: str, new: str) -> Path:
 
 # --- the main command, in a terminal ---------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_run_shows_a_live_bar_runs_every_cell_and_report_reads_them(tmp_path):
     results = tmp_path / "fresh-results"
     code, screen = run_in_terminal("run", "gmm-clustering", "--profile", "quick", "--results-dir", str(results),
@@ -57,12 +58,14 @@ def test_run_shows_a_live_bar_runs_every_cell_and_report_reads_them(tmp_path):
     assert (results / "gmm-clustering" / "tables" / "fyvi-table1-quick.md").is_file()
 
 
+@pytest.mark.slow
 def test_no_progress_prints_a_line_per_cell(toy_env):
     result = run_cli("run", "toy", "--profile", "quick", "--no-progress", env=toy_env)
     assert result.returncode == 0, result.stderr
     assert "[1/1] toy__x=0.5__seed=0 ..." in result.stderr and "[1/1] toy__x=0.5__seed=0 ok in" in result.stderr
 
 
+@pytest.mark.slow
 def test_ctrl_c_prints_its_message_and_keeps_finished_cells(tmp_path):
     specs = _toy_spec(tmp_path, "values: [0.5]", "values: [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]\n    sleep_s: 0.5")
     results = tmp_path / "results"
@@ -119,6 +122,7 @@ def _bad_inputs(tmp_path: Path):
     ]
 
 
+@pytest.mark.slow
 def test_every_bad_input_is_one_line_with_the_right_exit_status(toy_env, tmp_path):
     for case_id, args, env, status, expected in _bad_inputs(tmp_path):
         result = run_cli(*args, env={**toy_env, **env})
@@ -127,6 +131,7 @@ def test_every_bad_input_is_one_line_with_the_right_exit_status(toy_env, tmp_pat
         assert line.startswith("error: ") and expected in line, (case_id, line)
 
 
+@pytest.mark.slow
 def test_errors_stay_on_one_line_in_a_narrow_terminal(toy_env, tmp_path):
     code, screen = run_in_terminal("run", "toy", "--seeds", "3-1", env=toy_env, columns=40)
     assert code == 2
@@ -134,6 +139,7 @@ def test_errors_stay_on_one_line_in_a_narrow_terminal(toy_env, tmp_path):
         "error: --seeds: the range '3-1' is empty (write it low-high, e.g. '1-3')"]
 
 
+@pytest.mark.slow
 def test_unwritable_results_folder_is_an_environment_error(toy_env, tmp_path):
     if os.geteuid() == 0:  # root writes through permission bits: use a read-only file system instead
         target = Path("/sys/fyexp-write-test")
@@ -185,6 +191,7 @@ def test_disk_full_is_one_line_and_keeps_finished_cells(toy_env, tmp_path, monke
     assert not list((results / "toy" / "cells" / "quick").glob(".*.tmp"))
 
 
+@pytest.mark.slow
 def test_unexpected_error_is_one_line_and_debug_shows_the_traceback(toy_env, tmp_path):
     specs = _toy_spec(tmp_path, "runner: tests.toy_experiment", "runner: tests.toy_broken")
     broken = ROOT / "tests" / "toy_broken.py"
@@ -200,6 +207,7 @@ def test_unexpected_error_is_one_line_and_debug_shows_the_traceback(toy_env, tmp
 
 # --- damaged cell files, file modes ---------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_truncated_and_garbage_cell_files_are_redone_and_report_skips_them(toy_env):
     results = Path(toy_env["FYEXP_RESULTS_DIR"])
     first = run_cli("run", "toy", "--profile", "paper", "--allow-dirty", "--yes", env=toy_env)
@@ -222,6 +230,7 @@ def test_truncated_and_garbage_cell_files_are_redone_and_report_skips_them(toy_e
     assert len(frame) == 4 and frame["value"].notna().all()
 
 
+@pytest.mark.slow
 def test_files_follow_the_umask(toy_env, tmp_path):
     results = Path(toy_env["FYEXP_RESULTS_DIR"])
     env = cli_env(toy_env)
@@ -235,6 +244,7 @@ def test_files_follow_the_umask(toy_env, tmp_path):
 
 # --- list, show -----------------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_list_piped_names_every_experiment_in_full():
     result = run_cli("list", env={"COLUMNS": "80"})
     names = sorted(p.stem for p in EXPERIMENTS.glob("*.yaml"))
@@ -244,6 +254,7 @@ def test_list_piped_names_every_experiment_in_full():
     assert [entry["name"] for entry in as_json] == names and all(entry["profiles"] for entry in as_json)
 
 
+@pytest.mark.slow
 def test_list_in_a_narrow_terminal_never_cuts_a_name():
     code, screen = run_in_terminal("list", "--experiments-dir", str(EXPERIMENTS), columns=80)
     assert code == 0
@@ -252,6 +263,7 @@ def test_list_in_a_narrow_terminal_never_cuts_a_name():
         assert path.stem in plain, (path.stem, plain)
 
 
+@pytest.mark.slow
 def test_show_prints_unicode_and_messages_keep_the_profile(toy_env):
     shown = run_cli("show", "fy-vae", "--profile", "quick", "--experiments-dir", str(EXPERIMENTS))
     assert shown.returncode == 0 and "β" in shown.stdout and "\\u03B2" not in shown.stdout
@@ -261,6 +273,7 @@ def test_show_prints_unicode_and_messages_keep_the_profile(toy_env):
 
 # --- tune ------------------------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_tune_two_trials_in_a_terminal(toy_env, tmp_path):
     results = Path(toy_env["FYEXP_RESULTS_DIR"])
     code, screen = run_in_terminal("tune", "toy", "--profile", "tune", "--n-trials", "2", env=toy_env)

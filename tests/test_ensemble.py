@@ -80,6 +80,7 @@ def _close(a: list[dict], b: list[dict], keys=("train_loss", "train_reconstructi
                 assert ra[key] == pytest.approx(rb[key], rel=1e-5, abs=1e-6), (key, ra, rb)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", sorted(MODELS))
 def test_every_member_equals_its_solo_run(kind):
     results, members = _ensemble(kind)
@@ -111,6 +112,7 @@ def test_a_diverging_member_fails_alone_with_its_solo_error():
         _close(results[i].unwrap(), _solo("fy-vae", SEEDS[i], data=data[i])[0])
 
 
+@pytest.mark.slow
 def test_resume_of_an_interrupted_ensemble_equals_an_uninterrupted_run(tmp_path):
     full, _ = _ensemble("fy-vae", epochs=4)
 
@@ -175,6 +177,7 @@ def test_member_randomness_draws_each_members_stream_under_vmap():
 
 
 # ------------------------------------------------------------------------------------ fy-vae on the ensemble
+@pytest.mark.slow
 def test_fy_vae_prefit_trains_the_seeds_together_and_cells_report_their_solo_numbers(tmp_path, monkeypatch):
     """``FYVAE.prefit`` (train.ensemble: true) then ``run_cell`` gives each seed the rows of its solo run."""
     from fyexp.data.vision import ImageSplits

@@ -138,6 +138,7 @@ def _python_312_or_newer() -> str | None:
     return None
 
 
+@pytest.mark.slow
 def test_sys_monitoring_records_each_function_in_every_cell_and_costs_little(tmp_path):
     """On Python >= 3.12 the recorder uses sys.monitoring's PY_START, disabled per function after its first call:
     the second recorder of a process must still see the function (restart_events), and a call-heavy loop must not

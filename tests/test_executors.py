@@ -32,6 +32,7 @@ def _cell_rows(results: Path) -> pd.DataFrame:
     return pd.concat([pd.read_csv(p) for p in (results / "toy" / "cells" / "quick").glob("*.csv")])
 
 
+@pytest.mark.slow
 def test_local_executor_runs_every_cell_and_a_rerun_skips_them(tmp_path):
     results = tmp_path / "results"
     env = {"FYEXP_EXPERIMENTS_DIR": str(_specs(tmp_path, "[1.0, 2.0, 3.0]", 0.0)), "FYEXP_RESULTS_DIR": str(results)}
@@ -45,6 +46,7 @@ def test_local_executor_runs_every_cell_and_a_rerun_skips_them(tmp_path):
     assert again.returncode == 0 and "0 cells run, 3 already finished" in again.stderr
 
 
+@pytest.mark.slow
 def test_a_job_whose_data_is_missing_counts_as_skipped_not_run(tmp_path):
     """Issue 18, class 9 under an executor: the job's 'skipped: data missing' status is counted as in-process."""
     results = tmp_path / "results"
@@ -58,6 +60,7 @@ def test_a_job_whose_data_is_missing_counts_as_skipped_not_run(tmp_path):
     assert len(list((results / "toy" / "cells" / "quick").glob("*.csv"))) == 1  # the skipped cell wrote nothing
 
 
+@pytest.mark.slow
 def test_a_killed_job_fails_alone_and_its_cell_is_redone_not_duplicated(tmp_path):
     results = tmp_path / "results"
     env = {"FYEXP_EXPERIMENTS_DIR": str(_specs(tmp_path, "[1.0, 2.0, 3.0, 4.0]", 4.0)),
@@ -88,6 +91,7 @@ def test_a_killed_job_fails_alone_and_its_cell_is_redone_not_duplicated(tmp_path
     assert len(pd.read_csv(results / "toy" / "results.csv")) == 4
 
 
+@pytest.mark.slow
 def test_slurm_submission_is_rendered_without_a_cluster(toy_env):
     shown = run_cli("run", "toy", "--profile", "paper", "--allow-dirty", "--executor", "slurm", "--jobs", "3",
                     "--slurm-partition", "gpu", "--slurm-gpus-per-job", "1", "--slurm-time", "90",
@@ -112,11 +116,13 @@ def test_executor_options_are_validated():
             ExecutorOptions(**bad)
 
 
+@pytest.mark.slow
 def test_jobs_without_an_executor_is_an_error(toy_env):
     result = run_cli("run", "toy", "--profile", "quick", "--jobs", "2", env=toy_env)
     assert result.returncode == 2 and "--jobs needs --executor" in result.stderr
 
 
+@pytest.mark.slow
 def test_two_tune_workers_share_one_journal_study_with_an_exact_budget(toy_env, tmp_path):
     journal = tmp_path / "study.journal"
     tuned = run_cli("tune", "toy", "--profile", "tune", "--executor", "local", "--jobs", "2",

@@ -63,6 +63,7 @@ def random_inception(tmp_path):
     return source, path
 
 
+@pytest.mark.slow
 def test_fid_code_path_with_random_inception(random_inception):
     """Everything but the real weights: pytorch-fid's InceptionV3 built offline, gray 28×28 images → 2,048
     features, and the distance of a set to itself is ~0."""
@@ -76,6 +77,7 @@ def test_fid_code_path_with_random_inception(random_inception):
     assert F.frechet_between(low, low) == pytest.approx(0.0, abs=1e-6)
 
 
+@pytest.mark.slow
 def test_fid_with_a_weights_file(random_inception, monkeypatch):
     """The weights path: every tensor of the file is the network's, loaded through torch.hub's cache, which is
     restored afterwards; a file holding more than tensors is refused before pytorch-fid unpickles it."""
@@ -99,6 +101,7 @@ def test_fid_with_a_weights_file(random_inception, monkeypatch):
     assert result.status == "ok" and np.isfinite(result.value)
 
 
+@pytest.mark.slow
 def test_proxy_classifier_is_deterministic_and_cached(tmp_path):
     """Two trainings with the same settings give identical weights; the second call reads the cache."""
     g = torch.Generator().manual_seed(0)

@@ -29,6 +29,7 @@ def test_the_check_finds_a_clipped_title_and_fit_canvas_mends_it():
     plt.close(small)
 
 
+@pytest.mark.slow
 def test_every_figure_of_the_committed_results_keeps_its_texts_inside(tmp_path, monkeypatch):
     """Draw every figure of every spec from the committed rows and artifacts (into tmp_path), checking each one
     as it is saved."""
@@ -74,6 +75,7 @@ def test_figure2_overlays_the_printed_points_and_explains_a_late_start():
     assert missing_note(rhos, rhos, {}) == ""
 
 
+@pytest.mark.slow
 def test_installed_report_draws_figure2_with_the_paper_points(tmp_path):
     results = tmp_path / "results"
     (results / "gmm-clustering").mkdir(parents=True)

@@ -70,6 +70,7 @@ def test_the_light_list_of_figures_is_what_the_report_registers():
         figure("topic-coherence")(lambda ctx, *, colour=None: [])
 
 
+@pytest.mark.slow
 def test_checking_a_spec_does_not_import_the_report(tmp_path):
     _write(tmp_path, "[fyvi-figure1, {optuna-history: {title: T}}]")
     code = textwrap.dedent(f"""
@@ -84,6 +85,7 @@ def test_checking_a_spec_does_not_import_the_report(tmp_path):
     assert done.returncode == 0, done.stderr
 
 
+@pytest.mark.slow
 def test_the_report_does_not_import_the_runners():
     code = textwrap.dedent("""
         import sys

@@ -53,6 +53,7 @@ def _commit(root, content: dict) -> str:
     return _git(root, "rev-parse", "HEAD")
 
 
+@pytest.mark.slow
 def test_the_fingerprint_a_row_was_made_under_is_the_one_committed_at_its_commit(tmp_path):
     """Commits: old (no fingerprints), a (x, y), b (x same, y moved) = HEAD.  At a, x's fingerprint equals HEAD's
     (a row stale by code is then behaviour unchanged, :func:`fyexp.provenance.freshness.code_state`), y's does not;

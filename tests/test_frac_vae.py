@@ -69,6 +69,7 @@ def linear_gaussian():
     return LinearGaussian(weight, torch.randn(4, dtype=torch.float64), 0.8), torch.randn(5, 4, dtype=torch.float64)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("gamma", [0.9, 0.3])
 def test_l_gamma_below_exact_log_evidence_on_linear_gaussian(gamma):
     """On a linear-Gaussian model (exact log p(x)): the MC L_γ is log p(x) at the exact fractional posterior and
@@ -135,6 +136,7 @@ def test_authors_parameterization_reproduces_the_variance_bug():
 
 
 # ------------------------------------------------------------------------------ semi-implicit
+@pytest.mark.slow
 def test_semi_implicit_sampler_shapes():
     """u ∈ (0,1)², (N′, M, B) terms, 1 + C cross terms; s = 0 is log q̃(z′|u_i); the L^h/L^bh objectives run."""
     torch.manual_seed(0)
@@ -203,6 +205,7 @@ class StubModel:
         return HierarchicalTerms(3 * v[..., 0] - 5, v[..., 1], 0.5 * v[..., 2])
 
 
+@pytest.mark.slow
 def test_evidence_breakdown_chunking_and_gamma_one():
     """The chunked breakdown equals the bound on all samples at once (running log-sum-exps); total = data − div;
     γ = 1 makes the objective and ELBO columns identical; β-VAE and L^bh columns add up."""
@@ -226,6 +229,7 @@ def test_evidence_breakdown_chunking_and_gamma_one():
     assert torch.allclose(bh["obj_div"], 10 * bh["obj_div_kl"] + bh["obj_div_renyi"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["fractional", "bh_alt"])
 def test_evaluation_decodes_in_bounded_slices_with_the_same_numbers_bit_for_bit(kind, monkeypatch):
     """Under no_grad the decoder sees at most ``decode_rows`` images at a time (here 12: slices of 2 samples of the
@@ -293,6 +297,7 @@ def test_inverse_cdf_grid():
     assert float(z[12].abs().max()) < 1e-12
 
 
+@pytest.mark.slow
 def test_runner_cells_rows_and_figures(tiny_data, monkeypatch):
     """A few cells of the quick profile on stand-in data: paper keys of Tables 2, 6, 7, 8, 9, γ = 1's objective and
     ELBO columns agree, the authors' rows carry _authors, FID is a 'missing' record, and the figures are drawn."""
@@ -431,6 +436,7 @@ class _Notes(RunProgress):
         self.lines.append(text)
 
 
+@pytest.mark.slow
 def test_fixed_decoder_reads_its_reference_from_the_finished_checkpoint(tiny_data):
     """Table 7's cell trains its reference ELBO cell in that cell's work folder only when it has none (with a note);
     later it reads the finished model there, and its numbers are the same either way."""

@@ -44,6 +44,7 @@ def test_grid_has_authors_variant_for_beta_gaussians_only(tiny):
     assert len({c.key for c in cells}) == len(cells)
 
 
+@pytest.mark.slow
 def test_end_to_end_rows_artifacts_and_figures(tiny, tmp_path):
     exp = fy_vae.FYVAE()
     chosen = [c for c in exp.cells(tiny, (0,)) if c.params["latent_rho"] == 2.0 and c.params["obs_rho"] == 2.0]
@@ -67,6 +68,7 @@ def test_end_to_end_rows_artifacts_and_figures(tiny, tmp_path):
     assert {p.name for p in paths} == {"samples-MNIST-tiny.png", "reconstructions-MNIST-tiny.png"}
 
 
+@pytest.mark.slow
 def test_same_seed_same_numbers_and_training_lowers_the_loss(tiny, tmp_path):
     exp = fy_vae.FYVAE()
     cell = exp.cells(tiny, (3,))[0]

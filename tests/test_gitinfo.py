@@ -30,6 +30,7 @@ def checkout(tmp_path: Path) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_answers_in_a_checkout(checkout):
     first = _git(checkout, "rev-parse", "HEAD")
     assert gitinfo.toplevel(checkout / "sub") == checkout.resolve()

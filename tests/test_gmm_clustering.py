@@ -76,6 +76,7 @@ def test_grid_cells_and_paper_keys():
     assert settings["truncated_active"] == [2] and settings["sklearn_reference"] is False and "grid" not in settings
 
 
+@pytest.mark.slow
 def test_quick_profile_end_to_end(tmp_path):
     """The installed `fyexp` with its live progress bar (under a terminal) runs every cell, then `report`."""
     common = ["--results-dir", str(tmp_path), "--experiments-dir", str(EXPERIMENTS)]

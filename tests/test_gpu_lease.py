@@ -18,6 +18,8 @@ import pytest
 
 from tests.conftest import ROOT, run_cli
 
+pytestmark = pytest.mark.slow  # spawns the installed script or runs for seconds: not in the fast lane
+
 SCRIPT = ROOT / "scripts" / "gpu_lease.py"
 TINY = ["n_train=300", "n_valid=100", "n_test=50", "hidden=16", "latent=4", "train.batch_size=100",
         "train.epochs=3", "n_reconstructions=4", "n_prior_samples=4"]

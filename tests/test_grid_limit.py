@@ -27,6 +27,7 @@ def test_count_is_the_filtered_grid(only, expected):
     assert len([c for c in cells if only_filter.matches(c)]) == expected  # same as filtering the whole grid
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("only, code, text", [
     (["--only", "seed=7"], 0, "1 cells run"),
     (["--only", "seed=1*"], 2, "the grid has 111,111 cells, more than the limit of 10,000"),

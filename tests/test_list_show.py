@@ -32,6 +32,7 @@ def test_declared_cells_count_what_every_runner_runs_at_every_profile():
     assert checked >= 20
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("width", [60, 80])
 def test_list_wraps_whole_words_and_gives_cells_and_time_per_profile(width, tmp_path):
     code, screen = run_in_terminal("list", "--experiments-dir", str(EXPERIMENTS), "--results-dir",
@@ -54,6 +55,7 @@ def test_list_wraps_whole_words_and_gives_cells_and_time_per_profile(width, tmp_
     assert "quick (13 cells, time unknown)" in text  # frac-vae quick: nothing recorded at that profile
 
 
+@pytest.mark.slow
 def test_list_json_counts_cells_per_profile():
     listed = json.loads(run_cli("list", "--json", "--experiments-dir", str(EXPERIMENTS), "--results-dir",
                                 str(ROOT / "results")).stdout)
@@ -61,6 +63,7 @@ def test_list_json_counts_cells_per_profile():
     assert entry["cells"]["paper"] == 60 and entry["estimate_s"]["paper"] > 2 * 3600
 
 
+@pytest.mark.slow
 def test_show_opens_with_a_summary_and_stays_yaml():
     shown = run_cli("show", "vr-vae", "--profile", "paper", "--experiments-dir", str(EXPERIMENTS),
                     "--results-dir", str(ROOT / "results"))

@@ -21,6 +21,7 @@ def test_a_cell_estimated_past_the_available_memory_is_refused_unless_yes():
     check_cell_memory(experiment, paper, experiment.cells(paper, (0,)), yes=False, available=2 * 2**30)
 
 
+@pytest.mark.slow
 def test_the_installed_script_refuses_it_in_one_line_before_any_cell(tmp_path):
     from fyexp.specs import experiments_dir
 

@@ -37,6 +37,7 @@ def test_live_bars_keep_counts_elapsed_and_eta(width):
     assert "…" in lines[0]  # the description gave way, not the numbers
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("width", WIDTHS)
 def test_list_fits_the_terminal_and_never_breaks_a_word(width):
     from fyexp.specs import available_specs, load_spec
@@ -53,6 +54,7 @@ def test_list_fits_the_terminal_and_never_breaks_a_word(width):
         assert all(p in " ".join(lines).replace(",", " ").split() for p in spec.profile_names())
 
 
+@pytest.mark.slow
 def test_tune_prints_one_short_line_per_trial_and_no_optuna_lines(tmp_path):
     env = {"FYEXP_EXPERIMENTS_DIR": str(TOY_SPECS), "FYEXP_RESULTS_DIR": str(tmp_path / "results"), "COLUMNS": "80"}
     result = run_cli("tune", "toy", "--profile", "tune", "--n-trials", "3", env=env, timeout=300)

@@ -22,6 +22,7 @@ def test_matches_bisection_in_float64(alpha, scale):
     assert torch.allclose(p, q, atol=1e-10)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("alpha", [1.05, 1.314, 1.5, 2.0])
 def test_float32_close_to_bisection_with_fewer_steps(alpha):
     torch.manual_seed(1)

@@ -112,6 +112,7 @@ def test_theorem1_exact_vr_bound_is_non_increasing_in_alpha_from_log_evidence_to
     assert exact[0] > log_evidence  # α < 0: an upper bound
 
 
+@pytest.mark.slow
 def test_theorem2_expected_mc_bound_is_non_decreasing_in_k():
     x, noise, q_loc, q_scale = 1.3, 0.8, -0.3, 1.1
     torch.manual_seed(0)
@@ -150,6 +151,7 @@ def test_mc_log_likelihood_converges_to_the_exact_log_evidence():
 
 
 # ------------------------------------------------------------------------------------------ fractional
+@pytest.mark.slow
 def test_fractional_bound_is_tight_at_the_fractional_posterior_and_elbo_at_gamma_one():
     model = _toy(dim_x=3, dim_z=2)
     with torch.no_grad():

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from fyexp.plan import RunPlan, describe_plan, estimate, long_plan_reason
 from fyexp.results import Cell, ResultStore
 from tests.conftest import ROOT, TOY_SPECS, committed_paper_seconds, run_cli, run_in_terminal, strip_ansi
@@ -47,6 +49,7 @@ def test_the_plan_line_says_what_runs_and_how_long():
     assert "estimate unknown" in describe_plan(RunPlan("toy", "quick", 1, 0, 1, 0, None))
 
 
+@pytest.mark.slow
 def test_installed_run_prints_its_plan_and_refuses_a_long_one_off_a_terminal(tmp_path):
     results = tmp_path / "results"
     env = {"FYEXP_EXPERIMENTS_DIR": str(TOY_SPECS), "FYEXP_RESULTS_DIR": str(results)}
@@ -73,6 +76,7 @@ def test_installed_run_prints_its_plan_and_refuses_a_long_one_off_a_terminal(tmp
     assert yes.returncode == 0 and "1 cells run" in " ".join(yes.stderr.split()), yes.stderr
 
 
+@pytest.mark.slow
 def test_installed_run_starts_a_plan_under_two_hours_without_asking(tmp_path):
     results = tmp_path / "results"
     env = {"FYEXP_EXPERIMENTS_DIR": str(TOY_SPECS), "FYEXP_RESULTS_DIR": str(results)}
@@ -91,6 +95,7 @@ def _answer_in_terminal(args: list[str], env: dict, answer: bytes, timeout: floa
     return code, strip_ansi(screen)
 
 
+@pytest.mark.slow
 def test_on_a_terminal_a_long_plan_asks_and_a_no_starts_nothing(tmp_path):
     results = tmp_path / "results"
     env = {"FYEXP_EXPERIMENTS_DIR": str(TOY_SPECS), "FYEXP_RESULTS_DIR": str(results)}
@@ -101,6 +106,7 @@ def test_on_a_terminal_a_long_plan_asks_and_a_no_starts_nothing(tmp_path):
     assert code == 0 and "4 cells run" in screen, screen
 
 
+@pytest.mark.slow
 def test_installed_reproduce_all_dry_run_lists_each_experiment_once_with_a_total(tmp_path):
     """fyvl's claims read gmm-clustering, planned under fyvi: listed once, named again as shared, one total."""
     import shutil

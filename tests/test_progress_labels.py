@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 
+import pytest
 from rich.console import Console
 
 from fyexp.progress import LiveProgress, cell_labels
@@ -40,6 +41,7 @@ def test_at_80_columns_the_label_and_the_units_show_whole():
     assert "└ CAVI" in lines[2] and "3/30 fits" in lines[2]
 
 
+@pytest.mark.slow
 def test_installed_run_shows_the_cell_label_on_the_live_bar(tmp_path):
     env = {"FYEXP_EXPERIMENTS_DIR": str(TOY_SPECS), "FYEXP_RESULTS_DIR": str(tmp_path / "results")}
     code, screen = run_in_terminal("run", "toy", "--profile", "quick", "--set", "values=[1.0, 2.0, 3.0]",

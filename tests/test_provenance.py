@@ -52,6 +52,7 @@ def test_module_tree_follows_imports_and_skips_bookkeeping(repo):
                     "fyexp/models/net.py"]
 
 
+@pytest.mark.slow
 def test_modified_module_makes_rows_stale(repo):
     module = "fyexp.experiments.toy"
     recorded, commit = prov.code_hash(module, repo), _git(repo, "rev-parse", "--short=12", "HEAD")
@@ -203,6 +204,7 @@ def test_rows_are_stale_exactly_when_a_function_their_cell_executed_changed(tmp_
     assert fr.judge(record, None, state).kind == fr.STALE
 
 
+@pytest.mark.slow
 def test_without_a_code_record_the_files_decide_and_git_may_not_tell(repo, monkeypatch):
     module = "fyexp.experiments.toy"
     monkeypatch.setattr(prov, "files_freshness", functools.partial(prov.files_freshness, root=repo))
@@ -218,6 +220,7 @@ def test_without_a_code_record_the_files_decide_and_git_may_not_tell(repo, monke
     assert fr.code_state(current, None, module, None, memo={})[0] == fr.STALE
 
 
+@pytest.mark.slow
 def test_a_stale_row_whose_fingerprint_held_at_its_commit_is_behaviour_unchanged(repo, monkeypatch):
     module = "fyexp.experiments.toy"
     monkeypatch.setattr(prov, "files_freshness", functools.partial(prov.files_freshness, root=repo))

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 import shutil
 
+import pytest
+
 from fyexp.report.findings import END, START, claim_outcome, findings_table, rewrite_block
 from tests.conftest import ROOT, run_cli
 
@@ -70,6 +72,7 @@ def test_rewrite_block_keeps_the_text_around_it():
     assert rewrite_block("no block here", ["new"]) is None
 
 
+@pytest.mark.slow
 def test_installed_report_rewrites_the_findings_block_from_the_rows(tmp_path):
     """`fyexp report` rewrites the README beside `results/` from the rows there, and again when they change."""
     results = tmp_path / "results"

@@ -74,6 +74,7 @@ def counted(monkeypatch):
     return counts
 
 
+@pytest.mark.slow
 def test_warm_report_draws_nothing_and_a_changed_row_redraws(tmp_path, counted):
     specs, results = _specs(tmp_path), tmp_path / "results"
     _write(results)
@@ -98,6 +99,7 @@ def test_warm_report_draws_nothing_and_a_changed_row_redraws(tmp_path, counted):
     assert _outputs(results) == changed
 
 
+@pytest.mark.slow
 def test_an_output_changed_or_gone_is_drawn_again_and_a_full_regeneration_is_byte_identical(tmp_path, counted):
     specs, results = _specs(tmp_path), tmp_path / "results"
     _write(results)
@@ -171,6 +173,7 @@ def _state(folder: Path) -> dict[str, tuple[bytes, int]]:
             for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
+@pytest.mark.slow
 def test_claims_writes_nothing_and_report_writes_only_its_outputs(tmp_path):
     results = _copy_results(tmp_path)
     before = _state(results)
@@ -186,6 +189,7 @@ def test_claims_writes_nothing_and_report_writes_only_its_outputs(tmp_path):
     assert all(after[p] == before[p] for p in before if p.startswith("vr-renyi-gaussians/cells/"))
 
 
+@pytest.mark.slow
 def test_report_and_claims_import_no_runner_and_no_torch(tmp_path):
     """``claims``, and ``report`` once its manifest holds what it drew, import neither a runner nor torch: what they
     need of a spec comes from the spec and the cells' records (the runner's light ``<runner>_config`` module)."""

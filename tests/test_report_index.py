@@ -3,6 +3,7 @@ regeneration from the same CSVs is byte-identical, and failed seeds are stated."
 
 from __future__ import annotations
 
+import pytest
 from pathlib import Path
 
 from fyexp.report import build_report
@@ -32,6 +33,7 @@ def _snapshot(root: Path) -> dict[str, bytes]:
             if p.is_file() and p.suffix in (".md", ".tex")}
 
 
+@pytest.mark.slow
 def test_report_is_byte_identical_and_complete(tmp_path):
     _results(tmp_path)
     build_report(None, tmp_path, TOY_SPECS)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 import shutil
 
+import pytest
+
 from fyexp.report.index import package_path, relink
 from tests.conftest import ROOT, run_cli
 
@@ -29,6 +31,7 @@ def test_links_to_fyexp_files_are_relative_to_where_the_report_is():
     assert (ROOT / "results" / package_path(ROOT / "results") / "fyexp" / "plots.py").is_file()
 
 
+@pytest.mark.slow
 def test_installed_report_in_another_folder_has_no_broken_link(tmp_path):
     results = tmp_path / "deep" / "er" / "out"
     (results / "tvem-bsc").mkdir(parents=True)

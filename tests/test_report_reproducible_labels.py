@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from fyexp.em.mixture import exact_ties
 from tests.conftest import run_cli
@@ -37,6 +38,7 @@ def test_tied_responsibilities_give_the_same_labels_whatever_the_rounding():
     assert np.array_equal(exact_ties(clear), clear)  # real differences (here 1e-9) are kept, zeros stay zero
 
 
+@pytest.mark.slow
 def test_two_runs_of_the_same_command_give_the_same_csv(tmp_path):
     specs = tmp_path / "specs"
     specs.mkdir()

@@ -196,6 +196,7 @@ def _git(root, *args):
     return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True).stdout.strip()
 
 
+@pytest.mark.slow
 def test_stale_and_dirty_counts_from_real_commits(tmp_path, monkeypatch):
     pkg = tmp_path / "fyexp"
     (pkg / "experiments").mkdir(parents=True)

@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from fyexp.report import build_report
 from fyexp.report.runs import profile_runs
@@ -33,6 +34,7 @@ def _old_settings_rows(tmp_path: Path, spec: Path) -> int:
     return profile_runs(load_spec("toy", spec.parent), frame, tmp_path / "results/toy")["quick"].settings_changed_rows
 
 
+@pytest.mark.slow
 def test_a_settings_edit_reruns_the_affected_cells_and_keeps_the_old_rows_as_superseded(tmp_path):
     env, spec = _env(tmp_path)
     assert run_cli("run", "toy", "-p", "quick", "--no-progress", env=env).returncode == 0
@@ -71,6 +73,7 @@ def test_a_settings_edit_reruns_the_affected_cells_and_keeps_the_old_rows_as_sup
     assert "0 cells run, 1 already finished" in run_cli("run", "toy", "-p", "quick", "--no-progress", env=env).stderr
 
 
+@pytest.mark.slow
 def test_set_runs_a_variant_of_the_profile_with_its_overrides_on_every_row(tmp_path):
     env, _ = _env(tmp_path)
     result = run_cli("run", "toy", "-p", "quick", "--no-progress", "--set", "mode=cube", "--set", "values=[2]",
@@ -85,6 +88,7 @@ def test_set_runs_a_variant_of_the_profile_with_its_overrides_on_every_row(tmp_p
     assert "profile: quick+lr=1e-4" in shown.stdout and "lr: 0.0001" in shown.stdout
 
 
+@pytest.mark.slow
 def test_a_bad_set_is_one_line_naming_the_key_with_exit_status_2(tmp_path):
     env, _ = _env(tmp_path)
     cases = [(["run", "toy", "--set", "lr=abc"], "error: --set: key 'lr': expected a number, got 'abc'"),
@@ -103,6 +107,7 @@ def _git(folder: Path, *args: str) -> str:
                           capture_output=True, text=True).stdout.strip()
 
 
+@pytest.mark.slow
 def test_legacy_rows_are_current_unless_their_profile_changed_since_their_commit(tmp_path):
     _, spec_file = _env(tmp_path)
     _git(tmp_path, "init", "-q")

@@ -65,6 +65,7 @@ def _losses(history):
     return [row["train_loss"] for row in history]
 
 
+@pytest.mark.slow
 def test_same_seed_gives_bitwise_identical_losses():
     first, _ = _train(3)
     second, _ = _train(3)
@@ -287,6 +288,7 @@ def _train_vae(epochs, work_dir=None, task_cls=TinyVAE):
     return Trainer(cfg, work_dir=work_dir, label="test/vae").fit(task, (_images(),)), task
 
 
+@pytest.mark.slow
 def test_trainer_applies_the_schedule_and_variational_task_reports_validation():
     history, task = _train_vae(6)
     expected = learning_rates(ScheduleConfig(name="iwae", stages=3), 1e-2, 6)
@@ -297,6 +299,7 @@ def test_trainer_applies_the_schedule_and_variational_task_reports_validation():
     assert history[-1]["train_loss"] < history[0]["train_loss"]
 
 
+@pytest.mark.slow
 def test_resume_mid_schedule_equals_an_uninterrupted_run(tmp_path):
     full, full_task = _train_vae(6)
 
@@ -369,6 +372,7 @@ def _trajectory(make, dtype):
     return torch.cat([p.detach().flatten() for p in params])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("config, reference", [
     (OptimizerConfig(name="adam", lr=1e-2), lambda p: torch.optim.Adam(p, lr=1e-2, foreach=False)),

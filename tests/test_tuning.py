@@ -91,6 +91,7 @@ def test_failed_objective_is_recorded_and_counted(tmp_path):
     assert "NaN loss" in study.trials[1].user_attrs["error"]
 
 
+@pytest.mark.slow
 def test_kill_minus_nine_then_resume_loses_and_duplicates_nothing(tmp_path):
     from fyexp.tuning import default_storage_url
 
@@ -111,6 +112,7 @@ def test_kill_minus_nine_then_resume_loses_and_duplicates_nothing(tmp_path):
     assert any(t.state.name == "FAIL" and not t.user_attrs.get("surplus") for t in trials)  # the killed one, retried
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 def test_two_workers_share_one_budget(tmp_path, backend):
     from fyexp.tuning import default_storage_url

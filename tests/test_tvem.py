@@ -253,6 +253,7 @@ def test_grid_cells_and_settings_as_committed():
     assert TVEMBSCConfig(grid_size=9, grid={"tvem": {"n_states": [5]}}).grid == {"tvem": {"n_states": [5]}}
 
 
+@pytest.mark.slow
 def test_quick_profile_recovers_the_bars(tmp_path):
     runner = CliRunner()
     result = runner.invoke(app, ["run", "tvem-bsc", "--profile", "quick", "--no-progress", "--results-dir",

@@ -53,6 +53,7 @@ def test_vr_max_single_gradient_is_the_max_samples_gradient():
     torch.testing.assert_close(got, expected)
 
 
+@pytest.mark.slow
 def test_single_backward_iwae_gradient_equals_full_iwae_in_expectation():
     vae = tiny_vae(1, seed=1)
     x = torch.rand(1, 6, dtype=torch.float64).round().expand(4000, 6)  # 4,000 independent draws for one point
@@ -109,6 +110,7 @@ def test_data_errors_are_one_line_naming_the_file(tmp_path):
     assert "\n" not in str(err.value)
 
 
+@pytest.mark.slow
 def test_frey_face_cell_end_to_end_on_synthetic_faces(tmp_path):
     import pickle
 
@@ -137,6 +139,7 @@ def test_frey_face_cell_end_to_end_on_synthetic_faces(tmp_path):
     assert saved["images"].shape == (config.n_figure_samples, 560) and tuple(saved["shape"]) == (28, 20)
 
 
+@pytest.mark.slow
 def test_stopping_epoch_on_held_out_images_is_the_argmax_of_the_validation_bound(tmp_path, monkeypatch):
     """`validation: {freyface: n}` holds out the training part's last n images; the cell reports the VI bound on
     them every `valid_every` epochs and its argmax epoch (VR §5.1: stopping epochs tuned on the VI setting)."""

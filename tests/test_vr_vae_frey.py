@@ -175,6 +175,7 @@ def test_the_paper_profile_follows_the_authors_frey_settings_and_only_frey_cells
     assert frey["freyface"]["mean"] == "sigmoid" and "freyface" not in caltech
 
 
+@pytest.mark.slow
 def test_frey_face_cell_end_to_end_at_the_authors_protocol(tmp_path):
     from fyexp.experiments.base import RunContext
     from fyexp.experiments.vr_vae import VRVAE, Config, Grid
@@ -195,6 +196,7 @@ def test_frey_face_cell_end_to_end_at_the_authors_protocol(tmp_path):
     assert ll["n_test"] == 4 and math.isfinite(ll["value"])  # 40 faces: int(0.9 · 40) = 36 train, 4 test
 
 
+@pytest.mark.slow
 def test_the_installed_cli_shows_the_authors_frey_block_and_rejects_a_bad_one_in_one_line():
     import yaml
 

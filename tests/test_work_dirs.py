@@ -9,6 +9,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pandas as pd
+import pytest
 import torch
 from torch import nn
 
@@ -81,6 +82,7 @@ def _env(tmp_path: Path) -> tuple[dict, Path]:
     return {"FYEXP_EXPERIMENTS_DIR": str(specs), "FYEXP_RESULTS_DIR": str(tmp_path / "results")}, spec
 
 
+@pytest.mark.slow
 def test_a_settings_edit_reruns_from_scratch_not_from_the_old_checkpoint(tmp_path):
     env, spec = _env(tmp_path)
     assert run_cli("run", "toy", "-p", "quick", "--no-progress", env=env).returncode == 0
@@ -92,6 +94,7 @@ def test_a_settings_edit_reruns_from_scratch_not_from_the_old_checkpoint(tmp_pat
     assert rows["value"].tolist() == [0.125]  # 0.5³, not the square's 0.25 from the old checkpoint
 
 
+@pytest.mark.slow
 def test_a_resumed_cell_records_its_training_in_earlier_processes(tmp_path):
     env, _ = _env(tmp_path)
     assert run_cli("run", "toy", "-p", "quick", "--no-progress", env=env).returncode == 0

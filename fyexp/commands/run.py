@@ -67,4 +67,4 @@ def with_best(resolved, experiment, results):
         raise FyexpError(f"--best: experiment '{resolved.name}' has no tuning study")
     from fyexp.tuning import with_best as best
 
-    return best(resolved, results, getattr(experiment, "PARAM_ALIASES", None))
+    return best(resolved, results, dict(experiment.PARAM_ALIASES))

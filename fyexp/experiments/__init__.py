@@ -59,14 +59,11 @@ def get_config_class(runner: str) -> type:
 
 def get_settings_scope(runner: str):
     """What decides a cell's settings, without importing the runner: ``Config`` and ``cell_config(config, cell)``
-    (:func:`fyexp.settings.scoped_config` reads them), from the runner's light ``<runner>_config`` module where it
-    defines both (every runner of fyexp does, and its experiment's ``cell_config`` is that function:
-    tests/test_report_cache.py), else the runner's experiment (a runner of one's own)."""
+    (:func:`fyexp.settings.scoped_config` reads them), from the runner's light ``<runner>_config`` module where there
+    is one (it defines both, and its experiment's ``cell_config`` is that function: tests/test_report_cache.py,
+    tests/test_experiment_contract.py), else the runner's experiment (a runner without a config module)."""
     config_module = _import_if_present(_module_name(runner) + "_config")
-    if config_module is not None and callable(getattr(config_module, "cell_config", None)) \
-            and hasattr(config_module, "Config"):
-        return config_module
-    return get_experiment(runner)
+    return config_module if config_module is not None else get_experiment(runner)
 
 
 __all__ = ["Experiment", "RunContext", "register", "get_experiment", "get_config_class", "get_settings_scope"]

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, ClassVar, Iterable
+from typing import Any, Callable, ClassVar, Iterable, Mapping
 
+from fyexp.plain import jsonable
 from fyexp.results import Cell
 
 
@@ -74,10 +75,30 @@ class RunContext:
 
 
 class Experiment:
-    """Base class of a runnable experiment; subclasses set ``name`` and ``Config`` and implement the hooks."""
+    """Base class of a runnable experiment: the whole protocol between a runner and the framework.
+
+    A subclass sets ``name`` and ``Config`` and implements :meth:`cells` and :meth:`run_cell`; every other hook
+    below has a default, so the framework calls each of them on every experiment and never asks whether a runner
+    defines one.  The optional hooks, and who calls them:
+
+    - ``grid_field`` / :meth:`cell_config`: the part of the config a cell's settings hash covers
+      (:func:`fyexp.settings.scoped_config`);
+    - :meth:`data_identity`: a cheap identity of the data, part of a cell's settings (:mod:`fyexp.settings`);
+    - :meth:`memory_estimate`: checked before a run starts (:func:`fyexp.domains.check_cell_memory`);
+    - :meth:`prefit` / :attr:`trains_ensembles`: ``train.ensemble: true`` (:func:`fyexp.runner.prefit_ensembles`,
+      :mod:`fyexp.lease.queue`);
+    - :meth:`trial` and ``PARAM_ALIASES``: ``fyexp tune`` (:func:`fyexp.tuning.tune_experiment`) and ``run --best``
+      (:func:`fyexp.tuning.with_best`).
+
+    tests/test_experiment_contract.py runs every registered runner through this protocol.
+    """
 
     name: ClassVar[str]
     Config: ClassVar[type]
+    grid_field: ClassVar[str | None] = None
+    """The config field that lists the grid, left out of a cell's settings (its values are the cell's params)."""
+    PARAM_ALIASES: ClassVar[Mapping[str, str]] = {}
+    """``--best``: older flat names in ``best_params.yaml`` (``learning_rate``) → config paths."""
 
     def cells(self, config: Any, seeds: tuple[int, ...]) -> list[Cell]:
         """The grid of cells for this configuration and these seeds, in run order."""
@@ -87,8 +108,36 @@ class Experiment:
         """Run one cell and return its tidy rows (``metric``, ``value`` and optional paper keys)."""
         raise NotImplementedError
 
-    def tune(self, config: Any, ctx: RunContext, **options: Any) -> None:
-        """Hyperparameter search (only experiments that have one override this)."""
+    def cell_config(self, config: Any, cell: Cell) -> Any:
+        """The part of ``config`` that decides ``cell``'s numbers, as JSON (default: all of it less ``grid_field``;
+        fyexp's runners use the function of their light ``<runner>_config`` module)."""
+        data = jsonable(config)
+        if isinstance(data, dict) and self.grid_field:
+            data.pop(self.grid_field, None)
+        return data
+
+    def data_identity(self, config: Any, data_dir: Path | None) -> Any:
+        """A cheap identity of the data a cell reads (e.g. file sizes), part of its settings; ``None``: none."""
+        return None
+
+    def memory_estimate(self, config: Any, cell: Cell) -> tuple[int, str] | None:
+        """``(bytes, what)``: the memory ``cell`` needs at most and the settings behind it; ``None``: not
+        estimated (the run is not checked)."""
+        return None
+
+    def prefit(self, config: Any, cells: list[Cell], ctxs: list[RunContext]) -> None:
+        """Train the seeds ``cells`` of one grid point together (``train.ensemble: true``), leaving each member's
+        checkpoint in its ``ctxs`` work folder for :meth:`run_cell`.  Only runners that train ensembles override it."""
+        raise NotImplementedError(f"experiment '{self.name}' trains no ensembles")
+
+    @property
+    def trains_ensembles(self) -> bool:
+        """Whether this runner overrides :meth:`prefit` (else ``train.ensemble`` trains every cell alone)."""
+        return type(self).prefit is not Experiment.prefit
+
+    def trial(self, config: Any, ctx: RunContext, report: Callable[[int, float], None], work_dir: Path) -> float:
+        """One trial of the tuning study: train at ``config`` in ``work_dir``, ``report(epoch, value)`` after each
+        epoch, return the validation value (only experiments with a ``search`` space override it)."""
         from fyexp.errors import FyexpError
 
         raise FyexpError(f"experiment '{self.name}' has no tuning study (see `fyexp list`)")

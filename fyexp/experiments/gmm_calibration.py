@@ -43,7 +43,9 @@ class GmmCalibration(Experiment):
 
     def run_cell(self, config, cell, ctx):
         """The cell's method: ``calibration``, ``importance`` (of a setting) or ``interpolation`` (Figure 2)."""
-        return getattr(self, f"_{cell.method}")(config, cell.params.get("setting"), cell.seed, ctx)
+        method = {"calibration": self._calibration, "importance": self._importance,
+                  "interpolation": self._interpolation}[cell.method]
+        return method(config, cell.params.get("setting"), cell.seed, ctx)
 
     # Tables 1, 4a-4c and the text's R_l-2 / γ* -------------------------------------------------------------
     def _calibration(self, config, setting_id: str, seed: int, ctx) -> list[dict]:

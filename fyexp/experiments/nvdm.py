@@ -53,6 +53,7 @@ class NVDMExperiment(GridExperiment):
     paper_keys = PaperKeys(tables=(("fyvi", "3"), ("fyvl", "3")), row=lambda cell: cell.method,
                            metrics=("avg_reconstruction_error", "avg_reconstruction_error_authors"),
                            setting="20NewsGroups")
+    _corpus = None  # the data a tuning worker's trials share (:meth:`trial`)
     seed_streams = {"init": 0, "mc": 0}  # training (init, batches), the perplexity's samples; as the first runs
 
     def load_data(self, data_dir: Path | None, cache_dir: str | None):
@@ -105,7 +106,7 @@ class NVDMExperiment(GridExperiment):
 
     def trial(self, config: NVDMConfig, ctx: RunContext, report: Callable[[int, float], None], work_dir: Path) -> float:
         """One tuning trial (:func:`fyexp.tuning.tune_experiment`): the validation RE after the last epoch."""
-        if not hasattr(self, "_corpus"):  # read once per tuning worker
+        if self._corpus is None:  # read once per tuning worker
             self._corpus = self.load_data(ctx.data_dir, config.cache_dir)
         train, valid, _, _ = self._corpus
         _, history = train_nvdm(config, train, valid, seed=config.tune_seed, device=ctx.device, work_dir=work_dir,

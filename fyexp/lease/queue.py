@@ -124,7 +124,7 @@ def missing_units(entries: Iterable[QueueEntry], results_dir: Path, experiments_
         if only is not None and only.conditions:
             cells = only.select(cells)
         store = ResultStore(results_dir, resolved.name)
-        ensemble = hasattr(experiment, "prefit")
+        ensemble = experiment.trains_ensembles
         groups: dict[tuple[str, str], list[Cell]] = {}
         for cell in cells:
             key = (resolved.name, resolved.profile, cell.key)
