@@ -125,17 +125,23 @@ def write_record(cell_file: Path, settings: dict, functions: dict[str, str | Non
     code_path(cell_file).unlink(missing_ok=True)
 
 
+def _keys_problem(parsed: object, fields: dict, what: str) -> str | None:
+    """``parsed`` must be a JSON object with exactly the keys of ``fields``: what is wrong, else ``None``."""
+    if not isinstance(parsed, dict):
+        return f"not a JSON object of {what} (a JSON {type(parsed).__name__})"
+    missing, extra = sorted(set(fields) - set(parsed)), sorted(set(parsed) - set(fields))
+    if not missing and not extra:
+        return None
+    return "; ".join(part for part in (f"missing key(s) {', '.join(missing)}" if missing else "",
+                                       f"unexpected key(s) {', '.join(extra)}" if extra else "") if part)
+
+
 def settings_problem(settings: object, expected_hash: str) -> str | None:
     """What is wrong with a parsed settings record of a cell whose rows name ``expected_hash`` (``None``: nothing):
     it must be a JSON object with exactly the keys of :data:`SETTINGS_FIELDS`, each of its type, whose
     :func:`settings_hash` is the rows' (else the rows were not made at the settings it states)."""
-    if not isinstance(settings, dict):
-        return f"not a JSON object of settings (a JSON {type(settings).__name__})"
-    keys = set(settings)
-    if keys != set(SETTINGS_FIELDS):
-        missing, extra = sorted(set(SETTINGS_FIELDS) - keys), sorted(keys - set(SETTINGS_FIELDS))
-        return "; ".join(part for part in (f"missing key(s) {', '.join(missing)}" if missing else "",
-                                           f"unexpected key(s) {', '.join(extra)}" if extra else "") if part)
+    if (problem := _keys_problem(settings, SETTINGS_FIELDS, "settings")) is not None:
+        return problem
     for key, kind in SETTINGS_FIELDS.items():
         if kind is not None and (not isinstance(settings[key], kind) or isinstance(settings[key], bool)):
             return f"'{key}' is not a JSON {'integer' if kind is int else 'string' if kind is str else 'object'}"
@@ -177,13 +183,8 @@ def record_problem(record: object, expected_hash: str | None, commit: str | None
     ``commit`` (``None``: nothing): an object of exactly :data:`RECORD_FIELDS`, each of its type; its settings
     sound (:func:`settings_problem`; not checked with ``settings=False``), its code sound (:func:`code_problem`),
     its commit the rows', its fingerprint sound (:func:`fingerprint_problem`)."""
-    if not isinstance(record, dict):
-        return f"not a JSON object of a run record (a JSON {type(record).__name__})"
-    keys = set(record)
-    if keys != set(RECORD_FIELDS):
-        missing, extra = sorted(set(RECORD_FIELDS) - keys), sorted(keys - set(RECORD_FIELDS))
-        return "; ".join(part for part in (f"missing key(s) {', '.join(missing)}" if missing else "",
-                                           f"unexpected key(s) {', '.join(extra)}" if extra else "") if part)
+    if (problem := _keys_problem(record, RECORD_FIELDS, "a run record")) is not None:
+        return problem
     for key, kinds in RECORD_FIELDS.items():
         if not isinstance(record[key], kinds):
             return f"'{key}' is a JSON {type(record[key]).__name__}, not of the record's schema"
