@@ -4,8 +4,10 @@ The rule is :func:`fyexp.provenance.freshness.judge`, applied to each cell's run
 :func:`fyexp.provenance.freshness.frame_freshness`; this module only says what each row's cell would run at now,
 from the spec: its profile resolved again (its ``--set`` overrides, read from its settings record, applied again)
 and scoped to the cell (:func:`fyexp.settings.scoped_config`), compared by its config (the machine that will run is
-not known here: the device and package versions are not compared); a legacy row (no settings record) by its
-profile in the spec at its commit (:func:`fyexp.settings.legacy_settings_changed`).  Settings cannot be told
+not known here: the device and package versions are not compared); for a tuned profile, the config with its tuning
+study's best parameters (what ``run --best`` runs at, :func:`fyexp.tuning.with_best`, read from the results folder)
+is current too; a legacy row (no settings record) by its profile in the spec at its commit
+(:func:`fyexp.settings.legacy_settings_changed`).  Settings cannot be told
 (``None``) without the experiment's runner, without the results folder, for a legacy ``--set`` variant and for
 superseded rows.
 """
@@ -27,34 +29,39 @@ if TYPE_CHECKING:
     from fyexp.specs import ExperimentSpec
 
 
-_EXPECTATIONS: dict[int, Callable] = {}   # id(spec) → its expectation, while the spec object lives
+_EXPECTATIONS: dict[tuple, Callable] = {}   # (id(spec), results folder) → its expectation, while the spec lives
 
 
-def spec_expectation(spec: ExperimentSpec) -> Callable[[RunRecord, dict], Expected | None] | None:
+def spec_expectation(spec: ExperimentSpec, results_dir: Path | None = None
+                     ) -> Callable[[RunRecord, dict], Expected | None] | None:
     """``(record, row) -> Expected`` for the rows of ``spec``'s experiment (see the module's docstring); ``None``
-    when its runner cannot be loaded.
+    when its runner cannot be loaded.  ``results_dir``: the results folder whose tuning studies say what
+    ``run --best`` runs at (``None``: a tuned profile's rows are compared with the spec only).
 
     One per spec object while it lives, and what it computes is kept in it (the profile resolved per ``--set``
     overrides, each cell's scoped config, a legacy cell's comparison with its profile at its commit): these depend on
     the spec and git only, never on a record, so the report's provenance counts and the claims' current rows, which
     both ask, compare each row's settings once."""
-    found = _EXPECTATIONS.get(id(spec))
+    key = (id(spec), None if results_dir is None else str(results_dir))
+    found = _EXPECTATIONS.get(key)
     if found is None:
-        found = _expectation(spec)
+        found = _expectation(spec, results_dir)
         if found is not None:
             try:
-                weakref.finalize(spec, _EXPECTATIONS.pop, id(spec), None)
+                weakref.finalize(spec, _EXPECTATIONS.pop, key, None)
             except TypeError:  # an object without weak references: not kept
                 return found
-            _EXPECTATIONS[id(spec)] = found
+            _EXPECTATIONS[key] = found
     return found
 
 
-def _expectation(spec: ExperimentSpec) -> Callable[[RunRecord, dict], Expected | None] | None:
+def _expectation(spec: ExperimentSpec, results_dir: Path | None
+                 ) -> Callable[[RunRecord, dict], Expected | None] | None:
     from fyexp.errors import FyexpError
     from fyexp.results import Cell
     from fyexp.settings import legacy_settings_changed, scoped_config
     from fyexp.specs import Override, resolve
+    from fyexp.tuning import with_best
 
     try:
         from fyexp.experiments import get_settings_scope
@@ -65,14 +72,19 @@ def _expectation(spec: ExperimentSpec) -> Callable[[RunRecord, dict], Expected |
         return None
     resolved: dict = {}
 
-    def config_now(base: str, overrides: dict):
-        key = (base, json.dumps(overrides, sort_keys=True))
+    def config_now(base: str, overrides: dict, best: bool = False):
+        """The profile's config now (``best``: with its tuning study's best parameters; ``None`` where it has
+        none)."""
+        key = (base, json.dumps(overrides, sort_keys=True), best)
         if key not in resolved:
             try:
-                resolved[key] = resolve(spec, base, config_cls, None, [Override(k, v, str(v))
-                                                                       for k, v in overrides.items()]).config
+                now = resolve(spec, base, config_cls, None, [Override(k, v, str(v)) for k, v in overrides.items()])
+                if best:
+                    now = (with_best(now, results_dir, aliases)
+                           if results_dir is not None and getattr(now.config, "search", None) else None)
+                resolved[key] = None if now is None else now.config
             except FyexpError:
-                resolved[key] = None  # the profile is gone or no longer validates
+                resolved[key] = None  # the profile is gone or no longer validates; no study of it yet
         return resolved[key]
 
     def cell_of(row: dict) -> Cell | None:
@@ -82,13 +94,14 @@ def _expectation(spec: ExperimentSpec) -> Callable[[RunRecord, dict], Expected |
         except (TypeError, ValueError):
             return None
 
+    aliases = dict(getattr(experiment, "PARAM_ALIASES", {}))  # a config module or an experiment class
     scoped: dict = {}
     legacy: dict = {}
 
-    def scoped_now(base: str, overrides: dict, cell: Cell | None) -> dict | None:
-        key = (base, json.dumps(overrides, sort_keys=True), None if cell is None else cell.key)
+    def scoped_now(base: str, overrides: dict, cell: Cell | None, best: bool = False) -> dict | None:
+        key = (base, json.dumps(overrides, sort_keys=True), None if cell is None else cell.key, best)
         if key not in scoped:
-            config = config_now(base, overrides)
+            config = config_now(base, overrides, best)
             scoped[key] = None if config is None else scoped_config(experiment, config, cell)
         return scoped[key]
 
@@ -106,7 +119,8 @@ def _expectation(spec: ExperimentSpec) -> Callable[[RunRecord, dict], Expected |
             config = scoped_now(base, record.settings.get("overrides", {}), cell)
             if config is None:
                 return Expected(gone=f"its profile {base} is gone or no longer validates")
-            return Expected(settings={"config": config})
+            tuned = scoped_now(base, record.settings.get("overrides", {}), cell, best=True)
+            return Expected(settings={"config": config}, tuned=None if tuned is None else {"config": tuned})
         if "+" in row["profile"]:
             return Expected()
         return Expected(legacy=lambda commit: legacy_changed(base, cell, commit))
@@ -118,7 +132,7 @@ def row_freshness(spec: ExperimentSpec, frame: pd.DataFrame, folder: Path | None
                   settings: bool = True) -> pd.Series:
     """Per row, its :class:`fyexp.provenance.freshness.Freshness` (``folder``: the experiment's results folder,
     where its cells' records lie); ``code``/``settings`` false leave that axis unjudged."""
-    expectation = spec_expectation(spec) if settings and folder is not None else None
+    expectation = spec_expectation(spec, Path(folder).parent) if settings and folder is not None else None
     return frame_freshness(frame, folder, runner_module(spec.runner), getattr(spec, "name", None), expectation,
                            code=code)
 

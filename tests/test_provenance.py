@@ -391,3 +391,59 @@ def test_the_report_and_the_claims_compare_each_row_settings_once(tmp_path, monk
     other = load_spec("toy", TOY_SPECS)  # another spec object (the spec read again) asks again
     settings_changed(other, frame, store.folder)
     assert len(asked) == 4
+
+
+def test_a_cell_run_with_best_is_current_and_follows_its_study(tmp_path):
+    """A tuned profile's cell run with ``--best`` records the study's parameters: current when they are the study's
+    best now, at old settings once the study's best moves; a cell at the spec's own values stays current."""
+    store = ResultStore(tmp_path, "toy")
+    tuned = _changed(SETTINGS, train={"lr": 0.004})
+    _finished(store, tuned)
+    cell = Cell("m", 4, {"x": 2})
+    plain = {"config": SETTINGS["config"]}
+    same = store.freshness("quick", cell, fr.Expected(settings=plain, tuned={"config": tuned["config"]}))
+    assert same.kind == fr.CURRENT and same.old_settings is False and "run --best" in same.reason
+    moved = store.freshness("quick", cell, fr.Expected(settings=plain, tuned={"config": {**tuned["config"], "k": 8}}))
+    assert moved.kind == fr.OLD_SETTINGS
+    assert moved.reason == "settings changed: config.train.lr (and from `run --best`'s: config.k)"
+    assert store.freshness("quick", cell, fr.Expected(settings=plain)).kind == fr.OLD_SETTINGS  # no study
+    assert store.freshness("quick", cell, fr.Expected(settings={"config": tuned["config"]},
+                                                     tuned={"config": {**tuned["config"], "k": 8}})).finished
+
+
+def test_report_rows_of_a_best_run_follow_the_profiles_study(tmp_path):
+    """Through the spec (the report's and the claims' rule): nvdm ``quick`` cells written at the study's best
+    parameters are at current settings while ``best_params.yaml`` names them, at old settings once it names others;
+    a cell at the spec's own parameters stays current either way."""
+    import yaml
+
+    from fyexp.experiments import get_settings_scope
+    from fyexp.settings import cell_settings
+    from fyexp.spec_freshness import row_freshness
+    from fyexp.specs import load_spec, resolve
+    from fyexp.tuning import with_best
+
+    spec = load_spec("nvdm")
+    scope = get_settings_scope(spec.runner)
+    best = {"learning_rate": 0.0021, "batch_size": 512, "epochs": 3, "alternating_epochs": 1, "n_topics": 20}
+    study = tmp_path / "nvdm" / "best_params.yaml"
+    study.parent.mkdir(parents=True)
+    study.write_text(yaml.safe_dump({"study": "nvdm-quick", "profile": "quick", "params": best}))
+    store = ResultStore(tmp_path, "nvdm")
+    plain = resolve(spec, "quick", scope.Config)
+    tuned = with_best(plain, tmp_path, dict(scope.PARAM_ALIASES))
+    for resolved in (plain, tuned):
+        cell = Cell("NVDM", 0, {k: v for k, v in best.items()} if resolved is tuned else {"tag": "plain"})
+        store.write_cell("quick", cell, [{"metric": "a", "value": 1.0}],
+                         {"git_commit": prov.git_commit(),
+                          "settings_hash": settings_hash(cell_settings(resolved, cell, "cpu", None, scope))})
+        write_record(store.cell_path("quick", cell), cell_settings(resolved, cell, "cpu", None, scope), None)
+
+    def old_settings() -> dict:
+        frame = store.load()
+        judged = row_freshness(load_spec("nvdm"), frame, tmp_path / "nvdm", code=False)
+        return {json.loads(p).get("tag", "best"): f.old_settings for p, f in zip(frame["params"], judged)}
+
+    assert old_settings() == {"best": False, "plain": False}
+    study.write_text(yaml.safe_dump({"study": "nvdm-quick", "profile": "quick", "params": {**best, "n_topics": 50}}))
+    assert old_settings() == {"best": True, "plain": False}

@@ -14,6 +14,8 @@ from fyexp.train import OptimizerConfig, TrainConfig
 IDENTITY = {"rho_prime": "rho_prime", "learning_rate": "train.optimizer.lr", "batch_size": "train.batch_size",
             "epochs": "train.epochs", "alternating_epochs": "alternating_epochs", "n_topics": "n_topics",
             "beta": "beta"}
+# the flat names of the first studies' best_params.yaml → config paths (``run --best``, and freshness judging its rows)
+PARAM_ALIASES = dict(IDENTITY)
 
 
 @settings
@@ -62,4 +64,4 @@ def cell_config(config: NVDMConfig, cell) -> dict:
     return data
 
 
-__all__ = ["cell_config", "Config", "IDENTITY", "NVDMConfig"]
+__all__ = ["cell_config", "Config", "IDENTITY", "NVDMConfig", "PARAM_ALIASES"]

@@ -53,11 +53,14 @@ class Expected:
 
     ``settings``: the keys to compare (a subset of :func:`fyexp.settings.cell_settings`'s), ``None`` when they
     cannot be told; ``gone``: why the cell's profile cannot be resolved now (its rows are then at old settings);
-    ``legacy``: for rows without a settings record, ``commit -> changed?`` (``None``: cannot tell, kept)."""
+    ``legacy``: for rows without a settings record, ``commit -> changed?`` (``None``: cannot tell, kept);
+    ``tuned``: for a tuned profile, the same keys with its tuning study's best parameters, which ``run --best`` runs
+    at (:func:`fyexp.tuning.with_best`): a cell at either is current."""
 
     settings: dict | None = None
     legacy: Callable[[str | None], bool | None] | None = None
     gone: str | None = None
+    tuned: dict | None = None
 
 
 @dataclass(frozen=True)
@@ -101,7 +104,14 @@ def settings_state(record: RunRecord, expected: Expected | None) -> tuple[bool |
         if expected.settings is None:
             return None, "the settings asked now cannot be told"
         differ = settings_differences(record.settings, expected.settings)
-        return (True, f"settings changed: {', '.join(differ)}") if differ else (False, "same settings")
+        if not differ:
+            return False, "same settings"
+        if expected.tuned is not None:
+            if not settings_differences(record.settings, expected.tuned):
+                return False, "same settings as `run --best` (its profile's tuning study)"
+            return True, (f"settings changed: {', '.join(differ)} (and from `run --best`'s: "
+                          f"{', '.join(settings_differences(record.settings, expected.tuned))})")
+        return True, f"settings changed: {', '.join(differ)}"
     if record.settings_hash is not None:  # a hash whose record was not read (a superseded file) or is damaged
         return None, "its settings record was not compared"
     changed = expected.legacy(record.git_commit) if expected.legacy is not None else None
