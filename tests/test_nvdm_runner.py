@@ -93,3 +93,41 @@ def test_a_tuning_trial_trains_at_the_trial_config_reports_each_nvdm_epoch_and_r
     experiment.trial(config, ctx, lambda step, v: None, tmp_path / "trial2")
     assert experiment._corpus is tiny[0]
 
+
+
+def test_a_cell_without_an_embedder_says_why_its_coherence_is_left_out(tiny, monkeypatch, capsys, tmp_path):
+    """sentence-transformers missing (the `.[text]` extra) or a model folder that is not there: the cell still
+    finishes, without topic_coherence rows, and prints one line naming the reason (it was silent)."""
+    import sys
+
+    _, ctx, _ = tiny
+    experiment = runner.NVDMExperiment()
+    monkeypatch.setitem(sys.modules, "sentence_transformers", None)  # import fails as if not installed
+    config = dataclasses.replace(_config("multinomial"), embedder=str(tmp_path))
+    cell = experiment.cells(config, (0,))[0]
+    rows = experiment.run_cell(config, cell, ctx)
+    assert "topic_coherence" not in {r["metric"] for r in rows}
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"cell {cell.key}: topic coherence left out: sentence-transformers is not installed "
+                   "(pip install 'fyexp[text]')"]
+    missing = dataclasses.replace(config, embedder=str(tmp_path / "no-model"))
+    experiment.run_cell(missing, cell, ctx)
+    assert "no-model: no such folder" in capsys.readouterr().err
+    experiment.run_cell(dataclasses.replace(config, embedder="none"), cell, ctx)  # asked for none: no word
+    assert capsys.readouterr().err == ""
+
+
+def test_load_embedder_loads_a_working_model_and_says_nothing(monkeypatch, tmp_path):
+    """The success side: a model that loads is returned with no reason."""
+    import sys
+    import types
+
+    from fyexp.topics import coherence
+
+    class Model:
+        def __init__(self, source, device):
+            self.source = source
+
+    monkeypatch.setitem(sys.modules, "sentence_transformers", types.SimpleNamespace(SentenceTransformer=Model))
+    embedder, why_not = coherence.load_embedder(str(tmp_path))
+    assert why_not == "" and embedder.model.source == str(tmp_path)

@@ -63,6 +63,15 @@ class RunContext:
         atomic_write_text(path, text)
         return path
 
+    def note(self, text: str) -> None:
+        """One line for the user (a metric left out and why): through the run's progress, else on stderr."""
+        if self.progress is not None:
+            self.progress.note(text)
+        else:
+            import sys
+
+            print(text, file=sys.stderr, flush=True)
+
     def subtask(self, description: str, total: float | None, unit: str = "steps") -> Callable[..., None]:
         """Nested progress of ``total`` ``unit`` (steps, EM iterations, fits); returns ``advance(n=1, **fields)``.
 

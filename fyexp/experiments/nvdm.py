@@ -100,7 +100,9 @@ class NVDMExperiment(GridExperiment):
 
         topics = top_words(topic_word_weights(model).numpy(), vocabulary, max(config.coherence_sizes))
         ctx.save_text(f"topics__{cell.key}.json", json.dumps(topics, indent=0))
-        embedder = None if config.embedder == "none" else load_embedder(config.embedder)
+        embedder, why_not = (None, "") if config.embedder == "none" else load_embedder(config.embedder)
+        if why_not:
+            ctx.note(f"cell {cell.key}: topic coherence left out: {why_not}")
         scores = {} if embedder is None else topic_coherence(topics, embedder, config.coherence_sizes)
         return [metric("topic_coherence", v, k=n, label=f"coherence of the top {n} words") for n, v in scores.items()]
 

@@ -93,12 +93,19 @@ def resolve_embedder_path(spec_value: str = "") -> str:
     return spec_value or os.environ.get("FYEXP_EMBEDDER", "") or DEFAULT_MODEL
 
 
-def load_embedder(spec_value: str = "", device: str = "cpu") -> Embedder | None:
-    """A :class:`SentenceTransformerEmbedder`, or None when the model cannot be loaded (offline, not installed)."""
+def load_embedder(spec_value: str = "", device: str = "cpu") -> tuple[Embedder | None, str]:
+    """A :class:`SentenceTransformerEmbedder` and ``""``, or ``None`` and why it cannot be loaded (one phrase:
+    sentence-transformers not installed, a path that does not exist, the hub unreachable), so that the run can say
+    that the coherence is absent and why instead of leaving it out in silence."""
     source = resolve_embedder_path(spec_value)
-    if Path(source).exists() or source == DEFAULT_MODEL:
-        try:
-            return SentenceTransformerEmbedder(source, device=device)
-        except Exception:  # no network for a hub name, no sentence-transformers: coherence is skipped
-            return None
-    return None
+    if not (Path(source).exists() or source == DEFAULT_MODEL):
+        return None, f"embedder {source}: no such folder (the spec's embedder: or $FYEXP_EMBEDDER)"
+    try:
+        import sentence_transformers  # noqa: F401
+    except ImportError:
+        return None, "sentence-transformers is not installed (pip install 'fyexp[text]')"
+    try:
+        return SentenceTransformerEmbedder(source, device=device), ""
+    except Exception as exc:  # no network for a hub name, a damaged model folder
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return None, f"embedder {source} did not load ({first[:160]})"
