@@ -251,3 +251,33 @@ def test_failed_trials_stop_the_study_or_fail_the_call(error, raised, trials):
         run_study(study, objective, n_trials=3)
     assert type(caught.value).__name__ == raised
     assert len(study.trials) == trials and all(t.state.name == "FAIL" for t in study.trials)
+
+
+# every token through the finished-cell rule for values (written against the pandas rule, kept after it was
+# replaced by a pure-Python one: both must agree on each)
+VALUE_TOKENS = [
+    ("1.5", "ok", "", None), (" 2 ", "ok", "", None), ("-0", "ok", "", None), ("1e-320", "ok", "", None),
+    ("3", "failed", "", None), ("banana", "ok", "", "not a number"), ("True", "ok", "", "not a number"),
+    ("0x10", "ok", "", "not a number"), ("1_000", "ok", "", "not a number"), ("nAn", "ok", "", "not a number"),
+    ("inf", "ok", "", "not finite"), ("-Infinity", "failed", "why", "not finite"), ("1e999", "ok", "", "not finite"),
+    ("nan", "ok", "", "NaN without a reason"), ("", "ok", "", "NaN without a reason"),
+    ("NaN", "ok", "  ", "NaN without a reason"), ("nan", "failed", "", None), ("", "ok", "diverged", None),
+    ("NAN", "missing", "", None),
+]
+
+
+@pytest.mark.parametrize("token,status,label,what", VALUE_TOKENS)
+def test_value_rule_token_by_token(tmp_path, token, status, label, what):
+    """fyexp.results.value_problem on one cell file whose second row carries ``token`` (the first is fine), read
+    as ``fyexp report`` reads it: the verdict names the token and its category, or accepts it."""
+    from fyexp.results import read_cell_file
+
+    header = "experiment,profile,method,params,seed,metric,value,status,label,cell\n"
+    path = tmp_path / "c.csv"
+    path.write_text(header + 'toy,quick,m,{},0,first,0.25,ok,,c\n'
+                    + f'toy,quick,m,{{}},0,second,"{token}",{status},"{label}",c\n')
+    frame, problem = read_cell_file(path, expected_key="c")
+    if what is None:
+        assert problem is None, problem
+    else:
+        assert problem == f"value {token.strip()!r} of metric 'second' is {what}"
