@@ -70,3 +70,15 @@ def test_the_fingerprint_a_row_was_made_under_is_the_one_committed_at_its_commit
     assert fingerprint_unchanged("x", a, tmp_path) and not fingerprint_unchanged("y", a, tmp_path)
     assert not any(fingerprint_unchanged("x", c, tmp_path) for c in (old, a + "+dirty", "unknown", ""))
     assert not fingerprint_unchanged("z", a, tmp_path)  # no fingerprint of that experiment on either side
+    # each "not unchanged" says why, one phrase: what the report lists beside a stale row
+    from fyexp.provenance.source import fingerprint_difference
+
+    assert fingerprint_difference("x", a, tmp_path) is None
+    assert fingerprint_difference("y", a, tmp_path) == f"the fingerprint of y changed since {a[:7]}"
+    assert fingerprint_difference("x", old, tmp_path) == f"no fingerprint of x was kept at {old[:7]}"
+    assert fingerprint_difference("x", a + "+dirty", tmp_path) == "made from a tree with uncommitted changes"
+    assert fingerprint_difference("x", "unknown", tmp_path) == fingerprint_difference("x", "", tmp_path) \
+        == "its commit is unknown"
+    assert fingerprint_difference("z", a, tmp_path) == "HEAD keeps no fingerprint of z"
+    assert fingerprint_difference("y", a, tmp_path, recorded={"m/v": 2.5}) is None  # the stored one decides
+    assert fingerprint_difference("y", a, tmp_path, recorded={}) == f"no fingerprint of y was kept at {a[:7]}"

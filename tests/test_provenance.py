@@ -224,7 +224,7 @@ def test_without_a_code_record_the_files_decide_and_git_may_not_tell(repo, monke
 def test_a_stale_row_whose_fingerprint_held_at_its_commit_is_behaviour_unchanged(repo, monkeypatch):
     module = "fyexp.experiments.toy"
     monkeypatch.setattr(prov, "files_freshness", functools.partial(prov.files_freshness, root=repo))
-    monkeypatch.setattr(prov, "fingerprint_unchanged", functools.partial(prov.fingerprint_unchanged, root=repo))
+    monkeypatch.setattr(prov, "fingerprint_difference", functools.partial(prov.fingerprint_difference, root=repo))
     fingerprints = repo / "fyexp" / "reference" / "fingerprints.json"
     fingerprints.parent.mkdir(parents=True)
 
@@ -349,7 +349,7 @@ def test_a_sound_record_beside_the_damaged_ones_says_nothing_and_a_missing_one_i
 def test_the_stored_fingerprint_decides_behaviour_unchanged_without_looking_up_the_commit(repo, monkeypatch):
     module = "fyexp.experiments.toy"
     monkeypatch.setattr(prov, "files_freshness", lambda *args, **kw: fr.STALE)
-    monkeypatch.setattr(prov, "fingerprint_unchanged", functools.partial(prov.fingerprint_unchanged, root=repo))
+    monkeypatch.setattr(prov, "fingerprint_difference", functools.partial(prov.fingerprint_difference, root=repo))
     row = _git(repo, "rev-parse", "--short=12", "HEAD")  # a commit without any fingerprints file
     (repo / "fyexp" / "reference").mkdir()
     (repo / "fyexp" / "reference" / "fingerprints.json").write_text('{"toy": {"m/a": 1.5}}')

@@ -72,6 +72,7 @@ class Freshness:
     reason: str
     code: str | None = None
     old_settings: bool | None = None
+    stale_because: str | None = None   # code axis stale: why its fingerprint does not clear it (the report lists it)
 
     @property
     def finished(self) -> bool:
@@ -121,15 +122,17 @@ def settings_state(record: RunRecord, expected: Expected | None) -> tuple[bool |
 
 
 def code_state(record: RunRecord, code_hash: object, module: str, name: str | None, *,
-               head: Path | None = None, memo: dict | None = None) -> tuple[str, str]:
-    """The code axis of ``record``'s rows: ``(FRESH | STALE | UNKNOWN | BEHAVIOUR_UNCHANGED, why)``.
+               head: Path | None = None, memo: dict | None = None) -> tuple[str, str] | tuple[str, str, str]:
+    """The code axis of ``record``'s rows: ``(FRESH | STALE | UNKNOWN | BEHAVIOUR_UNCHANGED, why)``, and for a stale
+    row of a named experiment a third item, why its fingerprint does not clear it
+    (:func:`fyexp.provenance.source.fingerprint_difference`).
 
     By the functions the cell executed where it recorded them (compared in the tree ``head``: HEAD's, unpacked),
     else by the files of ``module``'s import tree (the rows' ``code_hash``, or ``git diff <commit> HEAD``); a stale
     row whose experiment ``name``'s fingerprint is the same at its commit and at HEAD is behaviour unchanged.
     ``memo`` caches the file rule and the fingerprint per commit over one frame."""
     from fyexp.provenance.executed import ROOT, changed_functions
-    from fyexp.provenance.source import fingerprint_unchanged, files_freshness
+    from fyexp.provenance.source import fingerprint_difference, files_freshness
 
     memo = {} if memo is None else memo
     commit = str(record.git_commit) if record.git_commit is not None else ""
@@ -148,9 +151,10 @@ def code_state(record: RunRecord, code_hash: object, module: str, name: str | No
         stored = record.fingerprint
         key = ("fingerprint", name, commit, canonical(stored) if stored is not None else None)
         if key not in memo:
-            memo[key] = fingerprint_unchanged(name, commit, recorded=stored)
-        if memo[key]:
+            memo[key] = fingerprint_difference(name, commit, recorded=stored)
+        if memo[key] is None:
             return BEHAVIOUR_UNCHANGED, f"{why}, but the fingerprint of {name} is as at its commit"
+        return state, f"{why}; {memo[key]}", memo[key]
     return state, why
 
 
@@ -168,7 +172,7 @@ def judge(record: RunRecord, expected: Expected | None, code: tuple[str, str] | 
         return Freshness(OLD_SETTINGS, why, state, True)
     if code is None:
         return Freshness(CURRENT, why, None, changed)
-    return Freshness(_CODE_KIND[state], code[1], state, changed)
+    return Freshness(_CODE_KIND[state], code[1], state, changed, code[2] if len(code) > 2 else None)
 
 
 # ---- a frame of rows ---------------------------------------------------------------------------------------------

@@ -268,16 +268,28 @@ def current_fingerprint(name: str, root: Path = SOURCE_ROOT) -> dict | None:
     return entry if isinstance(entry, dict) and entry else None
 
 
-def fingerprint_unchanged(name: str, commit: str, root: Path | None = None, recorded: dict | None = None) -> bool:
-    """Whether experiment ``name``'s fingerprint at the row's ``commit`` (a clean one: ``+dirty`` never counts, its
-    tree was not the commit's) equals the one committed at HEAD (:mod:`fyexp.fingerprints` computes them; its test
-    keeps HEAD's file true of HEAD's code, and a commit that changed behaviour had to update it, so equal
-    fingerprints mean the slice's metrics did not move between the two commits).  The fingerprint at the commit is
+def fingerprint_difference(name: str, commit: str, root: Path | None = None,
+                           recorded: dict | None = None) -> str | None:
+    """``None`` when experiment ``name``'s fingerprint at the row's ``commit`` equals the one committed at HEAD, else
+    why not, one phrase (the reason a row stale by code stays stale).
+
+    Equal fingerprints mean the slice's metrics did not move between the two commits (:mod:`fyexp.fingerprints`
+    computes them; its test keeps HEAD's file true of HEAD's code, and a commit that changed behaviour had to update
+    it).  A ``+dirty`` commit never counts: its tree was not the commit's.  The fingerprint at the commit is
     ``recorded`` (stored in the run record at write time) where given, else the one committed at ``commit``."""
-    if not commit or commit.endswith("+dirty") or commit in ("nan", "None", "unknown"):
-        return False
-    head = committed_fingerprints("HEAD", root)
-    if recorded is not None:
-        return bool(head and recorded and recorded == head.get(name))
-    then = committed_fingerprints(commit, root)
-    return bool(then and head and then.get(name) and then.get(name) == head.get(name))
+    if not commit or commit in ("nan", "None", "unknown"):
+        return "its commit is unknown"
+    if commit.endswith("+dirty"):
+        return "made from a tree with uncommitted changes"
+    now = (committed_fingerprints("HEAD", root) or {}).get(name)
+    if not now:
+        return f"HEAD keeps no fingerprint of {name}"
+    then = recorded if recorded is not None else (committed_fingerprints(commit, root) or {}).get(name)
+    if not then:
+        return f"no fingerprint of {name} was kept at {commit[:7]}"
+    return None if then == now else f"the fingerprint of {name} changed since {commit[:7]}"
+
+
+def fingerprint_unchanged(name: str, commit: str, root: Path | None = None, recorded: dict | None = None) -> bool:
+    """Whether :func:`fingerprint_difference` finds none."""
+    return fingerprint_difference(name, commit, root, recorded) is None

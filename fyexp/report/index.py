@@ -56,6 +56,11 @@ def provenance_markdown(reports, results_dir: Path) -> list[str]:
             totals["stale"] += run.stale_rows
             totals["unknown"] += run.unknown_rows
             totals["settings"] += run.settings_changed_rows
+    reasons = [f"- `{rep.spec.name}` `{run.profile}`: {n} row{'s' if n != 1 else ''}: {why}"
+               for rep in reports for run in rep.facts.profiles.values() for why, n in run.stale_reasons]
+    if reasons:
+        lines += ["", "Why the stale rows are stale (the code they ran changed since, and their experiment's "
+                  "behaviour fingerprint does not show that nothing moved):", "", *reasons]
     lines += ["", f"**{totals['rows']} rows: {totals['dirty']} dirty, {totals['stale']} stale"
               + (f", {totals['unknown']} unknown" if totals["unknown"] else "")
               + (f", {totals['settings']} at old settings" if totals["settings"] else "") + ".** "

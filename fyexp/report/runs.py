@@ -35,6 +35,7 @@ class ProfileRun:
     commits: tuple[str, ...]
     settings_changed_rows: int = 0   # rows whose cell ran at other settings than the spec now asks (to rerun)
     behaviour_unchanged_rows: int = 0   # code changed since the row, its experiment's fingerprint did not: not stale
+    stale_reasons: tuple[tuple[str, int], ...] = ()   # why the stale rows stay stale, with their counts
 
 
 @dataclass(frozen=True)
@@ -89,6 +90,7 @@ def profile_runs(spec: ExperimentSpec, frame: pd.DataFrame, folder: Path | None 
     judged = row_freshness(spec, frame, folder, code="freshness" not in frame)
     freshness = frame["freshness"] if "freshness" in frame else code_column(judged)
     changed = settings_column(judged)
+    because = _stale_because(spec, frame, folder, judged, freshness)
     for profile in dict.fromkeys(frame["profile"].astype(str)):
         mask = frame["profile"].astype(str) == profile
         rows = frame[mask]
@@ -103,8 +105,25 @@ def profile_runs(spec: ExperimentSpec, frame: pd.DataFrame, folder: Path | None 
             unknown_rows=int(freshness[mask].isin([UNKNOWN, UNKNOWN_PROVENANCE]).sum()),
             commits=tuple(sorted(set(commits[mask]))),
             settings_changed_rows=int((changed[mask] == True).sum()),  # noqa: E712 (None is unknown)
-            behaviour_unchanged_rows=int((freshness[mask] == BEHAVIOUR_UNCHANGED).sum()))
+            behaviour_unchanged_rows=int((freshness[mask] == BEHAVIOUR_UNCHANGED).sum()),
+            stale_reasons=tuple(sorted(Counter(because[mask & (freshness == "stale")]).items())))
     return out
+
+
+def _stale_because(spec: ExperimentSpec, frame: pd.DataFrame, folder: Path | None, judged: pd.Series,
+                   freshness: pd.Series) -> pd.Series:
+    """Per row, why a stale row stays stale (:attr:`fyexp.provenance.freshness.Freshness.stale_because`: its
+    fingerprint changed, or none was kept at its commit); the code axis is judged again for the stale rows only
+    where ``judged`` did not judge it (a frame that came with its ``freshness`` column)."""
+    stale = freshness == "stale"
+    found = pd.Series("", index=frame.index, dtype=object)
+    if not stale.any():
+        return found
+    if any(f.code is None for f in judged[stale]):
+        judged = row_freshness(spec, frame[stale], folder, settings=False)
+    for index, verdict in judged[stale].items():
+        found[index] = verdict.stale_because or "code changed (no fingerprint compared)"
+    return found
 
 
 def studies(folder: Path) -> list[Study]:
