@@ -11,6 +11,7 @@ from typing import Mapping, Protocol
 
 from rich.console import Console
 
+from fyexp import allocator
 from fyexp.cell_filter import CellFilter
 from fyexp.errors import CellFailed, CellSkipped
 from fyexp.experiments import Experiment, RunContext
@@ -82,8 +83,10 @@ def execute_cell(resolved: ResolvedSpec, experiment: Experiment, cell: Cell, sto
     """Run one cell and store its rows (or its failure) atomically; return ``'ok'``, ``'failed'`` or, for a cell
     whose data is absent (:class:`CellSkipped`, nothing written), ``'skipped: <why>'``.
 
-    The one code path of a cell, whether it runs in this process or in an executor's job.
+    The one code path of a cell, whether it runs in this process or in an executor's job.  It sets glibc's malloc
+    up for training loops first (:func:`fyexp.allocator.tune_allocator`: faster steps, the same numbers).
     """
+    allocator.tune_allocator()
     ctx = RunContext(experiment=resolved.name, profile=resolved.profile, device=device, data_dir=data_dir,
                      work_dir=store.work_dir(resolved.profile, cell),
                      artifact_dir=store.artifact_dir(resolved.profile), progress=progress, force=force)

@@ -419,6 +419,9 @@ def tune_experiment(experiment: Any, config: Any, ctx: Any, *, n_trials: int | N
     import optuna
     from optuna.trial import TrialState
 
+    from fyexp import allocator
+
+    allocator.tune_allocator()   # malloc set up for training loops (no number changes)
     search = getattr(config, "search", None)
     if not search:
         raise FyexpError(f"{ctx.experiment}: the profile '{ctx.profile}' defines no 'search' space")

@@ -25,6 +25,7 @@ RATIO_LINES = {
     "bench_frac": [r"ratio K=2 / K=1: [\d.]+x", r"L\^h_0\.5 semi-implicit 2 x 2: chunk"],
     "bench_gmm": [r"ratio ours/sklearn = [\d.]+"],
     "bench_grid": [r"per-core / sequential throughput: [\d.]+×", r"ensemble / one after another throughput: [\d.]+×"],
+    "bench_malloc": [r"FY β-VAE Bernoulli / Gaussian\s+[\d.]+\s+[\d.]+\s+[\d.]+x\s+[\d.]+\s+[\d.]+\s+[\d.]+x"],
     "bench_nvdm": [r"entmax_newton α=1\.314\s+[\d.]+\s+[\d.]+", r"FY-NVDM ρ′=1\.314 / \d+\s+[\d.]+\s+[\d.]+\s+[\d.]+"],
     "bench_queue": [r"matmul peak .*: [\d.]+ GFLOP/s", r"FY β-VAE Bernoulli / Gaussian\s+[\d.]+\s+[\d.]+\s+[\d.]+x",
                     r"FY-NVDM .*\s+[\d.]+x", r"frac L_γ=0\.5 .*\s+[\d.]+x",
