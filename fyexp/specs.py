@@ -329,6 +329,10 @@ def build_config(config_cls: type, values: dict, path: Path, where: str, generic
         value = values[name]
         nested = _dataclass_of(hints[name])
         if nested is not None and isinstance(value, dict):
+            if not value and getattr(nested, "__grid__", False):   # not the default grid: no cell (plan.grid_cells)
+                from fyexp.experiments.grid import EMPTY_GRID
+
+                raise SpecError(path, at(name), EMPTY_GRID, value)
             kwargs[name] = build_config(nested, value, path, at(name))
             continue
         if not conforms(value, hints[name]):

@@ -19,7 +19,7 @@ from typing import Annotated, Callable, Literal, NamedTuple
 
 from fyexp.constraints import Interval, PositiveInt, settings
 from fyexp.errors import ConfigValueError, require
-from fyexp.experiments.grid import check_axes, expand
+from fyexp.experiments.grid import axes, expand
 from fyexp.train import OptimizerConfig, TrainConfig
 
 
@@ -79,7 +79,7 @@ def _typed(entry: dict) -> dict:
             for k, v in entry.items()}
 
 
-@dataclass
+@axes
 class Grid:
     """Axes (Table 2's L_γ and L^h_γ rows by default) and ``include`` sub-grids of the other rows."""
 
@@ -96,7 +96,6 @@ class Grid:
         for name in TYPES:
             setattr(self, name, _typed({name: getattr(self, name)})[name])
         self.include = [_typed(e) for e in self.include]
-        check_axes(self)
         for combo in expand(self):
             for key, ok, expected in CHECKS:
                 require(ok(combo), key, f"{expected} (in grid cell {combo})", combo[key])
