@@ -310,7 +310,8 @@ def test_an_empty_axes_grid_from_set_is_refused_like_the_same_grid_in_a_spec_fil
         lines = [line for line in strip_ansi(done.stderr).splitlines() if line.strip()]
         assert done.returncode == 2 and len(lines) == 1 and text in lines[0], (done.returncode, done.stderr)
 
-    refused(run_cli(*base, "--set", "grid={}"), "error: --set: key 'grid': expected a grid of at least one cell, got {}")
+    refused(run_cli(*base, "--set", "grid={}"),
+            "error: --set: key 'grid': expected a grid of at least one cell, got {}")
     spec = (ROOT / "experiments" / "vr-renyi-gaussians.yaml").read_text(encoding="utf-8")
     folder = tmp_path / "specs"
     folder.mkdir()

@@ -14,7 +14,7 @@ row by listing both.  A cell's parameters are ``dataset, value (γ or β), laten
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Annotated, Callable, Literal, NamedTuple
 
 from fyexp.constraints import Interval, PositiveInt, settings

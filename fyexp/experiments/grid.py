@@ -55,13 +55,13 @@ from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 from fyexp.constraints import problem, settings
 from fyexp.errors import ConfigValueError, require
 from fyexp.experiments.base import Experiment, RunContext
-from fyexp.plan import EMPTY_GRID
 from fyexp.results import Cell
 
 __all__ = ["EMPTY_GRID", "GridExperiment", "Metric", "PaperKeys", "axes", "cells_of", "check_axes",
            "check_method_grid", "expand", "metric"]
 
 RAGGED = ("include", "exclude")   # keys of an axes grid that are not axes
+EMPTY_GRID = "a grid of at least one cell"   # a grid with no cell is refused (fyexp.plan.grid_cells)
 
 
 # ---- declaring a grid ----------------------------------------------------------------------------------------------
@@ -79,7 +79,7 @@ def axes(cls: type) -> type:
             own(self)
 
     cls.__post_init__ = __post_init__
-    cls.__grid__ = True
+    cls.__empty__ = EMPTY_GRID   # what fyexp.specs.build_config expects instead of an empty mapping
     return settings(cls)
 
 

@@ -7,7 +7,7 @@ table and row (the runner maps the same names to objectives).
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Annotated, Literal
 
 from fyexp.constraints import Interval, NonNegativeFloat, OneOf, PositiveFloat, PositiveInt, settings
