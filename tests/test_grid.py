@@ -323,3 +323,23 @@ def test_an_empty_axes_grid_from_set_is_refused_like_the_same_grid_in_a_spec_fil
     assert not results.joinpath("vr-renyi-gaussians", "cells").exists()
     one = run_cli(*base, "--set", "grid.K=[3]", "--dry-run")
     assert one.returncode == 0 and re.match(r"plan: vr-renyi-gaussians \[quick\+K=3\]: 1 cells?", one.stdout), one
+
+
+def test_include_entries_are_checked_against_the_axes_declarations_and_read_as_their_types():
+    """An axes class (:func:`fyexp.experiments.grid.axes`) declares each axis's item type once; its ``include``
+    entries obey the same declaration (a scalar or a list), ints read as floats on a float axis, errors naming
+    ``include[i].<axis>``; the value at the domain's edge passes, the one just outside does not."""
+    from fyexp.experiments import frac_vae_config as frac
+
+    entry = {"method": "Lbeta", "dataset": "FashionMNIST", "latent": 1, "table": "9", "value": [5, 1e-9],
+             "parameterization": "authors"}
+    grid = build_config(frac.Config, {"grid": {"include": [entry]}}, "s.yaml", "profiles.x").grid
+    assert grid.include[0]["value"] == [5.0, 1e-9] and all(type(v) is float for v in grid.include[0]["value"])
+    assert grid.include[0]["latent"] == 1 and grid.include[0]["parameterization"] == "authors"     # scalars stay
+    for key, bad, expected in (("latent", 0, "a list of integers >= 1, got 0"),
+                               ("value", [5, 0.0], "a list of positive numbers, got [5, 0.0]"),
+                               ("table", 9, "a list of names among ['2', '6', '7', '9'], got 9"),
+                               ("method", "Lq", "a list of names among ['L', 'L-fixed-decoder'")):
+        with pytest.raises(SpecError, match=rf"key 'profiles\.x\.grid\.include\[1\]\.{key}': expected "
+                                            + re.escape(expected)):
+            build_config(frac.Config, {"grid": {"include": [entry, {**entry, key: bad}]}}, "s.yaml", "profiles.x")

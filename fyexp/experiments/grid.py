@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
+import functools
 import itertools
 import typing
 from dataclasses import dataclass, field
@@ -67,20 +68,47 @@ EMPTY_GRID = "a grid of at least one cell"   # a grid with no cell is refused (f
 # ---- declaring a grid ----------------------------------------------------------------------------------------------
 def axes(cls: type) -> type:
     """Class decorator: a :func:`fyexp.constraints.settings` class whose fields are a grid's axes (each a list, its
-    items' domain declared in its type) and optionally ``include`` / ``exclude``; construction checks the fields'
-    domains, then :func:`check_axes`, then the class's own ``__post_init__`` (checks across axes).  A spec that
-    gives it as an empty mapping is refused (:data:`EMPTY_GRID`, :func:`fyexp.specs.build_config`) rather than
-    read as the default grid."""
+    items' type and domain declared in its type) and optionally ``include`` / ``exclude``; construction checks the
+    fields' domains, then :func:`check_axes`, then each ``include`` entry's values against the same declarations
+    (:func:`_typed_entries`), then the class's own ``__post_init__`` (checks across axes).  A spec that gives it as
+    an empty mapping is refused (:data:`EMPTY_GRID`, :func:`fyexp.specs.build_config`) rather than read as the
+    default grid."""
     own = cls.__dict__.get("__post_init__")
 
     def __post_init__(self) -> None:
         check_axes(self)
+        if "include" in _item_hints(type(self)):
+            self.include = _typed_entries(self.include, _item_hints(type(self)))
         if own is not None:
             own(self)
 
     cls.__post_init__ = __post_init__
     cls.__empty__ = EMPTY_GRID   # what fyexp.specs.build_config expects instead of an empty mapping
     return settings(cls)
+
+
+@functools.lru_cache(maxsize=None)
+def _item_hints(cls: type) -> dict[str, Any]:
+    """Field → the declared type of one of its items (``list[PositiveInt]`` → ``PositiveInt``)."""
+    hints = typing.get_type_hints(cls, include_extras=True)
+    return {f.name: (typing.get_args(hints[f.name]) or (Any,))[0] for f in dataclasses.fields(cls)}
+
+
+def _typed_entries(entries: list[dict], items: Mapping[str, Any]) -> list[dict]:
+    """``include`` entries whose values (a scalar or a list) are checked against their axis's declared item type and
+    domain, ints read as floats on a float axis; errors name ``include[i].<axis>``."""
+    typed = []
+    for i, entry in enumerate(entries):
+        out = {}
+        for name, value in entry.items():
+            if name in RAGGED or name not in items:
+                out[name] = value
+                continue
+            listed = value if isinstance(value, list) else [value]
+            read = _axis_values(f"include[{i}].{name}", listed, items[name], got=value)
+            out[name] = read if isinstance(value, list) else read[0]
+        typed.append(out)
+    return typed
 
 
 def _raw(grid: Any) -> dict:
@@ -129,23 +157,26 @@ def _base(hint: Any) -> Any:
 def _plural(hint: Any) -> str:
     if typing.get_origin(hint) is typing.Annotated:
         return hint.__metadata__[0].describe(plural=True)
+    if typing.get_origin(hint) is typing.Literal:
+        return f"values among {list(typing.get_args(hint))}"
     return {float: "numbers", int: "integers", str: "strings"}.get(hint, getattr(hint, "__name__", str(hint)))
 
 
-def _axis_values(where: str, values: Any, hint: Any) -> list:
-    """A per-method axis's values checked against its declared type and domain (:mod:`fyexp.constraints`): a
-    non-empty list of distinct values, ints read as floats on a ``float`` axis (so that cell keys and settings do not
-    depend on how a number was written)."""
+def _axis_values(where: str, values: Any, hint: Any, got: Any = None) -> list:
+    """An axis's values (of a method, or of an ``include`` entry) checked against its declared item type and domain
+    (:mod:`fyexp.constraints`): a non-empty list of distinct values, ints read as floats on a ``float`` axis (so that cell keys and settings do not
+    depend on how a number was written); ``got``: the value as written, in an error (default: ``values``)."""
     from fyexp.specs import conforms
 
-    require(isinstance(values, list) and len(values) > 0, where, "a non-empty list of distinct values", values)
+    got = values if got is None else got
+    require(isinstance(values, list) and len(values) > 0, where, "a non-empty list of distinct values", got)
     if not conforms(values, list[_base(hint)]):
-        raise ConfigValueError(where, f"a list of {_plural(hint)}", values)
+        raise ConfigValueError(where, f"a list of {_plural(hint)}", got)
     read = [float(v) for v in values] if _base(hint) is float else list(values)
     found = problem(read, list[hint])
     if found is not None:
-        raise ConfigValueError(where, f"a list of {found}", values)
-    require(len(set(read)) == len(read), where, "a non-empty list of distinct values", values)
+        raise ConfigValueError(where, f"a list of {found}", got)
+    require(len(set(read)) == len(read), where, "a non-empty list of distinct values", got)
     return read
 
 
