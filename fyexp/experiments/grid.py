@@ -130,7 +130,7 @@ def check_axes(grid: Any) -> None:
     distinct values, or an ``include`` / ``exclude`` entry that is not a mapping of the grid's axes (``include``:
     of all of them, plus an optional ``seed``)."""
     raw = _raw(grid)
-    names = _axes_of(raw)
+    names = [name for name in raw if name not in RAGGED]
     for name, values in raw.items():
         if name not in RAGGED and (not isinstance(values, (list, tuple)) or not values
                                    or len(set(map(repr, values))) != len(values)):
