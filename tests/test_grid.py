@@ -136,6 +136,9 @@ def test_ragged_entries_that_name_no_axis_are_one_line_spec_errors():
         check_axes({"a": [1], "b": [2], "include": [{"a": 3}]})      # must name every axis
     with pytest.raises(ConfigValueError, match="include"):
         check_axes({"a": [1], "include": [[1]]})
+    for axis in (5, [], [1, 1]):                                               # a scalar, empty, repeated
+        with pytest.raises(ConfigValueError, match="a non-empty list of distinct values"):
+            check_axes({"a": axis})
     check_axes({"a": [1], "include": [{"a": [2, 3], "seed": 0}], "exclude": [{"a": 1}]})
     with pytest.raises(SpecError, match=r"profiles\.x\.grid\.exclude"):
         build_config(fy_vae.Config, {"grid": {"exclude": [{"beta": 1}]}}, "s.yaml", "profiles.x")
