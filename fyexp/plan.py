@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Callable
 
 from fyexp.errors import FyexpError, SpecError
+from fyexp.experiments.grid import EMPTY_GRID
 
 LONG_S = 2 * 3600.0
 
@@ -185,9 +186,6 @@ def confirm(reason: str | None, yes: bool, what: str, ask: Callable[[str], bool 
 
 
 # ---- whether a run may start -------------------------------------------------------------------------------------
-EMPTY_GRID = "a grid of at least one cell"
-
-
 def grid_cells(resolved, experiment) -> list:
     """The grid's cells at the first seed (a grid's size and memory do not depend on the seed).  A grid of no cell is
     refused like an empty grid axis: a :class:`~fyexp.errors.SpecError` naming the ``--set`` override that emptied

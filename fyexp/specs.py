@@ -329,6 +329,8 @@ def build_config(config_cls: type, values: dict, path: Path, where: str, generic
         value = values[name]
         nested = _dataclass_of(hints[name])
         if nested is not None and isinstance(value, dict):
+            if not value and getattr(nested, "__empty__", None):   # a grid: {} has no cell, not the default grid
+                raise SpecError(path, at(name), nested.__empty__, value)
             kwargs[name] = build_config(nested, value, path, at(name))
             continue
         if not conforms(value, hints[name]):

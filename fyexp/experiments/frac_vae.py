@@ -65,6 +65,7 @@ class FracVAE(GridExperiment):
     Config = Config
     columns = {"gamma_or_beta": "value", "parameterization": "parameterization"}
     seed_streams = {"init": 0, "table7_encoder": 1000, "mc": 12345}
+    records = RECORDS
     cell_config = staticmethod(cell_config)        # settings hashes as before grids were declared
 
     def metric_name(self, cell: Cell, name: str) -> str:
@@ -73,13 +74,9 @@ class FracVAE(GridExperiment):
     def paper_keys_for(self, config: Config) -> tuple[PaperKeys, ...]:
         return paper_keys(config.figure_seed)
 
-    def rows(self, cell: Cell, metrics, config: Config = None) -> list[dict]:
-        """The framework's rows (suffix, convention columns, paper keys) of the measurements; records (``RECORDS``,
-        a metric that could not be measured) as they are; each row a status and a setting (default: the data set)."""
-        record = [m.name in RECORDS or m.columns.get("status", "ok") != "ok" for m in metrics]
-        rows = super().rows(cell, [m for m, r in zip(metrics, record) if not r], config)
-        rows += [{**m.columns, "metric": m.name, "value": m.value} for m, r in zip(metrics, record) if r]
-        return [{"status": "ok", "setting": SETTING[cell.params["dataset"]], **row} for row in rows]
+    def row_defaults(self, cell: Cell) -> dict:
+        """Each row a status and a setting (default: the data set)."""
+        return {"status": "ok", "setting": SETTING[cell.params["dataset"]]}
 
     def _fit(self, config: Config, cell: Cell, ctx, data, model, objective, note: str | None = None, **train):
         """Train in ``cell``'s work folder (at once from a finished checkpoint there; ``note`` when there is none)."""

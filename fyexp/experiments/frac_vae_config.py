@@ -14,12 +14,12 @@ row by listing both.  A cell's parameters are ``dataset, value (γ or β), laten
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Annotated, Callable, Literal, NamedTuple
 
-from fyexp.constraints import Interval, PositiveInt, settings
+from fyexp.constraints import Interval, OneOf, PositiveFloat, PositiveInt, settings
 from fyexp.errors import ConfigValueError, require
-from fyexp.experiments.grid import check_axes, expand
+from fyexp.experiments.grid import axes, expand
 from fyexp.train import OptimizerConfig, TrainConfig
 
 
@@ -58,7 +58,6 @@ METHODS = {"L": L_GAMMA, "L-fixed-decoder": L_GAMMA,
 SETTING = {"MNIST": "MNIST", "FashionMNIST": "Fashion-MNIST"}
 TABLES = ("2", "6", "7", "9")           # the ``table`` parameter (Table 8's rows come from the semi-implicit cells)
 PARAMETERIZATIONS = ("consistent", "authors")
-TYPES = {"value": float, "latent": int, "table": str}    # as cell keys and settings hashes spell them
 
 
 def _value_ok(method: str, value: float) -> bool:
@@ -66,40 +65,24 @@ def _value_ok(method: str, value: float) -> bool:
     return value > 0 if method == "Lbeta" else 0 < value < 1 if method in ("Lbh", "Lbh-alt") else 0 < value <= 1
 
 
-CHECKS = (("method", lambda c: c["method"] in METHODS, f"a method among {list(METHODS)}"),
-          ("dataset", lambda c: c["dataset"] in SETTING, f"a data set among {list(SETTING)}"),
-          ("table", lambda c: c["table"] in TABLES, f"a table among {list(TABLES)}"),
-          ("latent", lambda c: c["latent"] >= 1, "a positive integer"),
-          ("parameterization", lambda c: c["parameterization"] in PARAMETERIZATIONS, f"one of {PARAMETERIZATIONS}"),
-          ("value", lambda c: _value_ok(c["method"], c["value"]), "γ in (0, 1] (L^bh: (0, 1)) or β > 0"))
-
-
-def _typed(entry: dict) -> dict:
-    return {k: ([TYPES[k](x) for x in v] if isinstance(v, list) else TYPES[k](v)) if k in TYPES else v
-            for k, v in entry.items()}
-
-
-@dataclass
+@axes
 class Grid:
-    """Axes (Table 2's L_γ and L^h_γ rows by default) and ``include`` sub-grids of the other rows."""
+    """Axes (Table 2's L_γ and L^h_γ rows by default) and ``include`` sub-grids of the other rows, each axis's
+    values declared (:mod:`fyexp.constraints`, for the axes and the ``include`` entries alike); γ or β by method."""
 
-    method: list[str] = field(default_factory=lambda: ["L", "Lh"])
-    dataset: list[str] = field(default_factory=lambda: ["MNIST"])
-    latent: list[int] = field(default_factory=lambda: [2])
-    table: list[str] = field(default_factory=lambda: ["2"])
-    value: list[float] = field(default_factory=lambda: [1.0, 0.9, 0.5, 0.1])
-    parameterization: list[str] = field(default_factory=lambda: ["consistent"])
+    method: list[Annotated[str, OneOf(METHODS)]] = field(default_factory=lambda: ["L", "Lh"])
+    dataset: list[Annotated[str, OneOf(SETTING)]] = field(default_factory=lambda: ["MNIST"])
+    latent: list[PositiveInt] = field(default_factory=lambda: [2])
+    table: list[Annotated[str, OneOf(TABLES)]] = field(default_factory=lambda: ["2"])
+    value: list[PositiveFloat] = field(default_factory=lambda: [1.0, 0.9, 0.5, 0.1])
+    parameterization: list[Annotated[str, OneOf(PARAMETERIZATIONS)]] = field(default_factory=lambda: ["consistent"])
     include: list[dict] = field(default_factory=list)
     exclude: list[dict] = field(default_factory=list)
 
     def __post_init__(self):
-        for name in TYPES:
-            setattr(self, name, _typed({name: getattr(self, name)})[name])
-        self.include = [_typed(e) for e in self.include]
-        check_axes(self)
         for combo in expand(self):
-            for key, ok, expected in CHECKS:
-                require(ok(combo), key, f"{expected} (in grid cell {combo})", combo[key])
+            require(_value_ok(combo["method"], combo["value"]), "value", f"γ in (0, 1] (L^bh: (0, 1)) or β > 0 (in "
+                    f"grid cell {combo})", combo["value"])
 
 
 @settings

@@ -9,14 +9,14 @@ from typing import Annotated, Literal
 
 from fyexp.constraints import NonNegativeFloat, OneOf, PositiveInt, settings
 from fyexp.data.names import VISION_DATASETS as DATASETS
-from fyexp.experiments.grid import check_axes
+from fyexp.experiments.grid import axes
 from fyexp.train import OptimizerConfig, TrainConfig
 
 LATENT_NAMES = {1.0: "Gaussian rho=1", 1.5: "Biweight rho=3/2", 2.0: "Epanechnikov rho=2"}
 OBSERVATION_NAMES = {1.0: "Bernoulli rho'=1", 2.0: "Psi_2 sparse binary rho'=2"}
 
 
-@settings
+@axes
 class Grid:
     """The axes of the grid (FYVI Table 2): data set × observation ρ′ × posterior ρ × regularizer."""
 
@@ -26,9 +26,6 @@ class Grid:
     regularizer: list[Literal["fy", "authors"]] = field(default_factory=lambda: ["fy", "authors"])
     include: list[dict] = field(default_factory=list)
     exclude: list[dict] = field(default_factory=lambda: [{"regularizer": "authors", "latent_rho": 1.0}])
-
-    def __post_init__(self):
-        check_axes(self)
 
 
 @settings

@@ -14,23 +14,21 @@ from fyexp.calibration import importance, intervals, strategies
 from fyexp.calibration.data import simulate
 from fyexp.calibration.study import run_study
 from fyexp.errors import CellFailed
-from fyexp.experiments import Experiment, register
+from fyexp.experiments import register
 from fyexp.experiments.gmm_calibration_config import (FIGURE2_SETTING, SETTINGS, GmmCalibrationConfig,
                                                       cell_config, paper_keys)
-from fyexp.experiments.method_grid import method_cells
+from fyexp.experiments.grid import GridExperiment, Metric, metric
+
 
 def _fmt_gamma(gamma: float) -> str:
     return f"{gamma:.1f}"
 
 
 @register
-class GmmCalibration(Experiment):
+class GmmCalibration(GridExperiment):
     name = "gmm_calibration"
     Config = GmmCalibrationConfig
-
-    def cells(self, config, seeds):
-        """The spec's grid: each method with its own settings, seed by seed (:mod:`fyexp.experiments.method_grid`)."""
-        return method_cells(config.grid, seeds, by_seed=True)
+    by_seed = True   # the spec's grid, each method seed by seed
 
     cell_config = staticmethod(cell_config)   # the settings scope, in the light config module
 
@@ -41,14 +39,14 @@ class GmmCalibration(Experiment):
         n, k = mixture.n, len(mixture.means)
         return 8 * 4 * (k + 1) * config.n_replicas * n, f"n_replicas={config.n_replicas:,} × n={n} × K={k}"
 
-    def run_cell(self, config, cell, ctx):
+    def measure(self, config, cell, ctx) -> list[Metric]:
         """The cell's method: ``calibration``, ``importance`` (of a setting) or ``interpolation`` (Figure 2)."""
         method = {"calibration": self._calibration, "importance": self._importance,
                   "interpolation": self._interpolation}[cell.method]
         return method(config, cell.params.get("setting"), cell.seed, ctx)
 
     # Tables 1, 4a-4c and the text's R_l-2 / γ* -------------------------------------------------------------
-    def _calibration(self, config, setting_id: str, seed: int, ctx) -> list[dict]:
+    def _calibration(self, config, setting_id: str, seed: int, ctx) -> list[Metric]:
         setting = SETTINGS[setting_id]
         mix = setting.mixture
         x = simulate(mix, config.n_replicas, seed).x
@@ -58,39 +56,35 @@ class GmmCalibration(Experiment):
                            config.alpha, config.fit_options, progress=advance)
         if not all(np.isfinite(r.bound) for r in result.rows):
             raise CellFailed(f"non-finite bound in setting {setting.label}")
-        rows, R = [], config.n_replicas
+        out, R = [], config.n_replicas
         for r in result.rows:
             table = "text" if setting.table == "1" and r.row == "R_l-2" else setting.table
             base = {**paper_keys(table, setting_id, r.row), "gamma": r.gamma}
             for k, (kappa, ell) in enumerate(zip(r.coverage, r.length), start=1):
                 se = float(intervals.coverage_standard_error(kappa, R))
-                rows.append({**base, "metric": f"kappa_mu{k}", "value": kappa, "component": k,
-                             "tolerance": max(2.0 * se, 1.0 / R)})
-                rows.append({**base, "metric": f"l_mu{k}", "value": ell, "component": k})
-            rows.append({**base, "metric": "bound", "value": r.bound})
-            rows.append({**base, "metric": "bound_authors", "value": r.bound_authors})
+                out += [metric(f"kappa_mu{k}", kappa, max(2.0 * se, 1.0 / R), **base, component=k),
+                        metric(f"l_mu{k}", ell, **base, component=k)]
+            out += [metric("bound", r.bound, **base), metric("bound_authors", r.bound_authors, **base)]
             if r.row.startswith("R_"):
-                rows.append({**base, "metric": "gamma", "value": r.gamma})
+                out.append(metric("gamma", r.gamma, **base))
                 if setting.table != "1" and r.row == "R_kappa":
-                    rows.append({**paper_keys("text", setting_id, r.row), "metric": "gamma", "value": r.gamma})
+                    out.append(metric("gamma", r.gamma, **paper_keys("text", setting_id, r.row)))
         if setting.table == "1":
             text = {r.row: r for r in result.rows}
-            rows.append({**paper_keys("text", setting_id, "ideal"), "metric": "l_star", "value": result.ideal_length})
-            for name in ("R_l", "R_kappa"):
-                rows.append({**paper_keys("text", setting_id, name), "metric": "gamma_star_avg",
-                             "value": text[name].gamma})
-        rows += [{"metric": "sweeps_max", "value": result.sweeps_max, "label": setting.label},
-                 {"metric": "sweeps_mean", "value": result.sweeps_mean, "label": setting.label},
-                 {"metric": "fits_not_converged", "value": result.not_converged, "label": setting.label}]
-        return rows
+            out.append(metric("l_star", result.ideal_length, **paper_keys("text", setting_id, "ideal")))
+            out += [metric("gamma_star_avg", text[name].gamma, **paper_keys("text", setting_id, name))
+                    for name in ("R_l", "R_kappa")]
+        return out + [metric(name, value, label=setting.label) for name, value in (
+            ("sweeps_max", result.sweeps_max), ("sweeps_mean", result.sweeps_mean),
+            ("fits_not_converged", result.not_converged))]
 
     # Table 5 and the log-evidence of §5.1 / §C.3 ---------------------------------------------------------------
-    def _importance(self, config, setting_id: str, seed: int, ctx) -> list[dict]:
+    def _importance(self, config, setting_id: str, seed: int, ctx) -> list[Metric]:
         setting = SETTINGS[setting_id]
         mix, options = setting.mixture, config.fit_options
         x = simulate(mix, config.n_replicas, seed).x
         rng = np.random.default_rng([seed, list(SETTINGS).index(setting_id)])
-        rows = []
+        out = []
         one = x[config.table5_replica:config.table5_replica + 1]
         advance = ctx.subtask(f"importance sampling, {setting.label}", len(config.gammas) + len(config.is_gammas),
                               "fits")
@@ -102,10 +96,9 @@ class GmmCalibration(Experiment):
             se = float(est.cv[0]) / np.sqrt(config.table5_samples)
             base = {**paper_keys("5", setting_id, f"L_{_fmt_gamma(gamma)}"), "gamma": gamma,
                     "replica": config.table5_replica, "samples": config.table5_samples}
-            rows += [{**base, "metric": "l_gamma", "value": float(eq7[0])},
-                     {**base, "metric": "l_gamma_authors", "value": float(authors[0])},
-                     {**base, "metric": "l_evd_hat", "value": float(est.log_evidence[0]), "tolerance": max(2 * se, 0.1)},
-                     {**base, "metric": "cv", "value": float(est.cv[0])}]
+            out += [metric("l_gamma", eq7[0], **base), metric("l_gamma_authors", authors[0], **base),
+                    metric("l_evd_hat", est.log_evidence[0], max(2 * se, 0.1), **base),
+                    metric("cv", est.cv[0], **base)]
             advance()
         if setting_id == "1":
             for position, gamma in enumerate(config.is_gammas):
@@ -113,18 +106,14 @@ class GmmCalibration(Experiment):
                 log_w = importance.log_weights(x, fit.m, fit.s2, fit.phi, config.is_samples, rng, config.prior_var)
                 value = float(importance.summarize(log_w).log_evidence.mean())
                 extra = {"gamma": gamma, "samples": config.is_samples, "replicas": config.n_replicas}
-                if position == 0:
-                    for row in ("log-evidence IS (sec 5.1)", "log-evidence IS (sec C.3)"):
-                        rows.append({**paper_keys("text", setting_id, row), **extra, "metric": "log_evidence",
-                                     "value": value})
-                else:
-                    rows.append({**paper_keys("text", setting_id, f"log-evidence IS, q of L_{_fmt_gamma(gamma)}"),
-                                 **extra, "metric": "log_evidence", "value": value})
+                names = (("log-evidence IS (sec 5.1)", "log-evidence IS (sec C.3)") if position == 0 else
+                         (f"log-evidence IS, q of L_{_fmt_gamma(gamma)}",))
+                out += [metric("log_evidence", value, **paper_keys("text", setting_id, row), **extra) for row in names]
                 advance()
-        return rows
+        return out
 
     # Figure 2 ---------------------------------------------------------------------------------------------
-    def _interpolation(self, config, _, seed: int, ctx) -> list[dict]:
+    def _interpolation(self, config, _, seed: int, ctx) -> list[Metric]:
         """§C.2: the first component's precision under q_γ (every fractional γ) and the ELBO's variance, per data
         set, saved for the report's Figure 2 (:func:`fyexp.report.figures.calibration.figure2_series`); rows: the
         spread over data sets of log10 of their mean-squared gap to the interpolations
@@ -142,5 +131,5 @@ class GmmCalibration(Experiment):
                           prior_var=config.prior_var)
         log10_msd = strategies.interpolation_gap(config.prior_var, bayes_var, fractional, learnt)[1]
         label = "n=20 K=2 mu=±1/2 (Figure 2)"
-        return [{"metric": f"log10_msd_{stat}", "value": float(fn(log10_msd)), "label": label}
+        return [metric(f"log10_msd_{stat}", fn(log10_msd), label=label)
                 for stat, fn in (("median", np.median), ("mean", np.mean), ("min", np.min), ("max", np.max))]

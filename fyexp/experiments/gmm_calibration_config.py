@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Literal
 
 from fyexp.calibration.data import MixtureSetting
-from fyexp.constraints import Interval, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, settings
+from fyexp.constraints import Interval, NonNegativeFloat, NonNegativeInt, OneOf, PositiveFloat, PositiveInt, settings
 from fyexp.errors import require
-from fyexp.experiments.method_grid import check_method_grid
+from fyexp.experiments.grid import check_method_grid
 
 if TYPE_CHECKING:
     from fyexp.calibration.study import FitOptions
@@ -35,9 +35,10 @@ SETTINGS: dict[str, PaperSetting] = {
 #: §C.2: K = 2, n = 20, means ∓1/2, initialized as in §C.1
 FIGURE2_SETTING = MixtureSetting(20, (-0.5, 0.5), (-1.0, 1.0))
 
-#: the grid's methods and their axes (:mod:`fyexp.experiments.method_grid`): the study (Tables 1, 4a–4c) and the
-#: importance sampling (Table 5, §5.1) of a setting, and Figure 2's interpolation
-AXES = {"calibration": {"setting": tuple(SETTINGS)}, "importance": {"setting": tuple(SETTINGS)}, "interpolation": {}}
+#: the grid's methods and their axes (:func:`fyexp.experiments.grid.check_method_grid`): the study (Tables 1,
+#: 4a–4c) and the importance sampling (Table 5, §5.1) of a setting, and Figure 2's interpolation
+_Setting = Annotated[str, OneOf(tuple(SETTINGS))]
+AXES = {"calibration": {"setting": _Setting}, "importance": {"setting": _Setting}, "interpolation": {}}
 
 
 def _default_grid() -> dict:

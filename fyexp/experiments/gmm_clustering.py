@@ -33,7 +33,6 @@ from fyexp.errors import CellFailed
 from fyexp.experiments import register
 from fyexp.experiments.gmm_clustering_config import TABLE1_SPARSE_RHOS, GMMClusteringConfig, cell_config
 from fyexp.experiments.grid import GridExperiment, PaperKeys, metric
-from fyexp.experiments.method_grid import method_cells
 from fyexp.results import Cell
 
 #: method → its E-step (:mod:`fyexp.em`) at the cell's parameters; ``sklearn`` runs scikit-learn's own EM
@@ -70,10 +69,6 @@ class GMMClustering(GridExperiment):
     Config = GMMClusteringConfig
     paper_keys = PaperKeys(tables=(("fyvi", "1"),), metrics=CLUSTER_METRICS, row=paper_row, setting="synthetic GMM",
                            when=lambda cell: cell.method != "sparse" or cell.params["rho"] in TABLE1_SPARSE_RHOS)
-
-    def cells(self, config: GMMClusteringConfig, seeds: tuple[int, ...]) -> list[Cell]:
-        """Each method's own grid × seeds (:func:`fyexp.experiments.method_grid.method_cells`)."""
-        return method_cells(config.grid, seeds)
 
     cell_config = staticmethod(cell_config)   # the settings scope, in the light config module
 

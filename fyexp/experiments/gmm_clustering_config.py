@@ -8,10 +8,11 @@ from typing import Annotated, Literal
 
 from fyexp.constraints import Interval, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, settings
 from fyexp.errors import require
-from fyexp.experiments.method_grid import check_method_grid
+from fyexp.experiments.grid import check_method_grid
 
-#: method → its axes and their kinds (``sparse``: the entropic index ρ; ``truncated``: C′ active components)
-AXES = {"standard": {}, "hard": {}, "sparse": {"rho": float}, "truncated": {"n_active": int}, "sklearn": {}}
+#: method → its axes and their domains (``sparse``: the entropic index ρ > 0; ``truncated``: C′ active components)
+AXES = {"standard": {}, "hard": {}, "sparse": {"rho": PositiveFloat}, "truncated": {"n_active": PositiveInt},
+        "sklearn": {}}
 
 
 def _default_grid() -> dict:
@@ -46,9 +47,8 @@ class GMMClusteringConfig:
         require(len(self.spread) == len(self.centers), "spread", "one positive number per center", self.spread)
         require(self.n_samples >= len(self.centers), "n_samples", "at least one point per center", self.n_samples)
         self.grid = check_method_grid(self.grid, AXES)
-        rhos, active = self.grid.get("sparse", {}).get("rho", []), self.grid.get("truncated", {}).get("n_active", [])
-        require(all(r > 0 for r in rhos), "grid.sparse.rho", "entropic indices > 0", rhos)
-        require(all(1 <= c <= self.n_components for c in active), "grid.truncated.n_active",
+        active = self.grid.get("truncated", {}).get("n_active", [])
+        require(all(c <= self.n_components for c in active), "grid.truncated.n_active",
                 f"integers C' in [1, n_components={self.n_components}]", active)
 
     @property

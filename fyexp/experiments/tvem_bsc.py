@@ -28,8 +28,8 @@ from fyexp.data.bars import FIGURE1_PATTERNS, figure1_data_point, figure1_patter
 from fyexp.em.bsc import all_states, init_params, log_joint
 from fyexp.em.tvem import TVEM, StateSearch, keep_top, log_likelihood, truncated_posterior
 from fyexp.errors import CellFailed
-from fyexp.experiments import Experiment, register
-from fyexp.experiments.method_grid import method_cells
+from fyexp.experiments import register
+from fyexp.experiments.grid import GridExperiment, Metric, metric
 from fyexp.experiments.tvem_bsc_config import TVEMBSCConfig, cell_config
 from fyexp.results import Cell
 
@@ -43,17 +43,13 @@ def _rng(cell: Cell, stream: str) -> np.random.Generator:
 
 
 @register
-class TVEMBSC(Experiment):
+class TVEMBSC(GridExperiment):
     name = "tvem-bsc"
     Config = TVEMBSCConfig
-
-    def cells(self, config: TVEMBSCConfig, seeds: tuple[int, ...]) -> list[Cell]:
-        """The spec's grid, each method seed by seed (every |K| of a seed, then the next seed)."""
-        return method_cells(config.grid, seeds, by_seed=True)
-
+    by_seed = True   # every |K| of a seed, then the next seed
     cell_config = staticmethod(cell_config)   # the settings scope, in the light config module
 
-    def run_cell(self, config: TVEMBSCConfig, cell: Cell, ctx) -> list[dict]:
+    def measure(self, config: TVEMBSCConfig, cell: Cell, ctx) -> list[Metric]:
         if cell.method == "figure1":
             return self._figure1(config, ctx)
         data = make_bars(config.bars(cell.seed))
@@ -85,10 +81,10 @@ class TVEMBSC(Experiment):
         ctx.save_text(f"fits/{cell.key}.json", json.dumps(fitted))
         ctx.save_text("config.json", json.dumps(asdict(config), indent=1))
         extra = {"label": label, "n_states": n_states if n_states is not None else 2 ** n_latents}
-        return [{"metric": m, "value": float(v), **extra} for m, v in metrics.items()]
+        return [metric(m, v, **extra) for m, v in metrics.items()]
 
     @staticmethod
-    def _figure1(config: TVEMBSCConfig, ctx) -> list[dict]:
+    def _figure1(config: TVEMBSCConfig, ctx) -> list[Metric]:
         """Figure 1 (:func:`fyexp.data.bars.figure1_data_point`): saves the patterns, image and the log-joint of the
         16 states; returns the rows of the truncation to the ``figure1_keep`` most probable states."""
         params, truth, image = figure1_data_point(config.figure1_grid, config.figure1_pair, config.figure1_sigma,
@@ -102,4 +98,4 @@ class TVEMBSC(Experiment):
         values = {"kept_posterior_mass": mass, "kl_truncated_to_exact": -math.log(mass),
                   "map_is_generating_state": float((states[posterior.argmax()] == truth).all())}
         label = f"Figure 1 (|K|={config.figure1_keep} of 16)"
-        return [{"metric": m, "value": v, "label": label} for m, v in values.items()]
+        return [metric(m, v, label=label) for m, v in values.items()]

@@ -9,10 +9,11 @@ from typing import Annotated
 from fyexp.constraints import Interval, NonNegativeInt, OneOf, PositiveFloat, PositiveInt, settings
 from fyexp.data.bars import FIGURE1_PATTERNS, BarsSpec
 from fyexp.errors import require
-from fyexp.experiments.method_grid import check_method_grid
+from fyexp.experiments.grid import check_method_grid
 
 MAX_EXACT_LATENTS = 16
-AXES = {"figure1": {"seed": int}, "tvem": {"n_states": int}, "exact": {}}   # the grid's methods and their axes
+#: the grid's methods and their axes (:func:`fyexp.experiments.grid.check_method_grid`)
+AXES = {"figure1": {"seed": NonNegativeInt}, "tvem": {"n_states": PositiveInt}, "exact": {}}
 
 
 _Pattern = Annotated[str, OneOf(FIGURE1_PATTERNS)]
@@ -46,7 +47,7 @@ class TVEMBSCConfig:
         n_bars = 2 * self.grid_size
         self.grid = check_method_grid(self.grid, AXES)
         n_states = self.grid.get("tvem", {}).get("n_states", [])
-        require(all(1 <= k <= 2 ** n_bars for k in n_states), "grid.tvem.n_states", f"integers in [1, 2^H = "
+        require(all(k <= 2 ** n_bars for k in n_states), "grid.tvem.n_states", f"integers in [1, 2^H = "
                 f"{2 ** n_bars}]", n_states)
         require("exact" not in self.grid or n_bars <= MAX_EXACT_LATENTS, "grid.exact", f"null when H = 2 * grid_size "
                 f"> {MAX_EXACT_LATENTS} (2^H states per data point)", self.grid.get("exact"))

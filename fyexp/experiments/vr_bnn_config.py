@@ -9,7 +9,7 @@ from dataclasses import field
 from typing import Annotated
 
 from fyexp.constraints import DISTINCT, OneOf, PositiveFloat, PositiveInt, settings
-from fyexp.experiments.grid import check_axes
+from fyexp.experiments.grid import axes
 from fyexp.train import OptimizerConfig, TrainConfig
 
 #: The methods of Tables 2–3 and their α; the code (position + 1) makes each model's random streams independent
@@ -19,14 +19,11 @@ METHOD_CODES = {name: i + 1 for i, name in enumerate(METHODS)}
 DATASETS = ["boston", "concrete", "energy", "wine", "yacht", "protein", "year"]
 
 
-@settings
+@axes
 class Grid:
     """The cells: one per UCI data set."""
 
     dataset: list[str] = field(default_factory=lambda: list(DATASETS))
-
-    def __post_init__(self):
-        check_axes(self)
 
 
 @settings

@@ -9,17 +9,14 @@ from typing import Annotated
 
 from fyexp.constraints import Interval, PositiveInt, settings
 from fyexp.errors import require
-from fyexp.experiments.grid import check_axes
+from fyexp.experiments.grid import axes
 
 
-@settings
+@axes
 class Grid:
     """The axis of the grid: K, the number of samples of one estimate."""
 
     K: list[PositiveInt] = field(default_factory=lambda: [1, 10, 100])
-
-    def __post_init__(self):
-        check_axes(self)
 
 
 @settings

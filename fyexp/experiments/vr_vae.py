@@ -94,11 +94,6 @@ class VRVAE(GridExperiment):
         instance to feed it other data (``fyexp.fingerprints``' synthetic images)."""
         return load_data(config, dataset, fold, root)
 
-    def cells(self, config: Config, seeds):
-        """The declared cells, a null ``fold`` dropped from the params (only Frey Face cells have a fold)."""
-        return [Cell(c.method, c.seed, {k: v for k, v in c.params.items() if v is not None})
-                for c in super().cells(config, seeds)]
-
     cell_config = staticmethod(cell_config)   # the settings scope, in the light config module
 
     def _task(self, config: Config, cell: Cell, data) -> BinarizingTask:

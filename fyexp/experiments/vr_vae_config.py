@@ -7,13 +7,13 @@ table and row (the runner maps the same names to objectives).
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Annotated, Literal
 
 from fyexp.constraints import Interval, NonNegativeFloat, OneOf, PositiveFloat, PositiveInt, settings
 from fyexp.data.names import VR_IMAGE_DATASETS as DATASETS
 from fyexp.errors import require
-from fyexp.experiments.grid import check_axes, expand
+from fyexp.experiments.grid import axes, expand
 from fyexp.train import OptimizerConfig, ScheduleConfig, TrainConfig
 
 #: method → (paper table, paper row): Table 1's three methods and the in-text VR-0.5 and single-pass IWAE
@@ -52,7 +52,7 @@ class FreyProtocol:
         return "gaussian_sigmoid" if self.mean == "sigmoid" else "gaussian"
 
 
-@dataclass
+@axes
 class Grid:
     """The cells, as ``include`` entries ``{dataset, L, K, method, fold}`` (a value or a list each; ``fold`` null
     but for Frey Face) less the ``exclude`` entries."""
@@ -61,8 +61,7 @@ class Grid:
     exclude: list[dict] = field(default_factory=list)
 
     def __post_init__(self):
-        check_axes(self)
-        for c in filter(None, expand(self)):
+        for c in expand(self):
             require(c["dataset"] in DATASETS and c["L"] in (1, 2) and c["K"] >= 1 and (c["L"] == 1 or c["dataset"] ==
                     "mnist"), "grid", f"data sets among {list(DATASETS)}, L = 1 or 2 (2 for MNIST only), K >= 1", c)
             require(c["method"] in PAPER_ROWS, "grid", f"methods among {list(PAPER_ROWS)}", c)
@@ -124,7 +123,7 @@ class Config:
         listing = {key: getattr(self, key) for key in LEGACY_LISTING}
         if any(v is not None for v in listing.values()):
             self.grid = legacy_grid(**{k: LEGACY_LISTING[k] if v is None else v for k, v in listing.items()})
-        folds = [c["fold"] for c in filter(None, expand(self.grid)) if c["fold"] is not None]
+        folds = [c["fold"] for c in expand(self.grid) if c["fold"] is not None]
         require(all(0 <= f < self.n_folds for f in folds), "grid", f"folds in 0..{self.n_folds - 1}", folds)
 
 
