@@ -80,7 +80,7 @@ def _expectation(spec: ExperimentSpec, results_dir: Path | None
             try:
                 now = resolve(spec, base, config_cls, None, [Override(k, v, str(v)) for k, v in overrides.items()])
                 if best:
-                    now = (with_best(now, results_dir, aliases)
+                    now = (with_best(now, results_dir)
                            if results_dir is not None and getattr(now.config, "search", None) else None)
                 resolved[key] = None if now is None else now.config
             except FyexpError:
@@ -94,7 +94,6 @@ def _expectation(spec: ExperimentSpec, results_dir: Path | None
         except (TypeError, ValueError):
             return None
 
-    aliases = dict(getattr(experiment, "PARAM_ALIASES", {}))  # a config module or an experiment class
     scoped: dict = {}
     legacy: dict = {}
 

@@ -520,11 +520,14 @@ def best_params_of(name: str, profile: str, results_dir: Path) -> tuple[dict, st
 
 def with_best(resolved: Any, results_dir: Path, aliases: dict[str, str] | None = None) -> Any:
     """``resolved`` with the best parameters of its profile's tuning study (:func:`best_params_of`; ``--best``
-    for any tuned experiment); ``aliases`` maps older flat names (``learning_rate``) to config paths."""
+    for any tuned experiment); ``aliases`` maps older flat names (``learning_rate``) to config paths, by default
+    the config class's ``PARAM_ALIASES`` where it declares them."""
     from fyexp.specs import ResolvedSpec
 
+    if aliases is None:
+        aliases = getattr(type(resolved.config), "PARAM_ALIASES", {})
     params, source = best_params_of(resolved.name, resolved.profile, results_dir)
-    params = {(aliases or {}).get(k, k): v for k, v in params.items()}
+    params = {aliases.get(k, k): v for k, v in params.items()}
     config = config_with(resolved.config, params, source, "params")
     return ResolvedSpec(spec=resolved.spec, profile=resolved.profile, seeds=resolved.seeds, config=config,
                         raw={**resolved.raw, **params}, overrides=resolved.overrides, base=resolved.base)

@@ -31,7 +31,7 @@ from tests.conftest import ROOT, TOY_SPECS, cli_env, fyexp_script
 
 # bottom first; each entry one layer of packages (fyexp.<name>)
 LAYERS: list[tuple[str, ...]] = [
-    ("errors", "io", "plain", "gitinfo", "damaged", "domains", "constraints", "devices", "progress", "reference", "results",
+    ("errors", "io", "plain", "allocator", "gitinfo", "damaged", "domains", "constraints", "devices", "progress", "reference", "results",
      "provenance", "latent", "plots", "work_dirs", "latex"),
     ("distributions", "maps", "losses"),
     ("models", "objectives", "em", "data", "metrics", "topics", "calibration"),

@@ -431,7 +431,7 @@ def test_report_rows_of_a_best_run_follow_the_profiles_study(tmp_path):
     study.write_text(yaml.safe_dump({"study": "nvdm-quick", "profile": "quick", "params": best}))
     store = ResultStore(tmp_path, "nvdm")
     plain = resolve(spec, "quick", scope.Config)
-    tuned = with_best(plain, tmp_path, dict(scope.PARAM_ALIASES))
+    tuned = with_best(plain, tmp_path)  # the config class's aliases: best_params.yaml's flat names
     for resolved in (plain, tuned):
         cell = Cell("NVDM", 0, {k: v for k, v in best.items()} if resolved is tuned else {"tag": "plain"})
         store.write_cell("quick", cell, [{"metric": "a", "value": 1.0}],

@@ -58,8 +58,7 @@ def get_config_class(runner: str) -> type:
 
 
 def get_settings_scope(runner: str):
-    """What decides a cell's settings, without importing the runner: ``Config``, ``cell_config(config, cell)`` and,
-    for a tuned experiment, ``PARAM_ALIASES`` (what ``run --best`` sets)
+    """What decides a cell's settings, without importing the runner: ``Config`` and ``cell_config(config, cell)``
     (:func:`fyexp.settings.scoped_config` reads them), from the runner's light ``<runner>_config`` module where there
     is one (it defines both, and its experiment's ``cell_config`` is that function: tests/test_report_cache.py,
     tests/test_experiment_contract.py), else the runner's experiment (a runner without a config module)."""

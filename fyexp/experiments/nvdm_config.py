@@ -5,7 +5,7 @@ Torch-free: reading a spec (``fyexp show``) imports this module, not the runner'
 from __future__ import annotations
 
 from dataclasses import field
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 from fyexp.constraints import Interval, NonNegativeFloat, PositiveInt, settings
 from fyexp.train import OptimizerConfig, TrainConfig
@@ -14,14 +14,15 @@ from fyexp.train import OptimizerConfig, TrainConfig
 IDENTITY = {"rho_prime": "rho_prime", "learning_rate": "train.optimizer.lr", "batch_size": "train.batch_size",
             "epochs": "train.epochs", "alternating_epochs": "alternating_epochs", "n_topics": "n_topics",
             "beta": "beta"}
-# the flat names of the first studies' best_params.yaml → config paths (``run --best``, and freshness judging its rows)
-PARAM_ALIASES = dict(IDENTITY)
 
 
 @settings
 class NVDMConfig:
     """Hyperparameters of one NVDM / FY-NVDM run and of its tuning study (FYVI Appendix D)."""
 
+    # the flat names of the first studies' best_params.yaml → config paths (fyexp.tuning.with_best: ``run --best``
+    # and the freshness of its rows)
+    PARAM_ALIASES: ClassVar[dict[str, str]] = IDENTITY
     observation: Literal["multinomial", "entmax"] = "multinomial"
     rho_prime: Annotated[float, Interval(float, 1, None)] = 1.314
     n_topics: PositiveInt = 50
@@ -64,4 +65,4 @@ def cell_config(config: NVDMConfig, cell) -> dict:
     return data
 
 
-__all__ = ["cell_config", "Config", "IDENTITY", "NVDMConfig", "PARAM_ALIASES"]
+__all__ = ["cell_config", "Config", "IDENTITY", "NVDMConfig"]
