@@ -448,9 +448,9 @@ def test_the_claims_file_is_read_as_utf8_whatever_the_locale(tmp_path):
     """A quote's dash or ≈ is UTF-8 in the file; under the C locale (ASCII) it must still read."""
     import locale
 
-    from tests.test_claims_mutation_edges import write
-
-    path = write(tmp_path, [toy(quote="a — b ≈ c")])
+    path = tmp_path / "claims.yaml"
+    path.write_text(yaml.safe_dump({"claims": [toy(quote="a — b ≈ c")]}, allow_unicode=True), encoding="utf-8")
+    assert "—".encode() in path.read_bytes()  # written as UTF-8, not escaped
     saved = locale.setlocale(locale.LC_CTYPE)
     try:
         locale.setlocale(locale.LC_CTYPE, "C")
