@@ -156,11 +156,11 @@ def error(path: Path, where: str, expected: str, got: object = None) -> FyexpErr
 
 
 @functools.lru_cache(maxsize=None)
-def _fields(cls: type) -> tuple[tuple[str, Any, str, bool], ...]:
-    """(name, type without its domains, what its message says was expected, required) of each field of ``cls``."""
+def _fields(cls: type) -> tuple[tuple[str, Any, Any, bool], ...]:
+    """(name, type without its domains, type with them, required) of each field of ``cls``, read once."""
     plain = typing.get_type_hints(cls)
     full = typing.get_type_hints(cls, include_extras=True)
-    return tuple((f.name, plain[f.name], _expected(full[f.name]), f.default is dataclasses.MISSING)
+    return tuple((f.name, plain[f.name], full[f.name], f.default is dataclasses.MISSING)
                  for f in dataclasses.fields(cls))
 
 
@@ -184,9 +184,9 @@ def read(cls: type, body: dict, path: Path, where: str, sep: str = ": "):
     unknown = sorted(set(body) - {name for name, *_ in fields})
     if unknown:
         raise error(path, f"{where}: key '{unknown[0]}'", f"one of {', '.join(sorted(n for n, *_ in fields))}")
-    for name, hint, expected, required in fields:
+    for name, hint, declared, required in fields:
         if (required and name not in body) or (name in body and not conforms(body[name], hint)):
-            raise error(path, f"{where}{sep}{name}", expected, body.get(name))
+            raise error(path, f"{where}{sep}{name}", _expected(declared), body.get(name))
     try:
         return cls(**body)
     except ConfigValueError as exc:
