@@ -509,3 +509,15 @@ def test_a_claim_on_two_experiments_without_rows_names_both():
                                                           "b": Selector("nvdm", "perplexity")}, quote="q", line=3)
     v, = judge(claim, {"gmm-clustering": pd.DataFrame(), "nvdm": pd.DataFrame()}, profile="cpu")
     assert (v.verdict, v.profile, v.notes) == (NOT_RUN, "cpu", ["no rows of gmm-clustering, nvdm"])
+
+
+# ---- claims.yaml's keys on the declared settings (fyexp.claims.keys) ---------------------------------------------
+def test_what_a_key_expects_is_named_by_its_domain_else_by_its_type_null_only_where_allowed():
+    from typing import Annotated
+
+    from fyexp.claims.keys import Among, Says, _expected
+
+    assert _expected(str | float) == "a string or a number"  # no null: none said
+    assert _expected(float | None) == "a number or null"
+    assert _expected(Annotated[str, Among(("p", "q"))] | None) == "one of p, q or null"
+    assert _expected(Annotated[dict, Says("a toy mapping")]) == "a toy mapping"
