@@ -132,9 +132,10 @@ def test_table_lines_fit_100_columns_and_long_keeps_everything(tmp_path):
 @pytest.mark.parametrize("edit, message", [
     (("    quote: \"a sentence of the paper\"\n", ""), "quote: expected the paper's words"),
     (("    line: 210\n", ""), "quote: expected the paper's words"),
-    (("line: 210", "line: 0"), "line: expected a line number"),
-    (("line: 210", "line: ten"), "line: expected a line number"),
-    (("    where: Table 1\n", "    where: Table 1\n    kind: ours\n"), "kind: expected claim or check"),
+    (("line: 210", "line: 0"), "line: expected an integer >= 1 or null, got 0"),
+    (("line: 210", "line: ten"), "line: expected an integer >= 1 or null, got 'ten'"),
+    (("    where: Table 1\n", "    where: Table 1\n    kind: ours\n"),
+     "kind: expected one of claim, check, got 'ours'"),
     (("    where: Table 1\n", "    where: Table 1\n    kind: check\n"), "note: expected why this check is ours"),
 ])
 def test_a_claim_without_its_quote_and_line_or_a_check_without_its_reason_fails_in_one_line(tmp_path, edit, message):

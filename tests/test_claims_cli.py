@@ -114,19 +114,26 @@ def test_installed_claims_refuses_an_unknown_profile_or_results_folder(tmp_path,
     assert done.stderr.count("\n") == 1 and message in done.stderr and "Traceback" not in done.stderr
 
 
-def test_installed_claims_refuses_a_claim_naming_both_b_and_than(tmp_path):
-    """A claim with a side b and a constant ``than`` (it was judged against b, ``than`` silently ignored): one line
-    naming the file, the claim and the key, exit 2.  The installed script reads the claims file named here (a
-    ``sitecustomize`` on its PYTHONPATH points :data:`fyexp.claims.model.CLAIMS_FILE` at it)."""
+@pytest.mark.parametrize("changes, message", [
+    ({}, "than: expected either b or than (a constant in place of b), not both, got 0.75"),
+    # a word where a number is declared: was float()'s ValueError, exit 1 ("unexpected ValueError")
+    ({"than": None, "magnitude": "large"}, "magnitude: expected a number or null, got 'large'"),
+    ({"than": None, "paper": "fyvx"}, "paper: expected one of fyvi, fyvl, vr, tvem, frac, got 'fyvx'"),
+])
+def test_installed_claims_refuses_a_bad_claim_in_one_line(tmp_path, changes, message):
+    """A claim with a side b and a constant ``than`` (it was judged against b, ``than`` silently ignored), a key
+    outside its declared type or domain (:mod:`fyexp.claims.keys`): one line naming the file, the claim and the
+    key, exit 2.  The installed script reads the claims file named here (a ``sitecustomize`` on its PYTHONPATH
+    points :data:`fyexp.claims.model.CLAIMS_FILE` at it)."""
     import os
 
     import yaml
 
+    claim = {"id": "toy-bad", "paper": "fyvi", "where": "Table 9", "line": 3, "quote": "toy", "claim": "toy",
+             "direction": "less", "than": 0.75, "rows": {"experiment": "gmm-clustering", "metric": "adjusted_mi"},
+             "a": {"method": "sparse"}, "b": {"method": "standard"}} | changes
     path = tmp_path / "claims.yaml"
-    path.write_text(yaml.safe_dump({"claims": [{
-        "id": "toy-b-and-than", "paper": "fyvi", "where": "Table 9", "line": 3, "quote": "toy", "claim": "toy",
-        "direction": "less", "than": 0.75, "rows": {"experiment": "gmm-clustering", "metric": "adjusted_mi"},
-        "a": {"method": "sparse"}, "b": {"method": "standard"}}]}))
+    path.write_text(yaml.safe_dump({"claims": [{k: v for k, v in claim.items() if v is not None}]}))
     hook = tmp_path / "hook"
     hook.mkdir()
     (hook / "sitecustomize.py").write_text("import os\nfrom pathlib import Path\n\nimport fyexp.claims.model\n\n"
@@ -134,8 +141,7 @@ def test_installed_claims_refuses_a_claim_naming_both_b_and_than(tmp_path):
     done = run_cli("claims", "--results-dir", str(tmp_path),
                    env={"PYTHONPATH": f"{hook}{os.pathsep}{ROOT}", "TEST_CLAIMS_FILE": str(path)})
     assert done.returncode == 2 and done.stdout == "" and "Traceback" not in done.stderr, done
-    assert done.stderr.count("\n") == 1 and (f"{path}: claim 'toy-b-and-than': than: expected either b or than (a "
-                                             "constant in place of b), not both, got 0.75") in done.stderr
+    assert done.stderr.count("\n") == 1 and f"{path}: claim 'toy-bad': {message}" in done.stderr
 
 
 def test_reproduce_runs_every_cell_with_the_set_overrides_then_reports(tmp_path, monkeypatch):

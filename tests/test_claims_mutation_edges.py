@@ -57,7 +57,7 @@ def refused(tmp_path, claims, findings=None, check: bool = False) -> str:
 
 # ---- the claims file: what is refused, in one line naming the claim and the field ----------------------------
 @pytest.mark.parametrize("changes, message", [
-    ({"id": 5}, "claims[].id: expected a string, got 5"),
+    ({"id": 5}, "claims[0]: id: expected a string, got 5"),
     ({"paper": "fyvx"}, "claim 'toy': paper: expected one of fyvi, fyvl, vr, tvem, frac, got 'fyvx'"),
     ({"paper": None}, "claim 'toy': paper: expected one of fyvi, fyvl, vr, tvem, frac"),
     ({"direction": "bigger"}, "claim 'toy': direction: expected one of greater, less, approx, best_of, monotone, "
@@ -81,36 +81,43 @@ def refused(tmp_path, claims, findings=None, check: bool = False) -> str:
     ({"direction": "ratio_below", "threshold": 1, "than": 2.0, "b": None},
      "claim 'toy': than: expected no constant for direction 'ratio_below' (than stands in for b in greater, less, "
      "approx only), got 2.0"),
-    ({"a": "x"}, "claim 'toy': a: expected a mapping of selectors, got 'x'"),
-    ({"b": {"methd": "y"}}, "claim 'toy': b.methd: expected one of experiment, metric, method, paper_row, setting, "
-                            "table, profile, params"),
+    ({"a": "x"}, "claim 'toy': a: expected a mapping of selectors or null, got 'x'"),
+    ({"b": {"methd": "y"}}, "claim 'toy': b: key 'methd': expected one of experiment, method, metric, paper_row, "
+                            "params, profile, setting, table"),
+    ({"b": {"method": True}}, "claim 'toy': b.method: expected a string or a number or null, got True"),
     ({"rows": {"metric": "adjusted_mi"}}, "claim 'toy': a.experiment: expected a string (here or in the claim's "
                                           "rows)"),
     ({"rows": {"experiment": "gmm-clustering", "metric": 3}}, "claim 'toy': a.metric: expected a string (here or "
                                                               "in the claim's rows), got 3"),
-    ({"a": {"method": "x", "params": [1, 2]}}, "claim 'toy': a.params: expected a mapping of params keys to values, "
-                                               "got [1, 2]"),
+    ({"a": {"method": "x", "params": [1, 2]}}, "claim 'toy': a.params: expected a mapping of params keys to values "
+                                               "or null, got [1, 2]"),
     ({"direction": "best_of", "better": "less", "others": {"method": "z"}},
-     "claim 'toy': others: expected a list of selectors, got {'method': 'z'}"),
+     "claim 'toy': others: expected a list of selectors or null, got {'method': 'z'}"),
     ({"direction": "monotone", "trend": "increasing", "series": {"method": "z"}},
-     "claim 'toy': series: expected a list of selectors, got {'method': 'z'}"),
+     "claim 'toy': series: expected a list of selectors or null, got {'method': 'z'}"),
     ({"direction": "best_of", "better": "less", "others": [{"method": "z"}, "w"]},
      "claim 'toy': others[1]: expected a mapping of selectors, got 'w'"),
     ({"direction": "monotone", "trend": "increasing", "series": [{"method": "z"}]},
      "claim 'toy': series: expected at least two selectors in order"),
-    ({"better": "more"}, "claim 'toy': better/trend: expected greater|less and increasing|decreasing"),
-    ({"trend": "up"}, "claim 'toy': better/trend: expected greater|less and increasing|decreasing"),
-    ({"kind": "ours"}, "claim 'toy': kind: expected claim or check, got 'ours'"),
-    ({"line": True}, "claim 'toy': line: expected a line number of the paper's text (a positive integer), got True"),
-    ({"line": "12"}, "claim 'toy': line: expected a line number of the paper's text (a positive integer), got '12'"),
-    ({"line": 0}, "got 0"),
+    ({"better": "more"}, "claim 'toy': better: expected one of greater, less or null, got 'more'"),
+    ({"trend": "up"}, "claim 'toy': trend: expected one of increasing, decreasing or null, got 'up'"),
+    ({"kind": "ours"}, "claim 'toy': kind: expected one of claim, check, got 'ours'"),
+    ({"line": True}, "claim 'toy': line: expected an integer >= 1 or null, got True"),
+    ({"line": "12"}, "claim 'toy': line: expected an integer >= 1 or null, got '12'"),
+    ({"line": 0}, "claim 'toy': line: expected an integer >= 1 or null, got 0"),
     ({"line": -3}, "got -3"),
     ({"quote": "   "}, "claim 'toy': quote: expected the paper's words (quote) and their line (line) for a claim; "
                         "a check of ours is kind: check"),
-    ({"quote": 7}, "claim 'toy': quote: expected the paper's words"),
+    ({"quote": 7}, "claim 'toy': quote: expected a string or null, got 7"),
     ({"line": None}, "claim 'toy': quote: expected the paper's words"),
     ({"kind": "check", "note": "  "}, "claim 'toy': note: expected why this check is ours (kind: check)"),
-    ({"magnitude_kind": "percent"}, "claim 'toy': magnitude_kind: expected absolute or relative, got 'percent'"),
+    ({"magnitude_kind": "percent"},
+     "claim 'toy': magnitude_kind: expected one of absolute, relative, got 'percent'"),
+    # numbers are numbers (as in a spec: no "0.25" read as 0.25), and a word is no number
+    ({"magnitude": "0.25"}, "claim 'toy': magnitude: expected a number or null, got '0.25'"),
+    ({"magnitude": "large"}, "claim 'toy': magnitude: expected a number or null, got 'large'"),
+    ({"direction": "approx", "delta": True}, "claim 'toy': delta: expected a number or null, got True"),
+    ({"where": 9}, "claim 'toy': where: expected a string, got 9"),
 ])
 def test_a_bad_claim_is_refused_in_one_line_naming_its_field(tmp_path, changes, message):
     assert message in refused(tmp_path, [toy(**changes)])
@@ -122,7 +129,7 @@ def test_an_unknown_key_is_named_first_in_order_with_the_keys_a_claim_may_have(t
     assert head == "claim 'toy': key 'magnitudes'"  # of two unknown keys, the first in order
     assert allowed.split(", ") == sorted(allowed.split(", ")) and {"magnitude", "threshold", "quote", "kind"} <= set(
         allowed.split(", "))
-    assert "a.zeta" in refused(tmp_path, [toy(a={"method": "x", "zeta": 1, "zzz": 2})])  # a selector's too
+    assert "a: key 'zeta'" in refused(tmp_path, [toy(a={"method": "x", "zeta": 1, "zzz": 2})])  # a selector's too
 
 
 def test_an_id_used_twice_or_a_file_that_is_no_claims_file_is_refused(tmp_path):
@@ -139,14 +146,14 @@ def test_an_id_used_twice_or_a_file_that_is_no_claims_file_is_refused(tmp_path):
     with pytest.raises(FyexpError, match="absent.yaml: no such claims file"):
         load_claims(tmp_path / "absent.yaml", check=False)
     path.write_text("claims:\n  - 3\n")  # an entry that is no mapping: as one without an id
-    with pytest.raises(FyexpError, match=r"claims\[\]\.id: expected a string$"):
+    with pytest.raises(FyexpError, match=r"claims\[0\]: id: expected a string$"):
         load_claims(path, check=False)
 
 
 # ---- the claims file: what is accepted is read as written ----------------------------------------------------
 def test_a_claim_is_read_as_written(tmp_path):
     claim = load_one(tmp_path, where="App. B, Table 9", line=1, quote="a toy\n   sentence  over lines",
-                     paper_numbers="0.3 vs 0.2", magnitude="0.25", note="a caveat", magnitude_kind="relative",
+                     paper_numbers="0.3 vs 0.2", magnitude=0.25, note="a caveat", magnitude_kind="relative",
                      a={"method": 3, "table": 2, "profile": None, "params": {"rho": 1.5, "alpha": 0}},
                      b={"method": "y", "metric": "other_metric"})
     assert (claim.id, claim.paper, claim.where, claim.text, claim.direction, claim.kind) == (
@@ -172,9 +179,9 @@ def test_blank_optional_fields_read_as_empty(tmp_path):
 
 
 @pytest.mark.parametrize("direction, changes, numbers", [
-    ("less", {"than": "0.4", "b": None}, {"than": 0.4}),
-    ("approx", {"than": 1, "delta": "0.05", "b": None}, {"than": 1.0, "delta": 0.05}),
-    ("fraction", {"at_least": "0.5", "b": None}, {"at_least": 0.5}),
+    ("less", {"than": 0.4, "b": None}, {"than": 0.4}),
+    ("approx", {"than": 1, "delta": 0.05, "b": None}, {"than": 1.0, "delta": 0.05}),
+    ("fraction", {"at_least": 1, "b": None}, {"at_least": 1.0}),
     ("ratio_above", {"threshold": 2}, {"threshold": 2.0}),
 ])
 def test_each_directions_numbers_are_read_as_numbers(tmp_path, direction, changes, numbers):
@@ -226,15 +233,16 @@ def test_a_finding_is_read_and_checked(tmp_path):
     bare, = load_claims(write(tmp_path, [toy()], [{"id": "f2", "paper": "vr", "claim": "toy"}]), check=False).findings
     assert (bare.rows, bare.where, bare.text) == ((), "", "")
     for body, message in (
-            ({**FINDING, "id": 3}, "findings[].id: expected a string, got 3"),
+            ({**FINDING, "id": 3}, "findings[0]: id: expected a string, got 3"),
             ({**FINDING, "claim": "nope"}, "finding 'f1': claim: expected the id of a claim in this file, got 'nope'"),
             ({**FINDING, "paper": "fyvx"}, "finding 'f1': paper: expected one of fyvi, fyvl, vr, tvem, frac, "
                                            "got 'fyvx'"),
             ({**FINDING, "rows": [{"metric": "adjusted_mi"}]}, "finding 'f1': rows[0].experiment: expected a string"),
             ({**FINDING, "rows": [FINDING["rows"][0], {"experiment": "gmm-clustering", "metric": "adjusted_mi",
-                                                       "colour": 1}]}, "finding 'f1': rows[1].colour: expected one of")):
+                                                       "colour": 1}]},
+             "finding 'f1': rows[1]: key 'colour': expected one of")):
         assert message in refused(tmp_path, [toy()], [body])
-    assert "findings[].id: expected a string" in refused(tmp_path, [toy()], ["f1"])
+    assert "findings[0]: id: expected a string" in refused(tmp_path, [toy()], ["f1"])
 
 
 def test_every_selector_is_checked_against_what_the_experiments_write(tmp_path):

@@ -402,3 +402,122 @@ def test_a_claim_whose_experiments_have_no_rows_is_not_run_at_the_profile_asked(
     for profile in ("cpu", None):
         v, = judge(a_claim(), {"gmm-clustering": pd.DataFrame()}, profile=profile)
         assert (v.verdict, v.profile, v.notes, v.headline) == (NOT_RUN, profile, ["no rows of gmm-clustering"], True)
+
+
+# ---- the last whole-package run's unclassified survivors (MUTATION.md, "Real gaps left") -------------------------
+def test_a_claim_and_a_finding_are_checked_against_the_experiments_folder_given(tmp_path):
+    """``check_selector`` looks each name up, and reads each metric, in the experiments folder ``load_claims`` is
+    given: the toy experiment exists only in ``tests/specs``."""
+    from fyexp.claims.model import Selector, check_selector
+    from tests.test_claims_mutation_edges import write
+
+    side = {"experiment": "toy", "metric": "adjusted_mi"}
+    finding = {"id": "f", "paper": "fyvi", "claim": "toy", "finding": "a toy finding", "rows": [side]}
+    path = write(tmp_path, [toy(rows=side)], [finding])
+    loaded = load_claims(path, TOY_SPECS)  # checked against the toy spec: the claim and the finding pass
+    assert [s.experiment for s in loaded.claims[0].selectors() + list(loaded.findings[0].rows)] == ["toy"] * 3
+    with pytest.raises(FyexpError, match="claim 'toy': experiment 'toy' does not exist"):
+        load_claims(path)  # against the shipped experiments
+    only_finding = write(tmp_path, [toy(rows=side)], [{**finding, "rows": [{**side, "metric": "toy_nothing"}]}],
+                         name="finding.yaml")
+    with pytest.raises(FyexpError, match="finding 'f': experiment 'toy' writes no metric 'toy_nothing'"):
+        load_claims(only_finding, TOY_SPECS)
+    assert check_selector(Selector("toy", "adjusted_mi"), "claim 'c'", path, TOY_SPECS) is None
+    with pytest.raises(FyexpError) as info:
+        check_selector(Selector("toy", "silhouette_zz"), "claim 'c'", tmp_path / "x.yaml", TOY_SPECS)
+    assert str(info.value) == f"{tmp_path / 'x.yaml'}: claim 'c': experiment 'toy' writes no metric 'silhouette_zz'"
+
+
+def test_a_file_that_is_no_yaml_or_no_claims_mapping_is_named_with_the_yaml_problem_on_one_line(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("claims:\n  - id: a\n   paper: [unclosed\n")
+    with pytest.raises(yaml.YAMLError) as parsed:
+        yaml.safe_load(bad.read_text())
+    problem = " ".join(str(parsed.value).split())
+    assert "line 3" in problem and "\n" in str(parsed.value)  # YAML's own message is several lines
+    with pytest.raises(FyexpError) as info:
+        load_claims(bad, check=False)
+    assert str(info.value) == f"{bad}: not valid YAML ({problem})"
+    bad.write_text("- claims\n")
+    with pytest.raises(FyexpError) as info:
+        load_claims(bad, check=False)
+    assert str(info.value) == f"{bad}: top level: expected a mapping with a list 'claims' (and optionally 'findings')"
+
+
+def test_the_claims_file_is_read_as_utf8_whatever_the_locale(tmp_path):
+    """A quote's dash or ≈ is UTF-8 in the file; under the C locale (ASCII) it must still read."""
+    import locale
+
+    path = tmp_path / "claims.yaml"
+    path.write_text(yaml.safe_dump({"claims": [toy(quote="a — b ≈ c")]}, allow_unicode=True), encoding="utf-8")
+    assert "—".encode() in path.read_bytes()  # written as UTF-8, not escaped
+    saved = locale.setlocale(locale.LC_CTYPE)
+    try:
+        locale.setlocale(locale.LC_CTYPE, "C")
+        quote = load_claims(path, check=False).claims[0].quote
+    finally:
+        locale.setlocale(locale.LC_CTYPE, saved)
+    assert quote == "a — b ≈ c"
+
+
+def test_select_reads_a_frame_without_status_params_or_the_columns_a_selector_names():
+    """Rows without a ``status`` column are ok; a value that is no number is dropped; the metric filters beside
+    every other column; a column the frame lacks selects no row."""
+    from fyexp.claims.model import Selector
+    from fyexp.claims.verdicts import select
+
+    frame = pd.DataFrame({"experiment": "e", "metric": ["m", "m", "m", "n"], "method": "x", "table": "3",
+                          "value": [1.5, 2.5, "n/a", 4.0]})
+    assert list(select(frame, Selector("e", "m"))["value"]) == [1.5, 2.5]
+    assert list(select(frame, Selector("e", "m", method="x"))["value"]) == [1.5, 2.5]  # not metric n's row
+    assert list(select(frame, Selector("e", "m", table="3.0"))["value"]) == [1.5, 2.5]
+    assert select(frame, Selector("e", "m", method="y")).empty
+    assert select(frame, Selector("e", "m", paper_row="P")).empty  # no paper_row column
+    assert select(frame.drop(columns="table"), Selector("e", "m", table="3")).empty  # no table column
+    with_status = frame.assign(status=["ok", "failed", "ok", "ok"])
+    assert list(select(with_status, Selector("e", "m", method="x"))["value"]) == [1.5]
+
+
+def _two_sided(b_method="y"):
+    from fyexp.claims.model import Claim, Selector
+
+    return Claim("two", "fyvi", "Table 9", "x beats y", "greater",
+                 {"a": Selector("gmm-clustering", "adjusted_mi", method="x"),
+                  "b": Selector("gmm-clustering", "adjusted_mi", method=b_method)}, quote="q", line=3)
+
+
+def test_judge_at_a_profile_asked_judges_its_rows_and_names_the_missing_side_when_it_has_none():
+    from fyexp.claims.verdicts import MISSING, SUPPORTED, judge
+    from tests.test_claims_rules import frames
+
+    cpu = frames({"x": np.array([0.9, 0.8, 0.85, 0.95]), "y": np.array([0.2, 0.3, 0.25, 0.1])}, profile="cpu")
+    quick = frames({"x": np.array([0.1]), "y": np.array([0.6])}, profile="quick")
+    both = {"gmm-clustering": pd.concat([cpu["gmm-clustering"], quick["gmm-clustering"]], ignore_index=True)}
+    v, = judge(_two_sided(), both, profile="cpu")
+    assert (v.profile, v.verdict, v.headline) == ("cpu", SUPPORTED, True)
+    v, = judge(_two_sided(), both, profile="paper")  # no rows at that profile
+    assert (v.profile, v.verdict, v.notes) == ("paper", MISSING, ["no rows for gmm-clustering:adjusted_mi[method=x]"])
+    v, = judge(_two_sided("z"), both, profile="paper")  # the side with no rows anywhere is named first
+    assert (v.profile, v.verdict, v.notes) == ("paper", MISSING, ["no rows for gmm-clustering:adjusted_mi[method=z]"])
+
+
+def test_a_claim_on_two_experiments_without_rows_names_both():
+    from fyexp.claims.model import Claim, Selector
+    from fyexp.claims.verdicts import NOT_RUN, judge
+
+    claim = Claim("two", "fyvi", "T", "t", "greater", {"a": Selector("gmm-clustering", "adjusted_mi"),
+                                                          "b": Selector("nvdm", "perplexity")}, quote="q", line=3)
+    v, = judge(claim, {"gmm-clustering": pd.DataFrame(), "nvdm": pd.DataFrame()}, profile="cpu")
+    assert (v.verdict, v.profile, v.notes) == (NOT_RUN, "cpu", ["no rows of gmm-clustering, nvdm"])
+
+
+# ---- claims.yaml's keys on the declared settings (fyexp.claims.keys) ---------------------------------------------
+def test_what_a_key_expects_is_named_by_its_domain_else_by_its_type_null_only_where_allowed():
+    from typing import Annotated
+
+    from fyexp.claims.keys import Among, Says, _expected
+
+    assert _expected(str | float) == "a string or a number"  # no null: none said
+    assert _expected(float | None) == "a number or null"
+    assert _expected(Annotated[str, Among(("p", "q"))] | None) == "one of p, q or null"
+    assert _expected(Annotated[dict, Says("a toy mapping")]) == "a toy mapping"

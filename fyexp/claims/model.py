@@ -9,7 +9,7 @@ A claim (one entry of ``claims:`` in ``fyexp/reference/claims.yaml``)::
       line: 490                    # the line of the paper's text where the quote starts
       quote: "Our sparse support observation model FYVAE outperforms the NVDM baseline method [40] by 10.68%"
       claim: FY-NVDM reconstructs better than NVDM   # what is judged, in our words
-      direction: less              # see DIRECTIONS
+      direction: less              # see fyexp.claims.keys.DIRECTIONS
       paper_numbers: "1.3384 vs 1.4984 (-10.7%)"     # as printed, or omitted
       magnitude: -10.68            # the paper's a - b (``magnitude_kind: relative``: 100 (a - b) / b)
       rows: {experiment: nvdm, metric: avg_reconstruction_error}   # shared by every side below
@@ -21,10 +21,14 @@ Sides are selectors (:class:`Selector`) on the tidy results: ``experiment`` and 
 params keys to values).  A ``claim`` must carry its ``quote`` (verbatim and short: the sentence, or the table's
 caption and cells, it rests on) and ``line``; a ``check`` says in ``note`` why it is ours.  A ``finding`` records where the authors' code departs from the paper's text, with the
 claim it touches and the rows that show it.
+
+Each key's type and domain is declared once, in :mod:`fyexp.claims.keys` (read by :func:`~fyexp.claims.keys.read`);
+this module builds the claims from the keys and checks that every selector names rows an experiment writes.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,30 +36,10 @@ from typing import Any
 
 import yaml
 
+from fyexp.claims.keys import PAPERS, ClaimKeys, FindingKeys, SelectorKeys, error, read
 from fyexp.errors import FyexpError
-from fyexp.reference.rows import papers
 
 CLAIMS_FILE = Path(__file__).resolve().parent.parent / "reference" / "claims.yaml"
-PAPERS = tuple(papers())   # the ids of paper_meta.yaml's `papers:`, in its order
-
-#: direction → (sides it needs, what it asserts)
-DIRECTIONS = {
-    "greater": ("a, b", "mean(a) > mean(b) (or > than)"),
-    "less": ("a, b", "mean(a) < mean(b) (or < than)"),
-    "approx": ("a, b, delta", "|mean(a) - mean(b)| <= delta (or - than)"),
-    "best_of": ("a, others, better", "a better (greater/less) than every side in others (by the printed margin "
-                                     "``magnitude`` where given)"),
-    "monotone": ("series, trend", "the means of series (in order) increase / decrease"),
-    "fraction": ("a, at_least", "share of runs (a 0/1 metric) above at_least, by its exact 95% interval"),
-    "ratio_below": ("a, b, threshold", "mean(a) / mean(b) < threshold"),
-    "ratio_above": ("a, b, threshold", "mean(a) / mean(b) > threshold"),
-}
-#: the directions in which ``than`` (a constant) may stand in for side b
-AGAINST_CONSTANT = ("greater", "less", "approx")
-SELECTOR_KEYS = ("experiment", "metric", "method", "paper_row", "setting", "table", "profile", "params")
-KINDS = ("claim", "check")
-CLAIM_KEYS = {"id", "paper", "kind", "where", "line", "quote", "claim", "direction", "paper_numbers", "magnitude", "magnitude_kind", "rows", "than",
-              "a", "b", "others", "series", "better", "trend", "delta", "at_least", "threshold", "note"}
 
 
 @dataclass(frozen=True)
@@ -138,100 +122,39 @@ class ClaimsFile:
                           [f for f in self.findings if f.paper == paper])
 
 
-def _err(path: Path, where: str, expected: str, got: object = None) -> FyexpError:
-    return FyexpError(f"{path}: {where}: expected {expected}" + ("" if got is None else f", got {got!r}"))
-
-
 def _selector(path: Path, where: str, base: dict, body: object) -> Selector:
+    """A side's keys (:class:`~fyexp.claims.keys.SelectorKeys`) over the claim's ``rows``; values as text."""
     if not isinstance(body, dict):
-        raise _err(path, where, "a mapping of selectors", body)
-    merged = {**base, **body}
-    unknown = sorted(set(merged) - set(SELECTOR_KEYS))
-    if unknown:
-        raise _err(path, f"{where}.{unknown[0]}", f"one of {', '.join(SELECTOR_KEYS)}")
-    for key in ("experiment", "metric"):
-        if not isinstance(merged.get(key), str):
-            raise _err(path, f"{where}.{key}", "a string (here or in the claim's rows)", merged.get(key))
-    params = merged.pop("params", None) or {}
-    if not isinstance(params, dict):
-        raise _err(path, f"{where}.params", "a mapping of params keys to values", params)
-    return Selector(**{k: (None if v is None else str(v)) for k, v in merged.items()},
-                    params=tuple(sorted(params.items())))
+        raise error(path, where, "a mapping of selectors", body)
+    keys = read(SelectorKeys, {**base, **body}, path, where, sep=".")
+    text = {k: (None if v is None else str(v)) for k, v in dataclasses.asdict(keys).items() if k != "params"}
+    return Selector(**text, params=tuple(sorted((keys.params or {}).items())))
 
 
-def _claim(path: Path, body: dict) -> Claim:
-    cid = body.get("id")
-    if not isinstance(cid, str):
-        raise _err(path, "claims[].id", "a string", cid)
-    where = f"claim '{cid}'"
-    unknown = sorted(set(body) - CLAIM_KEYS)
-    if unknown:
-        raise _err(path, f"{where}: key '{unknown[0]}'", f"one of {', '.join(sorted(CLAIM_KEYS))}")
-    if body.get("paper") not in PAPERS:
-        raise _err(path, f"{where}: paper", f"one of {', '.join(PAPERS)}", body.get("paper"))
-    direction = body.get("direction")
-    if direction not in DIRECTIONS:
-        raise _err(path, f"{where}: direction", f"one of {', '.join(DIRECTIONS)}", direction)
-    base = body.get("rows") or {}
-    needs = [k.strip() for k in DIRECTIONS[direction][0].split(",")]
-    if body.get("than") is not None:  # a constant in place of side b, never beside it
-        if direction not in AGAINST_CONSTANT:
-            raise _err(path, f"{where}: than", f"no constant for direction '{direction}' (than stands in for b in "
-                       f"{', '.join(AGAINST_CONSTANT)} only)", body["than"])
-        if body.get("b") is not None:
-            raise _err(path, f"{where}: than", "either b or than (a constant in place of b), not both",
-                       body["than"])
-        needs = [k for k in needs if k != "b"]
-    for key in needs:
-        if body.get(key) is None:
-            raise _err(path, f"{where}: {key}", f"set for direction '{direction}' ({DIRECTIONS[direction][1]})")
-    sides = {k: _selector(path, f"{where}: {k}", base, body[k]) for k in ("a", "b") if k in body}
-    lists = {}
-    for key in ("others", "series"):
-        items = body.get(key) or []
-        if not isinstance(items, list):
-            raise _err(path, f"{where}: {key}", "a list of selectors", items)
-        lists[key] = tuple(_selector(path, f"{where}: {key}[{i}]", base, s) for i, s in enumerate(items))
-    if direction == "monotone" and len(lists["series"]) < 2:
-        raise _err(path, f"{where}: series", "at least two selectors in order")
-    if body.get("better", "greater") not in ("greater", "less") or body.get("trend", "increasing") not in (
-            "increasing", "decreasing"):
-        raise _err(path, f"{where}: better/trend", "greater|less and increasing|decreasing")
-    kind = body.get("kind", "claim")
-    if kind not in KINDS:
-        raise _err(path, f"{where}: kind", "claim or check", kind)
-    line = body.get("line")
-    if line is not None and (isinstance(line, bool) or not isinstance(line, int) or line < 1):
-        raise _err(path, f"{where}: line", "a line number of the paper's text (a positive integer)", line)
-    if kind == "claim" and (not isinstance(body.get("quote"), str) or not body["quote"].strip() or line is None):
-        raise _err(path, f"{where}: quote", "the paper's words (quote) and their line (line) for a claim; "
-                   "a check of ours is kind: check")
-    if kind == "check" and not str(body.get("note") or "").strip():
-        raise _err(path, f"{where}: note", "why this check is ours (kind: check)")
-    if body.get("magnitude_kind", "absolute") not in ("absolute", "relative"):
-        raise _err(path, f"{where}: magnitude_kind", "absolute or relative", body.get("magnitude_kind"))
-    num = {k: (None if body.get(k) is None else float(body[k])) for k in
+def _claim(path: Path, body: dict, where: str) -> Claim:
+    """A claim's keys (:class:`~fyexp.claims.keys.ClaimKeys`, ``where`` naming it until its id is known)."""
+    keys = read(ClaimKeys, body, path, f"claim '{body['id']}'" if isinstance(body.get("id"), str) else where)
+    where = f"claim '{keys.id}'"
+    sides = {k: _selector(path, f"{where}: {k}", keys.rows or {}, getattr(keys, k)) for k in ("a", "b")
+             if getattr(keys, k) is not None}
+    lists = {k: tuple(_selector(path, f"{where}: {k}[{i}]", keys.rows or {}, s)
+                      for i, s in enumerate(getattr(keys, k) or [])) for k in ("others", "series")}
+    num = {k: (None if getattr(keys, k) is None else float(getattr(keys, k))) for k in
            ("magnitude", "delta", "at_least", "threshold", "than")}
-    return Claim(id=cid, paper=body["paper"], where=str(body.get("where", "")), text=str(body.get("claim", "")),
-                 direction=direction, sides=sides, others=lists["others"], series=lists["series"],
-                 paper_numbers=str(body.get("paper_numbers", "") or ""), magnitude_kind=body.get("magnitude_kind",
-                                                                                                 "absolute"),
-                 better=body.get("better", "greater"), trend=body.get("trend", "increasing"),
-                 note=str(body.get("note", "") or ""), kind=kind, quote=" ".join(str(body.get("quote") or "").split()),
-                 line=line, **num)
+    return Claim(id=keys.id, paper=keys.paper, where=keys.where, text=keys.claim, direction=keys.direction,
+                 sides=sides, others=lists["others"], series=lists["series"], paper_numbers=keys.paper_numbers or "",
+                 magnitude_kind=keys.magnitude_kind, better=keys.better or "greater",
+                 trend=keys.trend or "increasing", note=keys.note or "", kind=keys.kind,
+                 quote=" ".join((keys.quote or "").split()), line=keys.line, **num)
 
 
-def _finding(path: Path, body: dict, claim_ids: set[str]) -> Finding:
-    fid = body.get("id") if isinstance(body, dict) else None
-    if not isinstance(fid, str):
-        raise _err(path, "findings[].id", "a string", fid)
-    if body.get("claim") not in claim_ids:
-        raise _err(path, f"finding '{fid}': claim", "the id of a claim in this file", body.get("claim"))
-    if body.get("paper") not in PAPERS:
-        raise _err(path, f"finding '{fid}': paper", f"one of {', '.join(PAPERS)}", body.get("paper"))
-    rows = tuple(_selector(path, f"finding '{fid}': rows[{i}]", {}, s) for i, s in enumerate(body.get("rows") or []))
-    return Finding(id=fid, paper=body["paper"], text=str(body.get("finding", "")), claim=body["claim"], rows=rows,
-                   where=str(body.get("where", "")))
+def _finding(path: Path, body: dict, claim_ids: set[str], where: str) -> Finding:
+    """A finding's keys (:class:`~fyexp.claims.keys.FindingKeys`); its claim must be one of ``claim_ids``."""
+    keys = read(FindingKeys, body, path, f"finding '{body['id']}'" if isinstance(body.get("id"), str) else where)
+    if keys.claim not in claim_ids:
+        raise error(path, f"finding '{keys.id}': claim", "the id of a claim in this file", keys.claim)
+    rows = tuple(_selector(path, f"finding '{keys.id}': rows[{i}]", {}, s) for i, s in enumerate(keys.rows or []))
+    return Finding(id=keys.id, paper=keys.paper, text=keys.finding, claim=keys.claim, rows=rows, where=keys.where)
 
 
 # ---- what the experiments write ------------------------------------------------------------------------------
@@ -307,14 +230,15 @@ def load_claims(path: Path | None = None, experiments_dir: Path | None = None, c
     except yaml.YAMLError as exc:
         raise FyexpError(f"{path}: not valid YAML ({' '.join(str(exc).split())})") from None
     if not isinstance(data, dict) or not isinstance(data.get("claims"), list):
-        raise _err(path, "top level", "a mapping with a list 'claims' (and optionally 'findings')")
-    claims = [_claim(path, c if isinstance(c, dict) else {}) for c in data["claims"]]
+        raise error(path, "top level", "a mapping with a list 'claims' (and optionally 'findings')")
+    claims = [_claim(path, c if isinstance(c, dict) else {}, f"claims[{i}]") for i, c in enumerate(data["claims"])]
     seen: set[str] = set()
     for c in claims:
         if c.id in seen:
-            raise _err(path, f"claim '{c.id}'", "a unique id (it appears twice)")
+            raise error(path, f"claim '{c.id}'", "a unique id (it appears twice)")
         seen.add(c.id)
-    findings = [_finding(path, f, seen) for f in data.get("findings") or []]
+    findings = [_finding(path, f if isinstance(f, dict) else {}, seen, f"findings[{i}]")
+                for i, f in enumerate(data.get("findings") or [])]
     if check:
         for c in claims:
             for s in c.selectors():

@@ -332,7 +332,9 @@ def split_by_metric(frames: dict[str, pd.DataFrame]) -> dict[tuple[str, str], pd
     return out
 
 
-def _rows_at(claim: Claim, by_metric: dict, profile: str | None) -> dict:
+def _rows_at(claim: Claim, by_metric: dict) -> dict:
+    """Every side's rows, at every profile (:func:`_at_profile` keeps one)."""
+
     def pick(selector: Selector) -> pd.DataFrame:
         frame = by_metric.get((selector.experiment, selector.metric), by_metric.get((selector.experiment, "")))
         # an experiment none of whose rows is evidence (all of unknown provenance) has no frame: no rows, same columns
@@ -341,7 +343,7 @@ def _rows_at(claim: Claim, by_metric: dict, profile: str | None) -> dict:
     out: dict = {k: pick(s) for k, s in claim.sides.items()}
     out["others"] = [pick(s) for s in claim.others]
     out["series"] = [pick(s) for s in claim.series]
-    return out if profile is None else _at_profile(out, profile)
+    return out
 
 
 def _at_profile(rows: dict, profile: str) -> dict:
@@ -397,7 +399,7 @@ def judge(claim: Claim, frames: dict[str, pd.DataFrame], specs: dict | None = No
         from fyexp.provenance.freshness import evidence
 
         by_metric = split_by_metric({e: evidence(frames[e]) for e in claim.experiments if e in frames})
-    everything = _rows_at(claim, by_metric, None)
+    everything = _rows_at(claim, by_metric)
     profiles = list(dict.fromkeys(p for f in _frames_of(everything) for p in f["profile"].astype(str)))
     if profile is not None:
         profiles = [p for p in profiles if p == profile]
