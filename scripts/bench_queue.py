@@ -21,7 +21,18 @@ Then VR-max against IWAE at K = 50 (Caltech; the paper's ratio is 0.42 on a GPU)
 
 Usage: ``python scripts/bench_queue.py [--rounds 5] [--scale 1] [--only fy-vae]`` (``--smoke``: seconds).
 
-Findings (issue 28; the shared 2-core machine at load average 11–13, so a median of 9 interleaved rounds, the
+Quiet machine, 2026-11-25 (both cores' queue paused, load ≈ 1; malloc tuned as in every cell, ``fyexp.allocator``;
+matmul peak 99–103 GFLOP/s; 5 rounds): fyexp / hand loop — FY β-VAE Bernoulli/Gaussian 1.12× (41.6% of peak),
+Ψ₂/Gaussian 1.10× (44.2%), Bernoulli/β-Gaussian 1.09× (40.8%); VR Caltech K = 5 1.04×, K = 50 1.01×, Frey Face 1.01×;
+FY-NVDM 0.98× (68% of peak; 120.5 → 100.9 ms per pass with the malloc setting); frac L_γ K = 100 1.00×; VR-max /
+IWAE at K = 50 0.51.  With glibc's default malloc the same run gave FY β-VAE 1.24× / 1.06× / 1.04× and FY-NVDM
+120.5 ms.  What keeps the FY β-VAE above 1.05× (torch.profiler, 60 steps each, per step): Adam's ``sqrt`` 1.40 ms
+against the hand loop's 0.61 (the same 8 calls; the multi-tensor update makes all eight square-root buffers before
+dividing, the loop one at a time, which stays in cache; the per-parameter loop in fyexp measured 11.9 against
+foreach's 11.5 ms, so it is not the fix), the FY loss's constant Σ xlogy (0.32 ms, part of the logged loss), and the
+ELBO's and logging's small elementwise ops (``mul`` 0.41 against 0.11 ms, views 0.13 ms).
+
+Findings before (issue 28; the shared 2-core machine at load average 11–13, so a median of 9 interleaved rounds, the
 Trainer of the previous commit loaded beside the new one in the same process): the per-step NaN guard (a foreach
 norm of every gradient) and the per-name logging sums cost 4–16% of a step (FY β-VAE Bernoulli 1.13× → 1.08× the
 hand loop, Ψ₂ 1.26× → 1.10×, β-Gaussian 1.19× → 1.15×, Caltech K = 5 1.21× → 1.02×, Frey Face 1.00× → 0.98×).
@@ -354,9 +365,13 @@ def main(argv=None) -> None:
         for key, value in SMOKE.items():
             setattr(args, key, value)
     torch.set_num_threads(1)
+    from fyexp.allocator import tune_allocator
+
+    tuned = tune_allocator()   # as every cell does (fyexp.runner.execute_cell); FYEXP_MALLOC=default: glibc's own
     peak = matmul_gflops(args.peak_reps)
     print(f"matmul peak (512x784 @ 784x512 float32, 1 thread): {peak:.1f} GFLOP/s now; each row's %peak is of the "
-          f"median peak measured in its own rounds (GFLOP/s column)")
+          f"median peak measured in its own rounds (GFLOP/s column); malloc {'tuned' if tuned else 'glibc default'} "
+          f"(fyexp.allocator) for both sides")
     print(f"{'workload':44s} {'fyexp ms':>9s} {'hand ms':>8s} {'ratio':>6s} {'fyexp %peak':>11s} "
           f"{'hand %peak':>10s} {'GFLOP/s':>8s}  hand loop")
     workloads = {**WORKLOADS, "frac": lambda: frac_cell(0.5, smoke=args.smoke)}
