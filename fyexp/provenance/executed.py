@@ -170,22 +170,31 @@ def _module_hashes(path: Path, mtime_ns: int) -> dict[str, str]:
     return hashes
 
 
-def function_hashes(functions: set[str] | list[str], root: Path = ROOT) -> dict[str, str | None]:
+def function_hashes(functions: set[str] | list[str], root: Path = ROOT,
+                    files: dict[str, dict[str, str]] | None = None) -> dict[str, str | None]:
     """``path:qualname`` → normalised hash of that function in the tree at ``root`` (``None``: gone), with the
-    ``<module>`` entry of each file involved."""
+    ``<module>`` entry of each file involved.  ``files``: the hashes of each file already read from the same
+    unchanging tree (a frame's cells against HEAD's unpacked tree), filled as files are read; without it each file
+    is looked up by its modification time (the working tree, which may change)."""
     out: dict[str, str | None] = {}
     for entry in sorted(functions):
         rel, _, name = entry.partition(":")
-        path = root / rel
-        hashes = _module_hashes(path, path.stat().st_mtime_ns) if path.is_file() else {}
+        hashes = files.get(rel) if files is not None else None
+        if hashes is None:
+            path = root / rel
+            hashes = _module_hashes(path, path.stat().st_mtime_ns) if path.is_file() else {}
+            if files is not None:
+                files[rel] = hashes
         out[entry] = hashes.get(name)
         out[f"{rel}:{MODULE}"] = hashes.get(MODULE)
     return out
 
 
-def changed_functions(record: dict[str, str | None], root: Path) -> list[str]:
-    """The recorded functions whose normalised hash in the tree at ``root`` differs (or that are gone)."""
-    now = function_hashes([k for k in record if not k.endswith(":" + MODULE)], root)
+def changed_functions(record: dict[str, str | None], root: Path,
+                      files: dict[str, dict[str, str]] | None = None) -> list[str]:
+    """The recorded functions whose normalised hash in the tree at ``root`` differs (or that are gone); ``files``:
+    as in :func:`function_hashes`, for a tree that does not change while it is used."""
+    now = function_hashes([k for k in record if not k.endswith(":" + MODULE)], root, files)
     return sorted(k for k, v in record.items() if now.get(k) != v)
 
 

@@ -137,7 +137,9 @@ def code_state(record: RunRecord, code_hash: object, module: str, name: str | No
     memo = {} if memo is None else memo
     commit = str(record.git_commit) if record.git_commit is not None else ""
     if record.code is not None:
-        changed = changed_functions(record.code, head if head is not None else ROOT)
+        tree = head if head is not None else ROOT
+        files = memo.setdefault(("tree", str(tree)), {}) if head is not None else None  # HEAD's unpacked tree
+        changed = changed_functions(record.code, tree, files)
         state, why = ((STALE, f"{len(changed)} executed function(s) differ at HEAD ({changed[0]})") if changed
                       else (FRESH, "every executed function is as at HEAD"))
     else:
