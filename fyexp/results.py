@@ -249,8 +249,9 @@ class ResultStore:
 
     # what else lies in the folder ----------------------------------------------------------------------------
     def superseded_problems(self) -> list[tuple[Path, str]]:
-        """Files under ``superseded/`` that are not what :meth:`supersede` puts there (a complete
-        cell file ``<profile>/<key>.<hash or legacy>.csv``, or its run record), each with what is wrong."""
+        """Files under ``superseded/`` that are not what :meth:`supersede` puts there (a cell file
+        ``<profile>/<key>.<hash or legacy>.csv`` of the right shape, :func:`cell_file_shape_problem`, or its run
+        record), each with what is wrong."""
         from fyexp.damaged import TEMP_NAME
 
         found = []
@@ -263,7 +264,7 @@ class ResultStore:
             elif path.suffix != ".csv" or "." not in path.stem:
                 found.append((path, "not a superseded cell file (<cell>.<settings hash>.csv)"))
             else:
-                problem = read_cell_file(path)[1]
+                problem = cell_file_shape_problem(path)
                 if problem is not None:
                     found.append((path, problem))
         return found
@@ -377,18 +378,9 @@ def _read_cell_file(path: Path, expected_key: str | None = None) -> tuple[pd.Dat
     """
     import pandas as pd
 
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        return None, "not UTF-8 text"
-    except OSError as exc:
-        return None, f"cannot be read ({exc.strerror})"
-    if not text.endswith("\n"):
-        return None, "cut short (no final newline)"
-    records = list(csv.reader(io.StringIO(text)))
-    widths = {len(r) for r in records if r}
-    if len(widths) != 1:
-        return None, "rows of different lengths (cut short or garbage)"
+    text, records, problem = _cell_text(path)
+    if problem is not None:
+        return None, problem
     try:
         frame = pd.read_csv(io.StringIO(text), keep_default_na=True, dtype=dict.fromkeys(TEXT_COLUMNS, str))
     except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
@@ -420,6 +412,40 @@ def _read_cell_file(path: Path, expected_key: str | None = None) -> tuple[pd.Dat
         return None, problem
     frame["value"] = pd.to_numeric(frame["value"], errors="coerce")  # checked above: only NaN tokens coerce
     return frame, None
+
+
+def _cell_text(path: Path) -> tuple[str, list[list[str]], str | None]:
+    """A cell file's text and CSV records, or what makes it unreadable as one (not UTF-8, cut short, rows of
+    different lengths): the first checks of :func:`read_cell_file`."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        return "", [], "not UTF-8 text"
+    except OSError as exc:
+        return "", [], f"cannot be read ({exc.strerror})"
+    if not text.endswith("\n"):
+        return text, [], "cut short (no final newline)"
+    records = list(csv.reader(io.StringIO(text)))
+    widths = {len(r) for r in records if r}
+    if len(widths) != 1:
+        return text, records, "rows of different lengths (cut short or garbage)"
+    return text, records, None
+
+
+def cell_file_shape_problem(path: Path) -> str | None:
+    """What is wrong with the shape of a cell file that is kept but not read (``superseded/``): not UTF-8, cut
+    short, rows of different lengths, no rows, or without the columns every cell file has; ``None`` when it has the
+    shape of one.  Its values are checked when its rows are read (``fyexp report --superseded``,
+    :func:`superseded_rows`), by :func:`read_cell_file`: checking them here would parse some 350 files on every
+    load for rows nobody reads."""
+    _, records, problem = _cell_text(path)
+    if problem is not None:
+        return problem
+    rows = [r for r in records if r]
+    missing = [c for c in ("experiment", "metric", "value", "status", "cell") if c not in rows[0]]
+    if missing:
+        return f"missing column(s) {', '.join(missing)}"
+    return "no rows" if len(rows) < 2 else None
 
 
 NAN_TOKENS = frozenset({"", "nan", "NaN", "NAN"})

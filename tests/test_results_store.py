@@ -140,3 +140,32 @@ def test_the_report_loads_without_writing_and_rebuilds_results_csv_only_when_ask
     assert not store.table_path.exists()  # loading wrote nothing
     _load(spec, tmp_path, write=True)     # the report, which means to write
     assert store.table_path.is_file()
+
+
+def test_superseded_files_are_checked_by_shape_on_load_and_by_value_when_read(tmp_path, capsys):
+    """A superseded cell file is kept, not read: loading checks its shape (garbage, cut short, without a cell file's
+    columns, empty: one warning line each); its values are checked only when its rows are read
+    (``report --superseded``)."""
+    from fyexp.results import superseded_rows
+
+    store = ResultStore(tmp_path, "exp")
+    cell = Cell("m", 0, {"x": 1})
+    store.write_cell("paper", cell, [{"metric": "a", "value": 1.0}], {"git_commit": "abc"})
+    good = store.cell_path("paper", cell).read_text()
+    folder = store.superseded_folder / "paper"
+    folder.mkdir(parents=True)
+    (folder / "m__x=1__seed=0.aaa.csv").write_text(good)                             # sound
+    (folder / "m__x=1__seed=0.bbb.csv").write_text(good[:-1])                        # no final newline
+    (folder / "m__x=1__seed=0.ccc.csv").write_text("a,b\n1,2\n")                     # not a cell file's columns
+    (folder / "m__x=1__seed=0.ddd.csv").write_text(good.splitlines()[0] + "\n")      # header only
+    (folder / "m__x=1__seed=0.eee.csv").write_text(good.replace(",1.0,", ",banana,"))  # shape fine, value not
+    assert ",banana," in (folder / "m__x=1__seed=0.eee.csv").read_text()
+    problems = {p.name.split(".")[1]: why for p, why in store.superseded_problems()}
+    assert problems == {"bbb": "cut short (no final newline)", "ccc": "missing column(s) experiment, metric, value, "
+                        "status, cell", "ddd": "no rows"}
+    store.load()
+    assert len(capsys.readouterr().err.strip().splitlines()) == 3
+    rows = superseded_rows(store)
+    err = capsys.readouterr().err
+    assert "m__x=1__seed=0.eee.csv" in err and "value 'banana' of metric 'a' is not a number" in err
+    assert set(rows["profile"]) == {"paper~superseded-aaa"}
