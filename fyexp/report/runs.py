@@ -136,7 +136,23 @@ def studies(folder: Path) -> list[Study]:
     return found
 
 
+_STATES: dict[str, tuple[tuple, tuple]] = {}   # path → (its stat signature, what reading it gave)
+
+
 def _study_states(path: Path) -> tuple[dict[str, tuple[tuple[str, int], ...]] | None, str | None]:
+    """:func:`_read_study_states`, once per process while the file is unchanged (the report asks for the studies
+    and for the damaged ones)."""
+    try:
+        st = path.stat()
+    except OSError:
+        return _read_study_states(path)
+    key, signature = str(path.resolve()), (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    if key not in _STATES or _STATES[key][0] != signature:
+        _STATES[key] = (signature, _read_study_states(path))
+    return _STATES[key][1]
+
+
+def _read_study_states(path: Path) -> tuple[dict[str, tuple[tuple[str, int], ...]] | None, str | None]:
     """``({study: ((state, trials), ...)}, None)`` for one SQLite study file, through Optuna's public API with the
     file opened read-only (a damaged or foreign file is never written to, no table is created), or ``(None, what
     is wrong)``."""
