@@ -45,10 +45,10 @@ def tune_allocator() -> bool:
         return False
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        mallopt, version = libc.mallopt, libc.gnu_get_libc_version  # glibc only
+        mallopt = libc.mallopt
+        libc.gnu_get_libc_version  # noqa: B018 (present in glibc only: musl has a mallopt that ignores these)
     except (OSError, AttributeError):
         return False
-    version.restype = ctypes.c_char_p
     _done = mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD) == 1 and mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD) == 1
     return _done
 
