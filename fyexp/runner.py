@@ -146,6 +146,22 @@ def _store(store: ResultStore, profile: str, cell: Cell, settings: dict, write, 
     write(provenance_columns(device, time.perf_counter() - cell_start, experiment))
 
 
+def forget_finished_training(store: ResultStore, profile: str, cells: list[Cell], progress: RunProgress) -> None:
+    """``--force``: redo means retrain, so a cell's work folder whose training finished is emptied (a finished
+    checkpoint would be returned at once); one whose training stopped part-way — a forced run interrupted, by a
+    session's end or Ctrl-C — is kept and resumed, with one line saying so (:func:`fyexp.train.training_finished`).
+    """
+    from fyexp.train import training_finished
+
+    for cell in cells:
+        work = store.work_dir(profile, cell)
+        if training_finished(work):
+            shutil.rmtree(work, ignore_errors=True)
+        else:
+            progress.note(f"cell {cell.key}: resuming its unfinished training (an interrupted run; delete {work} "
+                          "to start it over)")
+
+
 def prefit_ensembles(resolved: ResolvedSpec, experiment: Experiment, todo: list[Cell], store: ResultStore, *,
                      device: str, data_dir: Path | None, force: bool, progress: RunProgress) -> None:
     """With ``train.ensemble: true``: let the experiment train the seeds of each pending cell as one ensemble.
@@ -201,9 +217,8 @@ def run_experiment(resolved: ResolvedSpec, experiment: Experiment, *, device: st
                       f"move to {store.folder / 'superseded' / resolved.profile})")
     if skipped:
         progress.note(f"{skipped} of {len(cells)} cells already finished in {store.folder} (use --force to redo)")
-    if force:  # redo means retrain: a finished checkpoint in a cell's work folder must not be reloaded
-        for cell in todo:
-            shutil.rmtree(store.work_dir(resolved.profile, cell), ignore_errors=True)
+    if force:
+        forget_finished_training(store, resolved.profile, todo, progress)
     for cell in todo:  # all before any runs: a cell may train in another's folder (frac's Table 7 reference)
         _claim(store.work_dir(resolved.profile, cell), pending.settings_hashes[cell.key], cell, progress)
     failed = data_missing = 0

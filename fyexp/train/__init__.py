@@ -15,6 +15,7 @@ from fyexp.train.config import OptimizerConfig, ScheduleConfig, TrainConfig, lea
 # name → the module of this package that defines it, imported when the name is first asked for
 _LAZY = {"Trainer": "trainer", "TrainTask": "_state", "TensorBatches": "_state", "seed_everything": "_state",
          "rng_state": "_state", "set_rng_state": "_state", "CHECKPOINT": "_state", "METRICS": "_state",
+         "training_finished": "_state",
          "VariationalTask": "variational", "EnsembleMember": "ensemble", "MemberResult": "ensemble",
          "fit_ensemble": "ensemble"}
 

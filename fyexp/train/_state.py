@@ -180,6 +180,22 @@ def save_checkpoint(work_dir: Path, task: TrainTask, optimizers: Mapping[str, to
     atomic_write_text(work_dir / METRICS, "\n".join(lines) + "\n")
 
 
+def training_finished(folder: Path) -> bool:
+    """Whether every checkpoint under ``folder`` (``checkpoint.pt`` at any depth: a cell's own, its groups', its
+    ensemble members') records a finished training (``done``); true when there is none.  A checkpoint that cannot
+    be read counts as finished (``run --force`` then discards it, as it discards every finished one)."""
+    paths = sorted(Path(folder).rglob(CHECKPOINT)) if Path(folder).is_dir() else []
+    for path in paths:
+        try:
+            state = torch.load(path, map_location="cpu", weights_only=False, mmap=True)
+            done = bool(state["done"])
+        except Exception:  # noqa: BLE001 (damaged, foreign, cut short: discarded as before)
+            done = True
+        if not done:
+            return False
+    return True
+
+
 def load_checkpoint(work_dir: Path | None, device: str, task: TrainTask,
                     optimizers: Mapping[str, torch.optim.Optimizer], generator: torch.Generator) -> dict | None:
     """Restore model, optimizers, shuffling generator and task state from ``work_dir/checkpoint.pt``; return the
