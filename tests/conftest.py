@@ -44,6 +44,11 @@ def snapshot_changes(before: dict, after: dict) -> list[str]:
 
 def pytest_sessionstart(session):
     session.config._fyexp_results_before = results_snapshot()
+    # fyexp's cache of derived values (fyexp.user_cache) goes to a folder of this session, not the user's ~/.cache;
+    # subprocesses inherit it, so the installed-script tests exercise it as well
+    import tempfile
+
+    os.environ["FYEXP_CACHE_DIR"] = tempfile.mkdtemp(prefix="fyexp-test-cache-")
 
 
 def pytest_sessionfinish(session, exitstatus):
