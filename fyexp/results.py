@@ -196,12 +196,43 @@ class ResultStore:
 
     def damaged_cells(self) -> list[tuple[Path, str]]:
         """Cell files that are not complete, each with the reason (they are skipped and redone)."""
-        found = []
-        for path in self.cell_files():
-            problem = read_cell_file(path)[1]
-            if problem is not None:
-                found.append((path, problem))
-        return found
+        return self.read_cells()[1]
+
+    def read_cells(self) -> tuple[pd.DataFrame | None, list[tuple[Path, str]]]:
+        """Every cell file of this experiment read (:func:`read_cell_file`): the rows of the complete ones in one
+        frame, ordered (``None`` when there is no cell file), and the damaged ones, each with what is wrong.
+
+        What this gives depends only on the files' bytes and on this module, so it is kept between processes
+        (:mod:`fyexp.user_cache`) under every file's stat signature (inode, size, modification and change times)
+        and this module's :func:`fyexp.user_cache.code_key`: ``fyexp report`` parses the ~450 cell files again only
+        when one of them was written, added or removed.  A copy of the frame is returned each time."""
+        import pandas as pd
+
+        from fyexp.user_cache import load_entry, save_entry
+
+        files = self.cell_files()
+        if not files:
+            return None, []
+        signature = (_cells_code_key(), tuple((p.relative_to(self.folder).as_posix(), *_stat_signature(p))
+                                              for p in files))
+        name = os.path.abspath(self.folder)
+        known = _CELLS.get(name)
+        if known is None or known[0] != signature:
+            value = load_entry("cells", name, signature)
+            if value is None:
+                frames, damaged = [], []
+                for path in files:
+                    frame, problem = read_cell_file(path)
+                    if problem is not None:
+                        damaged.append((path.relative_to(self.folder).as_posix(), problem))
+                    elif not frame.empty:
+                        frames.append(frame)
+                rows = _ordered(pd.concat(frames, ignore_index=True)) if frames else pd.DataFrame(columns=CORE_COLUMNS)
+                value = (rows, damaged)
+                save_entry("cells", name, signature, value)
+            _CELLS[name] = known = (signature, value)
+        rows, damaged = known[1]
+        return rows.copy(), [(self.folder / rel, problem) for rel, problem in damaged]
 
     def consolidate(self) -> pd.DataFrame:
         """Rebuild ``results.csv`` from the complete cell files and return the rows (:meth:`load`).
@@ -219,7 +250,8 @@ class ResultStore:
 
     def load(self) -> pd.DataFrame:
         """All rows of this experiment: from the complete cell files when there are any, else from ``results.csv``
-        (:func:`read_table`).  Reads only, never writes; each file skipped is one warning line (:func:`warn_damaged`),
+        (:func:`read_table`).  Reads only, never writes in the results folder (what parsing the cell files gave is
+        kept in the user's cache, :meth:`read_cells`); each file skipped is one warning line (:func:`warn_damaged`),
         and so is each damaged file under ``superseded/`` and each leftover temporary file."""
         import pandas as pd
 
@@ -230,16 +262,11 @@ class ResultStore:
                          "`fyexp run` removes it")
         for path, problem in self.superseded_problems():
             warn_damaged(path, "skipped damaged superseded file", problem, "it is not read")
-        files = self.cell_files()
-        if files:
-            frames = []
-            for path in files:
-                frame, problem = read_cell_file(path)
-                if problem is not None:
-                    warn_damaged(path, "skipped damaged cell file", problem, "`fyexp run` redoes it")
-                elif not frame.empty:
-                    frames.append(frame)
-            return _ordered(pd.concat(frames, ignore_index=True)) if frames else pd.DataFrame(columns=CORE_COLUMNS)
+        rows, damaged = self.read_cells()
+        for path, problem in damaged:
+            warn_damaged(path, "skipped damaged cell file", problem, "`fyexp run` redoes it")
+        if rows is not None:
+            return rows
         if self.table_path.is_file():
             frame, problem = read_table(self.table_path)
             if problem is None:
@@ -346,6 +373,26 @@ def read_table(path: Path) -> tuple[pd.DataFrame | None, str | None]:
 
 
 _READ: dict[str, tuple[tuple[int, ...], tuple]] = {}   # path → (its stat signature, what reading it gave)
+_CELLS: dict[str, tuple[tuple, tuple]] = {}              # folder → (its files' signatures, ResultStore.read_cells)
+
+
+def _stat_signature(path: Path) -> tuple[int, int, int, int]:
+    """What tells a file's bytes unchanged without reading them: inode, size, modification and change times."""
+    st = os.stat(path)
+    return st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+def _cells_code_key() -> str:
+    """:func:`fyexp.user_cache.code_key` of this module (the rules that read a cell file), once per process."""
+    global _CELLS_CODE
+    if _CELLS_CODE is None:
+        from fyexp.user_cache import code_key
+
+        _CELLS_CODE = code_key(__file__)
+    return _CELLS_CODE
+
+
+_CELLS_CODE: str | None = None
 
 
 def read_cell_file(path: Path, expected_key: str | None = None) -> tuple[pd.DataFrame | None, str | None]:
@@ -358,10 +405,9 @@ def read_cell_file(path: Path, expected_key: str | None = None) -> tuple[pd.Data
     if expected_key is not None:
         return _read_cell_file(path, expected_key)
     try:
-        st = os.stat(path)
+        signature, key = _stat_signature(path), os.path.abspath(path)
     except OSError:
         return _read_cell_file(path)
-    signature, key = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns), os.path.abspath(path)
     if key not in _READ or _READ[key][0] != signature:
         _READ[key] = (signature, _read_cell_file(path))
     frame, problem = _READ[key][1]

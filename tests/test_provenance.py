@@ -255,6 +255,11 @@ def test_old_settings_come_before_stale_code_and_the_report_keeps_both_axes(tmp_
     found = fr.judge(record, fr.Expected(settings=_changed(SETTINGS, k=1)), fr.code_state(record, None, "x.y", None,
                                                                                          head=head))
     assert (found.kind, found.code, found.old_settings) == (fr.OLD_SETTINGS, fr.STALE, True)
+    # why the code axis is stale survives the settings verdict: the report judges both axes in one pass and lists it
+    because = "no fingerprint of toy was kept at abc1234"
+    both = fr.judge(record, fr.Expected(settings=_changed(SETTINGS, k=1)), (fr.STALE, "code changed", because))
+    assert (both.kind, both.stale_because) == (fr.OLD_SETTINGS, because)
+    assert fr.judge(record, fr.Expected(settings=SETTINGS), (fr.STALE, "code changed", because)).stale_because == because
 
 
 # ---- the one-file run record and the legacy two-file form --------------------------------------------------------

@@ -457,23 +457,25 @@ def headlines(verdicts: list[Verdict]) -> list[Verdict]:
     return [v for v in verdicts if v.headline]
 
 
-def current_rows(spec, frame: pd.DataFrame, folder) -> pd.DataFrame:
+def current_rows(spec, frame: pd.DataFrame, folder, judged: pd.Series | None = None) -> pd.DataFrame:
     """``frame`` without the rows whose cell ran at settings other than the spec now asks
-    (:func:`fyexp.spec_freshness.settings_changed`): they never feed a verdict."""
+    (:func:`fyexp.spec_freshness.settings_changed`): they never feed a verdict.  ``judged``: the rows'
+    :func:`fyexp.spec_freshness.row_freshness` where the caller has it (the report judges each row once)."""
     if frame.empty:
         return frame
+    from fyexp.provenance.freshness import settings_column
     from fyexp.spec_freshness import settings_changed
 
-    changed = settings_changed(spec, frame, folder)
+    changed = settings_column(judged) if judged is not None else settings_changed(spec, frame, folder)
     return frame[~(changed == True).to_numpy()]  # noqa: E712 (None: cannot tell, kept)
 
 
-def claim_rows(name: str, spec, frame: pd.DataFrame, folder) -> pd.DataFrame:
+def claim_rows(name: str, spec, frame: pd.DataFrame, folder, judged: pd.Series | None = None) -> pd.DataFrame:
     """The rows of experiment ``name`` a verdict may read: the current ones (:func:`current_rows`) and those the
     claims derive from its artifacts (:mod:`fyexp.claims.derived`)."""
     from fyexp.claims.derived import with_derived
 
-    return with_derived(name, current_rows(spec, frame, folder), folder)
+    return with_derived(name, current_rows(spec, frame, folder, judged), folder)
 
 
 def load_frames(results_dir, experiments_dir=None, names=None) -> tuple[dict[str, pd.DataFrame], dict]:

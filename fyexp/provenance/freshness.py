@@ -170,11 +170,12 @@ def judge(record: RunRecord, expected: Expected | None, code: tuple[str, str] | 
         return Freshness(UNKNOWN_PROVENANCE, record.problem, UNKNOWN_PROVENANCE, None)
     changed, why = settings_state(record, expected)
     state = code[0] if code is not None else None
-    if changed:
-        return Freshness(OLD_SETTINGS, why, state, True)
+    because = code[2] if code is not None and len(code) > 2 else None
+    if changed:  # the code axis is kept: a row at old settings may be stale by its code as well, and says why
+        return Freshness(OLD_SETTINGS, why, state, True, because)
     if code is None:
         return Freshness(CURRENT, why, None, changed)
-    return Freshness(_CODE_KIND[state], code[1], state, changed, code[2] if len(code) > 2 else None)
+    return Freshness(_CODE_KIND[state], code[1], state, changed, because)
 
 
 # ---- a frame of rows ---------------------------------------------------------------------------------------------

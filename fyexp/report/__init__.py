@@ -26,7 +26,8 @@ from fyexp.report.cache import Manifest, cached, table_key, write_text_if_change
 from fyexp.report.coverage import coverage, declared_tables, parse_table_ref
 from fyexp.report.figures import FigureContext, draw_figures
 from fyexp.report.index import index_markdown
-from fyexp.spec_freshness import row_states
+from fyexp.provenance.freshness import code_column
+from fyexp.spec_freshness import row_freshness
 from fyexp.report.runs import RunFacts, planned_seeds, run_facts
 from fyexp.report.tables import SUMMARY_COLUMNS, compare, summarize, table_stem, table_status, write_table
 from fyexp.report.tolerance import EXACT, NOT_RUN
@@ -53,6 +54,7 @@ class _Loaded:
     spec: ExperimentSpec
     frame: pd.DataFrame
     summary: pd.DataFrame
+    judged: pd.Series | None = None   # per row of ``frame``, its Freshness, both axes (judged once per report)
 
 
 def _load(spec: ExperimentSpec, results_dir: Path, superseded: bool = False, *, write: bool = False) -> _Loaded:
@@ -66,10 +68,12 @@ def _load(spec: ExperimentSpec, results_dir: Path, superseded: bool = False, *, 
 
         old = superseded_rows(ResultStore(results_dir, spec.name))
         frame = frame if old.empty else pd.concat([frame, old], ignore_index=True)
-    if not frame.empty:  # every row's staleness, once: the tables' statuses and the provenance read it
-        frame["freshness"] = row_states(spec, frame, results_dir / spec.name)
+    judged = None
+    if not frame.empty:  # every row's freshness, once: the tables' statuses, the run facts and the claims read it
+        judged = row_freshness(spec, frame, results_dir / spec.name)
+        frame["freshness"] = code_column(judged)
     summary = summarize(frame) if not frame.empty else pd.DataFrame(columns=SUMMARY_COLUMNS)
-    return _Loaded(spec, frame, summary)
+    return _Loaded(spec, frame, summary, judged)
 
 
 def _rows_with_results(summary: pd.DataFrame, paper: str, table: str) -> set[str]:
@@ -100,7 +104,7 @@ def report_experiment(spec: ExperimentSpec, results_dir: Path, loaded: dict[str,
     loaded = loaded or {spec.name: here}
     frame, summary = here.frame, here.summary
     store = ResultStore(results_dir, spec.name)
-    report = ExperimentReport(spec=spec, rows=len(frame), facts=run_facts(spec, frame, store.folder))
+    report = ExperimentReport(spec=spec, rows=len(frame), facts=run_facts(spec, frame, store.folder, here.judged))
     if frame.empty:
         report.not_run_tables = list(spec.tables)
         return report
@@ -215,7 +219,8 @@ def write_claims(loaded: dict[str, _Loaded], results_dir: Path, experiments_dir:
     findings = [f for f in claims.findings if f.claim in ids]
     # the rows `fyexp claims` reads (fyexp.claims.verdicts.load_frames): the freshness of each row is its cell's,
     # computed once by _load (a derived row carries its source row's)
-    evidence = Evidence({name: claim_rows(name, x.spec, x.frame, results_dir / name) for name, x in loaded.items()},
+    evidence = Evidence({name: claim_rows(name, x.spec, x.frame, results_dir / name, x.judged)
+                         for name, x in loaded.items()},
                         {name: x.spec for name, x in loaded.items()})
     verdicts = evidence.verdicts(judged)
     if shared:

@@ -76,18 +76,21 @@ def planned_seeds(spec: ExperimentSpec, profile: str, frame: pd.DataFrame | None
     return len(spec_seeds) if spec_seeds is not None else None
 
 
-def profile_runs(spec: ExperimentSpec, frame: pd.DataFrame, folder: Path | None = None) -> dict[str, ProfileRun]:
+def profile_runs(spec: ExperimentSpec, frame: pd.DataFrame, folder: Path | None = None,
+                 judged: pd.Series | None = None) -> dict[str, ProfileRun]:
     """Per profile present in ``frame``: cells and seeds finished or failed, dirty and stale rows, commits.
 
     A row's freshness is judged by one rule (:func:`fyexp.spec_freshness.row_freshness`,
     :func:`fyexp.provenance.freshness.judge`): stale by the code its cell executed where the cell recorded it, else
-    by the files of its runner's import tree; at old settings by its settings record against the spec now."""
+    by the files of its runner's import tree; at old settings by its settings record against the spec now.
+    ``judged``: that rule's verdict per row of ``frame``, both axes, where the caller has it (else judged here)."""
     out = {}
     if frame.empty:
         return out
     status = frame["status"].fillna("ok")
     commits = frame["git_commit"].astype(str)
-    judged = row_freshness(spec, frame, folder, code="freshness" not in frame)
+    if judged is None:
+        judged = row_freshness(spec, frame, folder, code="freshness" not in frame)
     freshness = frame["freshness"] if "freshness" in frame else code_column(judged)
     changed = settings_column(judged)
     because = _stale_because(spec, frame, folder, judged, freshness)
@@ -190,5 +193,7 @@ def damaged_studies(folder: Path) -> list[tuple[Path, str]]:
     return [(path, problem) for path in sorted(folder.glob("*.db")) for problem in [_study_states(path)[1]] if problem]
 
 
-def run_facts(spec: ExperimentSpec, frame: pd.DataFrame, folder: Path) -> RunFacts:
-    return RunFacts(profiles=profile_runs(spec, frame, folder), studies=studies(folder))
+def run_facts(spec: ExperimentSpec, frame: pd.DataFrame, folder: Path, judged: pd.Series | None = None) -> RunFacts:
+    """The facts of an experiment's runs (:func:`profile_runs`, :func:`studies`); ``judged``: the rows' freshness
+    when the caller has it (the report judges each row once)."""
+    return RunFacts(profiles=profile_runs(spec, frame, folder, judged), studies=studies(folder))
