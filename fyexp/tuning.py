@@ -505,17 +505,36 @@ def best_params_of(name: str, profile: str, results_dir: Path) -> tuple[dict, st
     database = folder / "study.db"
     study_name = f"{name}-{profile}"
     if database.is_file():
-        import optuna
-
-        url = f"sqlite:///{database.resolve()}"
-        if study_name in optuna.get_all_study_names(storage=url):
-            summary = study_summary(optuna.load_study(study_name=study_name, storage=url))
-            if summary["params"]:
-                return dict(summary["params"]), f"{database} (study {study_name})"
+        found, params = _study_best_params(database, study_name)
+        if found and params:
+            return dict(params), f"{database} (study {study_name})"
+        if found:
             raise FyexpError(f"--best: study '{study_name}' in {database} has no completed trial yet")
     held = f"{path} holds the study of profile '{tuned_last}'" if tuned_last else f"no {path}"
     raise FyexpError(f"--best: no tuning study of profile '{profile}' ({held}, and {database} has no study "
                      f"'{study_name}'); run `fyexp tune {name} --profile {profile}` first")
+
+
+def _study_best_params(database: Path, study_name: str) -> tuple[bool, dict]:
+    """``(whether the study is in the database, its best completed trial's parameters or {})``, read through
+    Optuna, and kept while the file is unchanged (:mod:`fyexp.user_cache`, under the file's stat signature and
+    this module's code): ``report`` and ``claims`` ask it of every row of a tuned profile to tell what ``run --best``
+    runs at, and opening a study costs about a second, most of it importing Optuna and SQLAlchemy."""
+    from fyexp.user_cache import code_key, load_entry, save_entry
+
+    st = database.stat()
+    name = f"{database.resolve()}::{study_name}"
+    key = (code_key(__file__), st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    value = load_entry("study-best", name, key)
+    if value is None:
+        import optuna
+
+        url = f"sqlite:///{database.resolve()}"
+        found = study_name in optuna.get_all_study_names(storage=url)
+        params = study_summary(optuna.load_study(study_name=study_name, storage=url))["params"] if found else {}
+        value = (found, dict(params or {}))
+        save_entry("study-best", name, key, value)
+    return value
 
 
 def with_best(resolved: Any, results_dir: Path, aliases: dict[str, str] | None = None) -> Any:

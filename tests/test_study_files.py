@@ -60,3 +60,24 @@ def test_a_damaged_or_foreign_file_is_named_and_left_untouched(tmp_path):
                        "other.db": "not a readable Optuna study (no such table: version_info)"}
     assert studies(tmp_path) == []
     assert {p.name: _sha(p) for p in tmp_path.iterdir()} == before   # no table created, nothing written
+
+
+def test_a_study_file_is_opened_again_only_when_it_changed(tmp_path, monkeypatch):
+    """The trial counts are kept across processes (fyexp.user_cache) under the file's stat signature: an unchanged
+    file is not opened through Optuna again, a changed one is."""
+    import fyexp.report.runs as runs
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    monkeypatch.setenv("FYEXP_CACHE_DIR", str(tmp_path / "cache"))
+    db = tmp_path / "exp" / "study.db"
+    db.parent.mkdir()
+    _study(db, "s", ["complete"])
+    assert [s.states for s in studies(db.parent)] == [(("COMPLETE", 1),)]
+    monkeypatch.setattr(runs, "_STATES", {})                      # a new process
+    monkeypatch.setattr(runs, "_read_study_states", lambda path: pytest.fail("opened an unchanged study file"))
+    assert [s.states for s in studies(db.parent)] == [(("COMPLETE", 1),)]
+    monkeypatch.undo()
+    monkeypatch.setenv("FYEXP_CACHE_DIR", str(tmp_path / "cache"))
+    _study(db, "t", ["fail"])                                       # the file changes: read again
+    monkeypatch.setattr(runs, "_STATES", {})
+    assert [(s.name, s.states) for s in studies(db.parent)] == [("s", (("COMPLETE", 1),)), ("t", (("FAIL", 1),))]

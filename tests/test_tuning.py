@@ -181,15 +181,13 @@ def test_any_spec_with_a_search_space_tunes_and_best_applies_dotted_paths(tmp_pa
 
 
 
-def test_best_takes_the_asked_profiles_study_not_the_one_tuned_last(tmp_path):
-    """Two profiles tuned one after the other: best_params.yaml then holds the second's summary, and --best for the
-    first must still give the first study's best (it gave the second's: nvdm cpu ran cpu-long's parameters).  A
-    profile never tuned is refused, naming what the file holds."""
+def _two_tuned_profiles(tmp_path):
+    """The toy experiment tuned at profile ``short`` (best width 2), then ``long`` (best width 8); returns
+    ``best_width(profile)``: the width ``--best`` runs at."""
     from types import SimpleNamespace
 
     import yaml
 
-    from fyexp.errors import FyexpError
     from fyexp.specs import ResolvedSpec
     from fyexp.tuning import tune_experiment, with_best
 
@@ -212,10 +210,39 @@ def test_best_takes_the_asked_profiles_study_not_the_one_tuned_last(tmp_path):
         resolved = ResolvedSpec(spec=SimpleNamespace(name="toy"), profile=profile, seeds=(0,), config=config, raw={})
         return with_best(resolved, tmp_path).config.width
 
+    return best_width
+
+
+def test_best_takes_the_asked_profiles_study_not_the_one_tuned_last(tmp_path):
+    """Two profiles tuned one after the other: best_params.yaml then holds the second's summary, and --best for the
+    first must still give the first study's best (it gave the second's: nvdm cpu ran cpu-long's parameters).  A
+    profile never tuned is refused, naming what the file holds."""
+    from fyexp.errors import FyexpError
+
+    best_width = _two_tuned_profiles(tmp_path)
     assert best_width("long") == 8      # from best_params.yaml (its profile)
     assert best_width("short") == 2     # from study.db's toy-short
     with pytest.raises(FyexpError, match="no tuning study of profile 'paper'.*holds the study of profile 'long'"):
         best_width("paper")
+
+
+def test_a_study_is_opened_again_only_when_its_file_changed(tmp_path, monkeypatch):
+    """report and claims ask --best's parameters of every row of a tuned profile: the study's answer is kept
+    (fyexp.user_cache) while study.db is unchanged, and read again once it changed."""
+    import optuna
+
+    monkeypatch.setenv("FYEXP_CACHE_DIR", str(tmp_path / "cache"))
+    best_width = _two_tuned_profiles(tmp_path)
+    assert best_width("short") == 2
+    with monkeypatch.context() as patched:
+        patched.setattr(optuna, "load_study", lambda **_: pytest.fail("opened an unchanged study"))
+        assert best_width("short") == 2
+    optuna.create_study(study_name="another", storage=f"sqlite:///{tmp_path / 'toy' / 'study.db'}")  # the file changes
+    with monkeypatch.context() as patched:
+        patched.setattr(optuna, "load_study", lambda **_: (_ for _ in ()).throw(RuntimeError("opened")))
+        with pytest.raises(RuntimeError, match="opened"):
+            best_width("short")
+    assert best_width("short") == 2
 
 
 if __name__ == "__main__":

@@ -143,15 +143,24 @@ _STATES: dict[str, tuple[tuple, tuple]] = {}   # path → (its stat signature, w
 
 
 def _study_states(path: Path) -> tuple[dict[str, tuple[tuple[str, int], ...]] | None, str | None]:
-    """:func:`_read_study_states`, once per process while the file is unchanged (the report asks for the studies
-    and for the damaged ones)."""
+    """:func:`_read_study_states`, once while the file is unchanged: per process (the report asks for the studies
+    and for the damaged ones) and across processes (:mod:`fyexp.user_cache`, under the file's stat signature and
+    this module's code: opening a study through Optuna costs about a second, most of it importing Optuna and
+    SQLAlchemy)."""
+    from fyexp.user_cache import code_key, load_entry, save_entry
+
     try:
         st = path.stat()
     except OSError:
         return _read_study_states(path)
     key, signature = str(path.resolve()), (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
     if key not in _STATES or _STATES[key][0] != signature:
-        _STATES[key] = (signature, _read_study_states(path))
+        stored = (code_key(__file__), signature)
+        value = load_entry("studies", key, stored)
+        if value is None:
+            value = _read_study_states(path)
+            save_entry("studies", key, stored, value)
+        _STATES[key] = (signature, value)
     return _STATES[key][1]
 
 
