@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
 from fyexp.io import atomic_write_text
+from fyexp.user_cache import file_signature
 
 if TYPE_CHECKING:  # pandas is imported where a frame is made: naming a cell (`fyexp show`) stays light
     import pandas as pd
@@ -213,7 +214,7 @@ class ResultStore:
         files = self.cell_files()
         if not files:
             return None, []
-        signature = (_cells_code_key(), tuple((p.relative_to(self.folder).as_posix(), *_stat_signature(p))
+        signature = (_cells_code_key(), tuple((p.relative_to(self.folder).as_posix(), *file_signature(p))
                                               for p in files))
         name = os.path.abspath(self.folder)
         known = _CELLS.get(name)
@@ -376,12 +377,6 @@ _READ: dict[str, tuple[tuple[int, ...], tuple]] = {}   # path → (its stat sign
 _CELLS: dict[str, tuple[tuple, tuple]] = {}              # folder → (its files' signatures, ResultStore.read_cells)
 
 
-def _stat_signature(path: Path) -> tuple[int, int, int, int]:
-    """What tells a file's bytes unchanged without reading them: inode, size, modification and change times."""
-    st = os.stat(path)
-    return st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
-
-
 def _cells_code_key() -> str:
     """:func:`fyexp.user_cache.code_key` of this module (the rules that read a cell file), once per process."""
     global _CELLS_CODE
@@ -405,7 +400,7 @@ def read_cell_file(path: Path, expected_key: str | None = None) -> tuple[pd.Data
     if expected_key is not None:
         return _read_cell_file(path, expected_key)
     try:
-        signature, key = _stat_signature(path), os.path.abspath(path)
+        signature, key = file_signature(path), os.path.abspath(path)
     except OSError:
         return _read_cell_file(path)
     if key not in _READ or _READ[key][0] != signature:

@@ -520,11 +520,10 @@ def _study_best_params(database: Path, study_name: str) -> tuple[bool, dict]:
     Optuna, and kept while the file is unchanged (:mod:`fyexp.user_cache`, under the file's stat signature and
     this module's code): ``report`` and ``claims`` ask it of every row of a tuned profile to tell what ``run --best``
     runs at, and opening a study costs about a second, most of it importing Optuna and SQLAlchemy."""
-    from fyexp.user_cache import code_key, load_entry, save_entry
+    from fyexp.user_cache import code_key, file_signature, load_entry, save_entry
 
-    st = database.stat()
     name = f"{database.resolve()}::{study_name}"
-    key = (code_key(__file__), st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    key = (code_key(__file__), *file_signature(database))
     value = load_entry("study-best", name, key)
     if value is None:
         import optuna

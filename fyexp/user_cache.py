@@ -21,7 +21,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["cache_dir", "code_key", "load_entry", "save_entry"]
+__all__ = ["cache_dir", "code_key", "file_signature", "load_entry", "save_entry"]
 
 OFF = {"", "0", "off", "no", "false"}
 
@@ -44,6 +44,13 @@ def code_key(*files: str | Path) -> str:
     for path in files:
         digest.update(Path(path).read_bytes())
     return digest.hexdigest()[:16]
+
+
+def file_signature(path: str | Path) -> tuple[int, int, int, int]:
+    """What tells a file's bytes unchanged without reading them: its inode, size, modification and change times
+    (a rewrite, a rename over it or a copy changes at least one)."""
+    st = os.stat(path)
+    return st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
 
 
 def _path(kind: str, name: str) -> Path | None:

@@ -35,7 +35,7 @@ from fyexp.errors import FyexpError
 SOURCE_ROOT = Path(__file__).resolve().parents[2]  # the checkout (or site-packages) holding the fyexp package
 TRACKED_PATHS = ("fyexp", "experiments", "pyproject.toml")  # what a run's numbers can depend on
 # Modules that store, print or raise but compute no number: a change to them does not make a result stale.
-BOOKKEEPING = ("fyexp.report", "fyexp.results", "fyexp.io", "fyexp.progress", "fyexp.errors")
+BOOKKEEPING = ("fyexp.report", "fyexp.results", "fyexp.io", "fyexp.progress", "fyexp.errors", "fyexp.user_cache")
 
 
 @functools.lru_cache(maxsize=None)

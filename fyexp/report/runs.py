@@ -147,13 +147,13 @@ def _study_states(path: Path) -> tuple[dict[str, tuple[tuple[str, int], ...]] | 
     and for the damaged ones) and across processes (:mod:`fyexp.user_cache`, under the file's stat signature and
     this module's code: opening a study through Optuna costs about a second, most of it importing Optuna and
     SQLAlchemy)."""
-    from fyexp.user_cache import code_key, load_entry, save_entry
+    from fyexp.user_cache import code_key, file_signature, load_entry, save_entry
 
     try:
-        st = path.stat()
+        signature = file_signature(path)
     except OSError:
         return _read_study_states(path)
-    key, signature = str(path.resolve()), (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    key = str(path.resolve())
     if key not in _STATES or _STATES[key][0] != signature:
         stored = (code_key(__file__), signature)
         value = load_entry("studies", key, stored)
