@@ -3,7 +3,8 @@ CLI (``python -c "import fyexp.cli"``), on a copy of the committed results (aim:
 
 Each command is a fresh process of the installed ``fyexp`` script, run on a copy of ``results/`` (the repository's
 own folder is never written), round after round in this one process, interleaved (warm, full, import), so that a
-busy machine slows all alike.  A warm round follows a report of the same folder, so it draws nothing; the full round
+busy machine slows all alike.  A warm round follows a report of the same folder, so it draws nothing and finds what it
+derives from unchanged files in the user cache (:mod:`fyexp.user_cache`, a folder of this run's); the full round
 draws every table and figure.  Printed per command: the median wall time and the median CPU time of the child
 (user + system, which a loaded machine does not inflate), and the ratios::
 
@@ -52,6 +53,7 @@ def main() -> None:
     fyexp = fyexp_script()
     with tempfile.TemporaryDirectory() as tmp:
         results = Path(tmp) / "results"
+        os.environ["FYEXP_CACHE_DIR"] = str(Path(tmp) / "cache")   # fyexp.user_cache: this run's own, warmed below
         if names:
             for name in names:
                 shutil.copytree(ROOT / "results" / name, results / name)
