@@ -8,7 +8,7 @@ Run the same profile into two folders, one before and one after the change (``fy
 column except the run's own (commit, version, device, wall time, timestamp, executed-code hash) and the number
 (``value``, ``tolerance``): so the ``settings_hash`` (the cell's settings, :mod:`fyexp.settings`), the cell key
 and the paper keys must match too.  A column that only one side records (``settings_hash`` beside rows written
-before cells kept it) cannot be compared: it is left out of the match and named in the summary.  ``--profile``
+before cells kept it, absent or empty in every compared row of the other side) cannot be compared: it is left out of the match and named in the summary.  ``--profile``
 restricts the rows and artifacts to some profiles (a refresh of one profile beside the others).  Matched numbers must be equal exactly (NaN equals NaN; a float's text may
 differ, ``1.0`` vs ``1``); wall-clock metrics are skipped.  Artifacts (``.npz``) are compared array by array,
 other artifact files byte by byte.  Exit status 1 when anything differs, with the first differences printed.
@@ -60,6 +60,13 @@ def _read(path: Path, profiles: list[str] | None = None) -> pd.DataFrame:
     return frame[keep].reset_index(drop=True)
 
 
+def _recorded(frame: pd.DataFrame) -> set[str]:
+    """The columns ``frame`` records: present with a value in some row.  A ``results.csv`` of several profiles has
+    a ``settings_hash`` column as soon as one cell kept it, empty in the rows of older cells: refreshing such a
+    profile (``--profile``) compares empty hashes with real ones, which is one side only, not a different key."""
+    return {c for c in frame.columns if (frame[c] != "").any()}
+
+
 def same_number(a: str, b: str) -> bool:
     """Equal as text, or as floats (NaN and an empty field both mean 'no number')."""
     if a == b:
@@ -70,8 +77,9 @@ def same_number(a: str, b: str) -> bool:
 
 def compare_rows(before: pd.DataFrame, after: pd.DataFrame, experiment: str) -> Comparison:
     out = Comparison(experiment, len(before), len(after))
-    out.one_sided = sorted((set(before.columns) ^ set(after.columns)) - RUN_COLUMNS - set(NUMBERS))
-    keys = sorted((set(before.columns) & set(after.columns)) - RUN_COLUMNS - set(NUMBERS))
+    recorded_before, recorded_after = _recorded(before), _recorded(after)
+    out.one_sided = sorted((recorded_before ^ recorded_after) - RUN_COLUMNS - set(NUMBERS))
+    keys = sorted((recorded_before & recorded_after) - RUN_COLUMNS - set(NUMBERS))
     before, after = (f.reindex(columns=keys + list(NUMBERS), fill_value="") for f in (before, after))
     merged = before.merge(after, on=keys, how="outer", suffixes=("_before", "_after"), indicator=True)
     for _, row in merged[merged["_merge"] != "both"].iterrows():

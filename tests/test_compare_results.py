@@ -93,6 +93,20 @@ def test_a_column_only_one_side_records_is_named_not_matched(before, tmp_path):
     assert result.unmatched
 
 
+def test_a_column_empty_on_one_side_is_one_sided_too(before, tmp_path):
+    """A results.csv whose other profiles kept settings hashes has the column, empty in the older cells' rows: a
+    refresh of those cells is compared without it (it matched nothing: 840 rows of vr-bnn paper came out
+    'unmatched' with every number equal).  Empty in only some rows of a side, it still decides the match."""
+    def empty_hash(rows):
+        for r in rows:
+            r["settings_hash"] = ""
+    result = compare_results.compare(before, _after(tmp_path, empty_hash), "e")
+    assert result.identical and result.one_sided == ["settings_hash"]
+    shutil.rmtree(tmp_path / "after")
+    result = compare_results.compare(before, _after(tmp_path, lambda rows: rows[0].update(settings_hash="")), "e")
+    assert not result.identical and result.unmatched and result.one_sided == []
+
+
 def test_profile_restricts_rows_and_artifacts(tmp_path):
     rows = [dict(r, profile="paper") for r in ROWS] + [dict(ROWS[0], profile="cpu", cell="c__seed=0")]
     before = _folder(tmp_path / "before", rows, {"x": np.array([1.0])})
