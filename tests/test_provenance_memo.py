@@ -104,7 +104,8 @@ def test_a_changed_module_gets_fresh_function_hashes(tmp_path, monkeypatch):
     monkeypatch.setattr(executed, "_HASHES", memo.TextMemo("function-hashes", executed.__file__))
     path = tmp_path / "fyexp" / "mod.py"
     path.parent.mkdir()
-    old, new = "def f(x):\n    return x + 1\n\n\ndef g():\n    pass\n", "def f(x):\n    return x + 2\n\n\ndef g():\n    pass\n"
+    old = "def f(x):\n    return x + 1\n\n\ndef g():\n    pass\n"
+    new = old.replace("x + 1", "x + 2")
     path.write_text(old)
     before = executed._module_hashes(path, 1)
     path.write_text(new)
