@@ -32,7 +32,7 @@ from tests.conftest import ROOT, TOY_SPECS, cli_env, fyexp_script
 # bottom first; each entry one layer of packages (fyexp.<name>)
 LAYERS: list[tuple[str, ...]] = [
     ("errors", "io", "plain", "allocator", "gitinfo", "damaged", "domains", "constraints", "devices", "progress", "reference", "results",
-     "provenance", "latent", "plots", "work_dirs", "latex"),
+     "provenance", "latent", "plots", "work_dirs", "latex", "user_cache"),
     ("distributions", "maps", "losses"),
     ("models", "objectives", "em", "data", "metrics", "topics", "calibration"),
     ("train",),

@@ -30,6 +30,8 @@ import os
 import sys
 from pathlib import Path
 
+from fyexp.provenance.memo import TextMemo
+
 PACKAGE_DIR = Path(__file__).resolve().parents[1]   # fyexp/
 ROOT = PACKAGE_DIR.parent
 MODULE = "<module>"
@@ -149,10 +151,20 @@ def _dump(nodes: list[ast.AST]) -> str:
 DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
+_HASHES = TextMemo("function-hashes", __file__)
+
+
 @functools.lru_cache(maxsize=None)
 def _module_hashes(path: Path, mtime_ns: int) -> dict[str, str]:
-    """Every top-level function and method of one file → its normalised hash, plus ``<module>``."""
-    tree = _strip_docstrings(ast.parse(path.read_text(encoding="utf-8")))
+    """Every top-level function and method of one file → its normalised hash, plus ``<module>``: derived once per
+    text and process, and kept between processes by the text's SHA-256 (:mod:`fyexp.provenance.memo`)."""
+    text = path.read_text(encoding="utf-8")
+    return _HASHES.get(text, lambda: text_hashes(text))
+
+
+def text_hashes(source: str) -> dict[str, str]:
+    """:func:`_module_hashes` of a module's ``source`` text, parsed and hashed (no cache)."""
+    tree = _strip_docstrings(ast.parse(source))
     def digest(text: str) -> str:
         return hashlib.sha256(text.encode()).hexdigest()[:12]
 

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from fyexp import __version__, gitinfo
 from fyexp.errors import FyexpError
+from fyexp.provenance.memo import TextMemo
 
 SOURCE_ROOT = Path(__file__).resolve().parents[2]  # the checkout (or site-packages) holding the fyexp package
 TRACKED_PATHS = ("fyexp", "experiments", "pyproject.toml")  # what a run's numbers can depend on
@@ -95,16 +96,34 @@ def _module_file(name: str, package_root: Path) -> Path | None:
     return None
 
 
-def _imports(path: Path, module: str) -> frozenset[str]:
-    """The ``fyexp`` modules that ``path`` (module ``module``) imports, by absolute or relative import."""
+def imports_of(path: Path, module: str) -> frozenset[str]:
+    """The ``fyexp`` modules that ``path`` (module ``module``) imports anywhere in its source (inside functions too),
+    by absolute or relative import; a name imported from a package counts as well, for where it is a submodule (the
+    callers keep the names that are files).  The one import parser of fyexp: :func:`module_tree` leaves the
+    :data:`BOOKKEEPING` modules out of it, :func:`fyexp.report.cache.code_files` keeps them."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     return _imported(path.read_text(encoding="utf-8"), package)
 
 
+def _imports(path: Path, module: str) -> frozenset[str]:
+    """:func:`imports_of` without the :data:`BOOKKEEPING` modules."""
+    return frozenset(name for name in imports_of(path, module)
+                     if not any(name == p or name.startswith(p + ".") for p in BOOKKEEPING))
+
+
+_IMPORTS = TextMemo("fyexp-imports", __file__)
+
+
 @functools.lru_cache(maxsize=None)
 def _imported(source: str, package: str) -> frozenset[str]:
-    """:func:`_imports` of a module's ``source`` in ``package``: parsed once per text and process (a file and its
-    copy in the unpacked HEAD are one parse)."""
+    """:func:`imports_of` a module's ``source`` in ``package``: parsed once per text and process (a file and its copy
+    in the unpacked HEAD are one parse), and kept between processes by the text's SHA-256
+    (:mod:`fyexp.provenance.memo`)."""
+    return _IMPORTS.get(source, lambda: parse_imports(source, package), package)
+
+
+def parse_imports(source: str, package: str) -> frozenset[str]:
+    """:func:`_imported`, parsed (no cache)."""
     tree = ast.parse(source)
     found: set[str] = set()
     for node in ast.walk(tree):
@@ -119,8 +138,7 @@ def _imported(source: str, package: str) -> frozenset[str]:
                 target = node.module or ""
             found.add(target)
             found |= {f"{target}.{a.name}" for a in node.names}  # names that are submodules
-    return frozenset(name for name in found if (name == "fyexp" or name.startswith("fyexp."))
-                     and not any(name == p or name.startswith(p + ".") for p in BOOKKEEPING))
+    return frozenset(name for name in found if name == "fyexp" or name.startswith("fyexp."))
 
 
 @functools.lru_cache(maxsize=None)

@@ -20,7 +20,6 @@ one it replaces: deleting the manifest and reporting again changes no file (test
 
 from __future__ import annotations
 
-import ast
 import functools
 import hashlib
 import json
@@ -29,6 +28,8 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pandas as pd
+
+from fyexp.provenance.source import imports_of
 
 MANIFEST = "report-manifest.json"
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]   # the folder holding the fyexp package
@@ -56,25 +57,10 @@ def _module_file(name: str) -> Path | None:
 
 
 @functools.lru_cache(maxsize=None)
-def _imports(path: Path, module: str) -> frozenset[str]:
-    """The ``fyexp`` modules ``path`` (module ``module``) imports anywhere in its source, absolute or relative; a
-    name imported from a package counts as a module when it is one."""
-    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            found |= {a.name for a in node.names}
-        elif isinstance(node, ast.ImportFrom):
-            base = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
-            target = ".".join(base + ([node.module] if node.module else []))
-            found |= {target} | {f"{target}.{a.name}" for a in node.names}
-    return frozenset(n for n in found if n == "fyexp" or n.startswith("fyexp."))
-
-
-@functools.lru_cache(maxsize=None)
 def code_files(module: str) -> tuple[Path, ...]:
-    """The files of ``module`` and of every ``fyexp`` module it imports, directly or through them, with the data
-    files (not ``.py``) of each of their folders; sorted."""
+    """The files of ``module`` and of every ``fyexp`` module it imports, directly or through them (the report's own
+    modules included: :func:`fyexp.provenance.source.imports_of`), with the data files (not ``.py``) of each of
+    their folders; sorted."""
     seen: dict[str, Path] = {}
     todo = [module]
     while todo:
@@ -82,7 +68,7 @@ def code_files(module: str) -> tuple[Path, ...]:
         path = None if name in seen else _module_file(name)
         if path is not None:
             seen[name] = path
-            todo += sorted(_imports(path, name) - set(seen))
+            todo += sorted(imports_of(path, name) - set(seen))
     files = set(seen.values())
     for folder in {p.parent for p in seen.values()}:
         files |= {p for p in folder.iterdir() if p.is_file() and p.suffix not in (".py", ".pyc")}
