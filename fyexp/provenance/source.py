@@ -36,7 +36,8 @@ from fyexp.provenance.memo import TextMemo
 SOURCE_ROOT = Path(__file__).resolve().parents[2]  # the checkout (or site-packages) holding the fyexp package
 TRACKED_PATHS = ("fyexp", "experiments", "pyproject.toml")  # what a run's numbers can depend on
 # Modules that store, print or raise but compute no number: a change to them does not make a result stale.
-BOOKKEEPING = ("fyexp.report", "fyexp.results", "fyexp.io", "fyexp.progress", "fyexp.errors", "fyexp.user_cache")
+BOOKKEEPING = ("fyexp.report", "fyexp.results", "fyexp.io", "fyexp.progress", "fyexp.errors", "fyexp.user_cache",
+               "fyexp.provenance.memo")
 
 
 @functools.lru_cache(maxsize=None)
