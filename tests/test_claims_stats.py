@@ -135,3 +135,21 @@ def test_judging_claims_does_not_import_scipy_stats():
             "print('scipy.stats' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_a_missing_pairing_value_pairs_as_nan_and_does_not_raise():
+    """A pairing column with a missing value (a row without its seed) keys it ``nan``: the rows still pair (pandas
+    3's string dtype kept NaN missing through astype(str), and joining the keys raised a TypeError)."""
+    import numpy as np
+    import pandas as pd
+
+    from fyexp.claims.stats import _keys, difference
+
+    a = pd.DataFrame({"seed": [0, 1, np.nan], "value": [1.0, 2.0, 3.0]})
+    b = a.assign(value=[1.5, 2.5, 3.75])
+    assert list(_keys(a, ["seed"])) == ["0.0", "1.0", "nan"]
+    d = difference(a, b)
+    assert d.paired and d.n_a == 3 and d.mean == pytest.approx(-0.5833333333333334)
+    mixed = pd.DataFrame({"seed": [0, 1], "split": [2.5, 3.0], "fold": ["x", None], "value": [0.0, 1.0]})
+    assert list(_keys(mixed, ["seed", "split", "fold"])) == ["0|2.5|x", "1|3.0|nan"]
+    assert list(_keys(mixed, [])) == []
