@@ -34,7 +34,39 @@ import tempfile
 import time
 from pathlib import Path
 
-SMOKE = {"profile": "quick", "epochs": 3, "window": 1}
+SMOKE = {"profile": "quick", "epochs": 3, "window": 1, "step_batches": 1, "step_k": 4}
+
+
+def step_cpu_seconds(batches: int, k: int) -> dict[str, float]:
+    """CPU seconds of one training step (batch of 64, forward, backward, Adam) of each objective family of the
+    profile, one thread, after a warm-up step: L_γ with K samples, L^h_γ with √K × √K, the β-VAE with K (Monte
+    Carlo KL) — the per-step cost the profile's estimate multiplies by its steps."""
+    import torch
+
+    from fyexp.models.semi_implicit import build_conv_vae
+    from fyexp.objectives import ELBO, Fractional
+    from fyexp.objectives.semi_implicit import HierarchicalFractional
+
+    torch.set_num_threads(1)
+    side = max(1, round(k ** 0.5))
+    families = {f"L_0.9 K={k}": (False, Fractional(gamma=0.9, n_samples=k)),
+                f"L^h_0.9 {side}x{side}": (True, HierarchicalFractional(gamma=0.9, n_u=side, n_z=side)),
+                f"L^beta_10 K={k}": (False, ELBO(beta=10.0, analytic=False, n_samples=k))}
+    out = {}
+    for name, (semi, objective) in families.items():
+        torch.manual_seed(0)
+        model = build_conv_vae(2, 32, "consistent", 1e-4, bayes=False, semi_implicit=semi, n_implicit=side)
+        optimizer = torch.optim.Adam(model.parameters(), lr=1e-3, weight_decay=1e-5)
+        x = torch.rand(64, 784)
+        for i in range(batches + 1):
+            if i == 1:
+                start = time.process_time()
+            bound, _ = objective(model, x)
+            optimizer.zero_grad()
+            (-bound.mean()).backward()
+            optimizer.step()
+        out[name] = (time.process_time() - start) / batches
+    return out
 
 
 def flatten_epoch(curve: list[float], window: int, tol: float) -> int | None:
@@ -132,6 +164,9 @@ def main() -> None:
     parser.add_argument("--figure", type=Path, default=None)
     parser.add_argument("--json", type=Path, default=None, help="write the curves and costs here")
     parser.add_argument("--keep", type=Path, default=None, help="results folder to keep (default: a scratch one)")
+    parser.add_argument("--step-batches", type=int, default=3, help="timed steps per objective (0: none)")
+    parser.add_argument("--step-k", type=int, default=100, help="samples per datum of the timed steps")
+    parser.add_argument("--steps-only", action="store_true", help="only time the training steps")
     parser.add_argument("--read", action="store_true", help="run nothing: read the curves of an earlier pilot "
                         "(--keep, its metrics.csv; CPU times from its --json when there is one)")
     parser.add_argument("--smoke", action="store_true")
@@ -139,6 +174,11 @@ def main() -> None:
     if args.smoke:
         for key, value in SMOKE.items():
             setattr(args, key, value)
+    steps = step_cpu_seconds(args.step_batches, args.step_k) if args.step_batches else {}
+    for name, seconds in steps.items():
+        print(f"step {name}: {seconds:.2f} cpu-s per batch of 64")
+    if args.steps_only:
+        return
     scratch = None if args.keep else tempfile.mkdtemp(prefix="frac-claims-sizing-")
     results = args.keep or Path(scratch)
     results.mkdir(parents=True, exist_ok=True)
@@ -167,7 +207,8 @@ def main() -> None:
         if args.json:
             args.json.write_text(json.dumps({"settings": vars(args) | {"figure": str(args.figure), "json": None,
                                                                       "keep": str(args.keep)},
-                                             "chosen": chosen, "cells": {f"{v:g}": r for v, r in report.items()}},
+                                             "chosen": chosen, "step_cpu_s": steps,
+                                             "cells": {f"{v:g}": r for v, r in report.items()}},
                                             indent=1, default=str))
     finally:
         if scratch:
