@@ -152,7 +152,7 @@ def claims(paper: Optional[str] = typer.Argument(None, help="fyvi, fyvl, vr, tve
            all_profiles: bool = typer.Option(False, "--all-profiles", help="Also each claim's verdict at its other profiles (reduced ones, variants) under its headline verdict."),
            results_dir: ResultsDir = None, experiments_dir: ExperimentsDir = None) -> None:
     """Which claims of the papers hold: one headline verdict per claim (at the paper profile when it ran, else at
-    the reduced profile with the most rows, labelled): supported, supported in direction not in magnitude, not
+    the `claims` profile when it ran, else the reduced profile with the most rows, labelled): supported, supported in direction not in magnitude, not
     resolved at this n, not supported, reversed, not run, data missing; our own checks apart."""
     from fyexp.claims.command import claims_command
 

@@ -23,8 +23,9 @@ compare mean(a)/mean(b) with a threshold on log values (the interval is that of 
 
 Profiles: ``paper`` is the paper's; ``paper+key=value`` (a ``--set`` variant), other profiles named ``paper…``
 (``paper-lr1e-4``: another reading of a setting) and ``…~superseded-…`` are *variants*; any other is *reduced*.  A claim's headline verdict (:func:`headline`) is the one at ``paper`` when
-every side has rows there, else the one at the reduced profile that read the most rows, labelled; variants are
-never a headline.  Rows whose cell ran at settings other than the spec now asks (:func:`current_rows`) never reach
+every side has rows there, else the one at the reduced profile that read the most rows, labelled (a profile named
+``claims`` first: one sized to judge the claims with the paper's models, e.g. frac-vae's); variants are never a
+headline.  Rows whose cell ran at settings other than the spec now asks (:func:`current_rows`) never reach
 a verdict; stale and dirty rows are counted (:func:`fyexp.spec_freshness.row_states`) and summed once per paper.
 """
 
@@ -51,6 +52,7 @@ VERDICTS = (SUPPORTED, DIRECTION_ONLY, UNRESOLVED, NOT_SUPPORTED, REVERSED, NOT_
 SIGN_ONLY = "n = 1, sign only"
 MAX_N = 1000  # beyond this many runs the n that would resolve a difference is not worth printing
 PAPER = "paper"
+CLAIMS = "claims"  # the reduced profile built to judge the claims (the paper's models, less data and fewer epochs)
 
 
 def profile_kind(profile: str | None) -> str:
@@ -421,8 +423,8 @@ def judge(claim: Claim, frames: dict[str, pd.DataFrame], specs: dict | None = No
 
 
 def headline(verdicts: list[Verdict]) -> Verdict:
-    """The one verdict a claim is known by: at ``paper`` when every side has rows there, else at the reduced profile
-    that read the most rows (labelled reduced), else the first that is no variant (``data missing``, ``not run``),
+    """The one verdict a claim is known by: at ``paper`` when every side has rows there, else at the ``claims``
+    profile when it judged the claim, else at the reduced profile that read the most rows (labelled reduced), else the first that is no variant (``data missing``, ``not run``),
     else a ``data missing`` saying only variants ran."""
     judged = [v for v in verdicts if v.verdict not in (MISSING, NOT_RUN)]
     for v in judged:
@@ -430,7 +432,7 @@ def headline(verdicts: list[Verdict]) -> Verdict:
             return v
     reduced = [v for v in judged if v.reduced]
     if reduced:
-        return max(reduced, key=lambda v: v.rows_read)  # max keeps the first of equals
+        return max(reduced, key=lambda v: (v.profile == CLAIMS, v.rows_read))  # max keeps the first of equals
     plain = [v for v in verdicts if not v.variant]
     if plain:
         return plain[0]
