@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
 from fyexp.io import atomic_write_text
-from fyexp.user_cache import file_signature
+from fyexp.user_cache import file_signature, remembered
 
 if TYPE_CHECKING:  # pandas is imported where a frame is made: naming a cell (`fyexp show`) stays light
     import pandas as pd
@@ -207,10 +207,6 @@ class ResultStore:
         (:mod:`fyexp.user_cache`) under every file's stat signature (inode, size, modification and change times)
         and this module's :func:`fyexp.user_cache.code_key`: ``fyexp report`` parses the ~450 cell files again only
         when one of them was written, added or removed.  A copy of the frame is returned each time."""
-        import pandas as pd
-
-        from fyexp.user_cache import load_entry, save_entry
-
         files = self.cell_files()
         if not files:
             return None, []
@@ -219,21 +215,25 @@ class ResultStore:
         name = os.path.abspath(self.folder)
         known = _CELLS.get(name)
         if known is None or known[0] != signature:
-            value = load_entry("cells", name, signature)
-            if value is None:
-                frames, damaged = [], []
-                for path in files:
-                    frame, problem = read_cell_file(path)
-                    if problem is not None:
-                        damaged.append((path.relative_to(self.folder).as_posix(), problem))
-                    elif not frame.empty:
-                        frames.append(frame)
-                rows = _ordered(pd.concat(frames, ignore_index=True)) if frames else pd.DataFrame(columns=CORE_COLUMNS)
-                value = (rows, damaged)
-                save_entry("cells", name, signature, value)
+            value = remembered("cells", name, signature, lambda: self._parse_cells(files))
             _CELLS[name] = known = (signature, value)
         rows, damaged = known[1]
         return rows.copy(), [(self.folder / rel, problem) for rel, problem in damaged]
+
+    def _parse_cells(self, files: list[Path]) -> tuple[pd.DataFrame, list[tuple[str, str]]]:
+        """:meth:`read_cells` without the cache: the complete files' rows, ordered, and the damaged ones (relative
+        path, problem)."""
+        import pandas as pd
+
+        frames, damaged = [], []
+        for path in files:
+            frame, problem = read_cell_file(path)
+            if problem is not None:
+                damaged.append((path.relative_to(self.folder).as_posix(), problem))
+            elif not frame.empty:
+                frames.append(frame)
+        return (_ordered(pd.concat(frames, ignore_index=True)) if frames else pd.DataFrame(columns=CORE_COLUMNS),
+                damaged)
 
     def consolidate(self) -> pd.DataFrame:
         """Rebuild ``results.csv`` from the complete cell files and return the rows (:meth:`load`).

@@ -520,20 +520,18 @@ def _study_best_params(database: Path, study_name: str) -> tuple[bool, dict]:
     Optuna, and kept while the file is unchanged (:mod:`fyexp.user_cache`, under the file's stat signature and
     this module's code): ``report`` and ``claims`` ask it of every row of a tuned profile to tell what ``run --best``
     runs at, and opening a study costs about a second, most of it importing Optuna and SQLAlchemy."""
-    from fyexp.user_cache import code_key, file_signature, load_entry, save_entry
+    from fyexp.user_cache import code_key, file_signature, remembered
 
-    name = f"{database.resolve()}::{study_name}"
-    key = (code_key(__file__), *file_signature(database))
-    value = load_entry("study-best", name, key)
-    if value is None:
+    def read() -> tuple[bool, dict]:
         import optuna
 
         url = f"sqlite:///{database.resolve()}"
         found = study_name in optuna.get_all_study_names(storage=url)
         params = study_summary(optuna.load_study(study_name=study_name, storage=url))["params"] if found else {}
-        value = (found, dict(params or {}))
-        save_entry("study-best", name, key, value)
-    return value
+        return found, dict(params or {})
+
+    return remembered("study-best", f"{database.resolve()}::{study_name}",
+                      (code_key(__file__), *file_signature(database)), read)
 
 
 def with_best(resolved: Any, results_dir: Path, aliases: dict[str, str] | None = None) -> Any:

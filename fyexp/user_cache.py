@@ -19,9 +19,9 @@ import os
 import pickle
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
-__all__ = ["cache_dir", "code_key", "file_signature", "load_entry", "save_entry"]
+__all__ = ["cache_dir", "code_key", "file_signature", "load_entry", "remembered", "save_entry"]
 
 OFF = {"", "0", "off", "no", "false"}
 
@@ -89,3 +89,13 @@ def save_entry(kind: str, name: str, key: Any, value: Any) -> None:
         os.replace(temp, path)
     except Exception:  # noqa: BLE001 - a value that cannot be pickled, a full disk: no entry, no error
         Path(temp).unlink(missing_ok=True)
+
+
+def remembered(kind: str, name: str, key: Any, derive: Callable[[], Any]) -> Any:
+    """The value saved under ``(kind, name)`` with this ``key`` (:func:`load_entry`), else ``derive()``'s, saved for
+    the next process (:func:`save_entry`).  ``derive`` must not return ``None`` (it reads as a miss)."""
+    value = load_entry(kind, name, key)
+    if value is None:
+        value = derive()
+        save_entry(kind, name, key, value)
+    return value

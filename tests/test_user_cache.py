@@ -72,3 +72,15 @@ def test_code_key_follows_the_source(tmp_path):
     assert user_cache.code_key(a) == user_cache.code_key(b)
     b.write_text("x = 2\n")
     assert user_cache.code_key(a) != user_cache.code_key(b)
+
+
+def test_remembered_derives_once_per_key(cache):
+    calls = []
+
+    def derive():
+        calls.append(1)
+        return len(calls)
+
+    assert user_cache.remembered("k", "n", 1, derive) == 1
+    assert user_cache.remembered("k", "n", 1, derive) == 1 and len(calls) == 1    # the saved value
+    assert user_cache.remembered("k", "n", 2, derive) == 2                         # another key derives again

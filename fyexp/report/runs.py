@@ -147,7 +147,7 @@ def _study_states(path: Path) -> tuple[dict[str, tuple[tuple[str, int], ...]] | 
     and for the damaged ones) and across processes (:mod:`fyexp.user_cache`, under the file's stat signature and
     this module's code: opening a study through Optuna costs about a second, most of it importing Optuna and
     SQLAlchemy)."""
-    from fyexp.user_cache import code_key, file_signature, load_entry, save_entry
+    from fyexp.user_cache import code_key, file_signature, remembered
 
     try:
         signature = file_signature(path)
@@ -155,11 +155,7 @@ def _study_states(path: Path) -> tuple[dict[str, tuple[tuple[str, int], ...]] | 
         return _read_study_states(path)
     key = str(path.resolve())
     if key not in _STATES or _STATES[key][0] != signature:
-        stored = (code_key(__file__), signature)
-        value = load_entry("studies", key, stored)
-        if value is None:
-            value = _read_study_states(path)
-            save_entry("studies", key, stored, value)
+        value = remembered("studies", key, (code_key(__file__), signature), lambda: _read_study_states(path))
         _STATES[key] = (signature, value)
     return _STATES[key][1]
 
