@@ -2,6 +2,7 @@
 computation, the seeded 90/10 splits, the weight prior's gradient, the N(0, 0.01²) initialization, the task and
 objective a Frey Face cell builds under each protocol, and the spec's paper settings."""
 
+import dataclasses
 import math
 import pickle
 
@@ -14,8 +15,10 @@ from fyexp.experiments.vr_vae_frey import WeightPriorTask, normal_init, weight_p
 from fyexp.models import ModelConfig, build_vae
 from fyexp.models.heads import Gaussian, SigmoidMeanGaussian
 
-AUTHORS = FreyProtocol(mean="sigmoid", init_std=0.01, weight_prior=0.5, splits="seeded", train_fraction=0.9,
+# weight_prior 0: the authors' prior term 0.5 · W · (M / N) is zero under Python 2's integer division
+AUTHORS = FreyProtocol(mean="sigmoid", init_std=0.01, weight_prior=0.0, splits="seeded", train_fraction=0.9,
                        elbo="mc")
+WITH_PRIOR = dataclasses.replace(AUTHORS, weight_prior=0.5)  # the term as written, read with true division
 
 
 def test_sigmoid_mean_gaussian_log_likelihood_is_the_hand_computation():
@@ -143,7 +146,9 @@ def test_a_frey_cell_builds_the_authors_model_and_objective_under_their_protocol
     from fyexp.objectives.single_backward import VRMaxSingle
 
     task = _frey_cell_task(AUTHORS)
-    assert isinstance(task, WeightPriorTask) and (task.coefficient, task.n_train) == (0.5, 30)
+    assert not isinstance(task, WeightPriorTask)
+    with_prior = _frey_cell_task(WITH_PRIOR)
+    assert isinstance(with_prior, WeightPriorTask) and (with_prior.coefficient, with_prior.n_train) == (0.5, 30)
     assert isinstance(task.model.observation, SigmoidMeanGaussian)
     assert task.objective == ELBO(n_samples=5, analytic=False)  # the Monte Carlo KL
     assert float(torch.cat([p.detach().flatten() for p in task.model.parameters()]).std()) < 0.012
@@ -154,7 +159,7 @@ def test_a_frey_cell_builds_the_authors_model_and_objective_under_their_protocol
     assert old.objective == ELBO(n_samples=5, analytic=True) and not isinstance(old, WeightPriorTask)
     assert float(old.model.encoder.body[0].weight.std()) > 0.02
 
-    caltech = _frey_cell_task(AUTHORS, dataset="caltech")  # Caltech and MNIST ignore the Frey Face block
+    caltech = _frey_cell_task(WITH_PRIOR, dataset="caltech")  # Caltech and MNIST ignore the Frey Face block
     assert not isinstance(caltech, WeightPriorTask) and caltech.objective == ELBO(n_samples=5)
 
 
@@ -205,7 +210,7 @@ def test_the_installed_cli_shows_the_authors_frey_block_and_rejects_a_bad_one_in
     shown = run_cli("show", "vr-vae", "--profile", "paper")
     assert shown.returncode == 0, shown.stderr
     block = shown.stdout.split("\n  freyface:\n", 1)[1].split("\n  train_freyface:", 1)[0]
-    assert yaml.safe_load(block) == {"mean": "sigmoid", "init_std": 0.01, "weight_prior": 0.5, "splits": "seeded",
+    assert yaml.safe_load(block) == {"mean": "sigmoid", "init_std": 0.01, "weight_prior": 0.0, "splits": "seeded",
                                   "train_fraction": 0.9, "elbo": "mc"}
     bad = run_cli("show", "vr-vae", "--profile", "paper", "--set", "freyface.train_fraction=1.5")
     assert bad.returncode == 2 and "freyface.train_fraction': expected a number in (0, 1)" in bad.stderr

@@ -17,6 +17,9 @@ do to a model and a task.
   the minibatch's *summed* bound (``parameter_server.py``, ``update``: ``prior = 0.5 * params[key]``,
   ``gradients[key] -= prior * (M / N)``; c = 0.5), M the batch size, N the training set's.  Divided by M, our
   loss −(1/M) Σ_i bound_i gets the penalty (c / 2N) Σ_W ‖W‖² (:func:`weight_penalty`), with the same gradient.
+  In the authors' runs the term is zero: M = ``minibatch.shape[0]`` and N = ``X.shape[0]`` are ints
+  (``aae_reparam.py``, ``_updateParams`` and ``fit``) and the code is Python 2, so ``M / N`` = 100 // 1768 = 0;
+  the spec sets c = 0, and c > 0 is the term as written, read with true division.
 * ``splits`` / ``train_fraction``: :func:`fyexp.data.vr_images.load_data`.
 * ``elbo``: ``mc``, the VAE's bound is (1/K) Σ_k log w_k, its KL term a Monte Carlo estimate (``aae_reparam.py``,
   ``_lowerbound`` at α = 1: ``np.sum(logF[...]) / num_samples``); ``analytic``: the closed-form KL.
