@@ -2,7 +2,8 @@
 methods, data sets and the time it took before (no runner, torch or pandas is imported: both commands stay fast).
 
 A profile's cells are :func:`fyexp.experiments.declared.declared_cells`; its estimate is that of ``fyexp run``'s plan
-(:func:`fyexp.plan.estimate` over every cell of the profile, from recorded ``wall_time_s``; ``unknown`` without).
+(:func:`fyexp.plan.estimate` over every cell of the profile, from the nearest recorded ``wall_time_s``, not scaled by
+epochs, which the cells' settings would need a runner to state; ``unknown`` without).
 ``fyexp list`` lays each experiment out as a block of lines wrapped between words (:func:`list_blocks`), so that no
 word is ever split, at any width of 60 columns or more.
 """
@@ -13,7 +14,7 @@ import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fyexp.plan import duration, estimate, recorded_times
+from fyexp.plan import duration, estimate_parts, recorded_times
 
 
 @dataclass
@@ -26,6 +27,7 @@ class ProfileSummary:
     methods: dict[str, int] = field(default_factory=dict)        # method → cells ("" where the runner names it)
     axes: dict[str, list] = field(default_factory=dict)          # every grid parameter → its values, in order
     methods_axes: dict[str, dict[str, list]] = field(default_factory=dict)
+    unestimated: int = 0     # cells on data no recorded cell of the profile used: not in estimate_s
 
     @property
     def datasets(self) -> list:
@@ -34,6 +36,8 @@ class ProfileSummary:
     def line(self) -> str:
         """``paper (60 cells, 30.7 h)``, its spaces non-breaking: :func:`list_blocks` keeps it on one line."""
         when = duration(self.estimate_s) if self.estimate_s is not None else "time unknown"
+        if self.estimate_s is not None and self.unestimated:
+            when = f"{when} + {self.unestimated} unknown"
         return f"{self.name} ({self.cells} cells, {when})".replace(" ", "\u00a0")
 
 
@@ -54,11 +58,11 @@ def summarize(spec, resolved, results_dir: Path) -> ProfileSummary:
         methods[c.method or ""] = methods.get(c.method or "", 0) + 1
         per_method.setdefault(c.method or "", []).append(c)
     keys = list(dict.fromkeys(k for c in cells for k in c.params))
-    return ProfileSummary(resolved.profile, len(cells), tuple(resolved.seeds),
-                          estimate([c.method or "" for c in cells], times), len(times), methods,
+    seconds, unestimated = estimate_parts([c.method or "" for c in cells], times, None, [c.params for c in cells])
+    return ProfileSummary(resolved.profile, len(cells), tuple(resolved.seeds), seconds, len(times), methods,
                           {k: _values(cells, k) for k in keys},
                           {m: {k: _values(cs, k) for k in dict.fromkeys(k for c in cs for k in c.params)}
-                           for m, cs in per_method.items()})
+                           for m, cs in per_method.items()}, unestimated)
 
 
 def profile_summaries(spec, results_dir: Path) -> list[ProfileSummary]:
@@ -84,8 +88,14 @@ def _axes_text(axes: dict[str, list]) -> str:
 def show_summary(spec, summary: ProfileSummary) -> list[str]:
     """The lines ``fyexp show`` opens with (YAML comments, so the output stays valid YAML)."""
     seeds = ", ".join(map(str, summary.seeds))
-    when = (f"estimate {duration(summary.estimate_s)} from {summary.recorded} recorded cells"
-            if summary.estimate_s is not None else "estimate unknown (no finished cell of this profile recorded)")
+    if summary.estimate_s is None:
+        when = ("estimate unknown (no finished cell of this profile recorded"
+                + (" on these data)" if summary.recorded else ")"))
+    elif summary.unestimated:
+        when = (f"estimate {duration(summary.estimate_s)} for {summary.cells - summary.unestimated} cells from "
+                f"{summary.recorded} recorded cells, unknown for {summary.unestimated} on data none of them used")
+    else:
+        when = f"estimate {duration(summary.estimate_s)} from {summary.recorded} recorded cells"
     lines = [f"{spec.name} [{summary.name}]: {summary.cells} cells (seeds {seeds}); {when}"]
     named = {m: n for m, n in summary.methods.items() if m}
     if named:
@@ -141,7 +151,8 @@ def list_json(experiments_dir: Path | None, results_dir: Path) -> str:
         summaries = profile_summaries(s, results_dir)
         body.append({"name": s.name, "title": s.title, "tables": list(s.tables), "figures": list(s.figures),
                      "profiles": s.profile_names(), "cells": {p.name: p.cells for p in summaries},
-                     "estimate_s": {p.name: p.estimate_s for p in summaries}})
+                     "estimate_s": {p.name: p.estimate_s for p in summaries},
+                     "unestimated_cells": {p.name: p.unestimated for p in summaries}})
     return json.dumps(body, indent=1, ensure_ascii=False)
 
 

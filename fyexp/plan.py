@@ -4,12 +4,16 @@ For one experiment at one profile (with ``--only`` and ``--force``), :func:`run_
 finished, those to run and, of these, those finished at old settings (:func:`fyexp.runner.classify_cells`, the
 runner's own classification).  Its estimate is
 
-    estimate = Σ_{cells to run} t̄(method),
+    estimate = Σ_{cells c to run} mean over the nearest recorded cells r of c  of  wall_time_s(r) · E(c) / E(r).
 
-t̄(method) the mean ``wall_time_s`` of the finished (``ok``) cells of the same experiment, profile and method
-recorded in the results folder — else in the repository's committed ``results/`` — and the mean over all methods
-where a method has none recorded.  Without any recorded cell the estimate is unknown (``None``).  A variant profile
-(``paper+lr=…``) without times of its own reads its base profile's.
+The recorded cells are the finished (``ok``) cells of the same experiment and profile in the results folder —
+else in the repository's committed ``results/``.  The nearest of them to c (:func:`nearest`) are on c's data set
+(its ``dataset`` parameter, where it has one) and, among those, have the most of c's method and parameters.
+E is the training epochs a cell's settings state (:func:`fyexp.settings.training_epochs`: E(c) from the spec now,
+E(r) from the run record beside r's cell file), the ratio left out where either is unknown; so a cell rerun because
+its epochs changed is estimated at its new length.  The estimate is unknown (``None``) when no cell is recorded, or
+when a cell to run has no recorded cell on its data set: a time measured on other data is no estimate.  A variant
+profile (``paper+lr=…``) without times of its own reads its base profile's.
 
 :func:`long_plan_reason` says why a plan needs confirmation: an estimate over :data:`LONG_S` (two hours), or an
 unknown one at a ``paper*`` profile; :func:`confirm` asks for it (or ``--yes``).
@@ -24,7 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, NamedTuple
 
 from fyexp.errors import FyexpError, SpecError
 from fyexp.experiments.grid import EMPTY_GRID
@@ -44,10 +48,14 @@ class RunPlan:
     recorded: int = 0        # recorded cells the estimate rests on
     source: str = ""         # the folder they were read from
     todo: tuple = ()         # the cells to run (:class:`fyexp.results.Cell`), in order
+    unestimated: int = 0     # cells to run without a recorded cell on their data: not in estimate_s
 
     @property
     def seconds_per_cell(self) -> float | None:
-        return None if self.estimate_s is None or not self.to_run else self.estimate_s / self.to_run
+        """The estimate per cell to run; ``None`` when it is unknown for any of them."""
+        if self.estimate_s is None or not self.to_run or self.unestimated:
+            return None
+        return self.estimate_s / self.to_run
 
     @property
     def todo_keys(self) -> tuple[str, ...]:
@@ -68,9 +76,29 @@ def committed_results() -> Path:
     return Path(__file__).resolve().parents[1] / "results"
 
 
-def _finished_times(rows, profile: str) -> list[tuple[str, float]]:
-    """``(method, wall_time_s)`` per finished (``ok``) cell among csv ``rows`` at ``profile``."""
-    cells: dict[str, tuple[str, float]] = {}
+class Recorded(NamedTuple):
+    """One finished cell's time: its method, ``wall_time_s``, the training epochs its run record states and its
+    parameters."""
+    method: str
+    seconds: float
+    epochs: int | None = None
+    params: dict | None = None
+
+
+def _params(text: str | None) -> dict:
+    import json
+
+    try:
+        found = json.loads(text or "{}")
+    except ValueError:
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def _finished_times(rows, profile: str, epochs: int | None = None) -> list[Recorded]:
+    """One :class:`Recorded` per finished (``ok``) cell among csv ``rows`` at ``profile`` (``epochs`` given to each:
+    the rows of one cell file)."""
+    cells: dict[str, Recorded] = {}
     for row in rows:
         if row.get("profile") != profile or (row.get("status") or "ok") != "ok":
             continue
@@ -78,9 +106,19 @@ def _finished_times(rows, profile: str) -> list[tuple[str, float]]:
             seconds = float(row.get("wall_time_s") or "nan")
         except ValueError:
             continue
-        if seconds == seconds:  # not NaN
-            cells.setdefault(row.get("cell") or str(len(cells)), (row.get("method") or "", seconds))
+        key = row.get("cell") or str(len(cells))
+        if seconds == seconds and key not in cells:  # not NaN
+            cells[key] = Recorded(row.get("method") or "", seconds, epochs, _params(row.get("params")))
     return list(cells.values())
+
+
+def _stated_epochs(cell_file: Path) -> int | None:
+    """The training epochs the run record beside ``cell_file`` states (``None`` without a readable one)."""
+    from fyexp.provenance.record import stated_settings
+    from fyexp.settings import training_epochs
+
+    stated = stated_settings(cell_file)
+    return training_epochs(stated.get("config")) if stated is not None else None
 
 
 def _csv_rows(path: Path) -> list[dict]:
@@ -93,10 +131,12 @@ def _csv_rows(path: Path) -> list[dict]:
         return []
 
 
-def recorded_times(results_dir: Path, experiment: str, profiles: list[str]) -> tuple[list[tuple[str, float]], Path | None]:
-    """``(method, wall_time_s)`` of each finished (``ok``) cell at the first of ``profiles`` with any — read from
-    its cell files (``cells/<profile>/``, written the moment a cell finishes), else from ``results.csv`` — in the
-    results folder, else in :func:`committed_results`; and the folder read (None if none).
+def recorded_times(results_dir: Path, experiment: str, profiles: list[str], *,
+                   with_epochs: bool = False) -> tuple[list[Recorded], Path | None]:
+    """A :class:`Recorded` per finished (``ok``) cell at the first of ``profiles`` with any — read from its cell
+    files (``cells/<profile>/``, written the moment a cell finishes), else from ``results.csv`` — in the results
+    folder, else in :func:`committed_results`; and the folder read (None if none).  ``with_epochs``: each cell
+    file's epochs from its run record (``results.csv`` rows state none).
 
     Plain ``csv`` (no pandas): ``fyexp list`` and ``show`` read it too and stay light."""
     folders = [Path(results_dir)]
@@ -106,28 +146,56 @@ def recorded_times(results_dir: Path, experiment: str, profiles: list[str]) -> t
         table = None
         for profile in profiles:
             cell_dir = folder / experiment / "cells" / profile
-            rows = [r for f in sorted(cell_dir.glob("*.csv")) for r in _csv_rows(f)] if cell_dir.is_dir() else []
-            if not rows:
+            files = sorted(cell_dir.glob("*.csv")) if cell_dir.is_dir() else []
+            times = [t for f in files
+                     for t in _finished_times(_csv_rows(f), profile, _stated_epochs(f) if with_epochs else None)]
+            if not times:
                 table = _csv_rows(folder / experiment / "results.csv") if table is None else table
-                rows = table
-            times = _finished_times(rows, profile)
+                times = _finished_times(table, profile)
             if times:
                 return times, folder
     return [], None
 
 
-def estimate(todo_methods: list[str], times: list[tuple[str, float]]) -> float | None:
-    """Σ over the cells to run of their method's mean recorded time (the overall mean for a method without)."""
-    if not todo_methods:
-        return 0.0
+def nearest(method: str, params: dict | None, times: list[Recorded]) -> list[Recorded]:
+    """The recorded cells nearest to a cell of ``method`` and ``params``: those on its data set (``dataset``; all,
+    where the cell names none) with the most of its method and parameters equal; none when none is on its data set."""
+    params = params or {}
+    if "dataset" in params:
+        times = [t for t in times if (t.params or {}).get("dataset") == params["dataset"]]
     if not times:
-        return None
-    overall = sum(s for _, s in times) / len(times)
-    by_method: dict[str, list[float]] = {}
-    for method, seconds in times:
-        by_method.setdefault(method, []).append(seconds)
-    means = {m: sum(v) / len(v) for m, v in by_method.items()}
-    return float(sum(means.get(m, overall) for m in todo_methods))
+        return []
+
+    def shared(t: Recorded) -> int:
+        return (t.method == method) + sum((t.params or {}).get(k) == v for k, v in params.items())
+
+    best = max(map(shared, times))
+    return [t for t in times if shared(t) == best]
+
+
+def estimate_parts(todo_methods: list[str], times: list[Recorded], todo_epochs: list[int | None] | None = None,
+                   todo_params: list[dict] | None = None) -> tuple[float | None, int]:
+    """``(seconds, unestimated)``: Σ over the cells to run that have :func:`nearest` recorded cells of their mean
+    time, each scaled by the epochs ratio E(cell) / E(recorded) where both are known (``None`` when no cell to run
+    has any), and how many cells to run have none."""
+    if not todo_methods:
+        return 0.0, 0
+    times = [Recorded(*t) for t in times]
+    total, known = 0.0, 0
+    for i, method in enumerate(todo_methods):
+        epochs = todo_epochs[i] if todo_epochs is not None else None
+        pool = nearest(method, todo_params[i] if todo_params is not None else None, times)
+        if pool:
+            known += 1
+            total += sum(t.seconds * epochs / t.epochs if epochs and t.epochs else t.seconds for t in pool) / len(pool)
+    return (float(total) if known else None), len(todo_methods) - known
+
+
+def estimate(todo_methods: list[str], times: list[Recorded], todo_epochs: list[int | None] | None = None,
+             todo_params: list[dict] | None = None) -> float | None:
+    """The whole estimate of :func:`estimate_parts`; ``None`` when a cell to run has no nearest recorded cell."""
+    seconds, unestimated = estimate_parts(todo_methods, times, todo_epochs, todo_params)
+    return None if unestimated else seconds
 
 
 def run_plan(resolved, experiment, results_dir: Path, force: bool = False, only=None, *, device: str = "cpu",
@@ -138,11 +206,16 @@ def run_plan(resolved, experiment, results_dir: Path, force: bool = False, only=
 
     pending = classify_cells(resolved, experiment, ResultStore(results_dir, resolved.name), force, only,
                              device=device, data_dir=data_dir)
+    from fyexp.settings import scoped_config, training_epochs
+
     profiles = list(dict.fromkeys([resolved.profile, getattr(resolved, "base_profile", resolved.profile)]))
-    times, folder = recorded_times(results_dir, resolved.name, profiles)
+    times, folder = recorded_times(results_dir, resolved.name, profiles, with_epochs=True)
+    todo_epochs = [training_epochs(scoped_config(experiment, resolved.config, c)) for c in pending.todo]
+    seconds, unestimated = estimate_parts([c.method for c in pending.todo], times, todo_epochs,
+                                          [c.params for c in pending.todo])
     return RunPlan(resolved.name, resolved.profile, len(pending.cells), len(pending.cells) - len(pending.todo),
-                   len(pending.todo), len(pending.changed), estimate([c.method for c in pending.todo], times),
-                   len(times), str(folder) if folder is not None else "", tuple(pending.todo))
+                   len(pending.todo), len(pending.changed), seconds, len(times),
+                   str(folder) if folder is not None else "", tuple(pending.todo), unestimated)
 
 
 def describe_plan(plan: RunPlan) -> str:
@@ -151,10 +224,15 @@ def describe_plan(plan: RunPlan) -> str:
     if not plan.to_run:
         when = "nothing to run"
     elif plan.estimate_s is None:
-        when = "estimate unknown (no finished cell of this profile recorded)"
+        when = ("estimate unknown (no finished cell of this profile recorded"
+                + (" on these data)" if plan.recorded else ")"))
     else:
         when = (f"estimate {duration(plan.estimate_s)} (from {plan.recorded} recorded cells in {plan.source}, "
                 f"on the device that ran them)")
+        if plan.unestimated:
+            when = (f"estimate {duration(plan.estimate_s)} for {plan.to_run - plan.unestimated} of them, unknown "
+                    f"for {plan.unestimated} on data no finished cell of this profile used (from {plan.recorded} "
+                    f"recorded cells in {plan.source}, on the device that ran them)")
     return (f"plan: {plan.experiment} [{plan.profile}]: {plan.cells} cells: {plan.to_run} to run{old}, "
             f"{plan.finished} finished; {when}")
 
@@ -163,14 +241,18 @@ def is_paper_profile(profile: str) -> bool:
     return profile.startswith("paper")
 
 
-def long_plan_reason(to_run: int, estimate_s: float | None, profile: str) -> str | None:
-    """Why a plan must be confirmed (over :data:`LONG_S`, or unknown at a ``paper*`` profile); None when not."""
+def long_plan_reason(to_run: int, estimate_s: float | None, profile: str, unestimated: int = 0) -> str | None:
+    """Why a plan must be confirmed (over :data:`LONG_S`, or unknown, wholly or for ``unestimated`` of its cells, at
+    a ``paper*`` profile); None when not."""
     if not to_run:
         return None
     if estimate_s is None:
         return f"its time is unknown at profile '{profile}'" if is_paper_profile(profile) else None
     if estimate_s > LONG_S:
-        return f"it is estimated at {duration(estimate_s)} (over {LONG_S / 3600:g} h)"
+        more = f" for {to_run - unestimated} of its cells" if unestimated else ""
+        return f"it is estimated at {duration(estimate_s)}{more} (over {LONG_S / 3600:g} h)"
+    if unestimated and is_paper_profile(profile):
+        return f"the time of {unestimated} of its {to_run} cells is unknown at profile '{profile}'"
     return None
 
 

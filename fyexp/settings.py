@@ -71,6 +71,18 @@ def scoped_config(experiment: Any, config: Any, cell: Any) -> Any:
     return jsonable(experiment.cell_config(config, cell))
 
 
+def training_epochs(config: Any) -> int | None:
+    """The training epochs a cell's (scoped) config as JSON states: the ``epochs`` of its first ``train*`` block
+    that has an integer one, else a top-level integer ``epochs``; ``None`` where it states none."""
+    if not isinstance(config, dict):
+        return None
+    for key, value in config.items():
+        if key.startswith("train") and isinstance(value, dict) and isinstance(value.get("epochs"), int):
+            return value["epochs"]
+    epochs = config.get("epochs")
+    return epochs if isinstance(epochs, int) and not isinstance(epochs, bool) else None
+
+
 def cell_settings(resolved: Any, cell: Any, device: str, data: Any = None, experiment: Any = None) -> dict:
     """The settings of ``cell`` of ``resolved`` (a :class:`fyexp.specs.ResolvedSpec`) on ``device``; ``config`` is
     scoped to the cell by :func:`scoped_config` when the ``experiment`` is given."""

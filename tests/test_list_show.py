@@ -59,8 +59,11 @@ def test_list_wraps_whole_words_and_gives_cells_and_time_per_profile(width, tmp_
 def test_list_json_counts_cells_per_profile():
     listed = json.loads(run_cli("list", "--json", "--experiments-dir", str(EXPERIMENTS), "--results-dir",
                                 str(ROOT / "results")).stdout)
-    entry = next(e for e in listed if e["name"] == "vr-vae")
+    entry = next(e for e in listed if e["name"] == "fy-vae")
     assert entry["cells"]["paper"] == 60 and entry["estimate_s"]["paper"] > 2 * 3600
+    assert entry["unestimated_cells"]["paper"] == 0
+    vr = next(e for e in listed if e["name"] == "vr-vae")  # Frey Face and MNIST: no paper cell of theirs recorded
+    assert vr["cells"]["paper"] == 60 and 0 < vr["unestimated_cells"]["paper"] < 60
 
 
 @pytest.mark.slow
@@ -69,7 +72,8 @@ def test_show_opens_with_a_summary_and_stays_yaml():
                     "--results-dir", str(ROOT / "results"))
     assert shown.returncode == 0, shown.stderr
     lines = shown.stdout.splitlines()
-    assert lines[0].startswith("# vr-vae [paper]: 60 cells (seeds 0); estimate ") and " h from " in lines[0]
+    assert lines[0].startswith("# vr-vae [paper]: 60 cells (seeds 0); estimate ")
+    assert " recorded cells, unknown for " in lines[0] and lines[0].endswith(" on data none of them used")
     assert lines[1] == "# methods:"
     assert lines[2].startswith("#   vae: 16 cells (dataset freyface, mnist, caltech; L 1, 2; K 5, 50; fold 0, 1")
     assert "#   iwae_single: 1 cells (dataset mnist; L 1; K 50)" in lines

@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from fyexp.plan import RunPlan, describe_plan, estimate, long_plan_reason
+from fyexp.plan import (Recorded, RunPlan, describe_plan, estimate, estimate_parts, long_plan_reason, nearest,
+                        recorded_times)
+from fyexp.settings import training_epochs
 from fyexp.results import Cell, ResultStore
 from tests.conftest import ROOT, TOY_SPECS, committed_paper_seconds, run_cli, run_in_terminal, strip_ansi
 
@@ -31,6 +33,71 @@ def test_estimate_sums_each_methods_recorded_mean():
     assert estimate(["a", "b", "b"], times) == 20.0 + 100.0 + 100.0
     assert estimate(["c"], times) == 140.0 / 3  # a method without recorded cells: the overall mean
     assert estimate([], times) == 0.0 and estimate(["a"], []) is None
+
+
+def test_estimate_scales_a_recorded_time_by_the_ratio_of_epochs():
+    times = [Recorded("a", 600.0, 1500), Recorded("a", 300.0, None), Recorded("b", 100.0, 10)]
+    # a cell now at 5,000 epochs: 600 · 5000/1500 = 2000 from the first, 300 unscaled from the second (no epochs)
+    assert estimate(["a"], times, [5000]) == pytest.approx((2000.0 + 300.0) / 2)
+    assert estimate(["b", "b"], times, [5, None]) == pytest.approx(50.0 + 100.0)  # None: unscaled
+    assert estimate(["b"], times) == 100.0  # no epochs given: as recorded
+
+
+def test_the_nearest_recorded_cells_are_on_the_cells_data_set_with_the_most_in_common():
+    caltech = Recorded("vae", 1900.0, 255, {"dataset": "caltech", "K": 5})
+    frey_iwae = Recorded("iwae", 700.0, 1500, {"dataset": "freyface", "K": 5, "fold": 3})
+    frey_vae = Recorded("vae", 500.0, 1500, {"dataset": "freyface", "K": 5, "fold": 0})
+    times = [caltech, frey_iwae, frey_vae]
+    assert nearest("vae", {"dataset": "freyface", "K": 5, "fold": 1}, times) == [frey_vae]
+    assert nearest("vr_max", {"dataset": "freyface", "K": 5, "fold": 3}, times) == [frey_iwae]
+    assert nearest("vr_max", {"dataset": "freyface", "K": 50}, times) == [frey_iwae, frey_vae]
+    assert nearest("vae", {"dataset": "mnist", "K": 5}, times) == []  # none on its data: no peer
+    assert nearest("vae", {"K": 5}, times) == [caltech, frey_vae]  # no data set named: every cell may serve
+    assert estimate(["vae", "iwae"], times, [3000, 1500], [{"dataset": "freyface", "fold": 9}] * 2) == 1000.0 + 700.0
+    # a cell on data no recorded cell used makes the whole estimate unknown: Caltech's times are no estimate of MNIST
+    assert estimate(["vae", "vae"], times, None, [{"dataset": "caltech"}, {"dataset": "mnist"}]) is None
+
+
+def test_estimate_parts_leaves_out_and_counts_the_cells_without_a_peer_on_their_data():
+    times = [Recorded("vae", 100.0, 10, {"dataset": "caltech"})]
+    params = [{"dataset": "caltech"}, {"dataset": "mnist"}, {"dataset": "mnist"}]
+    assert estimate_parts(["vae"] * 3, times, [20, 20, 20], params) == (200.0, 2)
+    assert estimate_parts(["vae"], times, None, [{"dataset": "mnist"}]) == (None, 1)
+    assert estimate_parts([], times) == (0.0, 0)
+
+
+def test_a_partly_unknown_plan_says_so_and_asks_at_a_paper_profile():
+    line = describe_plan(RunPlan("vr-vae", "paper", 60, 3, 57, 0, 5820.0, 3, "results", unestimated=54))
+    assert "estimate 97 min for 3 of them, unknown for 54 on data no finished cell of this profile used" in line
+    assert RunPlan("vr-vae", "paper", 60, 3, 57, 0, 5820.0, 3, "results", unestimated=54).seconds_per_cell is None
+    assert RunPlan("vr-vae", "paper", 60, 3, 57, 0, 5700.0, 3, "results").seconds_per_cell == 100.0
+    assert long_plan_reason(57, 5820.0, "paper", 54) == "the time of 54 of its 57 cells is unknown at profile 'paper'"
+    assert long_plan_reason(57, 5820.0, "cpu", 54) is None  # a reduced profile does not ask
+    assert long_plan_reason(57, 7300.0, "paper", 54) == "it is estimated at 2.0 h for 3 of its cells (over 2 h)"
+    assert long_plan_reason(57, 5820.0, "paper", 0) is None
+    none_here = describe_plan(RunPlan("vr-vae", "paper", 40, 0, 40, 0, None, 3, "results", unestimated=40))
+    assert none_here.endswith("estimate unknown (no finished cell of this profile recorded on these data)")
+
+
+def test_training_epochs_reads_the_first_train_block_then_a_top_level_value():
+    assert training_epochs({"lr": 1, "train_freyface": {"epochs": 5000}, "train_caltech": {"epochs": 255}}) == 5000
+    assert training_epochs({"train": {"lr": 1}, "epochs": 30}) == 30
+    assert training_epochs({"epochs": True}) is None and training_epochs({"train": {"epochs": 2.5}}) is None
+    assert training_epochs(None) is None and training_epochs([1]) is None
+
+
+def test_recorded_times_read_each_cells_epochs_from_its_run_record(tmp_path):
+    import json
+
+    _record(tmp_path, 100.0, values=(1.0, 2.0), seeds=(0,))
+    cells = tmp_path / "toy" / "cells" / "paper"
+    stated = {"settings": {"config": {"train": {"epochs": 40}}}}
+    (cells / "toy__x=1__seed=0.record.json").write_text(json.dumps(stated))
+    times, folder = recorded_times(tmp_path, "toy", ["paper"], with_epochs=True)
+    assert folder == tmp_path
+    assert sorted((t.params["x"], t.epochs) for t in times) == [(1.0, 40), (2.0, None)]
+    plain, _ = recorded_times(tmp_path, "toy", ["paper"])
+    assert {t.epochs for t in plain} == {None}
 
 
 def test_long_plan_reason_on_both_sides_of_two_hours_and_for_unknown_times():

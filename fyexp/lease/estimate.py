@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from fyexp.lease.queue import QueueEntry, Unit, resolve_entry
+from fyexp.settings import training_epochs
 
 __all__ = ["Assumptions", "UnitEstimate", "estimate", "describe"]
 
@@ -50,17 +51,6 @@ class UnitEstimate:
     across_jobs: bool = False        # longer than one job: it must resume from checkpoints that came back
 
 
-def _epochs(config: Any) -> int | None:
-    """The training epochs of a (scoped) config as JSON: the first ``epochs`` of a ``train*`` block."""
-    if isinstance(config, dict):
-        for key, value in config.items():
-            if key.startswith("train") and isinstance(value, dict) and isinstance(value.get("epochs"), int):
-                return value["epochs"]
-        if isinstance(config.get("epochs"), int):
-            return config["epochs"]
-    return None
-
-
 def _profile_epochs(experiment_name: str, experiments_dir: Path | None):
     """``(profile, cell) → epochs`` from the spec as it is now (for cells recorded without a settings record)."""
     from fyexp.errors import FyexpError
@@ -79,7 +69,7 @@ def _profile_epochs(experiment_name: str, experiments_dir: Path | None):
             return None
         experiment, spec = resolved[base]
         try:
-            return _epochs(scoped_config(experiment, spec.config, cell))
+            return training_epochs(scoped_config(experiment, spec.config, cell))
         except (KeyError, TypeError, ValueError):
             return None
     return epochs
@@ -104,7 +94,7 @@ def _recorded(results_dir: Path, experiment: str, experiments_dir: Path | None =
     for (profile, cell), rows in frame.groupby(["profile", "cell"]):
         stated = stated_settings(Path(results_dir) / experiment / "cells" / str(profile) / f"{cell}.csv")
         params = json.loads(rows["params"].iloc[0]) if isinstance(rows["params"].iloc[0], str) else {}
-        epochs = _epochs(stated.get("config")) if stated is not None else None
+        epochs = training_epochs(stated.get("config")) if stated is not None else None
         if epochs is None:
             epochs = spec_epochs(str(profile), Cell(str(rows["method"].iloc[0]), int(rows["seed"].iloc[0]), params))
         epoch_time = rows.loc[rows["metric"] == "epoch_time_s", "value"]
@@ -144,7 +134,7 @@ def estimate(units: Sequence[Unit], results_dir: Path, assumptions: Assumptions 
     out = []
     for unit in units:
         experiment, resolved = resolve_entry(unit.entry(), experiments_dir)
-        target = _epochs(scoped_config(experiment, resolved.config, unit.cells()[0]))
+        target = training_epochs(scoped_config(experiment, resolved.config, unit.cells()[0]))
         if unit.experiment not in records:
             records[unit.experiment] = _recorded(results_dir, unit.experiment, experiments_dir)
         cpu, source, measured = _cpu_cell(unit, target, records[unit.experiment])
