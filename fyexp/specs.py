@@ -395,7 +395,8 @@ class Override:
 
 def parse_sets(items: list[str] | None) -> list[Override]:
     """``["train.optimizer.lr=1e-4", "grid.latent_rho=1.5"]`` → overrides; the value is read as YAML (``1e-4`` a
-    number, as YAML 1.2 reads it, ``true`` a boolean, ``[1, 2]`` a list).  A key given twice is an error."""
+    number, as YAML 1.2 reads it, ``true`` a boolean, ``[1, 2]`` a list, ``null`` none, for a setting that may
+    be unset).  An empty value, or a key given twice, is an error."""
     found: list[Override] = []
     for item in items or []:
         key, sep, text = item.partition("=")
@@ -403,12 +404,12 @@ def parse_sets(items: list[str] | None) -> list[Override]:
         if not sep or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z_][A-Za-z0-9_-]*)*", key):
             raise FyexpError(f"--set: expected KEY=VALUE with KEY a dotted parameter path "
                              f"(e.g. train.optimizer.lr=1e-4), got '{item}'")
+        if not text.strip():
+            raise FyexpError(f"--set {key}: expected a value after '=', got '{text}'")
         try:
-            value = yaml.safe_load(text) if text.strip() else None
+            value = yaml.safe_load(text)
         except yaml.YAMLError:
             raise FyexpError(f"--set {key}: the value '{text}' is not a YAML value") from None
-        if value is None:
-            raise FyexpError(f"--set {key}: expected a value after '=', got '{text}'")
         if isinstance(value, str) and re.fullmatch(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+", value.strip()):
             value = float(value)  # PyYAML (YAML 1.1) reads 1e-4 as a string; the spec's authors mean a number
         if any(o.key == key for o in found):

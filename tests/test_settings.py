@@ -95,11 +95,24 @@ def test_a_bad_set_is_one_line_naming_the_key_with_exit_status_2(tmp_path):
              (["show", "toy", "--set", "nope=1"], "error: --set: key 'nope': expected one of the parameters"),
              (["tune", "toy", "--set", "sleep_s=-1"], "error: --set: key 'sleep_s': expected a number >= 0"),
              (["run", "toy", "--set", "values.x=1"], "error: --set: key 'values': expected a mapping"),
-             (["run", "toy", "--set", "lr"], "error: --set: expected KEY=VALUE")]
+             (["run", "toy", "--set", "lr"], "error: --set: expected KEY=VALUE"),
+             (["run", "toy", "--set", "lr="], "error: --set lr: expected a value after '=', got ''"),
+             (["run", "toy", "--set", "lr=null"], "error: --set: key 'lr': expected a number")]
     for args, message in cases:
         result = run_cli(*args, env=env)
         lines = [line for line in result.stderr.splitlines() if line.strip()]
         assert result.returncode == 2 and len(lines) == 1 and lines[0].startswith(message), (args, result.stderr)
+
+
+def test_set_null_unsets_a_setting_that_may_be_unset():
+    from fyexp.experiments import get_experiment
+    from fyexp.specs import load_spec, parse_sets, resolve
+
+    (init,) = parse_sets(["freyface.init_std=null"])
+    assert init.key == "freyface.init_std" and init.value is None
+    spec = load_spec("vr-vae")
+    config = resolve(spec, "paper", get_experiment(spec.runner).Config, None, [init]).config
+    assert config.freyface.init_std is None and config.freyface.mean == "sigmoid"  # torch's initialization
 
 
 def _git(folder: Path, *args: str) -> str:
