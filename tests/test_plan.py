@@ -79,6 +79,59 @@ def test_a_partly_unknown_plan_says_so_and_asks_at_a_paper_profile():
     assert none_here.endswith("estimate unknown (no finished cell of this profile recorded on these data)")
 
 
+def test_finished_times_keep_one_time_per_finished_cell_of_the_profile():
+    from fyexp.plan import _finished_times
+
+    rows = [
+        {"profile": "paper", "status": "failed", "wall_time_s": "5", "cell": "b", "method": "m1"},
+        {"profile": "paper", "status": "ok", "wall_time_s": "abc", "cell": "e", "method": "m1"},  # not a number
+        {"profile": "paper", "status": "ok", "wall_time_s": "", "cell": "f", "method": "m1"},  # none recorded
+        {"profile": "cpu", "status": "ok", "wall_time_s": "7", "cell": "c", "method": "m1"},  # another profile
+        {"profile": "paper", "status": "ok", "wall_time_s": "10", "cell": "a", "method": "m1",
+         "params": '{"dataset": "x"}'},
+        {"profile": "paper", "status": "ok", "wall_time_s": "99", "cell": "a", "method": "m1"},  # a's second row
+        {"profile": "paper", "status": "", "wall_time_s": "20", "cell": "d", "method": ""},  # no status: ok
+        {"profile": "paper", "status": "ok", "wall_time_s": "30", "cell": "g", "method": "m2", "params": "[1]"},
+        {"profile": "paper", "wall_time_s": "40", "method": "m3"},  # rows without a cell name: one cell each
+        {"profile": "paper", "wall_time_s": "50", "method": "m3", "params": "{not json"},
+    ]
+    assert _finished_times(rows, "paper", 7) == [
+        Recorded("m1", 10.0, 7, {"dataset": "x"}), Recorded("", 20.0, 7, {}), Recorded("m2", 30.0, 7, {}),
+        Recorded("m3", 40.0, 7, {}), Recorded("m3", 50.0, 7, {})]
+    assert _finished_times(rows, "cpu") == [Recorded("m1", 7.0, None, {})]
+
+
+def test_recorded_times_fall_back_to_results_csv_then_to_the_committed_results(tmp_path):
+    import csv
+
+    folder = tmp_path / "toy"
+    folder.mkdir()
+    with (folder / "results.csv").open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, ["profile", "status", "wall_time_s", "cell", "method", "params"])
+        writer.writeheader()
+        writer.writerow({"profile": "paper", "status": "ok", "wall_time_s": "12", "cell": "k", "method": "m",
+                         "params": "{}"})
+    (folder / "cells" / "paper").mkdir(parents=True)  # a cell folder without a finished cell: the table is read
+    times, where = recorded_times(tmp_path, "toy", ["paper+lr=1", "paper"], with_epochs=True)
+    assert times == [Recorded("m", 12.0, None, {})] and where == tmp_path
+    from fyexp.plan import committed_results
+
+    committed, where = recorded_times(tmp_path, "fy-vae", ["paper"])  # nothing here: the repository's results
+    assert where == committed_results() and len(committed) >= 50
+    assert recorded_times(tmp_path, "no-such-experiment", ["paper"]) == ([], None)
+
+
+def test_the_plan_line_at_its_edges():
+    assert describe_plan(RunPlan("toy", "paper", 4, 4, 0, 0, 0.0)).endswith("4 finished; nothing to run")
+    assert describe_plan(RunPlan("toy", "paper", 4, 0, 4, 0, 60.0, 1, "r")) == (
+        "plan: toy [paper]: 4 cells: 4 to run, 0 finished; estimate 60 s (from 1 recorded cells in r, on the device "
+        "that ran them)")
+    assert describe_plan(RunPlan("toy", "paper", 4, 0, 4, 0, None, 0)).endswith(
+        "estimate unknown (no finished cell of this profile recorded)")
+    assert long_plan_reason(3, 7200.0, "paper") is None  # exactly two hours does not ask
+    assert long_plan_reason(3, 7201.0, "paper") is not None
+
+
 def test_training_epochs_reads_the_first_train_block_then_a_top_level_value():
     assert training_epochs({"lr": 1, "train_freyface": {"epochs": 5000}, "train_caltech": {"epochs": 255}}) == 5000
     assert training_epochs({"train": {"lr": 1}, "epochs": 30}) == 30
