@@ -46,7 +46,8 @@ def run_command(name: str, options: Options, *, err: Console, ask: Callable[[str
         return True
     say(err, describe_plan(plan))
     what = f"fyexp run {name}"
-    if not confirm(long_plan_reason(plan.to_run, plan.estimate_s, resolved.profile, plan.unestimated), options.yes, what, ask):
+    reason = long_plan_reason(plan.to_run, plan.estimate_s, resolved.profile, plan.unestimated)
+    if not confirm(reason, options.yes, what, ask):
         say(err, f"{what}: not started")
         return False
     from fyexp import runner
