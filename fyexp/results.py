@@ -54,6 +54,9 @@ PAPER_KEYS = ["paper", "table", "setting", "paper_row"]
 # identifiers that are text even when they look like numbers: a hex hash such as "34e404522701" reads as a float
 # (34·10^404522701 = inf) and "1234567890ab"-like commits or labels as other numbers
 TEXT_COLUMNS = {"git_commit", "code_hash", "settings_hash", "fyexp_version", "cell", "label", "device", "params"}
+# the metric of a run whose training diverged and was measured at its last finite epoch (Trainer keep_last_finite):
+# the epoch whose loss or gradient turned non-finite; the report names such rows in their table's caption
+DIVERGED_IN_EPOCH = "diverged_in_epoch"
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pandas as pd
 import pytest
 import torch
@@ -77,6 +79,31 @@ def test_same_seed_same_numbers_and_training_lowers_the_loss(tiny, tmp_path):
     assert pd.DataFrame(first)["value"].tolist()[:3] == pd.DataFrame(second)["value"].tolist()[:3]
     history = pd.read_csv(_ctx(tmp_path / "a", cell)[1].work_dir / "metrics.csv")
     assert history["train_loss"].iloc[-1] < history["train_loss"].iloc[0]
+
+
+def test_a_diverged_cell_is_measured_at_its_last_finite_epoch_and_says_so(tiny, tmp_path, monkeypatch):
+    """The authors' script tests its last checkpoint from before a divergence (the runner's docstring): a cell
+    whose training loss turns NaN in epoch 3 (3 steps an epoch) is measured at the end of epoch 2 — the same rows as
+    a 2-epoch run of it — and carries ``diverged_in_epoch`` = 3 under the table's keys; a finite run carries none."""
+    class DivergesAfterSixSteps(ELBO):
+        calls = 0
+
+        def __call__(self, model, x):
+            bound, parts = super().__call__(model, x)
+            DivergesAfterSixSteps.calls += 1
+            return (bound * float("nan"), parts) if DivergesAfterSixSteps.calls > 6 else (bound, parts)
+
+    exp = fy_vae.FYVAE()
+    cell = exp.cells(tiny, (0,))[0]
+    finite = {r["metric"]: r for r in exp.run_cell(tiny, cell, _ctx(tmp_path / "finite", cell)[1])}
+    assert "diverged_in_epoch" not in finite
+    monkeypatch.setattr(fy_vae, "ELBO", DivergesAfterSixSteps)
+    longer = dataclasses.replace(tiny, train=dataclasses.replace(tiny.train, epochs=4))
+    rows = {r["metric"]: r for r in exp.run_cell(longer, cell, _ctx(tmp_path / "diverged", cell)[1])}
+    assert rows["diverged_in_epoch"]["value"] == 3
+    assert rows["diverged_in_epoch"]["table"] == "2" and rows["diverged_in_epoch"]["setting"] == "MNIST"
+    for name in ("l1_reconstruction_error", "l1_reconstruction_error_mode", "final_train_loss"):
+        assert rows[name]["value"] == finite[name]["value"], name
 
 
 def test_objective_at_rho_one_is_the_negative_elbo_up_to_a_constant(tiny):

@@ -179,6 +179,24 @@ def test_seeds_planned_are_the_requested_ones():
     assert runs.planned_seeds(_spec([0]), "paper", splits) == 1  # splits are not seeds
 
 
+def test_a_diverged_row_is_named_in_the_caption_with_its_seeds_and_epochs():
+    """A row whose runs diverged (``diverged_in_epoch``, fy-vae's rule) is named with its seed count and epoch;
+    a table without such a row says nothing of it."""
+    cell = joined_cells().query("paper == 'fyvi' and table == '2'").iloc[0]
+    frame = pd.DataFrame(_rows("fyvi", "2", cell.setting, cell.row, cell.column, [11.0, 11.5]))
+    quiet = caption(compare(summarize(frame), "fyvi", "2", "paper"))
+    assert not [line for line in quiet if "Diverged" in line]
+    frame = pd.concat([frame, pd.DataFrame(_rows("fyvi", "2", cell.setting, cell.row, "diverged_in_epoch",
+                                                 [17, 19]))])
+    table = compare(summarize(frame), "fyvi", "2", "paper")
+    [line] = [line for line in caption(table) if "Diverged" in line]
+    assert f"{cell.setting} / {cell.row}: 2 seed(s), in epoch 18.0 ± 1.0" in line
+    one = pd.concat([frame.iloc[:1], pd.DataFrame(_rows("fyvi", "2", cell.setting, cell.row, "diverged_in_epoch",
+                                                        [39]))])
+    [line] = [line for line in caption(compare(summarize(one), "fyvi", "2", "paper")) if "Diverged" in line]
+    assert line.endswith(f"{cell.setting} / {cell.row}: 1 seed(s), in epoch 39.")
+
+
 def test_a_status_never_hides_stale_rows():
     cell = joined_cells().query("paper == 'fyvi' and table == '1'").iloc[0]
     frame = pd.DataFrame(_rows("fyvi", "1", cell.setting, cell.row, cell.column, [cell.value_num] * 3))

@@ -172,6 +172,74 @@ def test_without_check_grads_an_infinite_gradient_passes_the_gradient_check():
         _train(3, task_cls=lambda: OneBadStep("gradient", at=12), log_every=50, check_grads=False)
 
 
+def _train_keeping(epochs: int, work_dir, task_cls, **cfg):
+    """As :func:`_train`, with ``keep_last_finite``: returns the history, the task and the trainer."""
+    seed_everything(7)
+    task = task_cls()
+    trainer = Trainer(TrainConfig(epochs=epochs, batch_size=16, seed=7, **{"log_every": 2, **cfg}),
+                      work_dir=work_dir, label="test/cell", keep_last_finite=True)
+    return trainer.fit(task, _data()), task, trainer
+
+
+def _state(model):
+    return {k: v.clone() for k, v in model.state_dict().items()}
+
+
+def test_keep_last_finite_ends_a_diverged_run_at_its_last_finished_epoch(tmp_path):
+    """NaN from epoch 3 on: the run keeps the model, history and RNG state of the end of epoch 2 — those of a run of
+    2 epochs — marks its checkpoint finished, and says why; a later fit returns the same at once."""
+    history, task, trainer = _train_keeping(5, tmp_path / "a", lambda: NoisyRegression(nan_at_epoch=3))
+    draw = torch.rand(3)
+    reference, reference_task = _train(2, work_dir=tmp_path / "b")
+    assert torch.equal(draw, torch.rand(3))   # the RNG is the end of epoch 2's, as a finished 2-epoch run leaves it
+    assert _losses(history) == _losses(reference) and len(history) == 2
+    assert trainer.stopped == {"epoch": 3, "what": "loss", "kept_epoch": 2}
+    expected = _state(reference_task.model)
+    assert all(torch.equal(v, expected[k]) for k, v in _state(task.model).items())
+
+    class MustNotTrain(NoisyRegression):
+        def loss(self, batch):
+            raise AssertionError("a run kept at its last finite epoch was trained again")
+
+    again, again_task, again_trainer = _train_keeping(5, tmp_path / "a", MustNotTrain)
+    assert _losses(again) == _losses(history) and again_trainer.stopped == trainer.stopped
+    assert all(torch.equal(v, expected[k]) for k, v in _state(again_task.model).items())
+    assert len((tmp_path / "a" / "metrics.csv").read_text().strip().splitlines()) == 1 + 2
+
+
+def test_keep_last_finite_names_a_diverged_gradient(tmp_path):
+    """An infinite gradient at step 18 (the last of epoch 3, 6 steps an epoch, so no loss of the epoch is NaN):
+    kept at epoch 2, the gradient named."""
+    history, _, trainer = _train_keeping(4, tmp_path, lambda: OneBadStep("gradient", at=18), log_every=50)
+    assert trainer.stopped == {"epoch": 3, "what": "gradient", "kept_epoch": 2} and len(history) == 2
+
+
+def test_keep_last_finite_still_fails_without_a_finished_epoch_or_a_work_dir(tmp_path):
+    with pytest.raises(CellFailed, match=r"non-finite loss in epoch 1"):
+        _train_keeping(3, tmp_path, lambda: NoisyRegression(nan_at_epoch=1))
+    with pytest.raises(CellFailed, match=r"non-finite loss in epoch 2"):
+        _train_keeping(3, None, lambda: NoisyRegression(nan_at_epoch=2))
+
+
+def test_by_default_a_diverged_run_fails_and_its_checkpoint_stays_unfinished(tmp_path):
+    from fyexp.train._state import training_finished
+
+    with pytest.raises(CellFailed, match=r"in epoch 3"):
+        _train(5, work_dir=tmp_path, task_cls=lambda: NoisyRegression(nan_at_epoch=3))
+    assert not training_finished(tmp_path)
+
+
+def test_a_divergence_error_survives_pickling():
+    """A worker process sends the error back to the executor pickled."""
+    import pickle
+
+    from fyexp.train._state import failure
+
+    error = pickle.loads(pickle.dumps(failure("test/cell", 4, "gradient")))
+    assert isinstance(error, CellFailed) and (error.epoch, error.what) == (4, "gradient")
+    assert str(error) == "test/cell: non-finite gradient in epoch 4; training stopped"
+
+
 def _reference_sums(steps):
     """The per-name sums as the trainer computed them before EpochSums: s ← s + float32(v) · n, name by name."""
     sums = {}

@@ -13,6 +13,15 @@ code's term (β-Gaussian rows only; see :func:`~fyexp.distributions.beta_gaussia
 
 Metrics (FYVI Appendix C; :mod:`fyexp.metrics.reconstruction`): the mean over test images of Σ_pixels |x − x̂| at a
 posterior sample (``l1_reconstruction_error``), at the mode (``..._mode``), at the authors' Gaussian sample (ρ > 1).
+
+A run whose loss or gradient turns non-finite is measured at the end of its last finite epoch, and its rows carry
+``diverged_in_epoch`` (the Trainer's ``keep_last_finite``). This follows what the authors' script does, not a
+setting of theirs: ``fy-vae-image/mvb.py`` (github.com/deep-spin/fy-vi at 27bd093) has no NaN guard, saves a
+checkpoint whenever a validation error beats the best of the current epoch (the best is reset at each epoch's start,
+l. 142; validation every ``eval_interval`` batches and the save, l. 181–189) and tests the saved file (l. 205); a
+NaN error never beats the best, so after a divergence the file holds a model from before it. Ours keeps the end of
+the epoch before the divergence where theirs keeps the best validation point saved before it (ours, labelled): no
+run that stays finite changes.
 """
 
 from __future__ import annotations
@@ -30,7 +39,7 @@ from fyexp.experiments.grid import GridExperiment, PaperKeys, metric
 from fyexp.metrics.reconstruction import l1_errors
 from fyexp.models.fy_vae import build_fy_vae, decoded_prior_samples, mode_reconstructions
 from fyexp.objectives import ELBO
-from fyexp.results import Cell
+from fyexp.results import DIVERGED_IN_EPOCH, Cell
 from fyexp.train import EnsembleMember, Trainer, VariationalTask, seed_everything
 
 L1_METRICS = {"l1_reconstruction_error": "sample", "l1_reconstruction_error_mode": "mode",
@@ -48,7 +57,7 @@ class FYVAE(GridExperiment):
     Config = Config
     cell_config = staticmethod(cell_config)   # the settings scope, in the light config module
     columns = {"setting": "dataset", "rho": "latent_rho", "rho_prime": "obs_rho", "regularizer": "regularizer"}
-    paper_keys = PaperKeys(tables=(("fyvi", "2"),), metrics=tuple(L1_METRICS),
+    paper_keys = PaperKeys(tables=(("fyvi", "2"),), metrics=(*L1_METRICS, DIVERGED_IN_EPOCH),
                            row=lambda c: paper_row(c) if c.params["regularizer"] == "fy" else "",
                            label=lambda c: f"{paper_row(c)} [authors' regularizer]"
                            if c.params["regularizer"] == "authors" else None)
@@ -92,7 +101,8 @@ class FYVAE(GridExperiment):
         data = self.load_data(p["dataset"], ctx.data_dir, config.n_train, config.n_valid, config.n_test)
         task = self._task(config, cell, data)
         trainer = Trainer(dataclasses.replace(config.train, seed=self.seed_stream(cell, "batches")), device=ctx.device,
-                          work_dir=ctx.work_dir, subtask=ctx.subtask, label=f"{ctx.experiment}/{cell.key}")
+                          work_dir=ctx.work_dir, subtask=ctx.subtask, label=f"{ctx.experiment}/{cell.key}",
+                          keep_last_finite=True)
         history, model = trainer.fit(task, (data.train,)), task.model.eval()
         test = data.test.to(ctx.device)
         errors = l1_errors(model, test)
@@ -106,5 +116,7 @@ class FYVAE(GridExperiment):
         out = [metric(name, float(v.mean()), 2 * (float(v.std()) / math.sqrt(len(v))))
                for name, latent in L1_METRICS.items() if (v := errors.get(latent)) is not None]
         last, epoch_time = history[-1], float(np.mean([h["epoch_time_s"] for h in history]))
+        if trainer.stopped is not None:  # measured at the end of the epoch before (the module docstring)
+            out.append(metric(DIVERGED_IN_EPOCH, trainer.stopped["epoch"]))
         return out + [metric("final_train_loss", last["train_loss"]), metric("final_valid_l1", last["valid_l1"]),
                       metric("epoch_time_s", epoch_time)]

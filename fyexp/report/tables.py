@@ -23,6 +23,7 @@ from fyexp.latex import escape as tex_escape
 from fyexp.reference import load_paper_tables
 from fyexp.reference.rows import TableMeta, home_of, joined_cells, ratio_row, ratio_rules, table_meta, table_title
 from fyexp.report.tolerance import EXACT, NOT_RUN, NOT_SCORED, OUTSIDE, WITHIN, CellJudgement, judge
+from fyexp.results import DIVERGED_IN_EPOCH
 
 GROUP = ["profile", "paper", "table", "setting", "paper_row", "label", "metric"]
 CONVENTION = "_authors"
@@ -468,6 +469,14 @@ def caption(table: ComparedTable) -> list[str]:
         cols = ", ".join(f"`{m}{CONVENTION}`" for m in dict.fromkeys(pub.loc[pub["convention_n"] > 0, "metric"]))
         lines.append(f"**Authors' convention.** {cols}: the experiment's value under the authors' code convention "
                      "(see the experiment's NOTES.md), scored against the same published column in a column of its own.")
+    diverged = cells[(cells["metric"] == DIVERGED_IN_EPOCH) & (cells["n"] > 0)]
+    if len(diverged):
+        rows = "; ".join(f"{r.setting} / {r.label}: {int(r.n)} seed(s), in epoch "
+                         f"{_num(r.mean, 0) if r.n == 1 or not r.std else f'{_num(r.mean, 1)} ± {_num(r.std, 1)}'}"
+                         for r in diverged.itertuples(index=False))
+        lines.append(f"**Diverged runs.** The training loss or gradient of these runs turned non-finite; each was "
+                     f"measured at the end of the epoch before, not at the last epoch planned (column "
+                     f"`{DIVERGED_IN_EPOCH}`; why: the experiment's NOTES.md): {rows}.")
     if pub["own_error_only"].any():
         lines.append("✗† = outside the band, but within the experiment's own within-run error (twice a test-set or "
                      "Monte-Carlo standard error of one run), which a single run cannot vouch for.")

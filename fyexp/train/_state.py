@@ -144,9 +144,20 @@ class TensorBatches:
 
 
 # ------------------------------------------------------------------ failures, schedule, checkpoints
-def failure(label: str, epoch: int, what: str) -> CellFailed:
+class NonFiniteTraining(CellFailed):
+    """A run whose ``what`` (``'loss'`` or ``'gradient'``) became non-finite in ``epoch`` (1-based)."""
+
+    def __init__(self, message: str, epoch: int, what: str):
+        super().__init__(message)
+        self.epoch, self.what = epoch, what
+
+    def __reduce__(self):  # pickled whole (a worker process returns it to the executor)
+        return type(self), (str(self), self.epoch, self.what)
+
+
+def failure(label: str, epoch: int, what: str) -> NonFiniteTraining:
     """The error of a run whose ``what`` (loss or gradient) became non-finite in ``epoch``."""
-    return CellFailed(f"{label}: non-finite {what} in epoch {epoch}; training stopped")
+    return NonFiniteTraining(f"{label}: non-finite {what} in epoch {epoch}; training stopped", epoch, what)
 
 
 def remember_initial_lr(optimizers: Iterable[torch.optim.Optimizer]) -> None:
@@ -164,14 +175,19 @@ def apply_schedule(optimizers: Iterable[torch.optim.Optimizer], factor: float) -
 
 
 def save_checkpoint(work_dir: Path, task: TrainTask, optimizers: Mapping[str, torch.optim.Optimizer],
-                    generator: torch.Generator, rng: Mapping, history: list[dict], epoch: int, done: bool) -> None:
+                    generator: torch.Generator, rng: Mapping, history: list[dict], epoch: int, done: bool,
+                    stopped: Mapping | None = None) -> None:
     """Write ``work_dir/checkpoint.pt`` (model, optimizers, RNG states, epoch, history) and ``metrics.csv``
-    atomically; the ensemble writes each member's in the same format, so either trainer resumes either's."""
+    atomically; the ensemble writes each member's in the same format, so either trainer resumes either's.
+    ``stopped``: why a run ended before its last epoch (:meth:`fyexp.train.Trainer.fit` with ``keep_last_finite``),
+    kept so that a later ``fit`` of the finished run reports it too."""
     work_dir.mkdir(parents=True, exist_ok=True)
     state = {"epoch": epoch, "done": done, "model": task.model.state_dict(),
              "optimizers": {k: o.state_dict() for k, o in optimizers.items()},
              "rng": dict(rng), "shuffle_rng": generator.get_state(), "history": history,
              "extra": task.extra_state()}
+    if stopped is not None:
+        state["stopped"] = dict(stopped)
     buffer = io.BytesIO()
     torch.save(state, buffer)
     atomic_write_bytes(work_dir / CHECKPOINT, buffer.getvalue())

@@ -15,6 +15,9 @@ What it adds to a hand-written loop, and nothing else:
 * a guard that stops on a NaN/inf loss or gradient with :class:`fyexp.errors.CellFailed` naming the run
   and the epoch, checked every ``log_every`` steps with one synchronisation and nothing per step: the loss on the
   epoch's running loss sum, a gradient on the parameters it reached (:meth:`Trainer._guard`).
+  With ``keep_last_finite=True`` (a protocol choice of the runner, not a setting) a run that diverges after its
+  first epoch ends instead at the checkpoint of its last finished epoch, marked finished, and says so in
+  :attr:`Trainer.stopped` (:meth:`Trainer._keep_last_finite`).
 
 The model-specific part is a :class:`TrainTask`: the loss of a batch, the optimizers, which of them step
 in an epoch (e.g. NVDM alternates encoder and decoder epochs), a validation hook and an epoch-end
@@ -51,9 +54,9 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import torch
 from torch.utils.data import DataLoader, Dataset
 
-from fyexp.train._state import (CHECKPOINT, METRICS, TensorBatches, TrainConfig, TrainTask, apply_schedule, failure,
-                                load_checkpoint, remember_initial_lr, rng_state, save_checkpoint, seed_everything,
-                                set_rng_state)
+from fyexp.train._state import (CHECKPOINT, METRICS, NonFiniteTraining, TensorBatches, TrainConfig, TrainTask,
+                                apply_schedule, failure, load_checkpoint, remember_initial_lr, rng_state,
+                                save_checkpoint, seed_everything, set_rng_state)
 
 __all__ = ["TrainConfig", "TrainTask", "Trainer", "seed_everything", "rng_state", "set_rng_state",
            "TensorBatches", "CHECKPOINT", "METRICS"]
@@ -135,14 +138,26 @@ class Trainer:
         ``subtask(description, total) -> advance(n, **fields)``, e.g. ``ctx.subtask``, for a progress bar.
     label : str
         Names the run in error messages (e.g. ``"fy-vae/<cell key>"``).
+    keep_last_finite : bool
+        On a non-finite loss or gradient after the first epoch, end at the last finished epoch's checkpoint instead
+        of failing (needs ``work_dir``; :meth:`_keep_last_finite`).  Off by default: a divergence fails the cell.
+
+    Attributes
+    ----------
+    stopped : dict or None
+        Set when a run ended at its last finite epoch: ``{"epoch": the epoch that diverged, "what": "loss" or
+        "gradient", "kept_epoch": the epoch whose model was kept}``; read back from the checkpoint by a later fit.
     """
 
     def __init__(self, config: TrainConfig, *, device: str = "cpu", work_dir: Path | str | None = None,
-                 subtask: Callable[[str, float | None], Callable[..., None]] | None = None, label: str = "training"):
+                 subtask: Callable[[str, float | None], Callable[..., None]] | None = None, label: str = "training",
+                 keep_last_finite: bool = False):
         self.config, self.device, self.label = config, device, label
         self.work_dir = Path(work_dir) if work_dir is not None else None
         self.subtask = subtask
+        self.keep_last_finite = keep_last_finite
         self.history: list[dict] = []
+        self.stopped: dict | None = None
 
     # ------------------------------------------------------------------------------------------ data
     def _batches(self, data: Any, generator: torch.Generator) -> Iterable:
@@ -175,11 +190,36 @@ class Trainer:
             return 0, False
         set_rng_state(state["rng"])
         self.history = list(state["history"])
+        self.stopped = dict(state["stopped"]) if state.get("stopped") else None
         return int(state["epoch"]), bool(state["done"])
 
     # ----------------------------------------------------------------------------------------- guard
     def _fail(self, epoch: int, what: str) -> None:
         raise failure(self.label, epoch, what)
+
+    def _keep_last_finite(self, task: TrainTask, optimizers: dict, generator: torch.Generator,
+                          diverged: NonFiniteTraining) -> None:
+        """End a diverged run at its last finite epoch, or re-raise ``diverged``.
+
+        The model, optimizers and every RNG are restored from ``work_dir/checkpoint.pt``, written at the end of the
+        last epoch whose loss and gradients were all finite, and saved back marked finished with the reason
+        (:attr:`stopped`), so that a later fit returns the same model, history and RNG state at once.  Re-raised
+        without ``keep_last_finite``, without a work_dir, or when no epoch finished (nothing to keep).
+
+        Why a runner may ask for it: a script that saves its best model on a validation metric and tests the saved
+        one keeps the last model before a divergence (a NaN validation loss never beats the best), where our runs
+        stop; ``fy_vae`` follows the authors' ``mvb.py`` this way (see its docstring).
+        """
+        if not self.keep_last_finite or self.work_dir is None:
+            raise diverged
+        state = load_checkpoint(self.work_dir, self.device, task, optimizers, generator)
+        if state is None:
+            raise diverged
+        set_rng_state(state["rng"])
+        self.history = list(state["history"])
+        self.stopped = {"epoch": diverged.epoch, "what": diverged.what, "kept_epoch": int(state["epoch"])}
+        save_checkpoint(self.work_dir, task, optimizers, generator, state["rng"], self.history, int(state["epoch"]),
+                        True, stopped=self.stopped)
 
     def _guard(self, epoch: int, sums: "EpochSums", params: Sequence[torch.Tensor]) -> None:
         """Stop on a non-finite loss or gradient since the epoch began (one host synchronisation).
@@ -227,47 +267,50 @@ class Trainer:
         if advance is not None:
             advance(0, info="")
 
-        for epoch in range(start_epoch + 1, cfg.epochs + 1):
-            task.model.train()
-            apply_schedule(optimizers.values(), cfg.schedule.factor(epoch))
-            task.on_epoch_start(epoch)
-            active = [optimizers[name] for name in task.optimizers_for_epoch(epoch)]
-            sums = EpochSums(n_steps=steps)
-            seen, since_log, tic = 0, 0, time.perf_counter()
-            for step, batch in enumerate(batches, 1):
-                batch = _to_device(batch, self.device)
-                n = _batch_size(batch)
-                with autocast:
-                    loss, logs = loss_fn(batch)
-                for opt in optimizers.values():
-                    opt.zero_grad(set_to_none=True)
-                loss.backward()
-                for opt in active:
-                    opt.step()
-                sums.add(loss, logs, n)
-                seen += n
-                since_log += 1
-                if step % cfg.log_every == 0 or step == steps:
-                    self._guard(epoch, sums, params if cfg.check_grads else ())
-                    if advance is not None:
-                        rate = seen / max(time.perf_counter() - tic, 1e-9)
-                        advance(since_log, info=f"epoch {epoch}/{cfg.epochs} loss {sums.loss() / seen:.4g} "
-                                               f"{rate:,.0f} ex/s")
-                    since_log = 0
-            elapsed = time.perf_counter() - tic
-            totals = sums.totals()
-            row = {"epoch": epoch, "lr": next(iter(optimizers.values())).param_groups[0]["lr"],
-                   "train_loss": totals.pop("loss") / seen}
-            row.update({f"train_{k}": v / seen for k, v in totals.items()})
-            row.update({"examples_per_s": seen / elapsed, "epoch_time_s": elapsed})
-            task.model.eval()
-            with torch.no_grad():
-                row.update({k: float(v) for k, v in task.validate(epoch).items()})
-            self.history.append(row)
-            self._save(task, optimizers, generator, epoch, done=epoch == cfg.epochs)
-            if task.on_epoch_end(epoch, row):
-                self._save(task, optimizers, generator, epoch, done=True)
-                break
+        try:
+            for epoch in range(start_epoch + 1, cfg.epochs + 1):
+                task.model.train()
+                apply_schedule(optimizers.values(), cfg.schedule.factor(epoch))
+                task.on_epoch_start(epoch)
+                active = [optimizers[name] for name in task.optimizers_for_epoch(epoch)]
+                sums = EpochSums(n_steps=steps)
+                seen, since_log, tic = 0, 0, time.perf_counter()
+                for step, batch in enumerate(batches, 1):
+                    batch = _to_device(batch, self.device)
+                    n = _batch_size(batch)
+                    with autocast:
+                        loss, logs = loss_fn(batch)
+                    for opt in optimizers.values():
+                        opt.zero_grad(set_to_none=True)
+                    loss.backward()
+                    for opt in active:
+                        opt.step()
+                    sums.add(loss, logs, n)
+                    seen += n
+                    since_log += 1
+                    if step % cfg.log_every == 0 or step == steps:
+                        self._guard(epoch, sums, params if cfg.check_grads else ())
+                        if advance is not None:
+                            rate = seen / max(time.perf_counter() - tic, 1e-9)
+                            advance(since_log, info=f"epoch {epoch}/{cfg.epochs} loss {sums.loss() / seen:.4g} "
+                                                   f"{rate:,.0f} ex/s")
+                        since_log = 0
+                elapsed = time.perf_counter() - tic
+                totals = sums.totals()
+                row = {"epoch": epoch, "lr": next(iter(optimizers.values())).param_groups[0]["lr"],
+                       "train_loss": totals.pop("loss") / seen}
+                row.update({f"train_{k}": v / seen for k, v in totals.items()})
+                row.update({"examples_per_s": seen / elapsed, "epoch_time_s": elapsed})
+                task.model.eval()
+                with torch.no_grad():
+                    row.update({k: float(v) for k, v in task.validate(epoch).items()})
+                self.history.append(row)
+                self._save(task, optimizers, generator, epoch, done=epoch == cfg.epochs)
+                if task.on_epoch_end(epoch, row):
+                    self._save(task, optimizers, generator, epoch, done=True)
+                    break
+        except NonFiniteTraining as diverged:
+            self._keep_last_finite(task, optimizers, generator, diverged)
         return self.history
 
     def fit_ensemble(self, members: Sequence[Any]) -> list:
