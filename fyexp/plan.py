@@ -112,7 +112,7 @@ def _finished_times(rows, profile: str, epochs: int | None = None) -> list[Recor
     return list(cells.values())
 
 
-def _stated_epochs(cell_file: Path) -> int | None:
+def stated_epochs(cell_file: Path) -> int | None:
     """The training epochs the run record beside ``cell_file`` states (``None`` without a readable one)."""
     from fyexp.provenance.record import stated_settings
     from fyexp.settings import training_epochs
@@ -148,7 +148,7 @@ def recorded_times(results_dir: Path, experiment: str, profiles: list[str], *,
             cell_dir = folder / experiment / "cells" / profile
             files = sorted(cell_dir.glob("*.csv")) if cell_dir.is_dir() else []
             times = [t for f in files
-                     for t in _finished_times(_csv_rows(f), profile, _stated_epochs(f) if with_epochs else None)]
+                     for t in _finished_times(_csv_rows(f), profile, stated_epochs(f) if with_epochs else None)]
             if not times:
                 table = _csv_rows(folder / experiment / "results.csv") if table is None else table
                 times = _finished_times(table, profile)

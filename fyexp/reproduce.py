@@ -4,7 +4,8 @@ A paper needs the experiments whose spec says ``paper: PAPER`` and those its cla
 fyvi experiments).  ``--dry-run`` prints the plan: per experiment the cells of the grid (the runner's own listing,
 :func:`fyexp.runner.pending_cells`, with ``--only``), how many are finished and how many are to run, and an
 estimate of the time, that of ``fyexp run``'s plan (:mod:`fyexp.plan`: the recorded ``wall_time_s`` of the
-experiment's finished cells at the profile, per method; "unknown" where none is recorded).  ``all`` lists each
+experiment's finished cells at the profile, per method and data set, scaled by epochs; "unknown" where none is
+recorded, and "… for k of them, unknown for m" where only the cells on some data sets have one).  ``all`` lists each
 experiment once (fyvl's are fyvi's) and ends with a total.  A real run asks first when the total is long
 (:func:`fyexp.plan.long_plan_reason`), then runs each experiment once through ``fyexp run``'s own sequence
 (:func:`fyexp.commands.run.run_command`, with the same :class:`~fyexp.commands.options.Options`), then ``fyexp
@@ -39,13 +40,27 @@ class PlanLine:
     cells: int
     finished: int
     to_run: int
-    seconds_per_cell: float | None
+    estimate_s: float | None  # of the cells to run less the unestimated ones (fyexp run's plan); None: of none
     note: str = ""
     excluded: str = ""      # NO_PROFILE or LEFT_OUT (by --only) when the experiment runs nothing
+    unestimated: int = 0    # cells to run on data no recorded cell of the profile used: not in estimate_s
 
     @property
-    def estimate_s(self) -> float | None:
-        return None if self.seconds_per_cell is None else self.seconds_per_cell * self.to_run
+    def seconds_per_cell(self) -> float | None:
+        """The estimate per cell to run; ``None`` when it is unknown for any of them."""
+        if self.estimate_s is None or not self.to_run or self.unestimated:
+            return None
+        return self.estimate_s / self.to_run
+
+    @property
+    def estimate_text(self) -> str:
+        """``0 s`` with nothing to run; ``13 min``; ``23.6 h for 40 of them, unknown for 14``; ``unknown``."""
+        if not self.to_run:
+            return "0 s"
+        if self.estimate_s is not None and self.unestimated:
+            return (f"{duration(self.estimate_s)} for {self.to_run - self.unestimated} of them, unknown for "
+                    f"{self.unestimated}")
+        return duration(self.estimate_s)
 
 
 def paper_experiments(paper: str, experiments_dir: Path | None = None) -> list[str]:
@@ -90,14 +105,15 @@ def plan(paper: str, profile: str, results_dir: Path, experiments_dir: Path | No
         except FyexpError as exc:  # --only names a key or value this experiment's grid lacks
             lines.append(PlanLine(name, 0, 0, 0, None, f"{LEFT_OUT}: {exc}", LEFT_OUT))
             continue
-        lines.append(PlanLine(name, one.cells, one.finished, one.to_run, one.seconds_per_cell))
+        lines.append(PlanLine(name, one.cells, one.finished, one.to_run, one.estimate_s,
+                              unestimated=one.unestimated if one.estimate_s is not None else 0))
     return lines
 
 
 def _total(lines: list[PlanLine]) -> tuple[int, int, float | None, bool]:
     """Cells, cells to run, the estimate of those with recorded times (None if none has) and whether some lack."""
     known = [x.estimate_s for x in lines if x.to_run and x.estimate_s is not None]
-    unknown = any(x.to_run and x.estimate_s is None for x in lines)
+    unknown = any(x.to_run and (x.estimate_s is None or x.unestimated) for x in lines)
     todo = sum(x.to_run for x in lines)
     return sum(x.cells for x in lines), todo, (sum(known) if known else (None if unknown else 0.0)), unknown
 
@@ -107,7 +123,7 @@ def total_line(label: str, lines: list[PlanLine]) -> str:
     if seconds is None:
         return f"  {label}: {cells} cells, {todo} to run, estimate unknown (no recorded times)"
     return (f"  {label}: {cells} cells, {todo} to run, estimate {duration(seconds)}"
-            + (" (+ experiments without recorded times)" if unknown else "") + " on the device that recorded them")
+            + (" (+ cells without recorded times)" if unknown else "") + " on the device that recorded them")
 
 
 def describe(paper: str, profile: str, lines: list[PlanLine], listed_above: list[str] = ()) -> str:
@@ -118,7 +134,7 @@ def describe(paper: str, profile: str, lines: list[PlanLine], listed_above: list
             continue
         per = "" if line.seconds_per_cell is None else f" ({duration(line.seconds_per_cell)} per cell)"
         out.append(f"  {line.experiment}: {line.cells} cells, {line.finished} finished, {line.to_run} to run, "
-                   f"estimate {duration(line.estimate_s) if line.to_run else '0 s'}{per}")
+                   f"estimate {line.estimate_text}{per}")
     if listed_above:
         out.append(f"  also needs {', '.join(listed_above)} (listed above)")
     if lines:

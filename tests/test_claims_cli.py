@@ -34,6 +34,22 @@ def test_dry_run_counts_cells_and_estimates_from_recorded_times(tmp_path):
     assert line.estimate_s is None and "estimate unknown" in describe("fyvi", "quick", [line])
 
 
+def test_dry_run_gives_the_known_part_of_an_estimate_and_counts_the_rest():
+    """As ``fyexp run``'s plan: 14 of 54 cells on data without a recorded cell are counted apart, not hidden in an
+    "unknown" for the whole experiment, and the total says that some cells have no estimate."""
+    from fyexp.reproduce import PlanLine, total_line
+
+    partial = PlanLine("vr-vae", 60, 6, 54, 23.6 * 3600, unestimated=14)
+    known = PlanLine("fy-vae", 60, 57, 3, 2040.0)
+    text = describe("vr", "paper", [partial, known])
+    assert "vr-vae: 60 cells, 6 finished, 54 to run, estimate 23.6 h for 40 of them, unknown for 14\n" in text
+    assert "fy-vae: 60 cells, 57 finished, 3 to run, estimate 34 min (11 min per cell)" in text
+    assert partial.seconds_per_cell is None and known.seconds_per_cell == 680.0
+    assert total_line("total", [partial, known]) == ("  total: 120 cells, 57 to run, estimate 24.2 h (+ cells without "
+                                                     "recorded times) on the device that recorded them")
+    assert total_line("total", [known]) == "  total: 60 cells, 3 to run, estimate 34 min on the device that recorded them"
+
+
 @pytest.mark.slow
 def test_installed_reproduce_dry_run(tmp_path, capsys):
     _record(tmp_path / "results")

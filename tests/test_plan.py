@@ -245,6 +245,6 @@ def test_installed_reproduce_all_dry_run_lists_each_experiment_once_with_a_total
     assert lines[-2] == "all 5 papers, each experiment once (2 experiments):"
     from fyexp.plan import duration
 
-    assert lines[-1] == (f"  total: 64 cells, 64 to run, estimate {duration(committed_paper_seconds())} (+ experiments "
-                         "without recorded times) on the device that recorded them")  # gmm-clustering's committed
+    assert lines[-1] == (f"  total: 64 cells, 64 to run, estimate {duration(committed_paper_seconds())} (+ "
+                         "cells without recorded times) on the device that recorded them")  # gmm-clustering's committed
     # paper times (all 60 of its cells); none for toy

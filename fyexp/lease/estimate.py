@@ -80,7 +80,7 @@ def _recorded(results_dir: Path, experiment: str, experiments_dir: Path | None =
     settings record, else from its profile as the spec gives it now)."""
     import pandas as pd
 
-    from fyexp.provenance.record import stated_settings
+    from fyexp.plan import stated_epochs
     from fyexp.results import Cell
 
     spec_epochs = _profile_epochs(experiment, experiments_dir)
@@ -92,9 +92,8 @@ def _recorded(results_dir: Path, experiment: str, experiments_dir: Path | None =
     frame = frame[frame["status"].fillna("ok") == "ok"]
     records = []
     for (profile, cell), rows in frame.groupby(["profile", "cell"]):
-        stated = stated_settings(Path(results_dir) / experiment / "cells" / str(profile) / f"{cell}.csv")
         params = json.loads(rows["params"].iloc[0]) if isinstance(rows["params"].iloc[0], str) else {}
-        epochs = training_epochs(stated.get("config")) if stated is not None else None
+        epochs = stated_epochs(Path(results_dir) / experiment / "cells" / str(profile) / f"{cell}.csv")
         if epochs is None:
             epochs = spec_epochs(str(profile), Cell(str(rows["method"].iloc[0]), int(rows["seed"].iloc[0]), params))
         epoch_time = rows.loc[rows["metric"] == "epoch_time_s", "value"]
