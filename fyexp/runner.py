@@ -147,19 +147,36 @@ def _store(store: ResultStore, profile: str, cell: Cell, settings: dict, write, 
 
 
 def forget_finished_training(store: ResultStore, profile: str, cells: list[Cell], progress: RunProgress) -> None:
-    """``--force``: redo means retrain, so a cell's work folder whose training finished is emptied (a finished
-    checkpoint would be returned at once); one whose training stopped part-way — a forced run interrupted, by a
-    session's end or Ctrl-C — is kept and resumed, with one line saying so (:func:`fyexp.train.training_finished`).
+    """``--force``: redo means retrain, so a cell's work folder whose training finished *before its result was
+    written* is emptied (a finished checkpoint would be returned at once).  Kept, with one line saying so: a folder
+    whose training stopped part-way — a forced run interrupted, by a session's end or Ctrl-C — which resumes
+    (:func:`fyexp.train.training_finished`), and one whose training finished after the cell's last result was
+    written, or with no result at all — a run cut short between training and measuring (a long test-set bound) —
+    which is measured, not trained again (:func:`trained_since_result`).
     """
     from fyexp.train import training_finished
 
     for cell in cells:
         work = store.work_dir(profile, cell)
-        if training_finished(work):
-            shutil.rmtree(work, ignore_errors=True)
-        else:
+        if not training_finished(work):
             progress.note(f"cell {cell.key}: resuming its unfinished training (an interrupted run; delete {work} "
                           "to start it over)")
+        elif trained_since_result(work, store.cell_path(profile, cell)):
+            progress.note(f"cell {cell.key}: its training finished after its last result was written (a run cut "
+                          f"short before measuring); measuring it, not retraining (delete {work} to start it over)")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def trained_since_result(work: Path, cell_file: Path) -> bool:
+    """Whether ``work`` holds checkpoints (``checkpoint.pt`` at any depth) all written after ``cell_file`` — or
+    ``cell_file`` is absent: a training that no result written so far has measured."""
+    from fyexp.train import CHECKPOINT
+
+    stamps = [p.stat().st_mtime_ns for p in Path(work).rglob(CHECKPOINT)] if Path(work).is_dir() else []
+    if not stamps:
+        return False
+    return not cell_file.is_file() or min(stamps) > cell_file.stat().st_mtime_ns
 
 
 def prefit_ensembles(resolved: ResolvedSpec, experiment: Experiment, todo: list[Cell], store: ResultStore, *,

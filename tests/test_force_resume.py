@@ -1,16 +1,18 @@
 """``run --force`` redoes finished cells but resumes a forced run that was interrupted: a work folder whose
-training finished is emptied (its checkpoint would be returned at once), one left part-way is kept
-(fyexp.train.training_finished, fyexp.runner.forget_finished_training)."""
+training finished before its cell's result was written is emptied (its checkpoint would be returned at once), one
+left part-way is kept, and so is one trained since the last result but not measured (fyexp.train.training_finished,
+fyexp.runner.forget_finished_training, fyexp.runner.trained_since_result)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import torch
 from torch import nn
 
 from fyexp.results import Cell, ResultStore
-from fyexp.runner import forget_finished_training
+from fyexp.runner import forget_finished_training, trained_since_result
 from fyexp.train import CHECKPOINT, training_finished
 from fyexp.train._state import save_checkpoint
 
@@ -43,11 +45,26 @@ def test_training_finished_reads_every_checkpoint_under_the_folder(tmp_path):
     assert training_finished(tmp_path / "garbage")           # unreadable: discarded, as before
 
 
+def _written(path: Path, when_ns: int) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists():
+        path.write_text("experiment,metric,value\n")
+    os.utime(path, ns=(when_ns, when_ns))
+
+
 def test_force_empties_finished_work_folders_and_resumes_interrupted_ones(tmp_path):
+    """A finished training older than its cell's result is emptied; one part-way is resumed; one that finished
+    after the last result was written (a forced run cut short while measuring), or whose cell has no result, is
+    kept to be measured."""
     store = ResultStore(tmp_path, "toy")
-    finished, interrupted, fresh = Cell("m", 0), Cell("m", 1), Cell("m", 2)
-    _checkpoint(store.work_dir("paper", finished), done=True)
-    _checkpoint(store.work_dir("paper", interrupted), done=False)
+    finished, interrupted, fresh, unmeasured, never = (Cell("m", s) for s in range(5))
+    for cell, done in ((finished, True), (interrupted, False), (unmeasured, True), (never, True)):
+        _checkpoint(store.work_dir("paper", cell), done=done)
+    t = 1_700_000_000 * 10**9
+    _written(store.work_dir("paper", finished) / CHECKPOINT, t)
+    _written(store.cell_path("paper", finished), t + 10**9)        # its result, written after its training
+    _written(store.cell_path("paper", unmeasured), t)                # an older result ...
+    _written(store.work_dir("paper", unmeasured) / CHECKPOINT, t + 1)   # ... and a forced retraining since
 
     class Notes:
         lines: list[str] = []
@@ -56,8 +73,28 @@ def test_force_empties_finished_work_folders_and_resumes_interrupted_ones(tmp_pa
             self.lines.append(text)
 
     notes = Notes()
-    forget_finished_training(store, "paper", [finished, interrupted, fresh], notes)
+    forget_finished_training(store, "paper", [finished, interrupted, fresh, unmeasured, never], notes)
     assert not store.work_dir("paper", finished).exists()
-    assert (store.work_dir("paper", interrupted) / CHECKPOINT).is_file()
+    for kept in (interrupted, unmeasured, never):
+        assert (store.work_dir("paper", kept) / CHECKPOINT).is_file()
+    measure = ("its training finished after its last result was written (a run cut short before measuring); "
+               "measuring it, not retraining (delete {} to start it over)")
     assert notes.lines == [f"cell {interrupted.key}: resuming its unfinished training (an interrupted run; delete "
-                           f"{store.work_dir('paper', interrupted)} to start it over)"]
+                           f"{store.work_dir('paper', interrupted)} to start it over)",
+                           f"cell {unmeasured.key}: " + measure.format(store.work_dir("paper", unmeasured)),
+                           f"cell {never.key}: " + measure.format(store.work_dir("paper", never))]
+
+
+def test_trained_since_result_compares_every_checkpoint_with_the_result(tmp_path):
+    t = 1_700_000_000 * 10**9
+    result = tmp_path / "cell.csv"
+    assert not trained_since_result(tmp_path / "work", result)            # no checkpoint: nothing to keep
+    _checkpoint(tmp_path / "work" / "group0", done=True)
+    _checkpoint(tmp_path / "work" / "group1", done=True)
+    assert trained_since_result(tmp_path / "work", result)                # no result yet
+    _written(result, t)
+    _written(tmp_path / "work" / "group0" / CHECKPOINT, t + 1)
+    _written(tmp_path / "work" / "group1" / CHECKPOINT, t + 2)
+    assert trained_since_result(tmp_path / "work", result)
+    _written(tmp_path / "work" / "group1" / CHECKPOINT, t)                # one as old as the result: from it
+    assert not trained_since_result(tmp_path / "work", result)
