@@ -173,7 +173,7 @@ def trained_since_result(work: Path, cell_file: Path) -> bool:
     ``cell_file`` is absent: a training that no result written so far has measured."""
     from fyexp.train import CHECKPOINT
 
-    stamps = [p.stat().st_mtime_ns for p in Path(work).rglob(CHECKPOINT)] if Path(work).is_dir() else []
+    stamps = [p.stat().st_mtime_ns for p in Path(work).rglob(CHECKPOINT)]  # none for an absent folder
     if not stamps:
         return False
     return not cell_file.is_file() or min(stamps) > cell_file.stat().st_mtime_ns

@@ -48,6 +48,11 @@ def test_dry_run_gives_the_known_part_of_an_estimate_and_counts_the_rest():
     assert total_line("total", [partial, known]) == ("  total: 120 cells, 57 to run, estimate 24.2 h (+ cells without "
                                                      "recorded times) on the device that recorded them")
     assert total_line("total", [known]) == "  total: 60 cells, 3 to run, estimate 34 min on the device that recorded them"
+    unknown, done = PlanLine("vr-bnn", 7, 6, 1, None), PlanLine("tvem-bsc", 81, 81, 0, None)
+    assert total_line("total", [unknown, done]) == "  total: 88 cells, 1 to run, estimate unknown (no recorded times)"
+    assert total_line("total", [done]) == "  total: 81 cells, 0 to run, estimate 0 s on the device that recorded them"
+    assert "tvem-bsc: 81 cells, 81 finished, 0 to run, estimate 0 s\n" in describe("tvem", "paper", [done])
+    assert "vr-bnn: 7 cells, 6 finished, 1 to run, estimate unknown\n" in describe("vr", "paper", [unknown])
 
 
 @pytest.mark.slow
