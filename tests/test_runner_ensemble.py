@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 
@@ -64,6 +65,9 @@ def test_force_discards_a_cells_checkpoints_so_it_retrains(tmp_path):
     stale = tmp_path / "recording" / "work" / "quick" / "m__a=1__seed=0" / "checkpoint.pt"
     stale.parent.mkdir(parents=True, exist_ok=True)  # the run made it (its settings mark)
     stale.write_bytes(b"a finished run's checkpoint")
+    result = tmp_path / "recording" / "cells" / "quick" / "m__a=1__seed=0.csv"
+    written = result.stat().st_mtime_ns  # a finished run's checkpoint precedes its result (runner.trained_since_result)
+    os.utime(stale, ns=(written - 10**9, written - 10**9))
     run_experiment(resolved, experiment, device="cpu", data_dir=None, results_dir=tmp_path, show_progress=False)
     assert stale.exists()  # a rerun without --force skips the finished cell and leaves its folder alone
     run_experiment(resolved, experiment, device="cpu", data_dir=None, results_dir=tmp_path, show_progress=False,
