@@ -66,7 +66,8 @@ class TrainTask:
 
         Default: one optimizer over every parameter, as ``train_config.optimizer`` describes it.
         """
-        return {"main": make_optimizer(self.train_config.optimizer, self.model.parameters())}
+        return {"main": make_optimizer(self.train_config.optimizer, self.model.parameters(),
+                                       batch_size=self.train_config.batch_size)}
 
     def loss(self, batch: Any) -> tuple[torch.Tensor, Mapping[str, torch.Tensor | float]]:
         """The scalar to minimise for one batch, and named quantities to log (batch means, tensors or floats).

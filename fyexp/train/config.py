@@ -30,18 +30,29 @@ _Beta = Annotated[float, Interval(float, 0, 1, "left")]   # Adam's decay rates, 
 
 @settings
 class OptimizerConfig:
-    """``name`` and its arguments (``betas``/``eps`` for Adam(W), ``momentum`` for SGD/RMSprop)."""
+    """``name`` and its arguments (``betas``/``eps`` for Adam(W), ``momentum`` for SGD/RMSprop).  ``adam_iwae`` is
+    the IWAE code's Adam, on the gradient of the minibatch sum (:mod:`fyexp.train.iwae_adam`)."""
 
-    name: Literal["adam", "adamw", "sgd", "rmsprop"] = "adam"
+    name: Literal["adam", "adamw", "sgd", "rmsprop", "adam_iwae"] = "adam"
     lr: PositiveFloat = 1e-3
     betas: tuple[_Beta, _Beta] = (0.9, 0.999)
     eps: PositiveFloat = 1e-8
     weight_decay: NonNegativeFloat = 0.0
     momentum: NonNegativeFloat = 0.0
 
+    def __post_init__(self):
+        from fyexp.errors import require
 
-def make_optimizer(config: OptimizerConfig, params: Iterable[torch.nn.Parameter]) -> torch.optim.Optimizer:
+        require(self.name != "adam_iwae" or self.weight_decay == 0, "weight_decay",
+                "0 with adam_iwae (the IWAE code's Adam has no weight decay)", self.weight_decay)
+
+
+def make_optimizer(config: OptimizerConfig, params: Iterable[torch.nn.Parameter],
+                   batch_size: int = 1) -> torch.optim.Optimizer:
     """The torch optimizer of ``config`` over ``params``, with torch's multi-tensor (``foreach``) update.
+
+    ``batch_size`` matters to ``adam_iwae`` alone, whose moments are of the minibatch sum's gradient
+    (:class:`fyexp.train.iwae_adam.IWAEAdam`); every other optimizer is invariant to it or never sees it.
 
     On the CPU torch otherwise takes the per-parameter loop.  The multi-tensor update performs the same elementwise
     operations in the same order, so it computes the same numbers bit for bit (Adam, AdamW, RMSprop, SGD; float32
@@ -52,6 +63,10 @@ def make_optimizer(config: OptimizerConfig, params: Iterable[torch.nn.Parameter]
     import torch
 
     params = list(params)
+    if config.name == "adam_iwae":
+        from fyexp.train.iwae_adam import IWAEAdam
+
+        return IWAEAdam(params, lr=config.lr, betas=tuple(config.betas), eps=config.eps, summed_over=batch_size)
     if config.name in ("adam", "adamw"):
         cls = torch.optim.Adam if config.name == "adam" else torch.optim.AdamW
         return cls(params, lr=config.lr, betas=tuple(config.betas), eps=config.eps, weight_decay=config.weight_decay,
