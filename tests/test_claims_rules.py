@@ -151,12 +151,13 @@ def test_against_a_constant(tmp_path, than, expected):
 
 # ---- approx ----------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("sign", [1, -1])
-@pytest.mark.parametrize("delta_extra, expected", [(0.005, SUPPORTED), (-0.005, NOT_SUPPORTED)])
-def test_approx_interval_within_delta(tmp_path, sign, delta_extra, expected):
-    m = 0.3  # interval 0.3 ± HALF; delta just above or below its far end
-    delta = m + HALF + delta_extra
+@pytest.mark.parametrize("delta, expected", [(0.3 + HALF + 0.005, SUPPORTED), (0.3 + HALF - 0.005, UNRESOLVED),
+                                             (0.3 - HALF + 0.005, UNRESOLVED), (0.3 - HALF - 0.005, NOT_SUPPORTED)])
+def test_approx_is_an_equivalence_test(tmp_path, sign, delta, expected):
+    """The interval 0.3 ± HALF (mirrored with the sign): within ±delta when delta passes its far end, wholly beyond
+    when delta stays below its near end, undecided between."""
     claim = claim_of(tmp_path, f"    direction: approx\n    delta: {delta}\n    a: {{method: x}}\n    b: {{method: y}}\n")
-    assert verdict_of(claim, {"x": BASE + sign * (m + JITTER), "y": BASE}).verdict == expected
+    assert verdict_of(claim, {"x": BASE + sign * (0.3 + JITTER), "y": BASE}).verdict == expected
 
 
 def test_approx_with_one_value_uses_the_difference(tmp_path):
@@ -170,7 +171,9 @@ def test_approx_against_a_constant(tmp_path):
     claim = claim_of(tmp_path, "    direction: approx\n    delta: 0.3\n    than: 3.0\n    a: {method: x}\n")
     assert verdict_of(claim, {"x": BASE}).verdict == SUPPORTED  # 0.05 ± 0.24 within ± 0.3
     claim = claim_of(tmp_path, "    direction: approx\n    delta: 0.2\n    than: 3.0\n    a: {method: x}\n")
-    assert verdict_of(claim, {"x": BASE}).verdict == NOT_SUPPORTED
+    assert verdict_of(claim, {"x": BASE}).verdict == UNRESOLVED         # 0.05 ± 0.24 reaches past 0.2
+    claim = claim_of(tmp_path, "    direction: approx\n    delta: 0.2\n    than: 2.5\n    a: {method: x}\n")
+    assert verdict_of(claim, {"x": BASE}).verdict == NOT_SUPPORTED      # 0.55 ± 0.24: wholly beyond 0.2
 
 
 # ---- best of -----------------------------------------------------------------------------------------------------

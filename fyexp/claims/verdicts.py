@@ -13,8 +13,9 @@ Verdicts (:data:`VERDICTS`), for a claim "a > b" (``less``: the mirror image) wi
 - ``data missing``: an experiment ran, but a side of the claim has no row at that profile.
 
 With one value per side there is no interval: the sign decides and the verdict says ``n = 1, sign only`` (the
-magnitude then counts as matched within a factor of 2).  ``approx`` is supported when the interval lies within
-±delta; ``best_of`` combines a's comparisons with every other side (any reversed: reversed) and, where the paper
+magnitude then counts as matched within a factor of 2).  ``approx`` is an equivalence test: supported when the
+interval lies within ±delta, not supported when it lies wholly outside (beyond +delta or below −delta), and not
+resolved at this n when it reaches both inside and outside (n = 1: the difference within ±delta or not); ``best_of`` combines a's comparisons with every other side (any reversed: reversed) and, where the paper
 prints the margin (``magnitude``: a − the best other), checks it against the interval of a − the best other;
 ``monotone`` combines those of consecutive sides (all in the trend: supported; all against: reversed);
 ``fraction`` reads a 0/1 metric as the share of runs with its exact (Clopper–Pearson) interval: the share is above
@@ -251,7 +252,12 @@ def _against(claim: Claim, rows: dict) -> pd.DataFrame:
 def _approx(claim: Claim, rows: dict, profile: str) -> Verdict:
     d = difference(rows["a"], _against(claim, rows))
     low, high = (d.low, d.high) if d.has_interval else (d.mean, d.mean)
-    verdict = SUPPORTED if -claim.delta <= low and high <= claim.delta else NOT_SUPPORTED
+    if -claim.delta <= low and high <= claim.delta:
+        verdict = SUPPORTED
+    elif low > claim.delta or high < -claim.delta:
+        verdict = NOT_SUPPORTED
+    else:  # the interval holds differences within ±delta and beyond: equivalence undecided at this n
+        verdict = UNRESOLVED
     return Verdict(claim, profile, verdict, _diff_text(claim, d) + f" (δ = {_fmt(claim.delta)})", _n_text(claim, d),
                    _no_interval(d), d.low, d.high, d.mean)
 
