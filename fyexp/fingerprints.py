@@ -26,6 +26,16 @@ Refresh after a commit that changes behaviour on purpose (and say why in the com
     python -m fyexp.fingerprints --update NAME     # or --update all
     python -m fyexp.fingerprints --check           # compare every experiment with the committed file
 
+**Moves made by settings alone.**  A commit that changes a spec's settings (not its code) can move a slice's metrics
+because the slice runs the new settings: the rows made before it ran the same code, and a fingerprint that moved
+for that reason says nothing about their code.  Such a commit declares the move in :data:`SETTINGS_MOVES`: the
+``--set`` overrides that give the slice its settings from before the change.  ``--update`` stores the slice's
+metrics under them, at the committed code, in :data:`MOVES_REFERENCE`; the test recomputes them, so the file keeps
+showing that the code at HEAD, run at the old settings, gives the old fingerprint.  A row whose fingerprint at its
+commit equals one of them is then as unchanged in behaviour as one whose fingerprint equals HEAD's
+(:func:`fyexp.provenance.source.fingerprint_difference`).  A later change of behaviour moves both the fingerprint
+and the stored moves (``--update`` recomputes them), so the rows before it are stale again, as they should be.
+
 Not fingerprinted: no experiment is left out (every ``experiments/*.yaml`` has a slice, which the test checks);
 left out of slices: tvem-bsc's Figure 1 cells (``grid.figure1=false``), the grid cells after each method's first
 (other data sets, ρ values, seeds), and wall-clock metrics (:data:`TIMING`).  The report uses the committed
@@ -55,6 +65,16 @@ from fyexp.errors import FyexpError
 SIG_DIGITS = 6
 TIMING = re.compile(r"time|_s$|seconds|wall|ms_per|_ms$")   # wall-clock metrics: not behaviour
 REFERENCE = Path(__file__).resolve().parent / "reference" / "fingerprints.json"
+MOVES_REFERENCE = REFERENCE.with_name("fingerprint-moves.json")
+
+#: Settings-only moves of a fingerprint, per experiment: for each, the ``--set`` overrides (applied after the
+#: slice's own) that undo the settings change, and why the settings changed.  See the module docstring.
+SETTINGS_MOVES: dict[str, tuple[tuple[tuple[str, ...], str], ...]] = {
+    "vr-vae": ((("train_caltech.optimizer.name=adam", "train_mnist.optimizer.name=adam", "elbo.caltech=analytic",
+                 "elbo.mnist=analytic"),
+                "Caltech and MNIST train with the IWAE code's Adam and the VAE's Monte Carlo KL, as the authors' code "
+                "(was torch's Adam and the closed-form KL)"),),
+}
 
 
 def round_sig(value: float, digits: int = SIG_DIGITS) -> float:
@@ -215,7 +235,7 @@ def _deterministic() -> Iterator[None]:
         torch.use_deterministic_algorithms(det)
 
 
-def _cells(name: str, plan: Slice):
+def _cells(name: str, plan: Slice, extra_sets: tuple[str, ...] = ()):
     from fyexp.experiments import get_experiment
     from fyexp.specs import load_spec, parse_sets, resolve
 
@@ -223,7 +243,8 @@ def _cells(name: str, plan: Slice):
     experiment = get_experiment(spec.runner)
     if plan.loader is not None:
         experiment.load_data = plan.loader()   # the runner's data source, on this instance only
-    resolved = resolve(spec, "quick", experiment.Config, seeds=[0], overrides=parse_sets(list(plan.sets)))
+    resolved = resolve(spec, "quick", experiment.Config, seeds=[0],
+                       overrides=parse_sets(list(plan.sets) + list(extra_sets)))
     cells = experiment.cells(resolved.config, (0,))
     if plan.methods is not None:
         cells = [c for c in cells if c.method in plan.methods]
@@ -237,9 +258,10 @@ def _cells(name: str, plan: Slice):
     return experiment, resolved, cells
 
 
-def compute(name: str) -> dict[str, float]:
+def compute(name: str, extra_sets: tuple[str, ...] = ()) -> dict[str, float]:
     """The fingerprint of experiment ``name``: ``{"<method>/<metric>": rounded value}`` over its slice's cells
-    (a metric reported more than once in a cell gets ``/<i>``: its rows in order)."""
+    (a metric reported more than once in a cell gets ``/<i>``: its rows in order); ``extra_sets``: ``--set``
+    overrides after the slice's own (a settings move's undo, :data:`SETTINGS_MOVES`)."""
     from fyexp.experiments import RunContext
 
     if name not in SLICES:
@@ -252,7 +274,7 @@ def compute(name: str) -> dict[str, float]:
         data_dir = root / "data"
         data_dir.mkdir()
         with (plan.data(data_dir) if plan.data is not None else contextlib.nullcontext()):
-            experiment, resolved, cells = _cells(name, plan)
+            experiment, resolved, cells = _cells(name, plan, tuple(extra_sets))
             for cell in cells:
                 ctx = RunContext(experiment=name, profile="fingerprint", device="cpu", data_dir=data_dir,
                                  work_dir=root / "work" / cell.key, artifact_dir=root / "artifacts")
@@ -287,13 +309,25 @@ def differences(name: str, expected: dict[str, float], got: dict[str, float]) ->
     return lines
 
 
-def update(names: list[str], path: Path = REFERENCE) -> None:
+def compute_moves(name: str) -> list[dict]:
+    """Experiment ``name``'s declared settings moves (:data:`SETTINGS_MOVES`), each as stored in
+    :data:`MOVES_REFERENCE`: ``{"undo": [...], "why": ..., "fingerprint": compute(name, undo)}``."""
+    return [{"undo": list(undo), "why": why, "fingerprint": compute(name, undo)}
+            for undo, why in SETTINGS_MOVES.get(name, ())]
+
+
+def update(names: list[str], path: Path = REFERENCE, moves_path: Path = MOVES_REFERENCE) -> None:
+    """Recompute and store the fingerprints of ``names`` and their settings moves."""
     from fyexp.io import atomic_write_text
 
-    reference = load_reference(path)
+    reference, moves = load_reference(path), load_reference(moves_path)
     for name in names:
         reference[name] = compute(name)
+        moves.pop(name, None)
+        if name in SETTINGS_MOVES:
+            moves[name] = compute_moves(name)
     atomic_write_text(path, json.dumps(dict(sorted(reference.items())), indent=1, sort_keys=True) + "\n")
+    atomic_write_text(moves_path, json.dumps(dict(sorted(moves.items())), indent=1, sort_keys=True) + "\n")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -314,8 +348,15 @@ def _main(args: argparse.Namespace) -> int:
         update(names)
         print(f"updated {', '.join(names)} in {REFERENCE}")
         return 0
-    reference = load_reference()
+    reference, moves = load_reference(), load_reference(MOVES_REFERENCE)
     lines = [line for name in sorted(SLICES) for line in differences(name, reference.get(name, {}), compute(name))]
+    for name in sorted(SETTINGS_MOVES):
+        stored = moves.get(name, [])
+        for i, move in enumerate(compute_moves(name)):
+            old = stored[i] if i < len(stored) else {}
+            if old.get("undo") != move["undo"]:
+                lines.append(f"{name} settings move {i}: stored undo {old.get('undo')}, declared {move['undo']}")
+            lines += differences(f"{name} (settings move {i})", old.get("fingerprint", {}), move["fingerprint"])
     print("\n".join(lines) if lines else "all fingerprints match")
     return 1 if lines else 0
 

@@ -82,3 +82,57 @@ def test_the_fingerprint_a_row_was_made_under_is_the_one_committed_at_its_commit
     assert fingerprint_difference("z", a, tmp_path) == "HEAD keeps no fingerprint of z"
     assert fingerprint_difference("y", a, tmp_path, recorded={"m/v": 2.5}) is None  # the stored one decides
     assert fingerprint_difference("y", a, tmp_path, recorded={}) == f"no fingerprint of y was kept at {a[:7]}"
+
+
+@pytest.mark.parametrize("name", sorted(fingerprints.SETTINGS_MOVES))
+def test_each_settings_move_recomputes_to_the_stored_one(name):
+    """HEAD's code under the settings from before a declared settings-only change gives the stored fingerprint:
+    what lets :func:`fyexp.provenance.source.fingerprint_difference` clear the rows made before it."""
+    stored = fingerprints.load_reference(fingerprints.MOVES_REFERENCE).get(name, [])
+    computed = fingerprints.compute_moves(name)
+    assert [m["undo"] for m in stored] == [m["undo"] for m in computed]
+    for old, new in zip(stored, computed):
+        assert fingerprints.differences(name, old["fingerprint"], new["fingerprint"]) == []
+
+
+def test_an_undo_that_does_not_undo_gives_another_fingerprint():
+    """The vr-vae move is of settings alone: without its undo the slice differs (so the move is not empty) and
+    with it the slice is the fingerprint committed before the change (stored as the move)."""
+    move = fingerprints.load_reference(fingerprints.MOVES_REFERENCE)["vr-vae"][0]
+    assert move["fingerprint"] != REFERENCE["vr-vae"]
+    assert {k for k in REFERENCE["vr-vae"] if REFERENCE["vr-vae"][k] != move["fingerprint"][k]} == {
+        "iwae_single/final_train_bound", "iwae_single/test_loglik"}   # the one MNIST cell of the slice
+
+
+def _commit_moves(root, moves: dict, fingerprints_: dict) -> str:
+    import json
+
+    path = root / "fyexp" / "reference" / "fingerprint-moves.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(moves))
+    return _commit(root, fingerprints_)
+
+
+@pytest.mark.slow
+def test_a_settings_move_at_head_clears_the_rows_made_before_it(tmp_path):
+    """Commits: a (y = 2.0), then HEAD (y = 2.5) declaring a settings move whose fingerprint is 2.0: y's rows of a
+    are behaviour unchanged.  A move of another value, of another experiment, or only at an older commit does not
+    clear them."""
+    from fyexp.provenance.source import fingerprint_difference
+
+    _git(tmp_path, "init", "-q")
+    a = _commit(tmp_path, {"x": {"m/v": 1.0}, "y": {"m/v": 2.0}})
+    head = {"x": {"m/v": 1.0}, "y": {"m/v": 2.5}}
+    moved = f"the fingerprint of y changed since {a[:7]}"
+    _commit_moves(tmp_path, {"y": [{"undo": ["k=0"], "fingerprint": {"m/v": 2.0}}]}, head)
+    assert fingerprint_difference("y", a, tmp_path) is None
+    assert fingerprint_difference("y", a, tmp_path, recorded={"m/v": 2.0}) is None
+    assert fingerprint_difference("y", a, tmp_path, recorded={"m/v": 2.25}) == moved
+    _commit_moves(tmp_path, {"y": [{"undo": ["k=0"], "fingerprint": {"m/v": 2.1}}]}, head)
+    assert fingerprint_difference("y", a, tmp_path) == moved
+    _commit_moves(tmp_path, {"x": [{"undo": ["k=0"], "fingerprint": {"m/v": 2.0}}]}, head)
+    assert fingerprint_difference("y", a, tmp_path) == moved
+    _commit_moves(tmp_path, {}, head)  # the move declared at an older commit only: HEAD's file decides
+    assert fingerprint_difference("y", a, tmp_path) == moved
+    _commit_moves(tmp_path, {"y": "damaged"}, head)
+    assert fingerprint_difference("y", a, tmp_path) == moved

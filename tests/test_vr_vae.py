@@ -215,3 +215,62 @@ def test_a_bad_grid_entry_is_a_one_line_error(change, expected):
         Config(grid=Grid(include=[entry]))
     with pytest.raises(ConfigValueError, match="folds in 0..3"):
         Config(n_folds=4, grid=Grid(include=[{"dataset": "freyface", "L": 1, "K": 5, "method": "vae", "fold": 7}]))
+
+
+def _iwae_code_cell(config, dataset="caltech", method="vae", layers=1):
+    from fyexp.data.vr_images import VRData
+    from fyexp.experiments.vr_vae import VRVAE
+    from fyexp.results import Cell
+
+    width = 560 if dataset == "freyface" else 784
+    data = VRData(train=torch.rand(30, width), test=torch.rand(5, width), binarize=dataset != "freyface")
+    params = {"dataset": dataset, "L": layers, "K": 5, **({"fold": 0} if dataset == "freyface" else {})}
+    cell = Cell(method, 0, params)
+    return VRVAE()._task(config, cell, data), VRVAE.cell_config(config, cell)
+
+
+def test_the_vae_on_caltech_and_mnist_trains_the_monte_carlo_kl_where_the_spec_says_so():
+    """``elbo: {caltech: mc, mnist: mc}`` (``paper``: the IWAE code's VAE, (1/K) sum_k log w_k): the cell's
+    ELBO is the Monte Carlo one there, the analytic one on a data set without an entry; only the VAE changes; the
+    entry is scoped to its data set, and a cell of a data set without one keeps the settings it had before the key
+    existed (no ``elbo`` in its settings: its hash unchanged)."""
+    from fyexp.experiments.vr_vae import Config
+    from fyexp.objectives import ELBO
+
+    config = Config(elbo={"caltech": "mc"})
+    task, scoped = _iwae_code_cell(config, "caltech")
+    assert task.objective == ELBO(n_samples=5, analytic=False) and scoped["elbo"] == {"caltech": "mc"}
+    task, scoped = _iwae_code_cell(config, "mnist")
+    assert task.objective == ELBO(n_samples=5, analytic=True) and "elbo" not in scoped
+    assert _iwae_code_cell(Config(elbo={"caltech": "analytic"}), "caltech")[0].objective == ELBO(n_samples=5)
+    assert _iwae_code_cell(Config(elbo={"mnist": "mc"}), "mnist")[0].objective == ELBO(n_samples=5, analytic=False)
+    assert isinstance(_iwae_code_cell(config, "caltech", "iwae")[0].objective, IWAE)
+    assert "elbo" not in _iwae_code_cell(Config(elbo={"caltech": "mc", "mnist": "mc"}), "freyface")[1]
+    assert _iwae_code_cell(Config(), "caltech")[1] == {k: v for k, v in _iwae_code_cell(
+        Config(elbo={"mnist": "mc"}), "caltech")[1].items()}
+
+
+def test_the_paper_profile_trains_caltech_and_mnist_as_the_iwae_code_does():
+    """``paper``: the IWAE code's Adam (``adam_iwae``) and the VAE's Monte Carlo KL on Caltech and MNIST; Frey Face
+    keeps its own protocol (torch's Adam on the authors' vae_autograd settings)."""
+    from fyexp.experiments import get_experiment
+    from fyexp.specs import load_spec, resolve
+
+    spec = load_spec("vr-vae")
+    config = resolve(spec, "paper", get_experiment(spec.runner).Config, seeds=[0]).config
+    assert (config.train_caltech.optimizer.name, config.train_mnist.optimizer.name) == ("adam_iwae", "adam_iwae")
+    assert config.train_freyface.optimizer.name == "adam" and config.freyface.elbo == "mc"
+    assert config.elbo == {"caltech": "mc", "mnist": "mc"}
+
+
+@pytest.mark.parametrize("elbo", [{"freyface": "mc"}, {"caltech": "exact"}])
+def test_a_bad_elbo_entry_is_a_one_line_error_naming_the_key(elbo, tmp_path):
+    from pathlib import Path
+
+    from fyexp.errors import FyexpError
+    from fyexp.experiments.vr_vae import Config
+    from fyexp.specs import build_config
+
+    with pytest.raises(FyexpError, match="elbo") as error:
+        build_config(Config, {"elbo": elbo}, Path("vr-vae.yaml"), "defaults")
+    assert "\n" not in str(error.value)

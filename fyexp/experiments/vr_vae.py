@@ -5,7 +5,8 @@ One cell = one method × setting (data set, stochastic layers L, samples K) × s
 =================  ==========================================================================  ================
 method             objective (:mod:`fyexp.objectives`)                                         row
 =================  ==========================================================================  ================
-``vae``            ELBO, α = 1: (1/K) Σ_k log p(x|h_k) − KL (analytic for L = 1, else MC)      Table 1 "VAE"
+``vae``            ELBO, α = 1: (1/K) Σ_k log w_k (spec ``elbo`` / ``freyface.elbo`` mc)       Table 1 "VAE"
+                   or with the closed-form KL for L = 1 (``analytic``)
 ``iwae``           IWAE, α = 0, all K samples back-propagated                                  Table 1 "IWAE"
 ``vr_max``         VR-max by Algorithm 1: one backward pass through the max-weight sample      Table 1 "VR-max"
 ``vr_half``        VR-α at α = 0.5 (eq. 18), all samples back-propagated                        text "VR-0.5"
@@ -109,7 +110,8 @@ class VRVAE(GridExperiment):
         if protocol is not None and protocol.init_std is not None:
             normal_init(model, protocol.init_std)
         objective = OBJECTIVES[cell.method](k)
-        if protocol is not None and cell.method == "vae" and protocol.elbo == "mc":
+        kl = protocol.elbo if protocol is not None else config.elbo.get(dataset, "analytic")
+        if cell.method == "vae" and kl == "mc":
             objective = ELBO(n_samples=k, analytic=False)
         if protocol is None or not protocol.weight_prior:
             return BinarizingTask(model, objective, data.binarize, data.valid, config.valid_every)

@@ -255,15 +255,17 @@ def provenance_columns(device: str, wall_time_s: float, experiment: object | Non
 
 # ---- the fingerprint committed at a row's commit ----------------------------------------------------------------
 FINGERPRINTS = "fyexp/reference/fingerprints.json"   # :data:`fyexp.fingerprints.REFERENCE`, relative to the checkout
+FINGERPRINT_MOVES = "fyexp/reference/fingerprint-moves.json"   # :data:`fyexp.fingerprints.MOVES_REFERENCE`
 
 
-def committed_fingerprints(commit: str, root: Path | None = None) -> dict | None:
+def committed_fingerprints(commit: str, root: Path | None = None, relative: str = FINGERPRINTS) -> dict | None:
     """The behaviour fingerprints committed at ``commit`` (``git show <commit>:fyexp/reference/fingerprints.json`` in
     the checkout ``root``, default the source tree's); ``None`` where the commit has no such file or git cannot say.
-    Cached per commit hash by :func:`fyexp.gitinfo.file_at_commit` (``HEAD`` is looked up each time: it moves)."""
+    Cached per commit hash by :func:`fyexp.gitinfo.file_at_commit` (``HEAD`` is looked up each time: it moves).
+    ``relative``: another file of the same form (:data:`FINGERPRINT_MOVES`)."""
     import json
 
-    shown = gitinfo.file_at_commit(Path(root).resolve() if root is not None else SOURCE_ROOT, commit, FINGERPRINTS)
+    shown = gitinfo.file_at_commit(Path(root).resolve() if root is not None else SOURCE_ROOT, commit, relative)
     if shown is None:
         return None
     try:
@@ -289,8 +291,9 @@ def current_fingerprint(name: str, root: Path = SOURCE_ROOT) -> dict | None:
 
 def fingerprint_difference(name: str, commit: str, root: Path | None = None,
                            recorded: dict | None = None) -> str | None:
-    """``None`` when experiment ``name``'s fingerprint at the row's ``commit`` equals the one committed at HEAD, else
-    why not, one phrase (the reason a row stale by code stays stale).
+    """``None`` when experiment ``name``'s fingerprint at the row's ``commit`` equals the one committed at HEAD, or
+    one of HEAD's settings moves (:func:`settings_moves`), else why not, one phrase (the reason a row stale by code
+    stays stale).
 
     Equal fingerprints mean the slice's metrics did not move between the two commits (:mod:`fyexp.fingerprints`
     computes them; its test keeps HEAD's file true of HEAD's code, and a commit that changed behaviour had to update
@@ -306,7 +309,20 @@ def fingerprint_difference(name: str, commit: str, root: Path | None = None,
     then = recorded if recorded is not None else (committed_fingerprints(commit, root) or {}).get(name)
     if not then:
         return f"no fingerprint of {name} was kept at {commit[:7]}"
-    return None if then == now else f"the fingerprint of {name} changed since {commit[:7]}"
+    if then == now or then in settings_moves(name, root):
+        return None
+    return f"the fingerprint of {name} changed since {commit[:7]}"
+
+
+def settings_moves(name: str, root: Path | None = None) -> list[dict]:
+    """Experiment ``name``'s fingerprints at HEAD's code under the settings from before each settings-only change
+    committed at HEAD (:data:`fyexp.fingerprints.SETTINGS_MOVES`, stored in :data:`FINGERPRINT_MOVES`): a row whose
+    fingerprint at its commit is one of them ran code that HEAD's reproduces at its settings."""
+    moves = (committed_fingerprints("HEAD", root, FINGERPRINT_MOVES) or {}).get(name)
+    if not isinstance(moves, list):
+        return []
+    return [m["fingerprint"] for m in moves if isinstance(m, dict) and isinstance(m.get("fingerprint"), dict)
+            and m["fingerprint"]]
 
 
 def fingerprint_unchanged(name: str, commit: str, root: Path | None = None, recorded: dict | None = None) -> bool:
