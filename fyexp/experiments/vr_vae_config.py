@@ -101,8 +101,8 @@ class Config:
     # the VAE's KL term on the other data sets, per data set: ``mc`` = (1/K) Σ_k log w_k, as the IWAE code trains
     # its VAE (yburda/iwae iwae.py l. 157-163; YingzhenLi/VRbound iwae/iwae.py l. 185-191), ``analytic`` = the
     # closed-form KL (the default: our choice before the authors' code was read; L = 2 is Monte Carlo either way).
-    # Frey Face's is ``freyface.elbo``.  A data set without an entry is left out of its cells' settings, so cells
-    # of data sets never given one keep their settings hash.
+    # Frey Face's is ``freyface.elbo``.  An entry ``analytic`` is the same as none, and neither is in a cell's
+    # settings, so cells of data sets without ``mc`` keep their settings hash.
     elbo: dict[Annotated[str, OneOf(tuple(d for d in DATASETS if d != "freyface"))],
                Literal["mc", "analytic"]] = field(default_factory=dict)
     # images held out from the END of the training part per data set, for choosing a stopping epoch on the VI
@@ -146,8 +146,9 @@ def cell_config(config: Config, cell) -> dict:
         data.pop(key)
     for other in set(DATASETS) - {dataset}:
         data.pop(f"train_{other}")
-    for key in ("n_train", "n_test", "validation", "elbo"):
+    for key in ("n_train", "n_test", "validation"):
         data[key] = {d: n for d, n in data[key].items() if d == dataset}
-    if not data["elbo"]:
+    data["elbo"] = {d: kl for d, kl in data["elbo"].items() if d == dataset and kl != "analytic"}
+    if not data["elbo"]:   # no entry means analytic: such a cell keeps the settings it had before the key existed
         data.pop("elbo")
     return {k: v for k, v in data.items() if dataset == "freyface" or k not in FREYFACE_ONLY}
