@@ -17,8 +17,8 @@ from scipy import stats
 
 from fyexp.claims.model import load_claims
 from fyexp.claims.render import long_lines, short_lines, summary_line, tally
-from fyexp.claims.verdicts import (DIRECTION_ONLY, MISSING, NOT_SUPPORTED, REVERSED, SIGN_ONLY, SUPPORTED, UNRESOLVED,
-                                   headline, judge, judge_all, n_to_resolve, profile_kind)
+from fyexp.claims.verdicts import (DIRECTION_ONLY, LOAD_NOTE, MISSING, NOT_SUPPORTED, REVERSED, SIGN_ONLY, SUPPORTED,
+                                   UNRESOLVED, headline, judge, judge_all, n_to_resolve, profile_kind)
 from fyexp.claims.stats import clopper_pearson, difference
 
 SPREAD = 0.1
@@ -289,6 +289,57 @@ def test_ratio_of_single_values_by_sign_and_factor_two(tmp_path):
     assert verdict_of(ratio(tmp_path, magnitude=0.51), sides).verdict == DIRECTION_ONLY
     assert verdict_of(ratio(tmp_path, magnitude=0.125), sides).verdict == SUPPORTED
     assert verdict_of(ratio(tmp_path, magnitude=0.12), sides).verdict == DIRECTION_ONLY
+
+
+def _timing_ratio(tmp_path, metric="train_time_s", magnitude=0.42):
+    path = tmp_path / "timing.yaml"
+    path.write_text(f"""
+claims:
+  - id: timing
+    paper: vr
+    where: Sec. 5.1
+    line: 276
+    quote: "a toy sentence"
+    claim: toy
+    direction: ratio_below
+    threshold: 1
+    magnitude: {magnitude}
+    rows: {{experiment: vr-vae, metric: {metric}}}
+    a: {{method: x}}
+    b: {{method: y}}
+""")
+    return load_claims(path).claims[0]
+
+
+def _timing_frames(sides: dict, metric: str) -> dict:
+    frame = frames(sides)["gmm-clustering"]
+    return {"vr-vae": frame.assign(metric=metric, experiment="vr-vae")}
+
+
+@pytest.mark.parametrize("x", [0.3, 0.42, 1.11, 3.0])
+def test_a_ratio_of_single_wall_times_is_not_resolved_whatever_its_sign(tmp_path, x):
+    """One wall time per side, from separate runs, moves with the machine's load (vr-vae's cpu VR-max / IWAE read
+    0.775 and 1.11 from identical cells): at n = 1 the verdict is unresolved and says why; the same single values of
+    a metric that is no wall time are judged by their sign, as before."""
+    sides = {"x": np.array([x]), "y": np.array([1.0])}
+    top, = [v for v in judge(_timing_ratio(tmp_path), _timing_frames(sides, "train_time_s")) if v.headline]
+    assert top.verdict == UNRESOLVED and top.notes == [SIGN_ONLY, LOAD_NOTE]
+    top, = [v for v in judge(_timing_ratio(tmp_path, "test_loglik"), _timing_frames(sides, "test_loglik"))
+            if v.headline]
+    assert top.verdict == (SUPPORTED if x < 0.84 else DIRECTION_ONLY if x < 1 else REVERSED)
+    assert top.notes == [SIGN_ONLY]
+
+
+def test_wall_times_with_an_interval_are_judged_as_any_ratio(tmp_path):
+    """n >= 2 per side: the interval carries the runs' spread, load included, and decides as for any ratio."""
+    below = _ratio_sides(-(HALF + 0.005))
+    top, = [v for v in judge(_timing_ratio(tmp_path, "epoch_time_s", magnitude=0.8), _timing_frames(below, "epoch_time_s"))
+            if v.headline]
+    assert top.verdict == SUPPORTED and LOAD_NOTE not in top.notes
+    tie = _ratio_sides(-(HALF - 0.005))
+    top, = [v for v in judge(_timing_ratio(tmp_path, "epoch_time_s", magnitude=0.8), _timing_frames(tie, "epoch_time_s"))
+            if v.headline]
+    assert top.verdict in (NOT_SUPPORTED, UNRESOLVED) and LOAD_NOTE not in top.notes
 
 
 # ---- profiles, headline and labels ---------------------------------------------------------------------------

@@ -20,7 +20,10 @@ prints the margin (``magnitude``: a − the best other), checks it against the i
 ``monotone`` combines those of consecutive sides (all in the trend: supported; all against: reversed);
 ``fraction`` reads a 0/1 metric as the share of runs with its exact (Clopper–Pearson) interval: the share is above
 ``at_least`` only when the whole interval is (10 of 20 runs is not "most runs"); ``ratio_below``/``ratio_above``
-compare mean(a)/mean(b) with a threshold on log values (the interval is that of the ratio of geometric means).
+compare mean(a)/mean(b) with a threshold on log values (the interval is that of the ratio of geometric means);
+a ratio of wall-clock metrics (:data:`WALL_CLOCK`) with one value per side is not resolved at this n, whatever
+its sign: two wall times from separate runs move with the machine's load alone (two identical `cpu` cells of
+vr-vae read 0.775 on one day and 1.11 on another).
 
 Profiles: ``paper`` is the paper's; ``paper+key=value`` (a ``--set`` variant), other profiles named ``paper…``
 (``paper-lr1e-4``: another reading of a setting) and ``…~superseded-…`` are *variants*; any other is *reduced*.  A claim's headline verdict (:func:`headline`) is the one at ``paper`` when
@@ -41,6 +44,7 @@ import pandas as pd
 
 from fyexp.claims.model import Claim, Selector
 from fyexp.claims.stats import Difference, difference, share_interval
+from fyexp.fingerprints import TIMING as WALL_CLOCK   # the wall-clock metrics (time, seconds, wall, ..._s, ..._ms)
 
 SUPPORTED = "supported"
 DIRECTION_ONLY = "supported in direction, not in magnitude"
@@ -53,6 +57,8 @@ VERDICTS = (SUPPORTED, DIRECTION_ONLY, UNRESOLVED, NOT_SUPPORTED, REVERSED, NOT_
 SIGN_ONLY = "n = 1, sign only"
 MAX_N = 1000  # beyond this many runs the n that would resolve a difference is not worth printing
 PAPER = "paper"
+#: one wall time per side from separate runs: the machine's load alone moves their ratio
+LOAD_NOTE = "one wall time per side, from separate runs: the machine's load alone can move their ratio"
 CLAIMS = "claims"  # the reduced profile built to judge the claims (the paper's models, less data and fewer epochs)
 
 
@@ -319,8 +325,11 @@ def _ratio(claim: Claim, rows: dict, profile: str) -> Verdict:
     matched = claim.magnitude is None or (low <= claim.magnitude <= high if low is not None
                                           else 0.5 <= ratio / claim.magnitude <= 2)
     verdict = _decide(state, matched, claim.magnitude is not None)
+    notes = _no_interval(d)
+    if not d.has_interval and any(WALL_CLOCK.search(side.metric) for side in claim.sides.values()):
+        verdict, notes = UNRESOLVED, notes + [LOAD_NOTE]
     text = f"ratio {ratio:.3g}" + (f" [{low:.3g}, {high:.3g}]" if low is not None else "")
-    return Verdict(claim, profile, verdict, text, d.n_text(), _no_interval(d), low, high, ratio)
+    return Verdict(claim, profile, verdict, text, d.n_text(), notes, low, high, ratio)
 
 
 JUDGES = {"greater": _pairwise, "less": _pairwise, "approx": _approx, "best_of": _best_of, "monotone": _monotone,
