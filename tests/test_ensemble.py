@@ -288,3 +288,25 @@ def test_a_loss_that_cannot_run_under_vmap_is_a_one_line_error():
                for seed in (0, 1)]
     with pytest.raises(FyexpError, match="cannot train as an ensemble; use train.ensemble: false"):
         Trainer(_config(1), label="t").fit_ensemble(members)
+
+
+@pytest.mark.slow
+def test_members_under_the_iwae_codes_adam_equal_their_solo_runs():
+    """vr-vae's ``paper`` trains Caltech and MNIST with ``adam_iwae`` (v0 = 1, a scalar timestep from one, the
+    minibatch sum's gradient), and the GPU kit runs those cells as ensembles: stacked, its state steps each member
+    as its solo run."""
+    cfg = TrainConfig(epochs=3, batch_size=16, log_every=2,
+                      optimizer=OptimizerConfig(name="adam_iwae", lr=2e-2, betas=(0.99, 0.999), eps=1e-4),
+                      schedule=ScheduleConfig(name="step", step_size=1, gamma=0.5))
+    members = _members("gaussian-iwae")
+    results = Trainer(cfg, label="t").fit_ensemble(members)
+    finals = []
+    for seed, result, member in zip(SEEDS, results, members):
+        solo = _task("gaussian-iwae", seed)
+        history = Trainer(dataclasses.replace(cfg, seed=seed), label=f"t/{seed}").fit(solo, (_images(),))
+        assert result.error is None
+        _close(result.unwrap(), history)
+        for (name, a), b in zip(member.task.model.named_parameters(), solo.model.parameters()):
+            assert torch.allclose(a, b, rtol=1e-4, atol=1e-6), name
+        finals.append(history[-1]["train_loss"])
+    assert len(set(finals)) == len(SEEDS)
