@@ -323,7 +323,7 @@ def test_a_ratio_of_single_wall_times_is_not_resolved_whatever_its_sign(tmp_path
     a metric that is no wall time are judged by their sign, as before."""
     sides = {"x": np.array([x]), "y": np.array([1.0])}
     top, = [v for v in judge(_timing_ratio(tmp_path), _timing_frames(sides, "train_time_s")) if v.headline]
-    assert top.verdict == UNRESOLVED and top.notes == [SIGN_ONLY, LOAD_NOTE]
+    assert top.verdict == UNRESOLVED and top.notes == [LOAD_NOTE]
     top, = [v for v in judge(_timing_ratio(tmp_path, "test_loglik"), _timing_frames(sides, "test_loglik"))
             if v.headline]
     assert top.verdict == (SUPPORTED if x < 0.84 else DIRECTION_ONLY if x < 1 else REVERSED)

@@ -58,7 +58,7 @@ SIGN_ONLY = "n = 1, sign only"
 MAX_N = 1000  # beyond this many runs the n that would resolve a difference is not worth printing
 PAPER = "paper"
 #: one wall time per side from separate runs: the machine's load alone moves their ratio
-LOAD_NOTE = "one wall time per side, from separate runs: the machine's load alone can move their ratio"
+LOAD_NOTE = "n = 1: one wall time per side, from separate runs, and the machine's load alone can move their ratio"
 CLAIMS = "claims"  # the reduced profile built to judge the claims (the paper's models, less data and fewer epochs)
 
 
@@ -327,7 +327,7 @@ def _ratio(claim: Claim, rows: dict, profile: str) -> Verdict:
     verdict = _decide(state, matched, claim.magnitude is not None)
     notes = _no_interval(d)
     if not d.has_interval and any(WALL_CLOCK.search(side.metric) for side in claim.sides.values()):
-        verdict, notes = UNRESOLVED, notes + [LOAD_NOTE]
+        verdict, notes = UNRESOLVED, [LOAD_NOTE]   # not "sign only": the sign decides nothing here
     text = f"ratio {ratio:.3g}" + (f" [{low:.3g}, {high:.3g}]" if low is not None else "")
     return Verdict(claim, profile, verdict, text, d.n_text(), notes, low, high, ratio)
 
