@@ -11,7 +11,10 @@ else in the repository's committed ``results/``.  The nearest of them to c (:fun
 (its ``dataset`` parameter, where it has one) and, among those, have the most of c's method and parameters.
 E is the training epochs a cell's settings state (:func:`fyexp.settings.training_epochs`: E(c) from the spec now,
 E(r) from the run record beside r's cell file), the ratio left out where either is unknown; so a cell rerun because
-its epochs changed is estimated at its new length.  The estimate is unknown (``None``) when no cell is recorded, or
+its epochs changed is estimated at its new length.  No other setting is scaled: a cell whose nearest recorded cells all
+differ from it in a setting (other than a replicate's :data:`REPLICATE_KEYS` and the epochs) is estimated from another
+setting's time, and the plan says so, naming the setting (:func:`extrapolated_keys`): a K = 50 cell estimated from the
+K = 5 cells' times can be several times too short.  The estimate is unknown (``None``) when no cell is recorded, or
 when a cell to run has no recorded cell on its data set: a time measured on other data is no estimate.  A variant
 profile (``paper+lr=…``) without times of its own reads its base profile's.
 
@@ -34,6 +37,9 @@ from fyexp.errors import FyexpError, SpecError
 from fyexp.experiments.grid import EMPTY_GRID
 
 LONG_S = 2 * 3600.0
+# parameters that only say which replicate a cell is (its split of the data): the cell's time does not depend on them
+# (the seed is no parameter); ``epochs`` is scaled by the epochs ratio instead
+REPLICATE_KEYS = frozenset({"fold", "epochs"})
 
 
 @dataclass(frozen=True)
@@ -49,6 +55,8 @@ class RunPlan:
     source: str = ""         # the folder they were read from
     todo: tuple = ()         # the cells to run (:class:`fyexp.results.Cell`), in order
     unestimated: int = 0     # cells to run without a recorded cell on their data: not in estimate_s
+    extrapolated: int = 0    # cells to run estimated from recorded cells that all differ in a setting
+    extrapolated_keys: tuple[str, ...] = ()  # those settings
 
     @property
     def seconds_per_cell(self) -> float | None:
@@ -191,6 +199,24 @@ def estimate_parts(todo_methods: list[str], times: list[Recorded], todo_epochs: 
     return (float(total) if known else None), len(todo_methods) - known
 
 
+def extrapolated_keys(todo_methods: list[str], times: list[Recorded],
+                      todo_params: list[dict] | None = None) -> tuple[int, tuple[str, ...]]:
+    """``(cells, keys)``: how many cells to run are estimated from :func:`nearest` recorded cells that all differ
+    from the cell in some parameter, and those parameters (sorted), :data:`REPLICATE_KEYS` aside.  A cell without a
+    nearest recorded cell is unestimated, not extrapolated."""
+    times = [Recorded(*t) for t in times]
+    count, keys = 0, set()
+    for i, method in enumerate(todo_methods):
+        params = (todo_params[i] if todo_params is not None else None) or {}
+        pool = nearest(method, params, times)
+        missing = {k for k, v in params.items() if k not in REPLICATE_KEYS
+                   and all((t.params or {}).get(k) != v for t in pool)}
+        if pool and missing:
+            count += 1
+            keys |= missing
+    return count, tuple(sorted(keys))
+
+
 def estimate(todo_methods: list[str], times: list[Recorded], todo_epochs: list[int | None] | None = None,
              todo_params: list[dict] | None = None) -> float | None:
     """The whole estimate of :func:`estimate_parts`; ``None`` when a cell to run has no nearest recorded cell."""
@@ -211,11 +237,12 @@ def run_plan(resolved, experiment, results_dir: Path, force: bool = False, only=
     profiles = list(dict.fromkeys([resolved.profile, getattr(resolved, "base_profile", resolved.profile)]))
     times, folder = recorded_times(results_dir, resolved.name, profiles, with_epochs=True)
     todo_epochs = [training_epochs(scoped_config(experiment, resolved.config, c)) for c in pending.todo]
-    seconds, unestimated = estimate_parts([c.method for c in pending.todo], times, todo_epochs,
-                                          [c.params for c in pending.todo])
+    methods, params = [c.method for c in pending.todo], [c.params for c in pending.todo]
+    seconds, unestimated = estimate_parts(methods, times, todo_epochs, params)
+    extrapolated, keys = extrapolated_keys(methods, times, params)
     return RunPlan(resolved.name, resolved.profile, len(pending.cells), len(pending.cells) - len(pending.todo),
                    len(pending.todo), len(pending.changed), seconds, len(times),
-                   str(folder) if folder is not None else "", tuple(pending.todo), unestimated)
+                   str(folder) if folder is not None else "", tuple(pending.todo), unestimated, extrapolated, keys)
 
 
 def describe_plan(plan: RunPlan) -> str:
@@ -233,6 +260,9 @@ def describe_plan(plan: RunPlan) -> str:
             when = (f"estimate {duration(plan.estimate_s)} for {plan.to_run - plan.unestimated} of them, unknown "
                     f"for {plan.unestimated} on data no finished cell of this profile used (from {plan.recorded} "
                     f"recorded cells in {plan.source}, on the device that ran them)")
+        if plan.extrapolated:
+            when += (f"; {plan.extrapolated} of them at another {', '.join(plan.extrapolated_keys)} than any "
+                     f"recorded cell: their time may differ")
     return (f"plan: {plan.experiment} [{plan.profile}]: {plan.cells} cells: {plan.to_run} to run{old}, "
             f"{plan.finished} finished; {when}")
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from fyexp.plan import (Recorded, RunPlan, describe_plan, estimate, estimate_parts, long_plan_reason, nearest,
-                        recorded_times)
+from fyexp.plan import (Recorded, RunPlan, describe_plan, estimate, estimate_parts, extrapolated_keys,
+                        long_plan_reason, nearest, recorded_times)
 from fyexp.settings import training_epochs
 from fyexp.results import Cell, ResultStore
 from tests.conftest import ROOT, TOY_SPECS, committed_paper_seconds, run_cli, run_in_terminal, strip_ansi
@@ -64,6 +64,28 @@ def test_estimate_parts_leaves_out_and_counts_the_cells_without_a_peer_on_their_
     assert estimate_parts(["vae"] * 3, times, [20, 20, 20], params) == (200.0, 2)
     assert estimate_parts(["vae"], times, None, [{"dataset": "mnist"}]) == (None, 1)
     assert estimate_parts([], times) == (0.0, 0)
+
+
+def test_a_cell_whose_nearest_recorded_cells_all_differ_in_a_setting_is_counted_and_the_setting_named():
+    k5 = Recorded("iwae", 1000.0, 255, {"dataset": "caltech", "K": 5, "L": 1})
+    k50_vae = Recorded("vae", 3000.0, 255, {"dataset": "caltech", "K": 50, "L": 1})
+    frey = Recorded("vae", 900.0, 2490, {"dataset": "freyface", "K": 5, "fold": 0})
+    times = [k5, k50_vae, frey]
+    caltech = {"dataset": "caltech", "K": 50, "L": 1}
+    # the IWAE K = 50 cell's nearest are k5 (method, dataset, L) and k50_vae (dataset, K, L): one has its K
+    assert extrapolated_keys(["iwae"], times, [caltech]) == (0, ())
+    assert extrapolated_keys(["iwae"], [k5, frey], [caltech]) == (1, ("K",))
+    assert extrapolated_keys(["iwae", "iwae"], [k5], [caltech, {**caltech, "L": 2}]) == (2, ("K", "L"))
+    # a new fold (a replicate) or epochs is no other setting; a cell without a peer on its data is not counted
+    assert extrapolated_keys(["vae"], times, [{"dataset": "freyface", "K": 5, "fold": 7}]) == (0, ())
+    assert extrapolated_keys(["vae"], times, [{"dataset": "freyface", "K": 5, "epochs": 10}]) == (0, ())
+    assert extrapolated_keys(["vae"], times, [{"dataset": "mnist", "K": 5}]) == (0, ())
+    assert extrapolated_keys(["vae"], times) == (0, ())  # no parameters: nothing to differ
+    line = describe_plan(RunPlan("vr-vae", "paper", 3, 0, 3, 0, 3420.0, 19, "results", extrapolated=3,
+                                 extrapolated_keys=("K",)))
+    assert line.endswith("on the device that ran them); 3 of them at another K than any recorded cell: their time "
+                         "may differ")
+    assert "another" not in describe_plan(RunPlan("vr-vae", "paper", 3, 0, 3, 0, 3420.0, 19, "results"))
 
 
 def test_a_partly_unknown_plan_says_so_and_asks_at_a_paper_profile():
