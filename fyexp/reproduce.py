@@ -44,6 +44,7 @@ class PlanLine:
     note: str = ""
     excluded: str = ""      # NO_PROFILE or LEFT_OUT (by --only) when the experiment runs nothing
     unestimated: int = 0    # cells to run on data no recorded cell of the profile used: not in estimate_s
+    extrapolated: str = ""  # fyexp run's "N of them at another K than any recorded cell", when some are
 
     @property
     def seconds_per_cell(self) -> float | None:
@@ -106,7 +107,9 @@ def plan(paper: str, profile: str, results_dir: Path, experiments_dir: Path | No
             lines.append(PlanLine(name, 0, 0, 0, None, f"{LEFT_OUT}: {exc}", LEFT_OUT))
             continue
         lines.append(PlanLine(name, one.cells, one.finished, one.to_run, one.estimate_s,
-                              unestimated=one.unestimated if one.estimate_s is not None else 0))
+                              unestimated=one.unestimated if one.estimate_s is not None else 0,
+                              extrapolated=(f"{one.extrapolated} of them at another {', '.join(one.extrapolated_keys)}"
+                                            f" than any recorded cell" if one.extrapolated else "")))
     return lines
 
 
@@ -133,8 +136,9 @@ def describe(paper: str, profile: str, lines: list[PlanLine], listed_above: list
             out.append(f"  {line.experiment}: {line.note}")
             continue
         per = "" if line.seconds_per_cell is None else f" ({duration(line.seconds_per_cell)} per cell)"
+        other = f"; {line.extrapolated}" if line.extrapolated else ""
         out.append(f"  {line.experiment}: {line.cells} cells, {line.finished} finished, {line.to_run} to run, "
-                   f"estimate {line.estimate_text}{per}")
+                   f"estimate {line.estimate_text}{per}{other}")
     if listed_above:
         out.append(f"  also needs {', '.join(listed_above)} (listed above)")
     if lines:

@@ -27,9 +27,15 @@ def test_dry_run_counts_cells_and_estimates_from_recorded_times(tmp_path):
     _record(tmp_path)  # one of the paper profile's four cells (values 1, 2 × seeds 0, 1), 30 s
     line, = plan("fyvi", "paper", tmp_path, TOY_SPECS)
     assert (line.cells, line.finished, line.to_run, line.estimate_s) == (4, 1, 3, 90.0)
-    assert "toy: 4 cells, 1 finished, 3 to run, estimate 90 s" in describe("fyvi", "paper", [line])
+    # the x = 2 cells are estimated from the x = 1 cell's time: counted and the setting named
+    assert line.extrapolated == "2 of them at another x than any recorded cell"
+    assert describe("fyvi", "paper", [line]).splitlines()[1] == (
+        "  toy: 4 cells, 1 finished, 3 to run, estimate 90 s (30 s per cell); 2 of them at another x than any "
+        "recorded cell")
     line, = plan("fyvi", "paper", tmp_path, TOY_SPECS, parse_only(["x=2"]))
     assert (line.cells, line.to_run) == (2, 2)
+    line, = plan("fyvi", "paper", tmp_path, TOY_SPECS, parse_only(["x=1"]))
+    assert (line.to_run, line.extrapolated) == (1, "")  # seed 1 of x = 1: a recorded cell at its settings
     line, = plan("fyvi", "quick", tmp_path, TOY_SPECS)  # nothing recorded at that profile
     assert line.estimate_s is None and "estimate unknown" in describe("fyvi", "quick", [line])
 
