@@ -14,7 +14,7 @@ import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fyexp.plan import duration, estimate_parts, recorded_times
+from fyexp.plan import duration, estimate_parts, extrapolated_keys, recorded_times
 
 
 @dataclass
@@ -28,6 +28,8 @@ class ProfileSummary:
     axes: dict[str, list] = field(default_factory=dict)          # every grid parameter → its values, in order
     methods_axes: dict[str, dict[str, list]] = field(default_factory=dict)
     unestimated: int = 0     # cells on data no recorded cell of the profile used: not in estimate_s
+    extrapolated: int = 0    # cells estimated from recorded cells that all differ from them in a setting
+    extrapolated_keys: tuple[str, ...] = ()  # those settings
 
     @property
     def datasets(self) -> list:
@@ -58,11 +60,13 @@ def summarize(spec, resolved, results_dir: Path) -> ProfileSummary:
         methods[c.method or ""] = methods.get(c.method or "", 0) + 1
         per_method.setdefault(c.method or "", []).append(c)
     keys = list(dict.fromkeys(k for c in cells for k in c.params))
-    seconds, unestimated = estimate_parts([c.method or "" for c in cells], times, None, [c.params for c in cells])
+    names, params = [c.method or "" for c in cells], [c.params for c in cells]
+    seconds, unestimated = estimate_parts(names, times, None, params)
+    extrapolated, differing = extrapolated_keys(names, times, params)
     return ProfileSummary(resolved.profile, len(cells), tuple(resolved.seeds), seconds, len(times), methods,
                           {k: _values(cells, k) for k in keys},
                           {m: {k: _values(cs, k) for k in dict.fromkeys(k for c in cs for k in c.params)}
-                           for m, cs in per_method.items()}, unestimated)
+                           for m, cs in per_method.items()}, unestimated, extrapolated, differing)
 
 
 def profile_summaries(spec, results_dir: Path) -> list[ProfileSummary]:
@@ -96,6 +100,9 @@ def show_summary(spec, summary: ProfileSummary) -> list[str]:
                 f"{summary.recorded} recorded cells, unknown for {summary.unestimated} on data none of them used")
     else:
         when = f"estimate {duration(summary.estimate_s)} from {summary.recorded} recorded cells"
+    if summary.estimate_s is not None and summary.extrapolated:
+        when += (f"; {summary.extrapolated} of them at another {', '.join(summary.extrapolated_keys)} than any "
+                 f"recorded cell")
     lines = [f"{spec.name} [{summary.name}]: {summary.cells} cells (seeds {seeds}); {when}"]
     named = {m: n for m, n in summary.methods.items() if m}
     if named:

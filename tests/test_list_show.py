@@ -66,6 +66,22 @@ def test_list_json_counts_cells_per_profile():
     assert vr["cells"]["paper"] == 60 and 0 < vr["unestimated_cells"]["paper"] < 60
 
 
+def test_show_names_the_settings_no_recorded_cell_had():
+    from types import SimpleNamespace
+
+    from fyexp.overview import ProfileSummary, show_summary
+
+    spec = SimpleNamespace(name="vr-vae")
+    flagged = ProfileSummary("paper", 3, (0,), 3420.0, 19, {"iwae": 3}, {"K": ["50"]}, {"iwae": {"K": ["50"]}},
+                             0, 3, ("K",))
+    assert show_summary(spec, flagged)[0] == ("# vr-vae [paper]: 3 cells (seeds 0); estimate 57 min from 19 recorded "
+                                              "cells; 3 of them at another K than any recorded cell")
+    plain = ProfileSummary("paper", 3, (0,), 3420.0, 19, {"iwae": 3}, {"K": ["5"]}, {"iwae": {"K": ["5"]}})
+    assert show_summary(spec, plain)[0].endswith("estimate 57 min from 19 recorded cells")
+    unknown = ProfileSummary("paper", 3, (0,), None, 0, {"iwae": 3}, {}, {"iwae": {}}, 0, 3, ("K",))
+    assert "another" not in show_summary(spec, unknown)[0]  # no estimate: nothing extrapolated to speak of
+
+
 @pytest.mark.slow
 def test_show_opens_with_a_summary_and_stays_yaml():
     shown = run_cli("show", "vr-vae", "--profile", "paper", "--experiments-dir", str(EXPERIMENTS),
