@@ -14,7 +14,7 @@ import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fyexp.plan import duration, estimate_parts, extrapolated_keys, recorded_times
+from fyexp.plan import duration, estimate_parts, extrapolated_keys, extrapolated_text, recorded_times
 
 
 @dataclass
@@ -101,8 +101,7 @@ def show_summary(spec, summary: ProfileSummary) -> list[str]:
     else:
         when = f"estimate {duration(summary.estimate_s)} from {summary.recorded} recorded cells"
     if summary.estimate_s is not None and summary.extrapolated:
-        when += (f"; {summary.extrapolated} of them at another {', '.join(summary.extrapolated_keys)} than any "
-                 f"recorded cell")
+        when += f"; {extrapolated_text(summary.extrapolated, summary.extrapolated_keys)}"
     lines = [f"{spec.name} [{summary.name}]: {summary.cells} cells (seeds {seeds}); {when}"]
     named = {m: n for m, n in summary.methods.items() if m}
     if named:

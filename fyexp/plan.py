@@ -217,6 +217,12 @@ def extrapolated_keys(todo_methods: list[str], times: list[Recorded],
     return count, tuple(sorted(keys))
 
 
+def extrapolated_text(count: int, keys: tuple[str, ...]) -> str:
+    """``3 of them at another K than any recorded cell`` (empty when ``count`` is 0): :func:`extrapolated_keys` in
+    words, as the plan, ``fyexp show`` and ``reproduce --dry-run`` print it."""
+    return f"{count} of them at another {', '.join(keys)} than any recorded cell" if count else ""
+
+
 def estimate(todo_methods: list[str], times: list[Recorded], todo_epochs: list[int | None] | None = None,
              todo_params: list[dict] | None = None) -> float | None:
     """The whole estimate of :func:`estimate_parts`; ``None`` when a cell to run has no nearest recorded cell."""
@@ -261,8 +267,7 @@ def describe_plan(plan: RunPlan) -> str:
                     f"for {plan.unestimated} on data no finished cell of this profile used (from {plan.recorded} "
                     f"recorded cells in {plan.source}, on the device that ran them)")
         if plan.extrapolated:
-            when += (f"; {plan.extrapolated} of them at another {', '.join(plan.extrapolated_keys)} than any "
-                     f"recorded cell: their time may differ")
+            when += f"; {extrapolated_text(plan.extrapolated, plan.extrapolated_keys)}: their time may differ"
     return (f"plan: {plan.experiment} [{plan.profile}]: {plan.cells} cells: {plan.to_run} to run{old}, "
             f"{plan.finished} finished; {when}")
 

@@ -29,7 +29,7 @@ from fyexp.claims.model import PAPERS, load_claims
 from fyexp.commands.lines import say
 from fyexp.commands.options import Options, results_folder
 from fyexp.errors import FyexpError, SpecError
-from fyexp.plan import duration, long_plan_reason
+from fyexp.plan import duration, extrapolated_text, long_plan_reason
 
 NO_PROFILE, LEFT_OUT = "no profile", "left out"   # why an experiment has no cell in the plan
 
@@ -108,8 +108,7 @@ def plan(paper: str, profile: str, results_dir: Path, experiments_dir: Path | No
             continue
         lines.append(PlanLine(name, one.cells, one.finished, one.to_run, one.estimate_s,
                               unestimated=one.unestimated if one.estimate_s is not None else 0,
-                              extrapolated=(f"{one.extrapolated} of them at another {', '.join(one.extrapolated_keys)}"
-                                            f" than any recorded cell" if one.extrapolated else "")))
+                              extrapolated=extrapolated_text(one.extrapolated, one.extrapolated_keys)))
     return lines
 
 
