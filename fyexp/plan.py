@@ -240,7 +240,7 @@ def run_plan(resolved, experiment, results_dir: Path, force: bool = False, only=
                              device=device, data_dir=data_dir)
     from fyexp.settings import scoped_config, training_epochs
 
-    profiles = list(dict.fromkeys([resolved.profile, getattr(resolved, "base_profile", resolved.profile)]))
+    profiles = list(dict.fromkeys([resolved.profile, resolved.base_profile]))
     times, folder = recorded_times(results_dir, resolved.name, profiles, with_epochs=True)
     todo_epochs = [training_epochs(scoped_config(experiment, resolved.config, c)) for c in pending.todo]
     methods, params = [c.method for c in pending.todo], [c.params for c in pending.todo]

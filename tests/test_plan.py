@@ -175,6 +175,117 @@ def test_recorded_times_read_each_cells_epochs_from_its_run_record(tmp_path):
     assert {t.epochs for t in plain} == {None}
 
 
+def test_duration_on_both_sides_of_its_unit_changes():
+    from fyexp.plan import duration
+
+    assert duration(None) == "unknown"
+    assert (duration(119.4), duration(120.0)) == ("119 s", "2 min")
+    assert (duration(7199.0), duration(7200.0)) == ("120 min", "2.0 h")
+    assert duration(720_000.0) == "200.0 h"   # hours by 3,600 s: 720,000 / 3,601 would print 199.9
+
+
+def test_extrapolated_keys_pools_by_method_first_and_gathers_the_settings_of_every_cell():
+    from fyexp.plan import extrapolated_text
+
+    iwae_k5 = Recorded("iwae", 1000.0, 255, {"dataset": "caltech", "K": 5, "L": 1})
+    vae_k50 = Recorded("vae", 3000.0, 255, {"dataset": "caltech", "K": 50, "L": 2})
+    # the IWAE K = 50, L = 1 cell: its own method at K = 5 is nearer (3 in common) than the VAE at K = 50 (2)
+    assert extrapolated_keys(["iwae"], [iwae_k5, vae_k50], [{"dataset": "caltech", "K": 50, "L": 1}]) == (1, ("K",))
+    # the settings of every extrapolated cell, in whatever order the cells come
+    two = [{"dataset": "caltech", "K": 50, "L": 2}, {"dataset": "caltech", "K": 50, "L": 1}]
+    assert extrapolated_keys(["iwae", "iwae"], [iwae_k5], two) == (2, ("K", "L"))
+    assert extrapolated_text(2, ("K", "L")) == "2 of them at another K, L than any recorded cell"
+    assert extrapolated_text(0, ()) == ""
+
+
+def _set_wall_time(results: Path, key: str, seconds: float) -> None:
+    """Give a finished toy cell a chosen wall time (a real run's is milliseconds and never the same twice)."""
+    import pandas as pd
+
+    path = results / "toy" / "cells" / "paper" / f"{key}.csv"
+    pd.read_csv(path).assign(wall_time_s=seconds).to_csv(path, index=False)
+
+
+def test_run_plan_counts_the_grid_and_estimates_each_cell_from_its_nearest_recorded_cells(tmp_path, monkeypatch):
+    """In process, the plan of ``fyexp run`` at its edges: defaults (finished cells skipped, on the cpu), another
+    device or other data (the finished cells at old settings), ``--force`` with ``--only``, and a ``--set`` variant
+    that reads its base profile's times, scales them by the stated epochs and names the setting no recorded cell
+    had."""
+    from fyexp.cell_filter import parse_only
+    from fyexp.commands.options import Options, resolve_experiment
+    from fyexp.plan import run_plan
+    from fyexp.runner import run_experiment
+    from tests.toy_experiment import Toy
+
+    # the toy's data: the folder it is read from (a real runner names file sizes), part of a cell's settings
+    monkeypatch.setattr(Toy, "data_identity", lambda self, config, data_dir: str(data_dir))
+
+    def toy(*sets):
+        return resolve_experiment("toy", Options(profile="paper", sets=sets, experiments_dir=TOY_SPECS))
+
+    results = tmp_path / "results"
+    experiment, resolved = toy()
+    run_experiment(resolved, experiment, device="cpu", data_dir=None, results_dir=results, show_progress=False,
+                   only=parse_only(["x=2"]))    # x = 2 at both seeds, each with its run record (1 epoch)
+    _set_wall_time(results, "toy__x=2__seed=0", 100.0)
+    _set_wall_time(results, "toy__x=2__seed=1", 300.0)
+    _record(results, 600.0, seeds=(0,))         # x = 1 at seed 0, without a run record: no epochs stated
+
+    plan = run_plan(resolved, experiment, results)
+    assert (plan.cells, plan.finished, plan.to_run, plan.old_settings) == (4, 3, 1, 0)
+    assert plan.todo_keys == ("toy__x=1__seed=1",) and plan.estimate_s == 600.0     # its nearest: x = 1 only
+    assert (plan.recorded, plan.source, plan.unestimated, plan.extrapolated) == (3, str(results), 0, 0)
+
+    elsewhere = run_plan(resolved, experiment, results, device="cuda")   # the x = 2 cells ran on another device
+    assert (elsewhere.finished, elsewhere.to_run, elsewhere.old_settings) == (1, 3, 2)
+    assert elsewhere.estimate_s == 600.0 + 2 * (100.0 + 300.0) / 2
+
+    moved = run_plan(resolved, experiment, results, data_dir=tmp_path / "data")   # they read no data folder
+    assert (moved.finished, moved.to_run, moved.old_settings) == (1, 3, 2)
+
+    forced = run_plan(resolved, experiment, results, force=True, only=parse_only(["x=1"]))
+    assert (forced.cells, forced.finished, forced.to_run, forced.estimate_s) == (2, 0, 2, 1200.0)
+
+    experiment, variant = toy("values=[1.0,2.0,3.0]", "epochs=4")
+    plan = run_plan(variant, experiment, results)   # nothing finished at the variant: its base profile's times
+    assert (plan.profile, plan.cells, plan.to_run, plan.recorded) == (variant.profile, 6, 6, 3)
+    x1, x2 = 600.0, (100.0 * 4 + 300.0 * 4) / 2     # x = 2's recorded 1 epoch scaled to 4; x = 1's states none
+    x3 = (600.0 + 400.0 + 1200.0) / 3               # no recorded x = 3: every cell is as near
+    assert plan.estimate_s == pytest.approx(2 * (x1 + x2 + x3))
+    assert (plan.extrapolated, plan.extrapolated_keys) == (2, ("x",))
+    nothing = run_plan(variant, experiment, tmp_path / "empty")   # no toy times here nor in the checkout's results
+    assert (nothing.source, nothing.recorded, nothing.estimate_s, nothing.unestimated) == ("", 0, None, 6)
+
+
+def test_run_plan_reads_each_cells_epochs_from_its_own_training_block(tmp_path):
+    """vr-vae keeps a training block per data set (Frey Face's first): a Caltech cell's time is scaled by
+    ``train_caltech``'s epochs, not by the first block's."""
+    import json
+
+    from fyexp.cell_filter import parse_only
+    from fyexp.commands.options import Options, resolve_experiment
+    from fyexp.plan import run_plan
+
+    experiment, resolved = resolve_experiment("vr-vae", Options(profile="paper"))
+    caltech, frey = resolved.config.train_caltech.epochs, resolved.config.train_freyface.epochs
+    assert caltech != frey
+    store = ResultStore(tmp_path, "vr-vae")
+    prov = {"git_commit": "unknown", "fyexp_version": "0", "device": "cpu", "wall_time_s": 1000.0,
+            "timestamp": "2026-01-01T00:00:00+00:00"}
+    recorded = Cell("vae", 0, {"dataset": "caltech", "L": 1, "K": 50})
+    store.write_cell("paper", recorded, [{"metric": "test_loglik", "value": -120.0}], prov)
+    record = tmp_path / "vr-vae" / "cells" / "paper" / f"{recorded.key}.record.json"
+    record.write_text(json.dumps({"settings": {"config": {"train_caltech": {"epochs": 50}}}}))
+    plan = run_plan(resolved, experiment, tmp_path, only=parse_only(["dataset=caltech", "K=5", "method=vae"]))
+    assert plan.to_run == 1 and plan.estimate_s == pytest.approx(1000.0 * caltech / 50)
+
+
+def test_the_committed_results_are_the_checkouts_own_results_folder():
+    from fyexp.plan import committed_results
+
+    assert committed_results() == ROOT / "results"
+
+
 def test_long_plan_reason_on_both_sides_of_two_hours_and_for_unknown_times():
     assert long_plan_reason(3, 7300.0, "quick") == "it is estimated at 2.0 h (over 2 h)"
     assert long_plan_reason(3, 7100.0, "paper") is None

@@ -12,6 +12,7 @@ from fyexp.commands.options import Options, resolve_experiment
 from fyexp.domains import MAX_CELLS
 from fyexp.errors import FyexpError, SpecError
 from fyexp.executors import ExecutorOptions, executor_options
+from fyexp.experiments.grid import EMPTY_GRID
 from fyexp.plan import check_start, confirm, grid_cells
 from tests.conftest import TOY_SPECS
 
@@ -67,6 +68,58 @@ def test_an_empty_grid_names_the_spec_key_without_overrides():
     with pytest.raises(SpecError) as refused:
         grid_cells(empty, experiment)
     assert (Path(refused.value.file).name, refused.value.key) == ("toy.yaml", "profiles.quick")
+
+
+GMM_GRID_OFF = ("grid.standard=false", "grid.hard=false", "grid.truncated=false", "grid.sklearn=false",
+                "grid.sparse=false")
+
+
+@pytest.mark.parametrize("sets", [GMM_GRID_OFF, ("n_iter=3", *GMM_GRID_OFF)])
+def test_a_grid_emptied_by_set_names_the_grid_overrides_that_emptied_it(sets):
+    """Every method of gmm-clustering switched off: a valid config of no cell.  The ``grid.`` overrides are blamed
+    (with the one value each set, ``false``), not the override beside them.  (``--set grid={}`` and an empty axis
+    are refused earlier, when the config is built: ``tests/test_cli_bad_inputs.py``.)"""
+    experiment, resolved = resolve_experiment("gmm-clustering", Options(profile="quick", sets=sets))
+    with pytest.raises(SpecError) as refused:
+        grid_cells(resolved, experiment)
+    blamed = [o.split("=")[0] for o in GMM_GRID_OFF]
+    assert (refused.value.file, refused.value.key, refused.value.expected, refused.value.got) == (
+        "--set", ", ".join(blamed), EMPTY_GRID, dict.fromkeys(blamed, False))
+    sparse_on = tuple(o for o in sets if o != "grid.sparse=false")        # the other side: sparse EM is left
+    experiment, resolved = resolve_experiment("gmm-clustering", Options(profile="quick", sets=sparse_on))
+    assert [c.key for c in grid_cells(resolved, experiment)] == ["sparse__rho=1__seed=0", "sparse__rho=2__seed=0"]
+
+
+def test_a_spec_whose_own_grid_has_no_cell_is_blamed_even_beside_an_override(tmp_path):
+    from fyexp.specs import experiments_dir
+
+    text = (experiments_dir() / "gmm-clustering.yaml").read_text(encoding="utf-8")
+    off = "{standard: false, hard: false, truncated: false, sklearn: false, sparse: false}"
+    text = text.replace("    grid: {sparse: {rho: [1.0, 2.0]}}\n", f"    grid: {off}\n")
+    (tmp_path / "gmm-clustering.yaml").write_text(text, encoding="utf-8")
+    for sets in ((), ("n_iter=3",)):
+        experiment, resolved = resolve_experiment("gmm-clustering", Options(profile="quick", sets=sets,
+                                                                            experiments_dir=tmp_path))
+        with pytest.raises(SpecError) as refused:
+            grid_cells(resolved, experiment)
+        assert (Path(refused.value.file).name, refused.value.key, refused.value.expected) == (
+            "gmm-clustering.yaml", "profiles.quick.grid", EMPTY_GRID)
+        assert refused.value.got == resolved.raw["grid"] and refused.value.got["sparse"] is False
+    # one override that empties a spec's grid is named with the one value it set
+    only_sparse = text.replace(off, "{standard: false, hard: false, truncated: false, sklearn: false}")
+    (tmp_path / "gmm-clustering.yaml").write_text(only_sparse, encoding="utf-8")
+    experiment, resolved = resolve_experiment("gmm-clustering", Options(profile="quick", sets=("grid.sparse=false",),
+                                                                        experiments_dir=tmp_path))
+    with pytest.raises(SpecError) as refused:
+        grid_cells(resolved, experiment)
+    assert (refused.value.file, refused.value.key, refused.value.got) == ("--set", "grid.sparse", False)
+
+
+def test_check_start_refuses_a_cell_past_the_available_memory_unless_yes():
+    experiment, resolved = resolve_experiment("gmm-calibration", Options(sets=("n_replicas=1000000000",)))
+    with pytest.raises(FyexpError, match=r"would need about [\d,.]+ GiB \(n_replicas=1,000,000,000 "):
+        check_start(resolved, experiment, parse_only(None), yes=False, allow_dirty=True, dry_run=True)
+    check_start(resolved, experiment, parse_only(None), yes=True, allow_dirty=True, dry_run=True)
 
 
 def test_options_are_built_once_from_a_commands_parameters():

@@ -22,6 +22,7 @@ class ToyConfig:
     n_trials: int = 4
     search: dict = field(default_factory=dict)
     resume: bool = False    # keep the value in the cell's work folder and return it when there (a finished checkpoint)
+    epochs: int = 1         # the training epochs a cell states (the toy trains nothing): the plan scales times by them
 
     def __post_init__(self):
         require(self.sleep_s >= 0, "sleep_s", "a number >= 0", self.sleep_s)
