@@ -1,0 +1,92 @@
+"""Mutation testing of a set of fyexp's rules besides the claims: ``plan`` (``fyexp/plan.py``: whether ``fyexp run``
+starts, the plan's counts and time estimate, the confirmation a long plan needs, the refusals before any cell) or
+``freshness`` (``fyexp/provenance/freshness.py``: whether a cell's rows are current, stale, at old settings or of
+unknown provenance, the one rule of ``run``, ``report`` and ``claims``).  See docs/mutation.md.
+
+``setup.cfg``'s ``[mutmut]`` section is the claims' configuration (``fyexp/claims/MUTATION.md``), and mutmut reads
+only one; changing it would reset the claims' cached results.  So this script copies the committed tree
+(``git worktree``, detached at HEAD) to a scratch folder, writes the target's section there and runs mutmut in it::
+
+    nice -n 5 python scripts/mutate.py plan                # folder .mutate-plan/ (git-ignored), 2 workers
+    python scripts/mutate.py freshness --results-only      # the survivors of the last run, without running
+
+mutmut 3.8.1 (``pip install mutmut==3.8.1``, not a dependency of fyexp).  Per mutant only the in-process tests that
+reach the mutated function run; the installed-script tests of the selection run ``fyexp`` in a subprocess, which
+never sees a mutant.  ``results/`` is copied too: the plan reads the checkout's committed times, the freshness tests
+the committed fingerprints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+#: target -> (the file mutated, the in-process tests that reach it)
+TARGETS = {
+    "plan": ("fyexp/plan.py", ("tests/test_plan.py", "tests/test_plan_start.py", "tests/test_list_show.py",
+                               "tests/test_memory_estimate.py")),
+    "freshness": ("fyexp/provenance/freshness.py", ("tests/test_provenance.py", "tests/test_records.py",
+                                                    "tests/test_report_stale_reasons.py", "tests/test_executed.py",
+                                                    "tests/test_fingerprints.py")),
+}
+SECTION = """[mutmut]
+source_paths=fyexp
+only_mutate={source}
+also_copy=
+    experiments
+    results
+pytest_add_cli_args_test_selection=
+{tests}
+pytest_add_cli_args=
+    -p
+    no:cacheprovider
+    -q
+"""
+
+
+def section(target: str) -> str:
+    """The ``[mutmut]`` section of ``target``'s run."""
+    source, tests = TARGETS[target]
+    return SECTION.format(source=source, tests="\n".join(f"    {t}" for t in tests))
+
+
+def with_section(setup_cfg: str, section: str) -> str:
+    """``setup_cfg`` with its ``[mutmut]`` section (to the end of the file: it is the last) replaced by ``section``."""
+    start = setup_cfg.find("[mutmut]")
+    return (setup_cfg[:start] if start >= 0 else setup_cfg.rstrip("\n") + "\n") + section
+
+
+def prepare(folder: Path, target: str) -> None:
+    """A detached worktree of HEAD in ``folder`` (made once, then moved to HEAD), with ``target``'s section."""
+    if not (folder / ".git").exists():
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "--force", str(folder), "HEAD"],
+                       check=True)
+    else:
+        subprocess.run(["git", "-C", str(folder), "checkout", "--quiet", "--detach", "--force",
+                        subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], check=True,
+                                       capture_output=True, text=True).stdout.strip()], check=True)
+    cfg = folder / "setup.cfg"
+    cfg.write_text(with_section(cfg.read_text(encoding="utf-8"), section(target)), encoding="utf-8")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("target", choices=sorted(TARGETS), help="the rules to mutate")
+    parser.add_argument("--folder", type=Path, default=None,
+                        help="the scratch worktree (default: .mutate-TARGET/ in the checkout, git-ignored)")
+    parser.add_argument("--jobs", type=int, default=2, help="mutants run at once (mutmut --max-children)")
+    parser.add_argument("--results-only", action="store_true", help="list the last run's survivors, run nothing")
+    args = parser.parse_args(argv)
+    folder = args.folder or ROOT / f".mutate-{args.target}"
+    mutmut = [sys.executable, "-m", "mutmut"]
+    if not args.results_only:
+        prepare(folder, args.target)
+        subprocess.run([*mutmut, "run", "--max-children", str(args.jobs)], cwd=folder, check=False)
+    return subprocess.run([*mutmut, "results"], cwd=folder, check=False).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())

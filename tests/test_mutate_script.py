@@ -1,0 +1,35 @@
+"""scripts/mutate.py: a target's mutmut section replaces the claims' one in a scratch copy only."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from tests.conftest import ROOT
+
+
+def _script():
+    spec = importlib.util.spec_from_file_location("mutate", ROOT / "scripts" / "mutate.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("target", ["plan", "freshness"])
+def test_a_targets_section_replaces_the_claims_section_and_keeps_what_precedes_it(target):
+    script = _script()
+    setup_cfg = (ROOT / "setup.cfg").read_text(encoding="utf-8")
+    assert "only_mutate=fyexp/claims/*" in setup_cfg          # the checkout keeps the claims' configuration
+    source, tests = script.TARGETS[target]
+    changed = script.with_section(setup_cfg, script.section(target))
+    assert changed.count("[mutmut]") == 1 and f"only_mutate={source}\n" in changed
+    assert "fyexp/claims" not in changed.split("[mutmut]")[1]
+    assert changed.split("[mutmut]")[0] == setup_cfg.split("[mutmut]")[0]
+    assert all(f"    {test}\n" in changed for test in tests)
+    for path in (source, *tests):                              # a renamed file would leave the rules unmutated
+        assert (ROOT / path).is_file(), path
+
+
+def test_a_setup_cfg_without_a_mutmut_section_gets_one_at_its_end():
+    assert _script().with_section("[metadata]\nname = x", "[mutmut]\n") == "[metadata]\nname = x\n[mutmut]\n"
