@@ -30,7 +30,7 @@ TARGETS = {
                                "tests/test_memory_estimate.py")),
     "freshness": ("fyexp/provenance/freshness.py", ("tests/test_provenance.py", "tests/test_records.py",
                                                     "tests/test_report_stale_reasons.py", "tests/test_executed.py",
-                                                    "tests/test_fingerprints.py")),
+                                                    "tests/test_fingerprints.py", "tests/test_freshness_rules.py")),
 }
 SECTION = """[mutmut]
 source_paths=fyexp

@@ -1,0 +1,132 @@
+"""The freshness rule's branches one by one (fyexp/provenance/freshness.py), each with the reason a user reads in the
+report: found missing by mutating the module (docs/mutation.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from fyexp.provenance import freshness as fr
+from fyexp.provenance.record import RunRecord
+
+RECORDED = {"config": {"train": {"lr": 0.003, "epochs": 5}, "k": 7}, "method": "m", "seed": 4}
+
+
+def _record(settings: dict | None = RECORDED, **fields) -> RunRecord:
+    return RunRecord(Path("c.csv"), "abc" if settings is not None else None, "0123abcd", settings, **fields)
+
+
+@pytest.mark.parametrize("record, expected, answer", [
+    (_record(), None, (None, "settings not compared")),
+    (_record(), fr.Expected(settings=RECORDED, gone="its profile quick is gone"), (True, "its profile quick is gone")),
+    (_record(), fr.Expected(), (None, "the settings asked now cannot be told")),
+    (_record(), fr.Expected(settings={"config": RECORDED["config"]}), (False, "same settings")),
+    (_record(), fr.Expected(settings={**RECORDED, "seed": 5, "method": "n"}),
+     (True, "settings changed: method, seed")),
+    (_record(), fr.Expected(settings={**RECORDED, "seed": 5}, tuned={"seed": 4}),
+     (False, "same settings as `run --best` (its profile's tuning study)")),
+    (_record(), fr.Expected(settings={**RECORDED, "seed": 5, "method": "n"}, tuned={"seed": 6, "method": "o"}),
+     (True, "settings changed: method, seed (and from `run --best`'s: method, seed)")),
+    (RunRecord(Path("c.csv"), "abc", "0123abcd"), fr.Expected(settings=RECORDED),   # a hash, its record unread
+     (None, "its settings record was not compared")),
+    (_record(None), fr.Expected(settings=RECORDED),
+     (None, "no settings record, and the spec at its commit cannot be compared (kept)")),
+    (_record(None), fr.Expected(legacy=lambda commit: True), (True, "its profile changed since its commit")),
+    (_record(None), fr.Expected(legacy=lambda commit: False), (False, "its profile is as at its commit")),
+], ids=["not compared", "gone", "cannot tell", "same", "changed", "as run --best", "changed from both", "unread",
+        "legacy kept", "legacy changed", "legacy same"])
+def test_each_settings_state_and_its_reason(record, expected, answer):
+    assert fr.settings_state(record, expected) == answer
+
+
+def test_settings_differences_name_the_first_differing_path_in_a_mapping():
+    now = {"config": {"train": {"lr": 0.004, "epochs": 5}, "k": 7}, "method": "m", "seed": 4}
+    assert fr.settings_differences(RECORDED, now) == ["config.train.lr"]
+    # a key on one side only is a difference, and named
+    assert fr.settings_differences({"config": {"a": 1}}, {"config": {"a": 1, "b": None}}) == ["config.b"]
+    # a mapping against a value is a difference at that key, not below it
+    assert fr.settings_differences({"config": 3}, {"config": {"a": 1}}) == ["config"]
+    assert fr.settings_differences({"config": {"a": 1}}, {"config": None}) == ["config"]
+    assert fr.settings_differences(RECORDED, {"data": None}) == ["data"]                  # not recorded at all
+
+
+def test_judge_keeps_the_code_axis_reason_and_the_settings_answer():
+    fresh = fr.judge(_record(), fr.Expected(settings=RECORDED), (fr.FRESH, "every executed function is as at HEAD"))
+    assert (fresh.kind, fresh.reason, fresh.code, fresh.old_settings) == (
+        fr.CURRENT, "every executed function is as at HEAD", fr.FRESH, False)
+    stale = fr.judge(_record(), None, (fr.STALE, "2 executed function(s) differ at HEAD (f)", "its fingerprint moved"))
+    assert (stale.kind, stale.old_settings, stale.stale_because) == (fr.STALE, None, "its fingerprint moved")
+    damaged = fr.judge(_record(problem="missing key(s) code"), fr.Expected(settings=RECORDED))
+    assert (damaged.kind, damaged.reason, damaged.code, damaged.old_settings) == (
+        fr.UNKNOWN_PROVENANCE, "missing key(s) code", fr.UNKNOWN_PROVENANCE, None)
+    assert not damaged.finished
+
+
+def test_the_columns_keep_the_frames_index_as_objects_and_evidence_drops_only_unknown_provenance():
+    judged = pd.Series([fr.Freshness(fr.CURRENT, "x", fr.FRESH, False), fr.Freshness(fr.OLD_SETTINGS, "y", None, True)],
+                       index=[7, 3], dtype=object)
+    code, settings = fr.code_column(judged), fr.settings_column(judged)
+    assert list(code.index) == [7, 3] and list(code) == [fr.FRESH, None] and code.dtype == object
+    assert list(settings.index) == [7, 3] and list(settings) == [False, True] and settings.dtype == object
+    rows = pd.DataFrame({"value": [1.0, 2.0, 3.0]})
+    assert fr.evidence(rows) is rows                                     # no freshness column: all are evidence
+    marked = rows.assign(freshness=[fr.STALE, fr.UNKNOWN_PROVENANCE, fr.FRESH])
+    assert list(fr.evidence(marked)["value"]) == [1.0, 3.0]
+    assert fr.evidence(marked.iloc[:0]).empty
+
+
+def test_frame_freshness_asks_each_cell_once_with_its_row_and_keeps_the_frames_index(tmp_path):
+    empty = pd.DataFrame({"profile": [], "cell": []}, index=pd.Index([], dtype="int64"))
+    none = fr.frame_freshness(empty, tmp_path, "x.y", code=False)
+    assert none.empty and none.dtype == object and none.index.equals(empty.index)
+
+    frame = pd.DataFrame({"profile": ["quick", "quick", "quick~superseded-abc"], "cell": ["a", "a", "b"],
+                          "git_commit": ["0123abcd", "0123abcd", float("nan")], "settings_hash": [None] * 3,
+                          "code_hash": ["h1", "h1", None], "method": ["m", "m", "n"], "seed": [0, 0, 1],
+                          "params": ['{"x": 1}', '{"x": 1}', '{"x": 2}']}, index=[10, 11, 12])
+    asked = []
+
+    def expectation(record, row):
+        asked.append((record.git_commit, row))
+        return fr.Expected(legacy=lambda commit: row["cell"] == "b")
+
+    judged = fr.frame_freshness(frame, None, "x.y", expectation=expectation, code=False)
+    assert list(judged.index) == [10, 11, 12] and judged.dtype == object
+    assert [f.kind for f in judged] == [fr.CURRENT, fr.CURRENT, fr.OLD_SETTINGS]
+    assert asked == [  # once a cell; a NaN commit is none
+        ("0123abcd", {"profile": "quick", "cell": "a", "method": "m", "seed": 0, "params": '{"x": 1}',
+                      "superseded": False}),
+        (None, {"profile": "quick~superseded-abc", "cell": "b", "method": "n", "seed": 1, "params": '{"x": 2}',
+                "superseded": True})]
+
+
+def test_frame_freshness_judges_the_code_of_each_row_by_its_name_hash_and_module(tmp_path, monkeypatch):
+    import fyexp.provenance.source as source
+
+    seen = []
+
+    def files_freshness(commit, code_hash, module):
+        seen.append(("files", commit, code_hash, module))
+        return fr.STALE
+
+    def fingerprint_difference(name, commit, recorded=None):
+        seen.append(("fingerprint", name, commit))
+        return None if name == "held" else "its fingerprint moved"
+
+    monkeypatch.setattr(source, "files_freshness", files_freshness)
+    monkeypatch.setattr(source, "fingerprint_difference", fingerprint_difference)
+    frame = pd.DataFrame({"profile": ["quick"] * 3, "cell": ["a", "a", "b"], "git_commit": ["c1", "c1", "c1"],
+                          "code_hash": ["h1", "h1", ""]})
+    held = fr.frame_freshness(frame, None, "x.runner", "held", head=tmp_path)
+    assert [f.kind for f in held] == [fr.BEHAVIOUR_UNCHANGED] * 3
+    assert held.iloc[0].reason == "its experiment's files differ at HEAD, but the fingerprint of held is as at its commit"
+    # the file rule once per (commit, hash, module) over the frame, and an empty hash is none
+    assert seen == [("files", "c1", "h1", "x.runner"), ("fingerprint", "held", "c1"),
+                    ("files", "c1", None, "x.runner")]
+    moved = fr.frame_freshness(frame.iloc[:1], None, "x.runner", "moved", head=tmp_path).iloc[0]
+    assert (moved.kind, moved.stale_because) == (fr.STALE, "its fingerprint moved")
+    assert moved.reason == "its experiment's files differ at HEAD; its fingerprint moved"
+    unnamed = fr.frame_freshness(frame.iloc[:1], None, "x.runner", head=tmp_path).iloc[0]
+    assert (unnamed.kind, unnamed.reason) == (fr.STALE, "its experiment's files differ at HEAD")
