@@ -82,24 +82,28 @@ def test_frame_freshness_asks_each_cell_once_with_its_row_and_keeps_the_frames_i
     none = fr.frame_freshness(empty, tmp_path, "x.y", code=False)
     assert none.empty and none.dtype == object and none.index.equals(empty.index)
 
-    frame = pd.DataFrame({"profile": ["quick", "quick", "quick~superseded-abc"], "cell": ["a", "a", "b"],
-                          "git_commit": ["0123abcd", "0123abcd", float("nan")], "settings_hash": [None] * 3,
-                          "code_hash": ["h1", "h1", None], "method": ["m", "m", "n"], "seed": [0, 0, 1],
-                          "params": ['{"x": 1}', '{"x": 1}', '{"x": 2}']}, index=[10, 11, 12])
+    frame = pd.DataFrame({"profile": ["quick", "quick", "quick~superseded-abc", "quick"], "cell": ["a", "a", "b", "c"],
+                          "git_commit": ["0123abcd", "0123abcd", float("nan"), "0123abcd"],
+                          "settings_hash": [None, None, None, "abc"], "code_hash": ["h1", "h1", None, None],
+                          "method": ["m", "m", "n", "m"], "seed": [0, 0, 1, 2],
+                          "params": ['{"x": 1}', '{"x": 1}', '{"x": 2}', "{}"]}, index=[10, 11, 12, 13])
     asked = []
 
     def expectation(record, row):
         asked.append((record.git_commit, row))
-        return fr.Expected(legacy=lambda commit: row["cell"] == "b")
+        return fr.Expected(legacy=lambda commit: row["cell"] != "a")
 
     judged = fr.frame_freshness(frame, None, "x.y", expectation=expectation, code=False)
-    assert list(judged.index) == [10, 11, 12] and judged.dtype == object
-    assert [f.kind for f in judged] == [fr.CURRENT, fr.CURRENT, fr.OLD_SETTINGS]
+    assert list(judged.index) == [10, 11, 12, 13] and judged.dtype == object
+    assert [f.kind for f in judged] == [fr.CURRENT, fr.CURRENT, fr.OLD_SETTINGS, fr.CURRENT]
+    # c names a settings hash but no folder holds its record: not compared, not judged as a legacy row
+    assert judged.iloc[3].reason == "its settings record was not compared" and judged.iloc[3].old_settings is None
     assert asked == [  # once a cell; a NaN commit is none
         ("0123abcd", {"profile": "quick", "cell": "a", "method": "m", "seed": 0, "params": '{"x": 1}',
                       "superseded": False}),
         (None, {"profile": "quick~superseded-abc", "cell": "b", "method": "n", "seed": 1, "params": '{"x": 2}',
-                "superseded": True})]
+                "superseded": True}),
+        ("0123abcd", {"profile": "quick", "cell": "c", "method": "m", "seed": 2, "params": "{}", "superseded": False})]
 
 
 def test_frame_freshness_judges_the_code_of_each_row_by_its_name_hash_and_module(tmp_path, monkeypatch):
@@ -117,16 +121,33 @@ def test_frame_freshness_judges_the_code_of_each_row_by_its_name_hash_and_module
 
     monkeypatch.setattr(source, "files_freshness", files_freshness)
     monkeypatch.setattr(source, "fingerprint_difference", fingerprint_difference)
-    frame = pd.DataFrame({"profile": ["quick"] * 3, "cell": ["a", "a", "b"], "git_commit": ["c1", "c1", "c1"],
-                          "code_hash": ["h1", "h1", ""]})
+    frame = pd.DataFrame({"profile": ["quick"] * 5, "cell": ["a", "a", "b", "d", "e"],
+                          "git_commit": ["c1", "c1", "c1", "c2", float("nan")], "code_hash": ["h1", "h1", "", "h1", "h1"]})
     held = fr.frame_freshness(frame, None, "x.runner", "held", head=tmp_path)
-    assert [f.kind for f in held] == [fr.BEHAVIOUR_UNCHANGED] * 3
+    assert [f.kind for f in held] == [fr.BEHAVIOUR_UNCHANGED] * 5
     assert held.iloc[0].reason == "its experiment's files differ at HEAD, but the fingerprint of held is as at its commit"
-    # the file rule once per (commit, hash, module) over the frame, and an empty hash is none
+    # the file rule and the fingerprint once per commit (and hash, module) over the frame; an empty hash and a
+    # missing commit are none
     assert seen == [("files", "c1", "h1", "x.runner"), ("fingerprint", "held", "c1"),
-                    ("files", "c1", None, "x.runner")]
+                    ("files", "c1", None, "x.runner"), ("files", "c2", "h1", "x.runner"),
+                    ("fingerprint", "held", "c2"), ("files", None, "h1", "x.runner"), ("fingerprint", "held", "")]
     moved = fr.frame_freshness(frame.iloc[:1], None, "x.runner", "moved", head=tmp_path).iloc[0]
     assert (moved.kind, moved.stale_because) == (fr.STALE, "its fingerprint moved")
     assert moved.reason == "its experiment's files differ at HEAD; its fingerprint moved"
     unnamed = fr.frame_freshness(frame.iloc[:1], None, "x.runner", head=tmp_path).iloc[0]
     assert (unnamed.kind, unnamed.reason) == (fr.STALE, "its experiment's files differ at HEAD")
+
+
+def test_code_state_says_why_by_executed_functions_or_when_git_cannot_tell(tmp_path, monkeypatch):
+    import fyexp.provenance.executed as executed
+    import fyexp.provenance.source as source
+
+    monkeypatch.setattr(executed, "changed_functions", lambda code, tree, files: sorted(code.get("changed", [])))
+    ran = _record(code={"changed": []})
+    assert fr.code_state(ran, None, "x.runner", None, head=tmp_path) == (fr.FRESH, "every executed function is as at HEAD")
+    moved = _record(code={"changed": ["fyexp/a.py:f", "fyexp/b.py:g"]})
+    assert fr.code_state(moved, None, "x.runner", None, head=tmp_path) == (
+        fr.STALE, "2 executed function(s) differ at HEAD (fyexp/a.py:f)")
+    monkeypatch.setattr(source, "files_freshness", lambda commit, code_hash, module: fr.UNKNOWN)
+    assert fr.code_state(_record(), "h1", "x.runner", "named", head=tmp_path) == (
+        fr.UNKNOWN, "git cannot tell whether its experiment's files changed")
