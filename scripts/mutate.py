@@ -19,6 +19,7 @@ the committed fingerprints.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -80,6 +81,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2, help="mutants run at once (mutmut --max-children)")
     parser.add_argument("--results-only", action="store_true", help="list the last run's survivors, run nothing")
     args = parser.parse_args(argv)
+    if importlib.util.find_spec("mutmut") is None:
+        print(f"error: mutmut is not installed for {sys.executable} (pip install mutmut==3.8.1)", file=sys.stderr)
+        return 2
     folder = args.folder or ROOT / f".mutate-{args.target}"
     mutmut = [sys.executable, "-m", "mutmut"]
     if not args.results_only:

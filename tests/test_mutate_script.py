@@ -33,3 +33,11 @@ def test_a_targets_section_replaces_the_claims_section_and_keeps_what_precedes_i
 
 def test_a_setup_cfg_without_a_mutmut_section_gets_one_at_its_end():
     assert _script().with_section("[metadata]\nname = x", "[mutmut]\n") == "[metadata]\nname = x\n[mutmut]\n"
+
+
+def test_without_mutmut_it_says_so_in_one_line_and_runs_nothing(monkeypatch, capsys, tmp_path):
+    script = _script()
+    monkeypatch.setattr(script.importlib.util, "find_spec", lambda name: None)
+    assert script.main(["plan", "--folder", str(tmp_path / "w")]) == 2
+    assert capsys.readouterr().err.startswith("error: mutmut is not installed for ")
+    assert not (tmp_path / "w").exists()
