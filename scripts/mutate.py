@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -80,6 +81,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="the scratch worktree (default: .mutate-TARGET/ in the checkout, git-ignored)")
     parser.add_argument("--jobs", type=int, default=2, help="mutants run at once (mutmut --max-children)")
     parser.add_argument("--results-only", action="store_true", help="list the last run's survivors, run nothing")
+    parser.add_argument("--keep-cache", action="store_true",
+                        help="keep mutmut's results of the last run (default: start from none; mutmut keeps a "
+                             "survivor's result when only the tests changed, so a new test would not be seen)")
     args = parser.parse_args(argv)
     if importlib.util.find_spec("mutmut") is None:
         print(f"error: mutmut is not installed for {sys.executable} (pip install mutmut==3.8.1)", file=sys.stderr)
@@ -88,6 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     mutmut = [sys.executable, "-m", "mutmut"]
     if not args.results_only:
         prepare(folder, args.target)
+        if not args.keep_cache:
+            shutil.rmtree(folder / "mutants", ignore_errors=True)
         subprocess.run([*mutmut, "run", "--max-children", str(args.jobs)], cwd=folder, check=False)
     return subprocess.run([*mutmut, "results"], cwd=folder, check=False).returncode
 
