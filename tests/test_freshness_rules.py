@@ -151,3 +151,35 @@ def test_code_state_says_why_by_executed_functions_or_when_git_cannot_tell(tmp_p
     monkeypatch.setattr(source, "files_freshness", lambda commit, code_hash, module: fr.UNKNOWN)
     assert fr.code_state(_record(), "h1", "x.runner", "named", head=tmp_path) == (
         fr.UNKNOWN, "git cannot tell whether its experiment's files changed")
+
+
+def test_frame_freshness_compares_executed_code_in_heads_tree_and_leaves_a_superseded_files_settings_unread(
+        tmp_path, monkeypatch):
+    import fyexp.provenance.executed as executed
+    import fyexp.provenance.source as source
+    from fyexp.provenance.record import settings_hash, write_record
+    from fyexp.results import Cell, ResultStore
+
+    settings = {"experiment": "toy", "profile": "quick", "overrides": {}, "config": {"k": 7}, "method": "m",
+                "params": {}, "seed": 0, "data": None, "environment": {"device_kind": "cpu"}}
+    store, cell = ResultStore(tmp_path, "toy"), Cell("m", 0, {})
+    profiles = ["quick", f"quick{fr.SUPERSEDED_MARK}abc"]
+    for profile in profiles:
+        store.write_cell(profile, cell, [{"metric": "a", "value": 1.0}],
+                         {"git_commit": source.git_commit(), "settings_hash": settings_hash(settings)})
+        write_record(store.cell_path(profile, cell), settings, {"fyexp/x.py:f": "0123456789ab"})
+    frame = pd.DataFrame({"profile": profiles, "cell": [cell.key] * 2, "git_commit": [source.git_commit()] * 2,
+                          "settings_hash": [settings_hash(settings)] * 2})
+    trees = []
+    monkeypatch.setattr(executed, "changed_functions", lambda code, tree, files: trees.append(tree) or [])
+    monkeypatch.setattr(source, "head_tree", lambda root: tmp_path / "head" if root == executed.ROOT else None)
+    monkeypatch.setattr(source, "in_git_checkout", lambda root: True)
+    now = fr.Expected(settings={"config": {"k": 8}})
+    judged = fr.frame_freshness(frame, store.folder, "x.y", expectation=lambda record, row: now)
+    assert trees == [tmp_path / "head"] * 2                      # HEAD's tree, not the working tree
+    assert [f.kind for f in judged] == [fr.OLD_SETTINGS, fr.CURRENT]
+    # the superseded file's record is not beside a current cell: its settings are not compared
+    assert (judged.iloc[1].reason, judged.iloc[1].old_settings) == ("every executed function is as at HEAD", None)
+    monkeypatch.setattr(source, "in_git_checkout", lambda root: False)   # outside git: the working tree
+    fr.frame_freshness(frame.iloc[:1], store.folder, "x.y")
+    assert trees[-1] == executed.ROOT
