@@ -1,7 +1,9 @@
 """Mutation testing of a set of fyexp's rules besides the claims: ``plan`` (``fyexp/plan.py``: whether ``fyexp run``
 starts, the plan's counts and time estimate, the confirmation a long plan needs, the refusals before any cell) or
 ``freshness`` (``fyexp/provenance/freshness.py``: whether a cell's rows are current, stale, at old settings or of
-unknown provenance, the one rule of ``run``, ``report`` and ``claims``).  See docs/mutation.md.
+unknown provenance, the one rule of ``run``, ``report`` and ``claims``), ``tolerance`` (``fyexp/report/tolerance.py``:
+whether a published cell is reproduced, exact, within the band or outside it) or ``damaged``
+(``fyexp/damaged.py``: what a damaged record is called and warned of, and which temporary file a killed write left).  See docs/mutation.md.
 
 ``setup.cfg``'s ``[mutmut]`` section is the claims' configuration (``fyexp/claims/MUTATION.md``), and mutmut reads
 only one; changing it would reset the claims' cached results.  So this script copies the committed tree
@@ -33,6 +35,10 @@ TARGETS = {
     "freshness": ("fyexp/provenance/freshness.py", ("tests/test_provenance.py", "tests/test_records.py",
                                                     "tests/test_report_stale_reasons.py", "tests/test_executed.py",
                                                     "tests/test_fingerprints.py", "tests/test_freshness_rules.py")),
+    "tolerance": ("fyexp/report/tolerance.py", ("tests/test_report_tolerance.py", "tests/test_scoring.py",
+                                                "tests/test_reference_rows.py", "tests/test_latex.py")),
+    "damaged": ("fyexp/damaged.py", ("tests/test_damaged_records.py", "tests/test_records.py",
+                                     "tests/test_results_store.py", "tests/test_user_cache.py")),
 }
 SECTION = """[mutmut]
 source_paths=fyexp
