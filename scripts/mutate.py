@@ -3,7 +3,8 @@ starts, the plan's counts and time estimate, the confirmation a long plan needs,
 ``freshness`` (``fyexp/provenance/freshness.py``: whether a cell's rows are current, stale, at old settings or of
 unknown provenance, the one rule of ``run``, ``report`` and ``claims``), ``tolerance`` (``fyexp/report/tolerance.py``:
 whether a published cell is reproduced, exact, within the band or outside it) or ``damaged``
-(``fyexp/damaged.py``: what a damaged record is called and warned of, and which temporary file a killed write left).  See docs/mutation.md.
+(``fyexp/damaged.py``: what a damaged record is called and warned of, and which temporary file a killed write
+left).  See docs/mutation.md.
 
 ``setup.cfg``'s ``[mutmut]`` section is the claims' configuration (``fyexp/claims/MUTATION.md``), and mutmut reads
 only one; changing it would reset the claims' cached results.  So this script copies the committed tree
@@ -38,8 +39,9 @@ TARGETS = {
     "tolerance": ("fyexp/report/tolerance.py", ("tests/test_report_tolerance.py", "tests/test_tolerance_rules.py",
                                                 "tests/test_scoring.py",
                                                 "tests/test_reference_rows.py", "tests/test_latex.py")),
-    "damaged": ("fyexp/damaged.py", ("tests/test_damaged_records.py", "tests/test_records.py",
-                                     "tests/test_results_store.py", "tests/test_user_cache.py")),
+    "damaged": ("fyexp/damaged.py", ("tests/test_damaged_records.py", "tests/test_damaged_rules.py",
+                                     "tests/test_records.py", "tests/test_results_store.py",
+                                     "tests/test_user_cache.py")),
 }
 SECTION = """[mutmut]
 source_paths=fyexp
