@@ -4,7 +4,8 @@ starts, the plan's counts and time estimate, the confirmation a long plan needs,
 unknown provenance, the one rule of ``run``, ``report`` and ``claims``), ``tolerance`` (``fyexp/report/tolerance.py``:
 whether a published cell is reproduced, exact, within the band or outside it) or ``damaged``
 (``fyexp/damaged.py``: what a damaged record is called and warned of, and which temporary file a killed write
-left).  See docs/mutation.md.
+left) or ``coverage`` (``fyexp/report/coverage.py``: each published table's counts and status, reproduced or
+not, and the totals).  See docs/mutation.md.
 
 ``setup.cfg``'s ``[mutmut]`` section is the claims' configuration (``fyexp/claims/MUTATION.md``), and mutmut reads
 only one; changing it would reset the claims' cached results.  So this script copies the committed tree
@@ -42,6 +43,8 @@ TARGETS = {
     "damaged": ("fyexp/damaged.py", ("tests/test_damaged_records.py", "tests/test_damaged_rules.py",
                                      "tests/test_records.py", "tests/test_results_store.py",
                                      "tests/test_user_cache.py")),
+    "coverage": ("fyexp/report/coverage.py", ("tests/test_coverage.py", "tests/test_report_index.py",
+                                              "tests/test_reference_rows.py", "tests/test_scoring.py")),
 }
 SECTION = """[mutmut]
 source_paths=fyexp
