@@ -43,7 +43,8 @@ TARGETS = {
     "damaged": ("fyexp/damaged.py", ("tests/test_damaged_records.py", "tests/test_damaged_rules.py",
                                      "tests/test_records.py", "tests/test_results_store.py",
                                      "tests/test_user_cache.py")),
-    "coverage": ("fyexp/report/coverage.py", ("tests/test_coverage.py", "tests/test_report_index.py",
+    "coverage": ("fyexp/report/coverage.py", ("tests/test_coverage.py", "tests/test_coverage_rules.py",
+                                              "tests/test_report_index.py",
                                               "tests/test_reference_rows.py", "tests/test_scoring.py")),
 }
 SECTION = """[mutmut]

@@ -82,18 +82,17 @@ def coverage(specs, summaries: pd.DataFrame, manifest=None) -> list[CoverageLine
     for part, pub in cells.groupby("part", sort=False):
         paper, table = pub["paper"].iloc[0], pub["table"].iloc[0]
         home = (pub["home_paper"].iloc[0], pub["home_table"].iloc[0])
-        owners = declared.get(home, []) + [e for e in declared.get((paper, table), []) if e not in declared.get(home, [])]
-        if table == "text":
-            owners = declared.get(home, [])
+        # a table's experiments are its home's (declared_tables files a twin's under its home too); an in-text
+        # number's are those of the table it belongs to
+        owners = declared.get(home, [])
         same = table_title(*home) if home != (paper, table) and table != "text" else ""
         result = pub["role"].isin(SCORED_ROLES).to_numpy()
         numeric = int((pub["value_num"].notna() & pub["role"].isin(SCORED_ROLES)).sum())
-        ours = summaries[summaries["experiment"].isin(owners)] if owners else summaries.iloc[0:0]
+        ours = summaries[summaries["experiment"].isin(owners)]
         at_paper = within = convention = exact = stale = 0
-        at_any = set()
-        for profile, rows in ours.groupby("profile", sort=False):
+        at_any = set()   # cells with a result at some profile, the union over profiles
+        for profile, rows in ours.groupby("profile"):
             scored = score_cells(pub, rows)
-            scored["reference"] = ~result
             scored.loc[~result, "status"] = NOT_SCORED
             has = (scored["n"] > 0) & result
             at_any |= set(scored.index[has])
