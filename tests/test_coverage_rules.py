@@ -143,6 +143,13 @@ def test_the_coverage_table_renders_each_line_and_its_totals():
     assert text[10].endswith("has no cell of it; experiments on its method: `trunc`.")
 
 
+def test_a_line_whose_cells_are_all_numeric_or_set_apart_says_no_not_numeric():
+    line = _line(part="fyvi Table 2", published=10, numeric=6, reference=2, inputs=1, restated=1)
+    assert coverage_markdown([line])[2].split(" | ")[2] == (
+        "10 (2 of other methods, for reference, 1 settings used, not scored, 1 restating a table cell, scored there)")
+    assert coverage_markdown([_line(published=9, numeric=9)])[2].split(" | ")[2] == "9"
+
+
 def test_a_paper_without_tables_or_citing_experiments_is_said_in_a_sentence():
     text = coverage_markdown(LINES[:1])
     tvem = next(line for line in text if line.startswith("*tvem*"))
