@@ -5,7 +5,8 @@ unknown provenance, the one rule of ``run``, ``report`` and ``claims``), ``toler
 whether a published cell is reproduced, exact, within the band or outside it) or ``damaged``
 (``fyexp/damaged.py``: what a damaged record is called and warned of, and which temporary file a killed write
 left) or ``coverage`` (``fyexp/report/coverage.py``: each published table's counts and status, reproduced or
-not, and the totals).  See docs/mutation.md.
+not, and the totals) or ``findings`` (``fyexp/report/findings.py``: the README's count of the papers' claims by
+verdict).  See docs/mutation.md.
 
 ``setup.cfg``'s ``[mutmut]`` section is the claims' configuration (``fyexp/claims/MUTATION.md``), and mutmut reads
 only one; changing it would reset the claims' cached results.  So this script copies the committed tree
@@ -46,6 +47,8 @@ TARGETS = {
     "coverage": ("fyexp/report/coverage.py", ("tests/test_coverage.py", "tests/test_coverage_rules.py",
                                               "tests/test_report_index.py",
                                               "tests/test_reference_rows.py", "tests/test_scoring.py")),
+    "findings": ("fyexp/report/findings.py", ("tests/test_readme.py", "tests/test_claims.py",
+                                              "tests/test_report_index.py")),
 }
 SECTION = """[mutmut]
 source_paths=fyexp
