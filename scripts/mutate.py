@@ -18,7 +18,7 @@ only one; changing it would reset the claims' cached results.  So this script co
 mutmut 3.8.1 (``pip install mutmut==3.8.1``, not a dependency of fyexp).  Per mutant only the in-process tests that
 reach the mutated function run; the installed-script tests of the selection run ``fyexp`` in a subprocess, which
 never sees a mutant.  ``results/`` is copied too: the plan reads the checkout's committed times, the freshness tests
-the committed fingerprints.
+the committed fingerprints; and the README with the pages it links (the findings' tests read its block).
 """
 
 from __future__ import annotations
@@ -56,6 +56,9 @@ only_mutate={source}
 also_copy=
     experiments
     results
+    README.md
+    docs
+    uv.lock
 pytest_add_cli_args_test_selection=
 {tests}
 pytest_add_cli_args=
