@@ -47,7 +47,8 @@ TARGETS = {
     "coverage": ("fyexp/report/coverage.py", ("tests/test_coverage.py", "tests/test_coverage_rules.py",
                                               "tests/test_report_index.py",
                                               "tests/test_reference_rows.py", "tests/test_scoring.py")),
-    "findings": ("fyexp/report/findings.py", ("tests/test_readme.py", "tests/test_claims.py",
+    "findings": ("fyexp/report/findings.py", ("tests/test_readme.py", "tests/test_findings_rules.py",
+                                              "tests/test_claims.py",
                                               "tests/test_report_index.py")),
 }
 SECTION = """[mutmut]
