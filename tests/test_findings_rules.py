@@ -94,13 +94,36 @@ def test_the_readme_is_rewritten_from_the_evidence_a_report_kept_and_only_once(t
     assert "| Truncated Variational Expectation Maximization (`tvem`) | 1 | 0 | 0 | 0 | 0 | 1 | 0 |" in text
     assert (results.resolve(), None) not in findings._KEPT     # taken: the next rewrite judges the rows again
 
-    # without kept evidence: the verdicts of `fyexp claims` on the rows under results/, here none at all
-    monkeypatch.setattr("fyexp.claims.command.verdicts_for",
-                        lambda results_dir, paper, profile, experiments: (None, [
-                            _Verdict(_Claim("y", "vr"), "paper", "supported")]))
-    assert update_findings(readme, results) is True
+    # without kept evidence: the verdicts `fyexp claims` gives for the rows under results/ (every paper, every
+    # profile) and the experiments folder asked
+    asked = []
+
+    def verdicts_for(results_dir, paper, profile, experiments):
+        asked.append((results_dir, paper, profile, experiments))
+        return None, [_Verdict(_Claim("y", "vr"), "paper", "supported")]
+
+    monkeypatch.setattr("fyexp.claims.command.verdicts_for", verdicts_for)
+    mine = tmp_path / "experiments"
+    assert update_findings(readme, results, mine) is True
+    assert asked == [(results, None, None, mine)]
     assert "| Variational Inference with Rényi Divergence (`vr`) | 1 | 1 | 0 | 0 | 0 | 0 | 0 |" in \
         readme.read_text(encoding="utf-8")
+
+
+def test_kept_evidence_is_asked_about_the_claims_checked_against_the_experiments_folder(tmp_path, monkeypatch):
+    from fyexp.claims import model
+
+    loaded, real = [], model.load_claims
+    monkeypatch.setattr(model, "load_claims", lambda **kw: loaded.append(kw) or real())
+    mine = tmp_path / "experiments"
+
+    class Kept:
+        def verdicts(self, claims):
+            return []
+
+    keep_evidence(tmp_path, mine, Kept())
+    assert update_findings(_readme(tmp_path), tmp_path, mine) is True
+    assert loaded == [{"experiments_dir": mine}]
 
 
 def test_a_readme_without_a_block_or_without_change_is_left_alone(tmp_path, monkeypatch):
