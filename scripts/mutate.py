@@ -6,7 +6,8 @@ whether a published cell is reproduced, exact, within the band or outside it) or
 (``fyexp/damaged.py``: what a damaged record is called and warned of, and which temporary file a killed write
 left) or ``coverage`` (``fyexp/report/coverage.py``: each published table's counts and status, reproduced or
 not, and the totals) or ``findings`` (``fyexp/report/findings.py``: the README's count of the papers' claims by
-verdict).  See docs/mutation.md.
+verdict) or ``tables`` (``fyexp/report/tables.py``: each table of ours beside the paper's, its cells' marks, its
+status and caption).  See docs/mutation.md.
 
 ``setup.cfg``'s ``[mutmut]`` section is the claims' configuration (``fyexp/claims/MUTATION.md``), and mutmut reads
 only one; changing it would reset the claims' cached results.  So this script copies the committed tree
@@ -50,6 +51,11 @@ TARGETS = {
     "findings": ("fyexp/report/findings.py", ("tests/test_readme.py", "tests/test_findings_rules.py",
                                               "tests/test_claims.py",
                                               "tests/test_report_index.py")),
+    "tables": ("fyexp/report/tables.py", ("tests/test_report_tolerance.py", "tests/test_tolerance_rules.py",
+                                          "tests/test_scoring.py", "tests/test_coverage.py",
+                                          "tests/test_coverage_rules.py", "tests/test_report_index.py",
+                                          "tests/test_latex.py", "tests/test_reference_rows.py",
+                                          "tests/test_report_stale_reasons.py")),
 }
 SECTION = """[mutmut]
 source_paths=fyexp
