@@ -100,6 +100,14 @@ def prepare(folder: Path, target: str) -> None:
     cfg.write_text(with_section(cfg.read_text(encoding="utf-8"), section(target)), encoding="utf-8")
 
 
+def mutant_patterns(target: str, functions: list[str]) -> list[str]:
+    """mutmut's names (fnmatch patterns) of the mutants of ``functions`` of ``target``'s file: ``f`` for a function,
+    ``Class.method`` for a method (mutmut names them ``<module>.x_<f>__mutmut_<n>`` and
+    ``<module>.xǁ<Class>ǁ<method>__mutmut_<n>``)."""
+    module = TARGETS[target][0].removesuffix(".py").replace("/", ".")
+    return [f"{module}.x{'ǁ' + f.replace('.', 'ǁ') if '.' in f else '_' + f}__mutmut_*" for f in functions]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("target", choices=sorted(TARGETS), help="the rules to mutate")
@@ -110,6 +118,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep-cache", action="store_true",
                         help="keep mutmut's results of the last run (default: start from none; mutmut keeps a "
                              "survivor's result when only the tests changed, so a new test would not be seen)")
+    parser.add_argument("--only", action="append", default=[], metavar="FUNCTION",
+                        help="mutate only this function of the file (Class.method for a method); repeat for more")
     args = parser.parse_args(argv)
     if importlib.util.find_spec("mutmut") is None:
         print(f"error: mutmut is not installed for {sys.executable} (pip install mutmut==3.8.1)", file=sys.stderr)
@@ -120,7 +130,8 @@ def main(argv: list[str] | None = None) -> int:
         prepare(folder, args.target)
         if not args.keep_cache:
             shutil.rmtree(folder / "mutants", ignore_errors=True)
-        subprocess.run([*mutmut, "run", "--max-children", str(args.jobs)], cwd=folder, check=False)
+        subprocess.run([*mutmut, "run", "--max-children", str(args.jobs), *mutant_patterns(args.target, args.only)],
+                       cwd=folder, check=False)
     return subprocess.run([*mutmut, "results"], cwd=folder, check=False).returncode
 
 

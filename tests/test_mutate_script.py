@@ -41,3 +41,10 @@ def test_without_mutmut_it_says_so_in_one_line_and_runs_nothing(monkeypatch, cap
     assert script.main(["plan", "--folder", str(tmp_path / "w")]) == 2
     assert capsys.readouterr().err.startswith("error: mutmut is not installed for ")
     assert not (tmp_path / "w").exists()
+
+
+def test_only_names_the_mutants_of_a_function_or_a_method():
+    script = _script()
+    assert script.mutant_patterns("tables", ["table_status", "ComparedTable.counts"]) == [
+        "fyexp.report.tables.x_table_status__mutmut_*", "fyexp.report.tables.xǁComparedTableǁcounts__mutmut_*"]
+    assert script.mutant_patterns("freshness", []) == []
