@@ -55,7 +55,7 @@ TARGETS = {
                                           "tests/test_scoring.py", "tests/test_coverage.py",
                                           "tests/test_coverage_rules.py", "tests/test_report_index.py",
                                           "tests/test_latex.py", "tests/test_reference_rows.py",
-                                          "tests/test_report_stale_reasons.py")),
+                                          "tests/test_report_stale_reasons.py", "tests/test_tables_rules.py")),
 }
 SECTION = """[mutmut]
 source_paths=fyexp

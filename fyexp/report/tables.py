@@ -41,13 +41,14 @@ def summarize(frame: pd.DataFrame) -> pd.DataFrame:
     (``own_tol``), ``failed``: seeds of the same method and parameters whose cell failed (read from the failed
     cells' rows), and ``stale``: how many of the rows averaged are stale (``frame``'s column ``freshness``,
     :func:`fyexp.spec_freshness.row_states`)."""
-    status = frame["status"].fillna("ok") if "status" in frame else pd.Series("ok", index=frame.index)
+    # object dtype before filling with text: a column read as all-NaN floats would not take it (pandas 3 warns)
+    status = frame["status"].astype(object).fillna("ok") if "status" in frame else pd.Series("ok", index=frame.index)
     ok = frame[(status == "ok") & frame["table"].notna() & frame["paper"].notna()].copy()
     if ok.empty:
         return pd.DataFrame(columns=SUMMARY_COLUMNS)
     ok["table"] = _norm_table(ok["table"])
-    ok["paper_row"] = ok["paper_row"].fillna("").astype(str)
-    ok["setting"] = ok["setting"].fillna("").astype(str)
+    ok["paper_row"] = ok["paper_row"].astype(object).fillna("").astype(str)
+    ok["setting"] = ok["setting"].astype(object).fillna("").astype(str)
     label = ok["label"] if "label" in ok else pd.Series(np.nan, index=ok.index)
     label = label.where(label.notna() & (label.astype(str) != ""), ok["paper_row"])
     ok["label"] = np.where(label.astype(str) == "", ok["method"].astype(str), label.astype(str))
@@ -55,7 +56,7 @@ def summarize(frame: pd.DataFrame) -> pd.DataFrame:
     ok["own_tol"] = pd.to_numeric(ok["tolerance"], errors="coerce") if "tolerance" in ok else np.nan
     ok["_stale"] = (ok["freshness"] == "stale") if "freshness" in ok else False
     failed_by_group = _failed_seeds(frame, status)
-    ok["_group"] = list(zip(ok["profile"], ok["method"].astype(str), ok["params"].astype(str)))
+    ok["_group"] = [_method_key(*key) for key in zip(ok["profile"], ok["method"], ok["params"])]
     records = []
     for key, rows in ok.groupby(GROUP, dropna=False, sort=False):
         values = rows["value"].to_numpy(dtype=float)
@@ -95,11 +96,18 @@ def ratio_summaries(frame: pd.DataFrame) -> list[dict]:
     return out
 
 
+def _method_key(profile, method, params) -> tuple[str, str, str]:
+    """The key that ties a failed cell's seeds to the rows of the same method and parameters: each part as ``str``
+    gives it, a missing value as ``'nan'`` (pandas 3's ``astype(str)`` keeps it missing, which would match nothing)."""
+    return str(profile), str(method), str(params)
+
+
 def _failed_seeds(frame: pd.DataFrame, status: pd.Series) -> dict[tuple, set]:
+    """:func:`_method_key` → the seeds of the failed cells of that method and parameters."""
     failed = frame[status == "failed"]
     out: dict[tuple, set] = {}
     for (profile, method, params), rows in failed.groupby(["profile", "method", "params"], dropna=False):
-        out[(profile, str(method), str(params))] = {int(s) for s in rows["seed"].dropna()}
+        out[_method_key(profile, method, params)] = {int(s) for s in rows["seed"].dropna()}
     return out
 
 

@@ -1,0 +1,191 @@
+"""The decisions of fyexp/report/tables.py at their edges: the summary over seeds (what is averaged, what is dropped,
+the label a row goes by, failed seeds, stale rows), the scoring of each published cell (our row's own error, the
+authors' convention column, a cell without our row), the counts and the table's status line.
+
+Written from the survivors of a mutation run of the file's decision functions (docs/mutation.md,
+"fyexp/report/tables.py"); the values are ours, placed inside or outside the bands on purpose.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fyexp.reference.rows import TableMeta, joined_cells
+from fyexp.report.tables import (AUTHORS_ONLY, SUMMARY_COLUMNS, ComparedTable, failed_cells, score_cells, summarize,
+                                 table_status, tally)
+from fyexp.report.tolerance import EXACT, NOT_RUN, NOT_SCORED, OUTSIDE, WITHIN
+
+TABLES = importlib.import_module("fyexp.report.tables")
+
+
+def _row(**fields):
+    base = dict(profile="paper", paper="fyvi", table=1.0, setting=np.nan, paper_row="Standard EM", label=np.nan,
+                metric="adjusted_mi", method="A", params="{}", seed=0, value=1.0, status=np.nan)
+    return {**base, **fields}
+
+
+def test_summarize_averages_each_cell_over_its_good_rows_and_counts_the_rest():
+    frame = pd.DataFrame.from_records([
+        _row(seed=0, value=1.0, tolerance="0.1", freshness="stale"),
+        _row(seed=1, value="3.0", tolerance=0.3, freshness="current", status="ok"),
+        _row(seed=2, value=np.nan, status="failed"),                       # a failed seed of method A
+        _row(method="B", paper_row=np.nan, label="", value=5.0, tolerance="n/a", freshness="current"),
+        _row(method="D", table=np.nan, value=9.0, freshness="current"),   # no table: not a published cell's row
+        _row(method="E", paper=np.nan, value=9.0, freshness="current"),
+        _row(method="C", params=np.nan, seed=4, value=np.nan, status="failed"),
+        _row(method="C", params=np.nan, seed=3, paper_row="Hard EM", label="Cee", value="seven", freshness="current"),
+    ])
+    out = summarize(frame)
+    assert list(out.columns) == SUMMARY_COLUMNS
+    # in order of first appearance, not sorted (sorted, B's empty row name would come first)
+    assert list(out["label"]) == ["Standard EM", "B", "Cee"]
+    first, second, third = (out.iloc[i] for i in range(3))
+    assert (first["table"], first["setting"], first["paper_row"]) == ("1", "", "Standard EM")
+    assert first["mean"] == 2.0 and first["std"] == 1.0 and first["sd"] == pytest.approx(math.sqrt(2))
+    assert (first["n"], first["own_tol"], first["failed"], first["seeds"], first["stale"]) == (2, 0.3, 1, (0, 1), 1)
+    assert (second["paper_row"], second["mean"], second["std"], second["n"]) == ("", 5.0, 0.0, 1)
+    assert math.isnan(second["sd"]) and math.isnan(second["own_tol"]) and second["failed"] == 0
+    assert third["paper_row"] == "Hard EM" and math.isnan(third["mean"])   # text that is not a number: NaN
+    assert third["failed"] == 1 and third["seeds"] == (3,)                 # C's params are NaN: its failure counts
+
+
+def test_summarize_without_status_tolerance_or_freshness_columns_takes_every_row_as_good_and_current():
+    frame = pd.DataFrame.from_records([_row(seed=0, value=1.0), _row(seed=1, value=2.0)]).drop(columns="status")
+    out = summarize(frame.drop(columns="label"))
+    assert len(out) == 1 and out.iloc[0]["n"] == 2 and out.iloc[0]["label"] == "Standard EM"
+    assert out.iloc[0]["stale"] == 0 and math.isnan(out.iloc[0]["own_tol"]) and out.iloc[0]["sd"] == pytest.approx(
+        math.sqrt(0.5))
+    kept = summarize(pd.DataFrame.from_records([_row(metric=np.nan)]))
+    assert len(kept) == 1 and kept.iloc[0]["mean"] == 1.0                  # a row without a metric is not lost
+
+
+def test_summarize_of_nothing_usable_is_an_empty_frame_with_the_summary_columns():
+    out = summarize(pd.DataFrame.from_records([_row(status="failed"), _row(table=np.nan)]))
+    assert out.empty and list(out.columns) == SUMMARY_COLUMNS
+
+
+def test_failed_cells_lists_each_failed_cell_of_the_profile_once_in_order():
+    frame = pd.DataFrame({"status": ["failed", "ok", "failed", "failed", "failed"],
+                          "profile": ["paper", "paper", "paper", "cpu", "paper"],
+                          "cell": ["b", "a", "a", "c", "b"]})
+    assert failed_cells(frame, "paper") == ["a", "b"]
+    assert failed_cells(frame, "cpu") == ["c"]
+    assert failed_cells(frame.drop(columns="status"), "paper") == []
+
+
+def _pub(statuses, conv=None, reference=None, own=None):
+    frame = pd.DataFrame({"status": statuses})
+    for name, values in (("convention_agrees", conv), ("reference", reference), ("own_error_only", own)):
+        if values is not None:
+            frame[name] = pd.Series(values, dtype=object)
+    return frame
+
+
+def test_tally_counts_every_key_and_reads_missing_flags_as_false():
+    statuses = [EXACT, WITHIN, OUTSIDE, OUTSIDE, NOT_RUN, NOT_SCORED, NOT_SCORED]
+    bare = tally(_pub(statuses))
+    assert bare == {EXACT: 1, WITHIN: 1, OUTSIDE: 2, NOT_RUN: 1, NOT_SCORED: 2, AUTHORS_ONLY: 0, "published": 7,
+                    "reference": 0, "scorable": 5, "with_result": 4, "own_error_only": 0}
+    flagged = tally(_pub(statuses, conv=[np.nan, True, True, np.nan, True, np.nan, False],
+                         reference=[np.nan, False, False, False, False, True, np.nan],
+                         own=[np.nan, False, True, np.nan, False, False, np.nan]))
+    # an outside cell and a not-run cell that the authors' convention matches count there, not as ✗ / not run
+    assert flagged == {EXACT: 1, WITHIN: 1, OUTSIDE: 1, NOT_RUN: 0, NOT_SCORED: 2, AUTHORS_ONLY: 2, "published": 7,
+                       "reference": 1, "scorable": 5, "with_result": 5, "own_error_only": 1}
+
+
+def test_a_table_status_names_one_stale_row_in_the_singular_and_joins_its_notes():
+    assert table_status(4, 4, 4, True, stale_rows=1) == "reproduced (1 row stale: code)"
+    assert table_status(4, 4, 2, True, authors_only=1, stale_rows=2) == (
+        "partly reproduced (2 of 4 cells; 1 cell matches the authors' code only; 2 rows stale: code)")
+
+
+def _compared(cells, profile="paper"):
+    return ComparedTable(paper="fyvi", table="1", profile=profile, cells=pd.DataFrame(cells),
+                         meta=TableMeta("fyvi 1", 5, "std", True, "", ""))
+
+
+def test_counts_add_the_stale_rows_of_every_cell_shown_and_read_none_as_zero():
+    cells = {"kind": ["paper", "paper", "ours"], "status": [EXACT, NOT_SCORED, NOT_SCORED],
+             "reference": [False, False, False], "stale": [2, np.nan, 3]}
+    assert _compared(cells).counts()["stale"] == 5
+    assert _compared({k: v for k, v in cells.items() if k != "stale"}).counts()["stale"] == 0
+
+
+def test_the_count_line_names_cells_not_numeric_and_of_other_methods_apart():
+    cells = {"kind": ["paper"] * 5, "status": [EXACT, OUTSIDE, NOT_SCORED, NOT_SCORED, NOT_SCORED],
+             "reference": [False, False, True, False, False], "stale": [0] * 5}
+    assert _compared(cells).count_line() == (
+        "✓ exact 1 · ✓ within 0 · ✗ 1 · — not run 0 (of 5 published cells; 2 not numeric; 1 of other methods, "
+        "shown for reference)")
+    only_reference = {**cells, "reference": [False, False, True, True, True]}
+    assert _compared(only_reference).count_line().endswith("(of 5 published cells; 3 of other methods, shown for "
+                                                           "reference)")
+
+
+def _t1():
+    cells = joined_cells()
+    return cells[(cells["paper"] == "fyvi") & (cells["table"] == "1")].reset_index(drop=True)
+
+
+def _ours(cell, metric=None, **fields):
+    base = dict(profile="paper", paper="fyvi", table="1", setting=cell.setting, paper_row=cell.row, label=cell.row,
+                metric=metric or cell.column, mean=cell.value_num, std=0.0, sd=float("nan"), n=1,
+                own_tol=float("nan"), failed=0, seeds=(0,), stale=0)
+    return {**base, **fields}
+
+
+def test_a_cell_without_our_row_is_not_run_with_every_column_at_its_empty_value():
+    scored = score_cells(_t1().iloc[:2], pd.DataFrame(columns=SUMMARY_COLUMNS))
+    assert list(scored["status"]) == [NOT_RUN, NOT_RUN]
+    first = scored.iloc[0]
+    assert first["n"] == 0 and first["failed"] == 0 and first["seeds"] == () and first["stale"] == 0
+    assert math.isnan(first["std"]) and math.isnan(first["mean"]) and first["paper_se"] > 0
+    assert first["convention_status"] == NOT_RUN and first["convention_mark"] == "" and not first["convention_agrees"]
+    assert math.isnan(first["convention_mean"]) and math.isnan(first["convention_std"]) and first["convention_n"] == 0
+
+
+def test_our_rows_own_error_flags_a_cell_it_covers_and_the_flag_is_kept():
+    cell = _t1().iloc[0]
+    ours = pd.DataFrame([_ours(cell, mean=cell.value_num + 0.5, own_tol=0.6, stale=2, failed=1, seeds=(0, 3))])
+    scored = score_cells(_t1().iloc[:1], ours).iloc[0]
+    assert scored["status"] == OUTSIDE and bool(scored["own_error_only"]) and scored["mark"] == "✗†"
+    assert (scored["own_tol"], scored["stale"], scored["failed"], scored["seeds"]) == (0.6, 2, 1, (0, 3))
+
+
+def test_the_authors_convention_column_is_judged_with_the_papers_and_its_own_spreads(monkeypatch):
+    cell = _t1().iloc[0]                                    # its ± read as a standard error here, for round bands
+    monkeypatch.setattr(TABLES, "table_meta", lambda paper, table: TableMeta("fyvi 1", 1, "std_err", True, "", ""))
+    spread = float(cell.spread_num)
+    ours = pd.DataFrame([
+        _ours(cell, mean=cell.value_num + 1.0),                                            # ours: far outside
+        _ours(cell, metric=cell.column + "_authors", mean=cell.value_num + 1.9 * spread, sd=0.0, n=1, std=0.1),
+    ])
+    scored = score_cells(_t1().iloc[:1], ours).iloc[0]
+    # the convention is within by the paper's standard error alone (1.9 of its ± of 2 standard errors)
+    assert scored["status"] == OUTSIDE and scored["convention_status"] == WITHIN and scored["convention_agrees"]
+    assert scored["convention_mean"] == pytest.approx(cell.value_num + 1.9 * spread)
+    assert scored["convention_std"] == 0.1 and scored["convention_n"] == 1 and scored["convention_mark"] == "✓ within"
+    # with two runs of its own the convention's spread widens its band too (paper + ours)
+    wide = pd.DataFrame([_ours(cell, mean=cell.value_num + 1.0),
+                         _ours(cell, metric=cell.column + "_authors", mean=cell.value_num + 3.0 * spread,
+                               sd=4.0 * spread, n=2)])
+    assert score_cells(_t1().iloc[:1], wide).iloc[0]["convention_status"] == WITHIN
+    # and its own declared error flags it when outside
+    flagged = pd.DataFrame([_ours(cell, metric=cell.column + "_authors", mean=cell.value_num + 3.0 * spread,
+                                  own_tol=4.0 * spread)])
+    convention = score_cells(_t1().iloc[:1], flagged).iloc[0]
+    assert convention["convention_status"] == OUTSIDE and convention["convention_mark"] == "✗†"
+
+
+def test_a_per_setting_run_count_sets_the_papers_standard_error(monkeypatch):
+    cell = _t1().iloc[0]
+    meta = TableMeta("fyvi 1", 1, "std", True, "", "", settings=((cell.setting, 4),))
+    monkeypatch.setattr(TABLES, "table_meta", lambda paper, table: meta)
+    scored = score_cells(_t1().iloc[:1], pd.DataFrame(columns=SUMMARY_COLUMNS)).iloc[0]
+    assert scored["paper_se"] == pytest.approx(float(cell.spread_num) / 2)
