@@ -189,3 +189,72 @@ def test_a_per_setting_run_count_sets_the_papers_standard_error(monkeypatch):
     monkeypatch.setattr(TABLES, "table_meta", lambda paper, table: meta)
     scored = score_cells(_t1().iloc[:1], pd.DataFrame(columns=SUMMARY_COLUMNS)).iloc[0]
     assert scored["paper_se"] == pytest.approx(float(cell.spread_num) / 2)
+
+
+def _summary_row(paper, table, setting, row, metric, mean, **fields):
+    base = dict(profile="paper", paper=paper, table=table, setting=setting, paper_row=row, label=row, metric=metric,
+                mean=mean, std=0.0, sd=float("nan"), n=1, own_tol=float("nan"), failed=0, seeds=(0,), stale=0)
+    return {**base, **fields}
+
+
+def test_compare_shows_our_rows_of_the_table_only_and_each_extra_row_as_ours_unscored():
+    t1 = _t1()
+    rows = [_ours(cell) for cell in t1.itertuples()]
+    rows += [_summary_row("fyvi", "1", "synthetic GMM", "Our variant", "adjusted_mi", 0.5, sd=0.1, n=3, failed=1,
+                          own_tol=0.2, seeds=(0, 1, 2), stale=1),
+             _summary_row("fyvi", "2", "synthetic GMM", "Elsewhere", "adjusted_mi", 0.4),     # another table
+             _summary_row("fyvl", "1", "synthetic GMM", "Other paper", "adjusted_mi", 0.3),  # another paper
+             _summary_row("fyvi", "1", "synthetic GMM", "Hard EM", "adjusted_mi", 0.2, profile="cpu")]
+    table = TABLES.compare(pd.DataFrame(rows), "fyvi", "1", "paper")
+    assert table.meta.ref == "fyvi 1" and table.status == "reproduced (1 row stale: code)"   # the extra row's
+    extra = table.cells[table.cells["kind"] == "ours"]
+    assert len(table.cells) == 10 and list(extra["paper_row"]) == ["Our variant"]
+    record = extra.iloc[0].to_dict()
+    expected = {"setting": "synthetic GMM", "paper_row": "Our variant", "metric": "adjusted_mi", "kind": "ours",
+                "label": "Our variant", "paper_text": None, "spread_text": "", "mean": 0.5, "std": 0.0, "sd": 0.1,
+                "n": 3, "failed": 1, "own_tol": 0.2, "seeds": (0, 1, 2), "stale": 1, "status": NOT_SCORED, "mark": "",
+                "own_error_only": False, "convention_agrees": False, "convention_status": NOT_RUN}
+    assert {key: record[key] for key in expected} == expected
+    assert math.isnan(record["paper_value"]) and math.isnan(record["unit"])
+    assert table.counts()["stale"] == 1
+
+
+def test_rows_another_experiment_produces_are_left_out_with_our_rows_of_them():
+    t1 = _t1()
+    rows = [_ours(cell) for cell in t1.itertuples()]
+    rows += [_summary_row("fyvi", "1", "synthetic GMM", "Hard EM", "made_up_metric", 0.2)]   # an excluded row's
+    table = TABLES.compare(pd.DataFrame(rows), "fyvi", "1", "paper", exclude_rows={"other": ["Hard EM"], "none": []})
+    assert "Hard EM" not in set(table.cells["paper_row"]) and len(table.cells) == 6
+    assert table.other_rows == {"other": ["Hard EM"]}
+
+
+def test_a_twins_own_keys_are_its_cells_not_extra_rows():
+    cells = joined_cells()
+    twin = cells[(cells["paper"] == "fyvl") & (cells["table"] == "2")].iloc[0]
+    ours = pd.DataFrame([_summary_row("fyvl", "2", twin.setting, twin.row, twin.column, twin.value_num)])
+    table = TABLES.compare(ours, "fyvl", "2", "paper")
+    assert (table.cells["kind"] == "ours").sum() == 0
+    assert (table.published["n"] > 0).sum() >= 1
+
+
+def test_caption_gammas_are_compared_only_where_the_experiment_reports_gamma_rows():
+    cells = joined_cells()
+    frac1 = cells[(cells["paper"] == "frac") & (cells["table"] == "1")]
+    gamma = frac1[frac1["column"] == "gamma"].iloc[0]
+    plain = TABLES.compare(pd.DataFrame([_summary_row("frac", "1", gamma.setting, gamma.row, "bound", -1.0)]),
+                           "frac", "1", "paper")
+    assert "gamma" not in set(plain.cells["metric"])
+    with_gamma = TABLES.compare(pd.DataFrame([_summary_row("frac", "1", gamma.setting, gamma.row, "gamma", 0.5)]),
+                                "frac", "1", "paper")
+    assert "gamma" in set(with_gamma.published["metric"])
+
+
+def test_the_settings_the_paper_states_come_with_the_table_minus_the_rows_left_out():
+    table = TABLES.compare(pd.DataFrame(columns=SUMMARY_COLUMNS), "fyvi", "3", "paper")
+    cells = joined_cells()
+    stated = cells[(cells["role"] == "input") & (cells["home_paper"] == "fyvi") & (cells["home_table"] == "3")]
+    assert len(table.inputs) == len(stated) > 0 and list(table.inputs.index) == list(range(len(stated)))
+    assert "index" not in table.inputs and set(table.inputs["home_table"]) == {"3"}
+    assert set(table.inputs["role"]) == {"input"}
+    fewer = TABLES.compare(pd.DataFrame(columns=SUMMARY_COLUMNS), "fyvi", "3", "paper", exclude_rows={"x": ["NVDM"]})
+    assert "NVDM" not in set(fewer.inputs["row"]) and len(fewer.inputs) < len(stated)

@@ -286,7 +286,10 @@ def compare(summary: pd.DataFrame, paper: str, table: str, profile: str, *, plan
     published_keys = set(zip(pub["setting"], pub["row"], pub["column"]))
     published_keys |= set(zip(pub["res_setting"], pub["res_row"], pub["res_column"]))  # e.g. a ratio's own key
     published_keys |= {(s, r, c + CONVENTION) for s, r, c in published_keys}
-    extra = own[[(s, r, m) not in published_keys for s, r, m in zip(own["setting"], own["paper_row"], own["metric"])]]
+    unpublished = pd.Series([(s, r, m) not in published_keys for s, r, m in zip(own["setting"], own["paper_row"],
+                                                                                own["metric"])], index=own.index,
+                            dtype=bool)   # a mask, not a list: an empty list would select no columns
+    extra = own[unpublished]
     extra = extra[~(extra["paper_row"].isin(excluded) & (extra["paper_row"] != ""))]
     extra_records = [{"setting": r.setting, "paper_row": r.paper_row, "metric": r.metric, "kind": "ours",
                       "label": r.label, "paper_text": None, "spread_text": "", "paper_value": np.nan,
