@@ -258,3 +258,35 @@ def test_the_settings_the_paper_states_come_with_the_table_minus_the_rows_left_o
     assert set(table.inputs["role"]) == {"input"}
     fewer = TABLES.compare(pd.DataFrame(columns=SUMMARY_COLUMNS), "fyvi", "3", "paper", exclude_rows={"x": ["NVDM"]})
     assert "NVDM" not in set(fewer.inputs["row"]) and len(fewer.inputs) < len(stated)
+
+
+def test_a_label_left_empty_goes_by_the_row_name_each_row_by_its_own():
+    frame = pd.DataFrame.from_records([_row(label=""), _row(paper_row="Hard EM", label="", method="B"),
+                                       _row(paper_row="Sparse EM", method="C")])
+    assert list(summarize(frame)["label"]) == ["Standard EM", "Hard EM", "Sparse EM"]
+    assert list(summarize(frame.drop(columns="label"))["label"]) == ["Standard EM", "Hard EM", "Sparse EM"]
+
+
+def test_failed_seeds_count_only_for_the_same_profile_method_and_parameters():
+    frame = pd.DataFrame.from_records([
+        _row(seed=0, params='{"a": 1}'), _row(seed=1, params='{"a": 1}', status="failed", value=np.nan),
+        _row(seed=0, params='{"a": 2}', paper_row="Hard EM"),
+        _row(seed=0, params='{"a": 2}', paper_row="Sparse EM", profile="cpu"),
+        _row(seed=2, params='{"a": 2}', status="failed", value=np.nan, profile="cpu")])
+    out = summarize(frame).set_index(["profile", "paper_row"])["failed"].to_dict()
+    assert out == {("paper", "Standard EM"): 1, ("paper", "Hard EM"): 0, ("cpu", "Sparse EM"): 1}
+
+
+def test_a_twin_table_states_the_settings_of_its_home():
+    empty = pd.DataFrame(columns=SUMMARY_COLUMNS)
+    twin, home = TABLES.compare(empty, "fyvl", "3", "paper"), TABLES.compare(empty, "fyvi", "3", "paper")
+    assert len(twin.inputs) == len(home.inputs) > 0
+    assert list(twin.inputs["row"]) == list(home.inputs["row"])
+
+
+def test_our_unnamed_rows_are_never_taken_for_an_excluded_row():
+    t1 = _t1()
+    rows = [_ours(cell) for cell in t1.itertuples()]
+    rows += [_summary_row("fyvi", "1", "synthetic GMM", "", "train_time_s", 12.0)]
+    table = TABLES.compare(pd.DataFrame(rows), "fyvi", "1", "paper", exclude_rows={"other": ["", "Hard EM"]})
+    assert list(table.cells.loc[table.cells["kind"] == "ours", "metric"]) == ["train_time_s"]
