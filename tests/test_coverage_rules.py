@@ -9,7 +9,6 @@ summaries hold our own values, set to sit inside or outside the published cells'
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
 
 import pandas as pd
 import pytest
@@ -18,14 +17,7 @@ from fyexp.reference.rows import joined_cells
 from fyexp.report.cache import Manifest
 from fyexp.report.coverage import (CoverageLine, coverage, coverage_markdown, declared_tables, parse_table_ref,
                                    totals_line)
-
-
-@dataclass
-class FakeSpec:
-    name: str
-    tables: tuple
-    paper: str = "fyvi"
-    description: str = ""
+from tests.test_coverage import FakeSpec
 
 
 def _fyvi_t1(experiment="clustering", profile="paper", offset=0.0, stale=0, cells=slice(None)):
