@@ -1,13 +1,5 @@
-"""Mutation testing of a set of fyexp's rules besides the claims: ``plan`` (``fyexp/plan.py``: whether ``fyexp run``
-starts, the plan's counts and time estimate, the confirmation a long plan needs, the refusals before any cell) or
-``freshness`` (``fyexp/provenance/freshness.py``: whether a cell's rows are current, stale, at old settings or of
-unknown provenance, the one rule of ``run``, ``report`` and ``claims``), ``tolerance`` (``fyexp/report/tolerance.py``:
-whether a published cell is reproduced, exact, within the band or outside it) or ``damaged``
-(``fyexp/damaged.py``: what a damaged record is called and warned of, and which temporary file a killed write
-left) or ``coverage`` (``fyexp/report/coverage.py``: each published table's counts and status, reproduced or
-not, and the totals) or ``findings`` (``fyexp/report/findings.py``: the README's count of the papers' claims by
-verdict) or ``tables`` (``fyexp/report/tables.py``: each table of ours beside the paper's, its cells' marks, its
-status and caption).  See docs/mutation.md.
+"""Mutation testing of a set of fyexp's rules besides the claims: TARGET names the file mutated and the in-process
+tests that reach it (``TARGETS`` below; docs/mutation.md says what each set of rules decides and records each run).
 
 ``setup.cfg``'s ``[mutmut]`` section is the claims' configuration (``fyexp/claims/MUTATION.md``), and mutmut reads
 only one; changing it would reset the claims' cached results.  So this script copies the committed tree
@@ -56,6 +48,8 @@ TARGETS = {
                                           "tests/test_coverage_rules.py", "tests/test_report_index.py",
                                           "tests/test_latex.py", "tests/test_reference_rows.py",
                                           "tests/test_report_stale_reasons.py", "tests/test_tables_rules.py")),
+    "spec-freshness": ("fyexp/spec_freshness.py", ("tests/test_provenance.py", "tests/test_settings.py",
+                                                   "tests/test_report_stale_reasons.py", "tests/test_claims_rules.py")),
 }
 SECTION = """[mutmut]
 source_paths=fyexp

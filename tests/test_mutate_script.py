@@ -16,7 +16,8 @@ def _script():
     return module
 
 
-@pytest.mark.parametrize("target", ["plan", "freshness", "tolerance", "damaged", "coverage", "findings", "tables"])
+@pytest.mark.parametrize("target", ["plan", "freshness", "tolerance", "damaged", "coverage", "findings", "tables",
+                                    "spec-freshness"])
 def test_a_targets_section_replaces_the_claims_section_and_keeps_what_precedes_it(target):
     script = _script()
     setup_cfg = (ROOT / "setup.cfg").read_text(encoding="utf-8")
