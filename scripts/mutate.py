@@ -11,7 +11,8 @@ only one; changing it would reset the claims' cached results.  So this script co
 mutmut 3.8.1 (``pip install mutmut==3.8.1``, not a dependency of fyexp).  Per mutant only the in-process tests that
 reach the mutated function run; the installed-script tests of the selection run ``fyexp`` in a subprocess, which
 never sees a mutant.  ``results/`` is copied too: the plan reads the checkout's committed times, the freshness tests
-the committed fingerprints; and the README with the pages it links (the findings' tests read its block).
+the committed fingerprints; the README with the pages it links (the findings' tests read its block); ``scripts/``
+(a settings test runs one in a subprocess).
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ only_mutate={source}
 also_copy=
     experiments
     results
+    scripts
     README.md
     docs
     uv.lock
