@@ -10,7 +10,8 @@ Verdicts (:data:`VERDICTS`), for a claim "a > b" (``less``: the mirror image) wi
 - ``not supported``: the interval covers 0 (and not the paper's magnitude, or the paper prints none);
 - ``reversed``: the interval lies below 0;
 - ``not run``: none of the claim's experiments has a row at any profile;
-- ``data missing``: an experiment ran, but a side of the claim has no row at that profile.
+- ``data missing``: an experiment ran, but a side of the claim has no row at that profile (noted with how many of
+  the profile's declared cells have rows when not all do: a run part-way, :mod:`fyexp.claims.progress`).
 
 With one value per side there is no interval: the sign decides and the verdict says ``n = 1, sign only`` (the
 magnitude then counts as matched within a factor of 2).  ``approx`` is an equivalence test: supported when the
@@ -43,6 +44,7 @@ import numpy as np
 import pandas as pd
 
 from fyexp.claims.model import Claim, Selector
+from fyexp.claims.progress import unfinished
 from fyexp.claims.stats import Difference, difference, share_interval
 from fyexp.fingerprints import TIMING as WALL_CLOCK   # the wall-clock metrics (time, seconds, wall, ..._s, ..._ms)
 
@@ -408,7 +410,8 @@ def judge(claim: Claim, frames: dict[str, pd.DataFrame], specs: dict | None = No
           profile: str | None = None, by_metric: dict | None = None) -> list[Verdict]:
     """The claim's verdict at every profile with rows of its experiments (only ``profile`` if given), its headline
     marked (:func:`headline`); ``by_metric``: :func:`split_by_metric` of ``frames``, when the caller judges many
-    claims."""
+    claims.  A ``data missing`` verdict notes how many of the profile's declared cells have rows when not all do
+    (:func:`fyexp.claims.progress.unfinished`): a side not yet run reads as such."""
     present = [frames[e] for e in claim.experiments if e in frames and not frames[e].empty]
     if not present:
         return _mark([Verdict(claim, profile, NOT_RUN, notes=[f"no rows of {', '.join(claim.experiments)}"])])
@@ -422,13 +425,15 @@ def judge(claim: Claim, frames: dict[str, pd.DataFrame], specs: dict | None = No
         profiles = [p for p in profiles if p == profile]
     if not profiles:
         missing = _missing(claim, everything) or [s.describe() for s in claim.selectors()]
-        return _mark([Verdict(claim, profile, MISSING, notes=[f"no rows for {missing[0]}"])])
+        progress = [] if profile is None else unfinished(claim.experiments, frames, specs or {}, profile)
+        return _mark([Verdict(claim, profile, MISSING, notes=[f"no rows for {missing[0]}", *progress])])
     out = []
     for p in profiles:
         rows = _at_profile(everything, p)
         missing = _missing(claim, rows)
         if missing:
-            out.append(Verdict(claim, p, MISSING, notes=[f"no rows for {missing[0]}"]))
+            out.append(Verdict(claim, p, MISSING, notes=[f"no rows for {missing[0]}",
+                                                         *unfinished(claim.experiments, frames, specs or {}, p)]))
             continue
         verdict = JUDGES[claim.direction](claim, rows, p)
         verdict.rows_read = sum(len(f) for f in _frames_of(rows))

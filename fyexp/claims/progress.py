@@ -1,0 +1,54 @@
+"""How far an experiment's run at a profile has got: the note a ``data missing`` verdict carries.
+
+A side of a claim without rows at a profile is either absent for good (the metric needs what the machine lacks, as
+FID needs Inception weights) or simply not run yet (its cells are declared but the queue has not reached them).  The
+verdict cannot tell which from the rows alone; what it can say is how many of the profile's declared cells have rows,
+so that a reader of ``data missing (reduced profile claims)`` sees "34 of 49 cells" and knows the run is part-way.
+The count of declared cells is the spec's grid × seeds (:func:`fyexp.experiments.declared.declared_cells`, the count
+``fyexp list`` and ``fyexp run`` print), the count with rows the distinct ``cell`` values of the experiment's current
+rows at that profile.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+
+def declared_count(spec, profile: str) -> int | None:
+    """The number of cells ``spec`` declares at ``profile``; ``None`` for a profile the spec does not name (a
+    ``--set`` variant, a superseded label) or one that no longer resolves."""
+    from fyexp.errors import FyexpError
+    from fyexp.experiments import get_config_class
+    from fyexp.experiments.declared import declared_cells
+    from fyexp.specs import resolve
+
+    if profile not in (getattr(spec, "profiles", None) or {}):
+        return None
+    try:
+        resolved = resolve(spec, profile, get_config_class(spec.runner), None, ())
+    except (FyexpError, ImportError):
+        return None
+    return len(declared_cells(resolved.config, resolved.seeds))
+
+
+def cells_with_rows(frame: pd.DataFrame | None, profile: str) -> int:
+    """The number of distinct cells of ``frame`` with a row at ``profile``."""
+    if frame is None or frame.empty or "cell" not in frame or "profile" not in frame:
+        return 0
+    return int(frame.loc[frame["profile"].astype(str) == profile, "cell"].nunique())
+
+
+def unfinished(experiments, frames: dict, specs: dict, profile: str) -> list[str]:
+    """``"E at P: F of D cells have rows"`` for each experiment of ``experiments`` (once each, in order) whose run
+    at ``profile`` has rows for fewer cells than the spec declares there; nothing for an experiment without a spec
+    or a profile the spec does not name."""
+    notes = []
+    for name in dict.fromkeys(experiments):
+        spec = specs.get(name)
+        declared = None if spec is None else declared_count(spec, profile)
+        if declared is None:
+            continue
+        finished = cells_with_rows(frames.get(name), profile)
+        if finished < declared:
+            notes.append(f"{name} at {profile}: {finished} of {declared} cells have rows")
+    return notes
