@@ -15,7 +15,6 @@ superseded rows.
 from __future__ import annotations
 
 import json
-import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
@@ -29,7 +28,7 @@ if TYPE_CHECKING:
     from fyexp.specs import ExperimentSpec
 
 
-_EXPECTATIONS: dict[tuple, Callable] = {}   # (id(spec), results folder) → its expectation, while the spec lives
+_EXPECTATIONS: dict[tuple, Callable] = {}   # (id(spec), results folder) → its expectation (which holds the spec)
 
 
 def spec_expectation(spec: ExperimentSpec, results_dir: Path | None = None
@@ -38,21 +37,19 @@ def spec_expectation(spec: ExperimentSpec, results_dir: Path | None = None
     when its runner cannot be loaded.  ``results_dir``: the results folder whose tuning studies say what
     ``run --best`` runs at (``None``: a tuned profile's rows are compared with the spec only).
 
-    One per spec object while it lives, and what it computes is kept in it (the profile resolved per ``--set``
-    overrides, each cell's scoped config, a legacy cell's comparison with its profile at its commit): these depend on
-    the spec and git only, never on a record, so the report's provenance counts and the claims' current rows, which
-    both ask, compare each row's settings once."""
+    One per spec object and results folder, kept for the life of the process (the expectation holds its spec, so an
+    id is never reused while its entry lives; a command reads each spec once), and what it computes is kept in it (the
+    profile resolved per ``--set`` overrides, each cell's scoped config, a legacy cell's comparison with its profile
+    at its commit): these depend on the spec and git only, never on a record, so the report's provenance counts and
+    the claims' current rows, which both ask, compare each row's settings once.  (Until 2026-11-29 an entry was to
+    be dropped with its spec by a weak reference, which never fired: the expectation's closure keeps the spec.)"""
     key = (id(spec), None if results_dir is None else str(results_dir))
-    found = _EXPECTATIONS.get(key)
-    if found is None:
+    if key not in _EXPECTATIONS:
         found = _expectation(spec, results_dir)
-        if found is not None:
-            try:
-                weakref.finalize(spec, _EXPECTATIONS.pop, key, None)
-            except TypeError:  # an object without weak references: not kept
-                return found
-            _EXPECTATIONS[key] = found
-    return found
+        if found is None:
+            return None
+        _EXPECTATIONS[key] = found
+    return _EXPECTATIONS[key]
 
 
 def _expectation(spec: ExperimentSpec, results_dir: Path | None
@@ -146,5 +143,5 @@ def settings_changed(spec: ExperimentSpec, frame: pd.DataFrame, folder: Path | N
     """Per row, its settings axis: at other settings than the spec now asks (``True``), the same (``False``) or
     cannot be told (``None``) (:func:`row_freshness`)."""
     if folder is None or frame.empty:
-        return pd.Series(None, index=frame.index, dtype=object)
+        return pd.Series([None] * len(frame), index=frame.index, dtype=object)
     return settings_column(row_freshness(spec, frame, folder, code=False))
