@@ -50,7 +50,8 @@ TARGETS = {
                                           "tests/test_latex.py", "tests/test_reference_rows.py",
                                           "tests/test_report_stale_reasons.py", "tests/test_tables_rules.py")),
     "spec-freshness": ("fyexp/spec_freshness.py", ("tests/test_provenance.py", "tests/test_settings.py",
-                                                   "tests/test_report_stale_reasons.py", "tests/test_claims_rules.py")),
+                                                   "tests/test_report_stale_reasons.py", "tests/test_claims_rules.py",
+                                                   "tests/test_spec_freshness_rules.py")),
 }
 SECTION = """[mutmut]
 source_paths=fyexp
