@@ -69,7 +69,7 @@ def _expectation(spec: ExperimentSpec, results_dir: Path | None
         return None
     resolved: dict = {}
 
-    def config_now(base: str, overrides: dict, best: bool = False):
+    def config_now(base: str, overrides: dict, best: bool):
         """The profile's config now (``best``: with its tuning study's best parameters; ``None`` where it has
         none)."""
         key = (base, json.dumps(overrides, sort_keys=True), best)

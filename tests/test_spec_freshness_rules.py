@@ -279,3 +279,53 @@ def test_the_rules_agree_with_the_real_frame_freshness_on_a_written_cell(tmp_pat
     (folder / "toy.yaml").write_text(text)
     assert sf.settings_changed(load_spec("toy", folder), store.load(), store.folder).tolist() == [True]
     assert json.loads(store.load()["params"].iloc[0]) == {"x": 0.5}
+
+
+# ---- the edges the first mutation run found (docs/mutation.md) -------------------------------------------------
+def test_a_folder_named_none_is_not_the_absent_folder():
+    spec = _toy()
+    assert sf.spec_expectation(spec, "None") is not sf.spec_expectation(spec, None)
+
+
+def test_the_same_overrides_in_another_order_are_resolved_and_scoped_once(tmp_path, monkeypatch):
+    resolved, scoped = [], []
+    real_resolve, real_scope = fyexp.specs.resolve, fyexp.settings.scoped_config
+    monkeypatch.setattr(fyexp.specs, "resolve", lambda spec, base, *rest: resolved.append(base) or
+                        real_resolve(spec, base, *rest))
+    monkeypatch.setattr(fyexp.settings, "scoped_config", lambda experiment, config, cell: scoped.append(cell.key) or
+                        real_scope(experiment, config, cell))
+    expect = sf.spec_expectation(_toy(), None)
+    one = expect(_with({"mode": "cube", "lr": 0.5}), _row("quick+lr=0.5,mode=cube"))
+    other = expect(_with({"lr": 0.5, "mode": "cube"}), _row("quick+lr=0.5,mode=cube"))
+    assert one.settings == other.settings and one.settings["config"]["lr"] == 0.5
+    assert resolved == ["quick", "quick"] and scoped == ["toy__x=0.5__seed=0"]   # plain and best, once each
+
+
+def test_a_variants_study_is_found_by_its_label_from_the_overrides_as_typed(tmp_path):
+    _study(tmp_path, 0.03, profile="tune+n_trials=7")
+    wanted = sf.spec_expectation(_toy(), tmp_path)(_with({"n_trials": 7}), _row("tune+n_trials=7"))
+    assert wanted.tuned["config"]["lr"] == 0.03 and wanted.tuned["config"]["n_trials"] == 7
+
+
+def test_a_config_without_a_search_has_no_tuned_settings(tmp_path):
+    row = {"profile": "quick", "cell": "standard__seed=0", "method": "standard", "seed": 0, "params": "{}",
+           "superseded": False}
+    wanted = sf.spec_expectation(load_spec("gmm-clustering"), tmp_path)(RECORDED, row)
+    assert wanted.tuned is None and wanted.settings["config"]["n_iter"] == 30
+
+
+def test_a_recorded_row_whose_cell_cannot_be_read_is_compared_with_the_whole_config(tmp_path):
+    wanted = sf.spec_expectation(_toy(), tmp_path)(RECORDED, _row(params="not json"))
+    assert wanted.settings["config"]["values"] == [0.5] and wanted.gone is None
+
+
+def test_a_plus_inside_an_override_leaves_the_base_profile_before_the_first_plus(tmp_path):
+    wanted = sf.spec_expectation(_toy(), tmp_path)(_with({"lr": 1000.0}), _row("quick+lr=1e+3"))
+    assert wanted.gone is None and wanted.settings["config"]["lr"] == 1000.0
+    assert wanted.settings["config"]["values"] == [0.5]
+
+
+def test_a_record_without_overrides_is_compared_with_its_profile_as_written(tmp_path):
+    record = RunRecord(Path("c.csv"), "hash", "abc123", settings={"environment": {}})
+    wanted = sf.spec_expectation(_toy(), _study(tmp_path, 0.02))(record, _row("tune"))
+    assert wanted.settings["config"]["lr"] == 0.1 and wanted.tuned["config"]["lr"] == 0.02
