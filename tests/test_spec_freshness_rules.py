@@ -299,6 +299,8 @@ def test_the_same_overrides_in_another_order_are_resolved_and_scoped_once(tmp_pa
     other = expect(_with({"lr": 0.5, "mode": "cube"}), _row("quick+lr=0.5,mode=cube"))
     assert one.settings == other.settings and one.settings["config"]["lr"] == 0.5
     assert resolved == ["quick", "quick"] and scoped == ["toy__x=0.5__seed=0"]   # plain and best, once each
+    expect(_with({"lr": 0.5, "mode": "cube"}), _row("quick+lr=0.5,mode=cube", params='{"x": 1.0}'))
+    assert resolved == ["quick", "quick"] and scoped[1:] == ["toy__x=1__seed=0"]  # another cell: the same config
 
 
 def test_a_variants_study_is_found_by_its_label_from_the_overrides_as_typed(tmp_path):
