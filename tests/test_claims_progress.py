@@ -58,6 +58,7 @@ def test_unfinished_notes_a_run_with_fewer_cells_than_declared_once_per_experime
     assert unfinished(["toy-gmm"], frames, specs, "two") == []           # all 2 declared cells have rows
     assert unfinished(["toy-gmm"], {}, specs, "two") == ["toy-gmm at two: 0 of 2 cells have rows"]
     assert unfinished(["toy-gmm"], frames, {}, "three") == []            # no spec: nothing to count against
+    assert unfinished(["other", "toy-gmm"], frames, specs, "three") == ["toy-gmm at three: 8 of 9 cells have rows"]
     assert unfinished(["toy-gmm"], frames, specs, "three+n_iter=3") == []  # a variant declares no cells of its own
     nine = {"toy-gmm": _rows({"three": [f"c{i}" for i in range(9)]})}
     assert unfinished(["toy-gmm"], nine, specs, "three") == []

@@ -22,10 +22,10 @@ def declared_count(spec, profile: str) -> int | None:
     from fyexp.experiments.declared import declared_cells
     from fyexp.specs import resolve
 
-    if profile not in (getattr(spec, "profiles", None) or {}):
+    if profile not in spec.profiles:
         return None
     try:
-        resolved = resolve(spec, profile, get_config_class(spec.runner), None, ())
+        resolved = resolve(spec, profile, get_config_class(spec.runner))
     except (FyexpError, ImportError):
         return None
     return len(declared_cells(resolved.config, resolved.seeds))
