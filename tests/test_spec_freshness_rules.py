@@ -131,13 +131,19 @@ def test_a_row_whose_cell_cannot_be_read_is_compared_without_a_cell(tmp_path, mo
     assert cells == [None if cell is None else Cell(*cell)]
 
 
-def test_each_profile_is_resolved_once_per_overrides_and_each_cell_scoped_once(tmp_path, monkeypatch):
+def _counted(monkeypatch) -> tuple[list, list]:
+    """The profiles resolved and the cells scoped from here on, in order (the real functions still answer)."""
     resolved, scoped = [], []
     real_resolve, real_scope = fyexp.specs.resolve, fyexp.settings.scoped_config
     monkeypatch.setattr(fyexp.specs, "resolve", lambda spec, base, *rest: resolved.append(base) or
                         real_resolve(spec, base, *rest))
     monkeypatch.setattr(fyexp.settings, "scoped_config", lambda experiment, config, cell: scoped.append(cell.key) or
                         real_scope(experiment, config, cell))
+    return resolved, scoped
+
+
+def test_each_profile_is_resolved_once_per_overrides_and_each_cell_scoped_once(tmp_path, monkeypatch):
+    resolved, scoped = _counted(monkeypatch)
     expect = sf.spec_expectation(_toy(), _study(tmp_path, 0.02))
     for _ in range(3):
         expect(RECORDED, _row())
@@ -288,12 +294,7 @@ def test_a_folder_named_none_is_not_the_absent_folder():
 
 
 def test_the_same_overrides_in_another_order_are_resolved_and_scoped_once(tmp_path, monkeypatch):
-    resolved, scoped = [], []
-    real_resolve, real_scope = fyexp.specs.resolve, fyexp.settings.scoped_config
-    monkeypatch.setattr(fyexp.specs, "resolve", lambda spec, base, *rest: resolved.append(base) or
-                        real_resolve(spec, base, *rest))
-    monkeypatch.setattr(fyexp.settings, "scoped_config", lambda experiment, config, cell: scoped.append(cell.key) or
-                        real_scope(experiment, config, cell))
+    resolved, scoped = _counted(monkeypatch)
     expect = sf.spec_expectation(_toy(), None)
     one = expect(_with({"mode": "cube", "lr": 0.5}), _row("quick+lr=0.5,mode=cube"))
     other = expect(_with({"lr": 0.5, "mode": "cube"}), _row("quick+lr=0.5,mode=cube"))
