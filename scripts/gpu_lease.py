@@ -147,6 +147,25 @@ def _room(args, lease: Path) -> tuple[int, int | None, int]:
     return int((args.max_mib - 1) * MiB - fixed), tree, int(fixed)
 
 
+def room_statement(room: int, tree: int | None, args, lease: Path) -> str:
+    """One line: what the data may take, and what takes the rest of ``--max-mib`` (the tree, the checkpoint
+    reserve, vendored packages), so that units left for a later pack explain themselves."""
+    reserve = max(args.reserve_mib * MiB, folder_bytes(lease / "state"))
+    tree_text = "unknown: not a git checkout" if tree is None else f"{tree / MiB:.1f} MiB"
+    return (f"Room for data: {max(room, 0) / MiB:.1f} of {args.max_mib:g} MiB (the tree {tree_text}, "
+            f"{reserve / MiB:.1f} MiB kept for checkpoints, {folder_bytes(lease / 'site') / MiB:.1f} MiB of vendored "
+            f"packages, 1 MiB margin).")
+
+
+def never_fits(later: list, chosen: list[str], room: int, size) -> list[str]:
+    """A line for each data set left out that would not fit even alone (``size(name) > room``): no later pack
+    carries it until the tree, the checkpoint reserve (``--reserve-mib``) or ``--max-mib`` changes."""
+    left_out = sorted({name for unit in later for name in unit.data} - set(chosen))
+    return [f"{name} ({size(name) / MiB:.1f} MiB packed) does not fit even alone in {max(room, 0) / MiB:.1f} MiB: "
+            f"no later pack carries it until the tree shrinks or --reserve-mib is lowered (checkpoints that come "
+            f"back need it)" for name in left_out if size(name) > room]
+
+
 def cmd_pack(args) -> int:
     from fyexp.errors import FyexpError
     from fyexp.lease.data import TYPICAL_PACKED_MIB, choose_units, pack_data_set
@@ -161,13 +180,20 @@ def cmd_pack(args) -> int:
         from fyexp.lease.estimate import describe, estimate
 
         known = {name: record["packed_bytes"] for name, record in old.get("data", {}).items()}
-        room = _room(args, lease)[0]
-        kept, later, _ = choose_units(units, room, lambda name: known.get(name, int(TYPICAL_PACKED_MIB[name] * MiB)))
+        room, tree, _ = _room(args, lease)
+
+        def size(name: str) -> int:
+            return known.get(name, int(TYPICAL_PACKED_MIB[name] * MiB))
+
+        kept, later, chosen = choose_units(units, room, size)
         assumptions = _assumptions(args)
         print(describe(estimate(kept, args.results_dir, assumptions), assumptions))
+        print(room_statement(room, tree, args, lease))
         if later:
             print(f"Left for a later pack (their data does not fit beside the tree and the first units' data): "
                   f"{len(later)} units ({sum(len(u.seeds) for u in later)} cells).")
+        for line in never_fits(later, chosen, room, size):
+            print(line)
         return 0
     if any(e.profile.startswith("paper") for e in entries) and dirty_files() and not args.allow_dirty:
         raise FyexpError(f"pack: the source tree has uncommitted changes ({', '.join(dirty_files()[:3])}); commit "

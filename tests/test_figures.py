@@ -133,3 +133,57 @@ def test_save_figure_is_still_importable_from_the_package(tmp_path):
     ax.plot([0, 1], [1, 0])
     path = save_figure(fig, tmp_path / "sub" / "line.png")
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def _rendered(fig, dpi=60):
+    import io
+
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=dpi)
+    buffer.seek(0)
+    return buffer
+
+
+def test_a_grey_sample_grid_is_kept_exactly_in_the_palette_png(tmp_path):
+    """256 grey levels fit the palette: every pixel of the saved file equals the matplotlib render's."""
+    import numpy as np
+    from PIL import Image
+
+    from fyexp.report.figures import plt
+    from fyexp.report.figures.output import write_palette_png
+
+    fig, ax = plt.subplots(figsize=(3, 3))
+    ax.imshow(np.random.default_rng(0).random((28, 28)), cmap="gray", interpolation="nearest")
+    ax.set_axis_off()
+    rendered = _rendered(fig)
+    plt.close(fig)
+    write_palette_png(rendered, tmp_path / "grid.png")
+    rendered.seek(0)
+    with Image.open(tmp_path / "grid.png") as saved, Image.open(rendered) as original:
+        assert saved.mode == "P"
+        assert np.array_equal(np.asarray(saved.convert("RGB")), np.asarray(original.convert("RGB")))
+
+
+def test_a_many_coloured_figure_is_quantised_close_to_its_render_and_smaller(tmp_path):
+    """More than 256 colours (a viridis gradient, anti-aliased lines): the palette PNG stays within a few levels
+    of the render on average, and is smaller than the RGBA file matplotlib writes."""
+    import numpy as np
+    from PIL import Image
+
+    from fyexp.report.figures import plt
+    from fyexp.report.figures.output import write_palette_png
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(6, 3))
+    left.imshow(np.linspace(0, 1, 300 * 300).reshape(300, 300), cmap="viridis")
+    for shift in range(12):
+        right.plot(np.sin(np.linspace(0, 6, 200) + shift), lw=1.5)
+    rendered = _rendered(fig, dpi=100)
+    plt.close(fig)
+    write_palette_png(rendered, tmp_path / "many.png")
+    rendered.seek(0)
+    with Image.open(tmp_path / "many.png") as saved, Image.open(rendered) as original:
+        colours = len(np.unique(np.asarray(original.convert("RGB")).reshape(-1, 3), axis=0))
+        error = np.abs(np.asarray(saved.convert("RGB"), float) - np.asarray(original.convert("RGB"), float))
+    assert colours > 256 and saved.mode == "P"
+    assert error.mean() < 2.0 and np.quantile(error, 0.99) < 24
+    assert (tmp_path / "many.png").stat().st_size < len(rendered.getvalue())

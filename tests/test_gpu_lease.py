@@ -220,9 +220,49 @@ def test_dry_run_states_its_assumptions_and_flips_with_the_budget(flow):
     fits = Assumptions(speedup=4.0, ensemble_cost=0.5, jobs=1, jobs_per_allocation=1, budget_s=measured.gpu_s * 1.01)
     short = Assumptions(speedup=4.0, ensemble_cost=0.5, jobs=1, jobs_per_allocation=1, budget_s=measured.gpu_s * 0.99)
     assert estimate([unit], home, fits)[0].finishes and not estimate([unit], home, short)[0].finishes
-    text = lease("pack", "--dry-run", "--experiment", "fy-vae", "--profile", "quick", *ONLY, "--seeds", "0,1", *SETS,
-                 "--results-dir", str(tmp := flow["base"] / "empty"), cwd=flow["base"]).stdout
+    # the room is the repository's tree's complement: a generous --max-mib keeps this independent of how much
+    # the committed results weigh (the tree's own budget is test_the_tree_leaves_room_for_mnist_beside_the_reserve)
+    dry = ["pack", "--dry-run", "--experiment", "fy-vae", "--profile", "quick", *ONLY, "--seeds", "0,1", *SETS,
+           "--results-dir", str(tmp := flow["base"] / "empty")]
+    text = lease(*dry, "--max-mib", "4096", cwd=flow["base"]).stdout
     assert "ASSUMPTIONS" in text and FIRST in text and "unknown" in text and not tmp.exists()
+    assert "Room for data:" in text and "later pack" not in text and "does not fit even alone" not in text
+    squeezed = lease(*dry, "--max-mib", "4096", "--reserve-mib", "4090", cwd=flow["base"]).stdout
+    assert FIRST not in squeezed and "Left for a later pack" in squeezed and "2 units (4 cells)" in squeezed
+    assert "MNIST (11.0 MiB packed) does not fit even alone" in squeezed
+
+
+def test_never_fits_names_only_left_out_data_sets_larger_than_the_room():
+    from types import SimpleNamespace
+
+    module = _script_module()
+    mib = module.MiB
+    sizes = {"MNIST": 11 * mib, "freyface": 1 * mib, "caltech": 2 * mib}
+    later = [SimpleNamespace(data=["MNIST"]), SimpleNamespace(data=["freyface", "caltech"])]
+    lines = module.never_fits(later, chosen=["caltech"], room=10 * mib, size=sizes.__getitem__)
+    assert len(lines) == 1 and lines[0].startswith("MNIST (11.0 MiB packed)") and "10.0 MiB" in lines[0]
+    assert module.never_fits(later, chosen=[], room=11 * mib, size=sizes.__getitem__) == []   # fits alone: later
+    assert len(module.never_fits(later, chosen=[], room=11 * mib - 1, size=sizes.__getitem__)) == 1  # a byte short
+    assert [line.split(" ")[0] for line in module.never_fits(later, [], mib // 2, sizes.__getitem__)] == [
+        "MNIST", "caltech", "freyface"]
+
+
+def test_the_tree_leaves_room_for_mnist_beside_the_reserve():
+    """The device tool carries the whole working tree (64 MiB with what is carried); the committed results must
+    leave room for the paper queue's MNIST cells beside the default checkpoint reserve.  When this fails, slim
+    what is committed (figures, artifacts) rather than the reserve."""
+    module = _script_module()
+    tree = module.travelling_bytes()
+    if tree is None:
+        pytest.skip("not a git checkout: the tree's size is unknown")
+    from fyexp.lease.data import TYPICAL_PACKED_MIB
+
+    args = module.parser().parse_args(["pack"])
+    max_mib, reserve_mib = args.max_mib, args.reserve_mib
+    room = (max_mib - 1) * module.MiB - tree - reserve_mib * module.MiB
+    assert room >= TYPICAL_PACKED_MIB["MNIST"] * module.MiB, (
+        f"the tracked tree is {tree / module.MiB:.1f} MiB: MNIST ({TYPICAL_PACKED_MIB['MNIST']} MiB packed) no "
+        f"longer travels beside the {reserve_mib:g} MiB checkpoint reserve within {max_mib:g} MiB")
 
 
 def test_a_time_recorded_on_cuda_replaces_the_assumptions(flow, tmp_path):
