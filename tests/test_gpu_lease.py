@@ -245,6 +245,8 @@ def test_never_fits_names_only_left_out_data_sets_larger_than_the_room():
     assert len(module.never_fits(later, chosen=[], room=11 * mib - 1, size=sizes.__getitem__)) == 1  # a byte short
     assert [line.split(" ")[0] for line in module.never_fits(later, [], mib // 2, sizes.__getitem__)] == [
         "MNIST", "caltech", "freyface"]
+    assert [line.split(" ")[0] for line in module.never_fits(later, ["caltech"], mib // 2, sizes.__getitem__)] == [
+        "MNIST", "freyface"]   # a data set packed already is not named, however large
 
 
 def test_the_tree_leaves_room_for_mnist_beside_the_reserve():
