@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from fyexp.claims.progress import cells_with_rows, declared_count, unfinished
+from fyexp.claims.progress import cells_with_rows, declared_count, recorded_reasons, unfinished
 from fyexp.specs import load_spec
 
 
@@ -91,3 +91,67 @@ def test_a_data_missing_verdict_says_how_far_the_profiles_run_has_got(tmp_path):
     v, = judge(claim, frame({"x": 0.9, "y": 0.1}), {"toy-gmm": spec}, profile="three")  # judged: no count
     assert v.verdict == SUPPORTED and not any("cells have rows" in n for n in v.notes)
     assert np.isfinite(v.estimate)
+
+
+def _unmeasured_rows() -> pd.DataFrame:
+    """fid rows a cell wrote as not measured (status missing, the reason in label), beside measured ones."""
+    def row(profile, method, status, label, value=np.nan, params='{"latent": 2, "value": 0.001}'):
+        return {"experiment": "toy", "profile": profile, "method": method, "metric": "fid", "value": value,
+                "status": status, "label": label, "params": params, "setting": "Fashion-MNIST", "cell": "c"}
+
+    rows = pd.DataFrame([row("claims", "L", "missing", "no weights here"),
+                         row("claims", "L", "missing", "no weights here"),
+                         row("cpu", "L", "missing", "no weights here"),
+                         row("cpu", "L", "missing", np.nan),                       # a reason not written
+                         row("cpu", "L", "missing", "  "),
+                         row("claims", "L", "missing", "other value", params='{"latent": 2, "value": 1.0}'),
+                         row("claims", "Lbeta", "missing", "other method"),
+                         row("claims", "L", "ok", "measured", value=70.0),
+                         row("claims", "L", "failed", "a crash")])
+    return rows.assign(cell=[f"c{i}" for i in range(len(rows))])   # one row per cell (seeds differ)
+
+
+def test_recorded_reasons_groups_the_unmeasured_rows_a_side_names_by_their_label():
+    from fyexp.claims.model import Selector
+
+    # the selector's setting and table are paper keys, which only a measured row carries: not matched here
+    side = Selector("toy", "fid", method="L", setting="Fashion-MNIST dim(z)=2", table="9", paper_row="L_0.001",
+                    params=(("latent", 2), ("value", 0.001)))
+    frame = _unmeasured_rows()
+    assert recorded_reasons(frame, side) == ["not measured in 3 of its rows (at claims, cpu): no weights here",
+                                            "not measured in 2 of its rows (at cpu): no reason recorded"]
+    assert recorded_reasons(frame, side, "claims") == ["not measured in 2 of its rows (at claims): no weights here"]
+    assert recorded_reasons(frame, side, "paper") == []
+    other = Selector("toy", "fid", method="L", params=(("value", 1.0),))
+    assert recorded_reasons(frame, other) == ["not measured in 1 of its rows (at claims): other value"]
+    assert recorded_reasons(frame, Selector("toy", "frechet_proxy", method="L")) == []
+    assert recorded_reasons(frame.drop(columns="label"), side, "claims") == [
+        "not measured in 2 of its rows (at claims): no reason recorded"]
+    assert recorded_reasons(frame.drop(columns="status"), side) == []
+    assert recorded_reasons(None, side) == [] and recorded_reasons(pd.DataFrame(), side) == []
+
+
+def test_a_data_missing_verdict_carries_the_reason_its_rows_record_before_the_progress(tmp_path):
+    from fyexp.claims.model import Claim, Selector
+    from fyexp.claims.verdicts import MISSING, judge
+
+    spec = _spec(tmp_path)
+    claim = Claim("toy", "fyvi", "T", "x beats y", "greater",
+                  {"a": Selector("toy-gmm", "adjusted_mi", method="x"),
+                   "b": Selector("toy-gmm", "adjusted_mi", method="y")}, quote="q", line=3)
+    rows = [{"experiment": "toy-gmm", "profile": "three", "method": m, "metric": "adjusted_mi",
+             "value": 0.9 if status == "ok" else np.nan, "seed": i, "params": "{}", "status": status,
+             "label": "" if status == "ok" else "needs weights", "git_commit": "abc", "cell": f"{m}{i}",
+             "freshness": "fresh"} for m, status in (("x", "ok"), ("y", "missing")) for i in range(4)]
+    rows.append({**rows[-1], "profile": "two", "label": "not at three", "cell": "y9"})  # another profile's reason
+    v, = judge(claim, {"toy-gmm": pd.DataFrame(rows)}, {"toy-gmm": spec}, profile="three")
+    assert (v.verdict, v.notes) == (MISSING, ["no rows for toy-gmm:adjusted_mi[method=y]",
+                                              "not measured in 4 of its rows (at three): needs weights",
+                                              "toy-gmm at three: 8 of 9 cells have rows"])
+    v = judge(claim, {"toy-gmm": pd.DataFrame(rows)}, {"toy-gmm": spec})   # every profile with rows
+    assert [(x.profile, x.verdict, x.notes[1:]) for x in v] == [
+        ("three", MISSING, ["not measured in 4 of its rows (at three): needs weights",
+                            "toy-gmm at three: 8 of 9 cells have rows"])]
+    v, = judge(claim, {"toy-gmm": pd.DataFrame(rows)}, {"toy-gmm": spec}, profile="two")  # no rows at all there
+    assert v.notes == ["no rows for toy-gmm:adjusted_mi[method=y]", "not measured in 1 of its rows (at two): "
+                       "not at three", "toy-gmm at two: 1 of 2 cells have rows"]  # the cell ran

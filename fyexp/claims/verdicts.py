@@ -44,7 +44,7 @@ import numpy as np
 import pandas as pd
 
 from fyexp.claims.model import Claim, Selector
-from fyexp.claims.progress import unfinished
+from fyexp.claims.progress import recorded_reasons, unfinished
 from fyexp.claims.stats import Difference, difference, share_interval
 from fyexp.fingerprints import TIMING as WALL_CLOCK   # the wall-clock metrics (time, seconds, wall, ..._s, ..._ms)
 
@@ -376,10 +376,20 @@ def _frames_of(rows: dict) -> list[pd.DataFrame]:
     return [rows[k] for k in ("a", "b") if k in rows] + rows["others"] + rows["series"]
 
 
-def _missing(claim: Claim, rows: dict) -> list[str]:
+def _missing(claim: Claim, rows: dict) -> list[Selector]:
+    """The selectors of ``claim`` with no rows in ``rows`` (:func:`_rows_at`), sides first."""
     named = list(zip(claim.sides.values(), [rows[k] for k in claim.sides]))
     named += list(zip(claim.others, rows["others"])) + list(zip(claim.series, rows["series"]))
-    return [s.describe() for s, r in named if r.empty]
+    return [s for s, r in named if r.empty]
+
+
+def _missing_notes(selector: Selector, frames: dict, specs: dict, experiments, profile: str | None) -> list[str]:
+    """A ``data missing`` verdict's notes: which side has no rows, why its rows say it was not measured
+    (:func:`fyexp.claims.progress.recorded_reasons`), and how far the profile's run has got
+    (:func:`fyexp.claims.progress.unfinished`; only at a named profile)."""
+    reasons = recorded_reasons(frames.get(selector.experiment), selector, profile)
+    progress = [] if profile is None else unfinished(experiments, frames, specs, profile)
+    return [f"no rows for {selector.describe()}", *reasons, *progress]
 
 
 ROW_KEY = ("experiment", "profile", "cell", "metric")
@@ -424,16 +434,16 @@ def judge(claim: Claim, frames: dict[str, pd.DataFrame], specs: dict | None = No
     if profile is not None:
         profiles = [p for p in profiles if p == profile]
     if not profiles:
-        missing = _missing(claim, everything) or [s.describe() for s in claim.selectors()]
-        progress = [] if profile is None else unfinished(claim.experiments, frames, specs or {}, profile)
-        return _mark([Verdict(claim, profile, MISSING, notes=[f"no rows for {missing[0]}", *progress])])
+        missing = _missing(claim, everything) or claim.selectors()
+        return _mark([Verdict(claim, profile, MISSING,
+                              notes=_missing_notes(missing[0], frames, specs or {}, claim.experiments, profile))])
     out = []
     for p in profiles:
         rows = _at_profile(everything, p)
         missing = _missing(claim, rows)
         if missing:
-            out.append(Verdict(claim, p, MISSING, notes=[f"no rows for {missing[0]}",
-                                                         *unfinished(claim.experiments, frames, specs or {}, p)]))
+            out.append(Verdict(claim, p, MISSING,
+                               notes=_missing_notes(missing[0], frames, specs or {}, claim.experiments, p)))
             continue
         verdict = JUDGES[claim.direction](claim, rows, p)
         verdict.rows_read = sum(len(f) for f in _frames_of(rows))
