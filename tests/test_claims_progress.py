@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from fyexp.claims.progress import cells_with_rows, declared_count, recorded_reasons, unfinished
+from fyexp.claims.progress import cells_with_rows, declared_count, unfinished
+from fyexp.claims.verdicts import recorded_reasons
 from fyexp.specs import load_spec
 
 

@@ -33,6 +33,18 @@ def _killed_write(path: Path) -> Path:
     return tmp
 
 
+def _damage_code(cell: Path, code: dict) -> Path:
+    """Write ``code`` as the code record the loader reads for ``cell``: inside its one-file run record where the
+    queue has landed one (a cell rerun at HEAD), else as a legacy ``<cell>.code.json`` (a legacy cell, which has
+    none); return the file the warning must name."""
+    record = cell.with_suffix(".record.json")
+    if record.is_file():
+        record.write_text(json.dumps({**json.loads(record.read_text()), "code": code}))
+        return record
+    cell.with_suffix(".code.json").write_text(json.dumps(code))
+    return cell.with_suffix(".code.json")
+
+
 def _damage(results: Path) -> dict[str, tuple[Path, str]]:
     """One damaged record of each class in ``results`` (a copy of committed fy-nvdm and nvdm results): class →
     (the file the warning must name, a word of what is wrong)."""
@@ -41,8 +53,11 @@ def _damage(results: Path) -> dict[str, tuple[Path, str]]:
     cases = {
         "code record: garbage": (seed0.with_suffix(".code.json"), "not JSON"),
         "code record: a JSON list": (seed1.with_suffix(".code.json"), "a JSON list"),
-        "code record: not Python": (nv / f"{NVDM_PAPER.format(0)}.code.json", "does not name a function"),
-        "code record: /etc/passwd": (nv / f"{NVDM_PAPER.format(1)}.code.json", "does not name a function"),
+        "code record: not Python": (_damage_code(nv / f"{NVDM_PAPER.format(0)}.csv",
+                                                 {"fyexp/reference/claims.yaml:claims": None}),
+                                    "does not name a function"),
+        "code record: /etc/passwd": (_damage_code(nv / f"{NVDM_PAPER.format(1)}.csv",
+                                                  {"/etc/passwd:root": "0123456789ab"}), "does not name a function"),
         "settings record deleted": (seed0.with_suffix(".settings.json"), "name settings"),
         "settings of other settings": (seed1.with_suffix(".settings.json"), "its settings hash"),
         "superseded garbage": (results / "fy-nvdm" / "superseded" / "paper" / "x__seed=0.abc.csv", "not UTF-8"),
@@ -54,8 +69,6 @@ def _damage(results: Path) -> dict[str, tuple[Path, str]]:
     }
     cases["code record: garbage"][0].write_text("{garbage")
     cases["code record: a JSON list"][0].write_text('["fyexp/train/loop.py:fit"]')
-    cases["code record: not Python"][0].write_text('{"fyexp/reference/claims.yaml:claims": null}')
-    cases["code record: /etc/passwd"][0].write_text('{"/etc/passwd:root": "0123456789ab"}')
     cases["settings record deleted"][0].unlink()
     sidecar = cases["settings of other settings"][0]
     settings = json.loads(sidecar.read_text())

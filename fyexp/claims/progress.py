@@ -53,32 +53,3 @@ def unfinished(experiments, frames: dict, specs: dict, profile: str) -> list[str
             notes.append(f"{name} at {profile}: {finished} of {declared} cells have rows")
     return notes
 
-
-def recorded_reasons(frame: pd.DataFrame | None, selector, profile: str | None = None) -> list[str]:
-    """Why the rows say a side was not measured: the rows ``selector`` would name were they measured (its
-    experiment's rows of its metric, method and params, through :func:`fyexp.claims.verdicts.select`; not its
-    setting, paper row or table, which only a measured row carries) whose ``status`` is ``missing``, at
-    ``profile`` (every profile when ``None``), grouped by their ``label`` — a cell writes the reason there, as FID
-    does without Inception weights.  One note per reason, read after ``no rows for E:M[...]``:
-    ``"not measured in N of its rows (at P, Q): LABEL"``, in the order the rows give them; none when no row says."""
-    from dataclasses import replace
-
-    from fyexp.claims.verdicts import select
-
-    if frame is None or frame.empty or "status" not in frame:
-        return []
-    unmeasured = frame[frame["status"].astype(str) == "missing"]
-    if profile is not None:
-        unmeasured = unmeasured[unmeasured["profile"].astype(str) == profile]
-    if unmeasured.empty:
-        return []
-    grid_only = replace(selector, setting=None, paper_row=None, table=None)
-    named = select(unmeasured.assign(status="ok", value=0.0), grid_only)  # as if measured: select's own filters
-    if named.empty:
-        return []
-    labels = named["label"].fillna("").astype(str) if "label" in named else pd.Series("", index=named.index)
-    notes = []
-    for label, group in named.groupby(labels.where(labels.str.strip() != "", "no reason recorded"), sort=False):
-        at = ", ".join(dict.fromkeys(group["profile"].astype(str)))
-        notes.append(f"not measured in {len(group)} of its rows (at {at}): {label}")
-    return notes

@@ -44,7 +44,7 @@ import numpy as np
 import pandas as pd
 
 from fyexp.claims.model import Claim, Selector
-from fyexp.claims.progress import recorded_reasons, unfinished
+from fyexp.claims.progress import unfinished
 from fyexp.claims.stats import Difference, difference, share_interval
 from fyexp.fingerprints import TIMING as WALL_CLOCK   # the wall-clock metrics (time, seconds, wall, ..._s, ..._ms)
 
@@ -383,9 +383,37 @@ def _missing(claim: Claim, rows: dict) -> list[Selector]:
     return [s for s, r in named if r.empty]
 
 
+def recorded_reasons(frame: pd.DataFrame | None, selector: Selector, profile: str | None = None) -> list[str]:
+    """Why the rows say a side was not measured: the rows ``selector`` would name were they measured (its
+    experiment's rows of its metric, method and params, through :func:`select`; not its
+    setting, paper row or table, which only a measured row carries) whose ``status`` is ``missing``, at
+    ``profile`` (every profile when ``None``), grouped by their ``label`` — a cell writes the reason there, as FID
+    does without Inception weights.  One note per reason, read after ``no rows for E:M[...]``:
+    ``"not measured in N of its rows (at P, Q): LABEL"``, in the order the rows give them; none when no row says."""
+    from dataclasses import replace
+
+    if frame is None or frame.empty or "status" not in frame:
+        return []
+    unmeasured = frame[frame["status"].astype(str) == "missing"]
+    if profile is not None:
+        unmeasured = unmeasured[unmeasured["profile"].astype(str) == profile]
+    if unmeasured.empty:
+        return []
+    grid_only = replace(selector, setting=None, paper_row=None, table=None)
+    named = select(unmeasured.assign(status="ok", value=0.0), grid_only)  # as if measured: select's own filters
+    if named.empty:
+        return []
+    labels = named["label"].fillna("").astype(str) if "label" in named else pd.Series("", index=named.index)
+    notes = []
+    for label, group in named.groupby(labels.where(labels.str.strip() != "", "no reason recorded"), sort=False):
+        at = ", ".join(dict.fromkeys(group["profile"].astype(str)))
+        notes.append(f"not measured in {len(group)} of its rows (at {at}): {label}")
+    return notes
+
+
 def _missing_notes(selector: Selector, frames: dict, specs: dict, experiments, profile: str | None) -> list[str]:
     """A ``data missing`` verdict's notes: which side has no rows, why its rows say it was not measured
-    (:func:`fyexp.claims.progress.recorded_reasons`), and how far the profile's run has got
+    (:func:`recorded_reasons`), and how far the profile's run has got
     (:func:`fyexp.claims.progress.unfinished`; only at a named profile)."""
     reasons = recorded_reasons(frames.get(selector.experiment), selector, profile)
     progress = [] if profile is None else unfinished(experiments, frames, specs, profile)
