@@ -22,6 +22,8 @@ RATIO_LINES = {
                   r"fyexp list\s+[\d.]+ s  ratio\s+[\d.]+x", r"fyexp show \S+\s+[\d.]+ s  ratio\s+[\d.]+x"],
     "bench_calibration": [r"speed-up ×\s*[\d.]+ \(3 replicas; identical results: True\)"],
     "bench_entmax": [r"entmax_newton .*× softmax\s+[\d.]+.*× entmax_bisect\s+[\d.]+"],
+    "bench_figure_png": [r"grids: RGBA [\d.]+ s, palette [\d.]+ s, ratio palette / RGBA time [\d.]+x",
+                         r"lines: .* size ratio [\d.]+"],
     "bench_frac": [r"ratio K=2 / K=1: [\d.]+x", r"L\^h_0\.5 semi-implicit 2 x 2: chunk"],
     "bench_gmm": [r"ratio ours/sklearn = [\d.]+"],
     "bench_grid": [r"per-core / sequential throughput: [\d.]+×", r"ensemble / one after another throughput: [\d.]+×"],
