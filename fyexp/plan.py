@@ -15,7 +15,10 @@ its epochs changed is estimated at its new length.  No other setting is scaled: 
 differ from it in a setting (other than a replicate's :data:`REPLICATE_KEYS` and the epochs) is estimated from another
 setting's time, and the plan says so, naming the setting (:func:`extrapolated_keys`): a K = 50 cell estimated from the
 K = 5 cells' times can be several times too short.  The estimate is unknown (``None``) when no cell is recorded, or
-when a cell to run has no recorded cell on its data set: a time measured on other data is no estimate.  A variant
+when a cell to run has no recorded cell on its data set: a time measured on other data is no estimate.  For such cells the plan
+adds, apart and labelled as an extrapolation, a time scaled from another profile's cells on the same data by the
+training examples and evaluation samples each cell processes (:func:`fyexp.plan_scaled.with_scaled`, which the
+run and reproduce commands apply to the plan): what a GPU-sized ``paper`` set would cost on this device.  A variant
 profile (``paper+lr=…``) without times of its own reads its base profile's.
 
 :func:`long_plan_reason` says why a plan needs confirmation: an estimate over :data:`LONG_S` (two hours), or an
@@ -57,6 +60,10 @@ class RunPlan:
     unestimated: int = 0     # cells to run without a recorded cell on their data: not in estimate_s
     extrapolated: int = 0    # cells to run estimated from recorded cells that all differ in a setting
     extrapolated_keys: tuple[str, ...] = ()  # those settings
+    unestimated_cells: tuple = ()  # those cells (:class:`fyexp.results.Cell`)
+    scaled_s: float | None = None  # of the unestimated cells: the time scaled from another profile's (plan_scaled)
+    scaled: int = 0          # how many of them have one
+    scaled_from: tuple[str, ...] = ()  # the profiles scaled from
 
     @property
     def seconds_per_cell(self) -> float | None:
@@ -71,11 +78,13 @@ class RunPlan:
 
 
 def duration(seconds: float | None) -> str:
-    """``42 s``, ``13 min``, ``30.7 h`` or ``unknown``."""
+    """``42 s``, ``13 min``, ``30.7 h``, ``1,117 h`` (from 100 h) or ``unknown``."""
     if seconds is None:
         return "unknown"
     if seconds < 120:
         return f"{seconds:.0f} s"
+    if seconds >= 100 * 3600:
+        return f"{seconds / 3600:,.0f} h"
     return f"{seconds / 60:.0f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
 
 
@@ -246,9 +255,24 @@ def run_plan(resolved, experiment, results_dir: Path, force: bool = False, only=
     methods, params = [c.method for c in pending.todo], [c.params for c in pending.todo]
     seconds, unestimated = estimate_parts(methods, times, todo_epochs, params)
     extrapolated, keys = extrapolated_keys(methods, times, params)
+    unknown = tuple(c for c in pending.todo if not nearest(c.method, c.params, times))
     return RunPlan(resolved.name, resolved.profile, len(pending.cells), len(pending.cells) - len(pending.todo),
                    len(pending.todo), len(pending.changed), seconds, len(times),
-                   str(folder) if folder is not None else "", tuple(pending.todo), unestimated, extrapolated, keys)
+                   str(folder) if folder is not None else "", tuple(pending.todo), unestimated, extrapolated, keys,
+                   unknown)
+
+
+def scaled_text(seconds: float | None, count: int, profiles: tuple[str, ...]) -> str:
+    """``about 706 h for 14 of them, scaled from the 'cpu' profile's cells by training examples and evaluation
+    samples (an extrapolation)`` (``the 'claims' and 'cpu' profiles' cells``): a plan's
+    :func:`fyexp.plan_scaled.with_scaled` figure in words; empty when ``count`` is 0."""
+    if not count or seconds is None:
+        return ""
+    names = [f"'{p}'" for p in profiles]
+    named = " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
+    whose = "profiles'" if len(names) > 1 else "profile's"
+    return (f"about {duration(seconds)} for {count} of them, scaled from the {named} {whose} cells by training "
+            f"examples and evaluation samples (an extrapolation)")
 
 
 def describe_plan(plan: RunPlan) -> str:
@@ -259,6 +283,8 @@ def describe_plan(plan: RunPlan) -> str:
     elif plan.estimate_s is None:
         when = ("estimate unknown (no finished cell of this profile recorded"
                 + (" on these data)" if plan.recorded else ")"))
+        if plan.scaled:
+            when += f"; {scaled_text(plan.scaled_s, plan.scaled, plan.scaled_from)}"
     else:
         when = (f"estimate {duration(plan.estimate_s)} (from {plan.recorded} recorded cells in {plan.source}, "
                 f"on the device that ran them)")
@@ -266,6 +292,8 @@ def describe_plan(plan: RunPlan) -> str:
             when = (f"estimate {duration(plan.estimate_s)} for {plan.to_run - plan.unestimated} of them, unknown "
                     f"for {plan.unestimated} on data no finished cell of this profile used (from {plan.recorded} "
                     f"recorded cells in {plan.source}, on the device that ran them)")
+            if plan.scaled:
+                when += f"; {scaled_text(plan.scaled_s, plan.scaled, plan.scaled_from)}"
         if plan.extrapolated:
             when += f"; {extrapolated_text(plan.extrapolated, plan.extrapolated_keys)}: their time may differ"
     return (f"plan: {plan.experiment} [{plan.profile}]: {plan.cells} cells: {plan.to_run} to run{old}, "

@@ -29,7 +29,7 @@ from fyexp.claims.model import PAPERS, load_claims
 from fyexp.commands.lines import say
 from fyexp.commands.options import Options, results_folder
 from fyexp.errors import FyexpError, SpecError
-from fyexp.plan import duration, extrapolated_text, long_plan_reason
+from fyexp.plan import duration, extrapolated_text, long_plan_reason, scaled_text
 
 NO_PROFILE, LEFT_OUT = "no profile", "left out"   # why an experiment has no cell in the plan
 
@@ -45,6 +45,7 @@ class PlanLine:
     excluded: str = ""      # NO_PROFILE or LEFT_OUT (by --only) when the experiment runs nothing
     unestimated: int = 0    # cells to run on data no recorded cell of the profile used: not in estimate_s
     extrapolated: str = ""  # fyexp run's "N of them at another K than any recorded cell", when some are
+    scaled: str = ""        # fyexp run's "about … for N of them, scaled from the 'cpu' profile's cells …", if any
 
     @property
     def seconds_per_cell(self) -> float | None:
@@ -85,6 +86,7 @@ def plan(paper: str, profile: str, results_dir: Path, experiments_dir: Path | No
     """One line per experiment of ``paper`` (or of ``names``): its cells, finished, to run, and the estimate."""
     from fyexp.experiments import get_experiment
     from fyexp.plan import grid_cells, run_plan
+    from fyexp.plan_scaled import with_scaled
     from fyexp.specs import load_spec, parse_sets, resolve
 
     lines = []
@@ -102,13 +104,15 @@ def plan(paper: str, profile: str, results_dir: Path, experiments_dir: Path | No
                 raise
             raise SpecError(f"--set, for experiment {name}", exc.key, exc.expected, exc.got) from None
         try:
-            one = run_plan(resolved, experiment, results_dir, False, only)
+            one = with_scaled(run_plan(resolved, experiment, results_dir, False, only), resolved, experiment,
+                              results_dir)
         except FyexpError as exc:  # --only names a key or value this experiment's grid lacks
             lines.append(PlanLine(name, 0, 0, 0, None, f"{LEFT_OUT}: {exc}", LEFT_OUT))
             continue
         lines.append(PlanLine(name, one.cells, one.finished, one.to_run, one.estimate_s,
                               unestimated=one.unestimated if one.estimate_s is not None else 0,
-                              extrapolated=extrapolated_text(one.extrapolated, one.extrapolated_keys)))
+                              extrapolated=extrapolated_text(one.extrapolated, one.extrapolated_keys),
+                              scaled=scaled_text(one.scaled_s, one.scaled, one.scaled_from)))
     return lines
 
 
@@ -135,7 +139,7 @@ def describe(paper: str, profile: str, lines: list[PlanLine], listed_above: list
             out.append(f"  {line.experiment}: {line.note}")
             continue
         per = "" if line.seconds_per_cell is None else f" ({duration(line.seconds_per_cell)} per cell)"
-        other = f"; {line.extrapolated}" if line.extrapolated else ""
+        other = "".join(f"; {text}" for text in (line.extrapolated, line.scaled) if text)
         out.append(f"  {line.experiment}: {line.cells} cells, {line.finished} finished, {line.to_run} to run, "
                    f"estimate {line.estimate_text}{per}{other}")
     if listed_above:

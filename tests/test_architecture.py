@@ -41,6 +41,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("experiments",),
     ("runner", "fingerprints", "spec_freshness"),
     ("executors", "lease", "plan", "overview"),
+    ("plan_scaled",),
     ("claims",),
     ("report",),
     ("commands",),

@@ -41,6 +41,8 @@ def test_every_profile_of_every_experiment_keeps_the_protocol(name):
             json.dumps(scoped, allow_nan=False)
             estimate = experiment.memory_estimate(resolved.config, cell)
             assert estimate is None or (isinstance(estimate[0], int) and estimate[0] > 0 and estimate[1]), estimate
+            work = experiment.work(scoped, cell.params)   # a plan's scaled estimate: positive where declared
+            assert work is None or (len(work) == 2 and min(work) > 0), (name, profile, cell.key, work)
         settings = cell_settings(resolved, cells[0], "cpu", data_identity(experiment, resolved.config, None),
                                  experiment)
         assert re.fullmatch(r"[0-9a-f]{12}", settings_hash(settings))
@@ -95,6 +97,7 @@ def test_the_defaults_of_the_optional_hooks():
     assert _Plain().cell_config(config, cell) == {"grid": {"a": [1, 2]}, "rate": 0.5}
     assert _Gridded().cell_config(config, cell) == {"rate": 0.5}   # the cell carries the grid's values
     assert _Plain().data_identity(config, None) is None and _Plain().memory_estimate(config, cell) is None
+    assert _Plain().work({"rate": 0.5}, cell.params) is None   # no declared work: never scaled from another profile
     assert not _Plain().trains_ensembles and _Ensembles().trains_ensembles
     assert [get_experiment(r).trains_ensembles for r in ("fy_vae", "vr_vae")] == [True, False]
     with pytest.raises(FyexpError, match="'plain' has no tuning study"):

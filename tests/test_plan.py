@@ -181,7 +181,9 @@ def test_duration_on_both_sides_of_its_unit_changes():
     assert duration(None) == "unknown"
     assert (duration(119.4), duration(120.0)) == ("119 s", "2 min")
     assert (duration(7199.0), duration(7200.0)) == ("120 min", "2.0 h")
-    assert duration(720_000.0) == "200.0 h"   # hours by 3,600 s: 720,000 / 3,601 would print 199.9
+    assert duration(359_999.0) == "100.0 h" and duration(360_000.0) == "100 h"   # whole hours from 100 h
+    assert duration(721_900.0) == "201 h"   # hours by 3,600 s: 721,900 / 3,601 would print 200
+    assert duration(4_021_000.0) == "1,117 h"
 
 
 def test_extrapolated_keys_pools_by_method_first_and_gathers_the_settings_of_every_cell():

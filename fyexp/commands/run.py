@@ -25,6 +25,7 @@ def run_command(name: str, options: Options, *, err: Console, ask: Callable[[str
     from fyexp.cell_filter import parse_only
     from fyexp.devices import resolve_device
     from fyexp.plan import check_start, confirm, describe_plan, long_plan_reason, run_plan
+    from fyexp.plan_scaled import with_scaled
 
     only = parse_only(options.only)
     experiment, resolved = resolve_experiment(name, options)
@@ -34,7 +35,8 @@ def run_command(name: str, options: Options, *, err: Console, ask: Callable[[str
     if options.best:
         resolved = with_best(resolved, experiment, results)
     device, data_dir = resolve_device(options.device), data_folder(options.data_dir)
-    plan = run_plan(resolved, experiment, results, options.force, only, device=device, data_dir=data_dir)
+    plan = with_scaled(run_plan(resolved, experiment, results, options.force, only, device=device,
+                                data_dir=data_dir), resolved, experiment, results)
     if options.dry_run:
         print(describe_plan(plan))
         if options.executor is not None and options.executor.kind == "slurm":

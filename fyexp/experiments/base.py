@@ -18,10 +18,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, ClassVar, Iterable, Mapping
+from typing import Any, Callable, ClassVar, Iterable, Mapping, NamedTuple
 
 from fyexp.plain import jsonable
 from fyexp.results import Cell
+
+
+class CellWork(NamedTuple):
+    """What one cell's time grows with (:meth:`Experiment.work`): the training examples of one epoch and the units
+    of its evaluation (test points × samples per point)."""
+
+    train_examples: float
+    eval_units: float
+
+    @classmethod
+    def of(cls, pair: tuple[float, float] | None) -> "CellWork | None":
+        """A light config module's ``(train_examples, eval_units)`` (or ``None``) as a :class:`CellWork`."""
+        return None if pair is None else cls(*pair)
 
 
 @dataclass
@@ -94,6 +107,8 @@ class Experiment:
       (:func:`fyexp.settings.scoped_config`);
     - :meth:`data_identity`: a cheap identity of the data, part of a cell's settings (:mod:`fyexp.settings`);
     - :meth:`memory_estimate`: checked before a run starts (:func:`fyexp.domains.check_cell_memory`);
+    - :meth:`work`: a plan's estimate for cells no recorded cell of their profile can time, scaled from another
+      profile's cells (:mod:`fyexp.plan_scaled`);
     - :meth:`prefit` / :attr:`trains_ensembles`: ``train.ensemble: true`` (:func:`fyexp.runner.prefit_ensembles`,
       :mod:`fyexp.lease.queue`);
     - :meth:`trial` and ``PARAM_ALIASES``: ``fyexp tune`` (:func:`fyexp.tuning.tune_experiment`) and ``run --best``
@@ -132,6 +147,12 @@ class Experiment:
     def memory_estimate(self, config: Any, cell: Cell) -> tuple[int, str] | None:
         """``(bytes, what)``: the memory ``cell`` needs at most and the settings behind it; ``None``: not
         estimated (the run is not checked)."""
+        return None
+
+    def work(self, stated: dict, params: dict) -> CellWork | None:
+        """What a cell of ``params`` whose scoped config (:func:`fyexp.settings.scoped_config`, as a run record
+        states it) is ``stated`` processes per training epoch and in its evaluation; ``None``: not declared (its
+        time is never scaled from another profile's)."""
         return None
 
     def prefit(self, config: Any, cells: list[Cell], ctxs: list[RunContext]) -> None:

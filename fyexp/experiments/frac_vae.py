@@ -18,7 +18,8 @@ import torch
 
 from fyexp.data.vision import image_labels, image_splits
 from fyexp.experiments import register
-from fyexp.experiments.frac_vae_config import L_GAMMA, METHODS, SETTING, Config, cell_config
+from fyexp.experiments.base import CellWork
+from fyexp.experiments.frac_vae_config import L_GAMMA, METHODS, SETTING, Config, cell_config, cell_work
 from fyexp.experiments.grid import GridExperiment, Metric, PaperKeys, metric
 from fyexp.metrics.degeneracy import model_degeneracy
 from fyexp.metrics.evidence import EvalPlan, evidence_breakdown
@@ -67,6 +68,10 @@ class FracVAE(GridExperiment):
     seed_streams = {"init": 0, "table7_encoder": 1000, "mc": 12345}
     records = RECORDS
     cell_config = staticmethod(cell_config)        # settings hashes as before grids were declared
+
+    def work(self, stated: dict, params: dict) -> CellWork | None:
+        """Training images per epoch and evaluation units (:func:`cell_work`)."""
+        return CellWork.of(cell_work(stated, params))
 
     def metric_name(self, cell: Cell, name: str) -> str:
         return f"{name}_authors" if cell.params["parameterization"] == "authors" else name

@@ -162,4 +162,22 @@ def cell_config(config: Config, cell=None) -> dict:
     return {**data, **legacy_grid_fields(config.grid)}
 
 
-__all__ = ["Config", "Grid", "METHODS", "Method", "L_GAMMA", "SETTING", "cell_config", "legacy_grid_fields"]
+#: the training and test images of each data set (torchvision's MNIST and Fashion-MNIST)
+FULL_SIZES = {"MNIST": (60_000, 10_000), "FashionMNIST": (60_000, 10_000)}
+
+
+def cell_work(stated: dict, params: dict) -> tuple[float, float] | None:
+    """``(training images per epoch, evaluation units)`` of a cell whose scoped config (:func:`cell_config`, as its
+    run record states it) is ``stated``: the first ``n_train`` training images, and the first ``n_test`` test images
+    (all where unset) times ``eval_samples`` (the test bound's samples per image).  ``None`` for a data set without
+    known sizes (:data:`FULL_SIZES`)."""
+    sizes = FULL_SIZES.get(params.get("dataset"))
+    if sizes is None:
+        return None
+    n_train = min(int(stated.get("n_train") or sizes[0]), sizes[0])
+    n_test = min(int(stated.get("n_test") or sizes[1]), sizes[1])
+    return float(n_train), float(n_test * int(stated.get("eval_samples") or 1))
+
+
+__all__ = ["Config", "FULL_SIZES", "Grid", "METHODS", "Method", "L_GAMMA", "SETTING", "cell_config", "cell_work",
+           "legacy_grid_fields"]

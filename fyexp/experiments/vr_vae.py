@@ -43,10 +43,11 @@ from fyexp.data.images import to_uint8
 from fyexp.data.vr_images import DATASETS, IMAGE_SHAPES, load_data
 from fyexp.errors import CellFailed
 from fyexp.experiments import register
+from fyexp.experiments.base import CellWork
 from fyexp.experiments.grid import GridExperiment, PaperKeys, metric
 from fyexp.experiments.vr_vae_frey import WeightPriorTask, normal_init
 from fyexp.experiments.vr_vae_config import (FREYFACE_ONLY, LEGACY_LISTING, PAPER_ROWS, Config,  # noqa: F401
-                                             Grid, cell_config)
+                                             Grid, cell_config, cell_work)
 from fyexp.metrics.vr_bias import vr_bias
 from fyexp.models import build_vae
 from fyexp.models.sampling import prior_samples
@@ -96,6 +97,10 @@ class VRVAE(GridExperiment):
         return load_data(config, dataset, fold, root)
 
     cell_config = staticmethod(cell_config)   # the settings scope, in the light config module
+
+    def work(self, stated: dict, params: dict) -> CellWork | None:
+        """Training images per epoch and evaluation units (:func:`cell_work`)."""
+        return CellWork.of(cell_work(stated, params))
 
     def _task(self, config: Config, cell: Cell, data) -> BinarizingTask:
         """The cell's model and training task, seeded as every run of the cell seeds them; Frey Face cells follow

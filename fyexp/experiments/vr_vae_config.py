@@ -24,6 +24,10 @@ LEGACY_LISTING = {"settings": ["freyface:1:5", "caltech:1:5", "caltech:1:50", "m
                                "mnist:2:50"], "methods": ["vae", "iwae", "vr_max"],
                   "extra_methods": {"vr_half": ["freyface:1:5", "mnist:1:5"], "iwae_single": ["mnist:1:50"]},
                   "folds": list(range(10))}
+#: the training and test images of each data set where no ``n_train`` / ``n_test`` cap is set: MNIST's 60,000 and
+#: 10,000 (torchvision), Caltech 101 Silhouettes' 4,100 and 2,307 (the .mat split), Frey Face's 90/10 split of 1,965
+#: faces, 1,768 and 197 (:func:`fyexp.data.vr_images.seeded_split`)
+FULL_SIZES = {"mnist": (60_000, 10_000), "caltech": (4_100, 2_307), "freyface": (1_768, 197)}
 #: settings that only Frey Face cells read (the runs, the Frey Face protocol, Figure 4)
 FREYFACE_ONLY = ("n_folds", "fold_seed", "freyface", "bias_alphas", "bias_samples", "bias_points", "bias_repetitions")
 
@@ -152,3 +156,22 @@ def cell_config(config: Config, cell) -> dict:
     if not data["elbo"]:   # no entry means analytic: such a cell keeps the settings it had before the key existed
         data.pop("elbo")
     return {k: v for k, v in data.items() if dataset == "freyface" or k not in FREYFACE_ONLY}
+
+
+def cell_work(stated: dict, params: dict) -> tuple[float, float] | None:
+    """``(training images per epoch, evaluation units)`` of a cell whose scoped config (:func:`cell_config`, as its
+    run record states it) is ``stated``: its data set's training images under the ``n_train`` cap less a held-out
+    ``validation`` part, and its test images under the ``n_test`` cap times ``test_samples`` (L̂_{0,S} draws S
+    samples per image).  ``None`` for a data set without known sizes (:data:`FULL_SIZES`)."""
+    dataset = params.get("dataset")
+    if dataset not in FULL_SIZES:
+        return None
+    full_train, full_test = FULL_SIZES[dataset]
+
+    def capped(key: str, full: int) -> int:
+        cap = (stated.get(key) or {}).get(dataset)
+        return min(int(cap), full) if cap else full
+
+    held_out = int((stated.get("validation") or {}).get(dataset) or 0)
+    return (float(capped("n_train", full_train) - held_out),
+            float(capped("n_test", full_test) * int(stated.get("test_samples") or 1)))

@@ -1,0 +1,158 @@
+"""A time for the cells a plan cannot estimate: scaled from another profile's cells by the work each does.
+
+:func:`fyexp.plan.run_plan` estimates a cell from the recorded cells of its own profile on its data set; a cell with
+none (VR Table 1's MNIST cells and every frac-vae cell at ``paper``: GPU-sized runs that never ran here) is left
+unknown there.  Its cost can still be stated, as an extrapolation: the same experiment's cells at another profile
+(``cpu``, ``claims``) ran the same code on the same data set, only on less of it, for fewer epochs, with fewer
+evaluation samples.  Splitting a recorded cell r's wall time into training, T_train(r) (its ``train_time_s`` row,
+else ``epoch_time_s`` × its epochs), and the rest (evaluation, data loading, figures), a cell c is estimated at
+
+    T(c) = T_train(r) · E(c) N(c) / (E(r) N(r))  +  (wall(r) − T_train(r)) · V(c) / V(r),
+
+E the training epochs (:func:`fyexp.settings.training_epochs`), N the training examples per epoch and V the units
+of evaluation (test points × samples), N and V from the experiment's :meth:`~fyexp.experiments.base.Experiment.work`
+at the scoped config each cell's settings state (its run record for r, the spec now for c).  The recorded cells
+used are those :func:`fyexp.plan.nearest` to c (its data set, the most of its method and parameters), of the one
+profile among them that trained the most (E·N): the closest in scale.  Everything else is assumed equal — the
+device, the per-example cost (batch size, samples per example, network width) — and the plan says that this is
+an extrapolation, from which profile.  ``scripts/check_scaled_estimates.py`` compares such estimates with the
+cells of a profile that did run (Caltech and Frey Face at ``paper`` from their ``cpu`` cells).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fyexp.plan import _csv_rows, committed_results, nearest
+
+
+@dataclass(frozen=True)
+class ScaledRecord:
+    """A finished cell of another profile, split for scaling: training and other seconds, epochs and work."""
+
+    profile: str
+    method: str
+    params: dict
+    train_s: float
+    rest_s: float
+    epochs: int
+    train_examples: float
+    eval_units: float
+
+    @property
+    def trained(self) -> float:
+        """E·N: the training examples it processed."""
+        return self.epochs * self.train_examples
+
+
+def _cell_times(rows: list[dict]) -> tuple[str, dict, float, float | None, float | None] | None:
+    """``(method, params, wall seconds, train_time_s, epoch_time_s)`` of one finished cell's rows (either time
+    ``None`` where the rows state none); ``None`` where no row is finished or none states a wall time."""
+    from fyexp.plan import _params
+
+    ok = [r for r in rows if (r.get("status") or "ok") == "ok"]
+    if not ok:
+        return None
+
+    def number(text: str | None) -> float | None:
+        try:
+            value = float(text or "nan")
+        except ValueError:
+            return None
+        return value if value == value else None
+
+    values = {r.get("metric"): number(r.get("value")) for r in ok}
+    wall = number(ok[0].get("wall_time_s"))
+    if wall is None:
+        return None
+    return ok[0].get("method") or "", _params(ok[0].get("params")), wall, values.get("train_time_s"), \
+        values.get("epoch_time_s")
+
+
+def scaled_records(results_dir: Path, name: str, experiment: Any, skip_profiles: list[str]) -> list[ScaledRecord]:
+    """The finished cells of experiment ``name`` at every profile but ``skip_profiles``, from the cell files and
+    run records under ``cells/`` of the results folder, else of the committed ``results/`` (the first with any),
+    each with the work :meth:`experiment.work` gives its stated config; cells without a run record, a training
+    time or a declared work are left out."""
+    from fyexp.provenance.record import stated_settings
+    from fyexp.settings import training_epochs
+
+    folders = [Path(results_dir)]
+    if committed_results() != Path(results_dir).resolve():
+        folders.append(committed_results())
+    for folder in folders:
+        found = []
+        cell_root = folder / name / "cells"
+        for profile_dir in sorted(p for p in cell_root.glob("*") if p.is_dir() and p.name not in skip_profiles):
+            for cell_file in sorted(profile_dir.glob("*.csv")):
+                times = _cell_times(_csv_rows(cell_file))
+                stated = stated_settings(cell_file)
+                if times is None or stated is None:
+                    continue
+                method, params, wall, train_time, epoch_time = times
+                config = stated.get("config")
+                epochs = training_epochs(config)
+                work = experiment.work(config, params) if isinstance(config, dict) else None
+                if not epochs or work is None or min(work) <= 0 or (train_time is None and epoch_time is None):
+                    continue
+                train_s = train_time if train_time is not None else epoch_time * epochs
+                found.append(ScaledRecord(profile_dir.name, method, params, train_s, max(wall - train_s, 0.0),
+                                          epochs, *work))
+        if found:
+            return found
+    return []
+
+
+def scaled_cell_estimate(method: str, params: dict, epochs: int | None, work, records: list[ScaledRecord]
+                         ) -> tuple[float, str] | None:
+    """``(seconds, profile)``: the module's T(c) for a cell of ``method``, ``params``, ``epochs`` and ``work``
+    (:class:`~fyexp.experiments.base.CellWork`), the mean over its nearest records of the profile that trained the
+    most; ``None`` without epochs, work or a nearest record."""
+    if not epochs or work is None:
+        return None
+    pool = nearest(method, params, records)
+    if not pool:
+        return None
+    profile = max(pool, key=lambda r: (r.trained, r.profile)).profile
+    pool = [r for r in pool if r.profile == profile]
+    seconds = [r.train_s * (epochs * work.train_examples) / r.trained + r.rest_s * work.eval_units / r.eval_units
+               for r in pool]
+    return sum(seconds) / len(seconds), profile
+
+
+def scaled_estimate(cells: list[tuple[str, dict, int | None, Any]], records: list[ScaledRecord]
+                    ) -> tuple[float | None, int, tuple[str, ...]]:
+    """``(seconds, count, profiles)``: the sum of :func:`scaled_cell_estimate` over ``cells`` (``(method, params,
+    epochs, work)`` each) that have one (``None`` when none has), how many have, and the profiles they were scaled
+    from (sorted)."""
+    total, count, profiles = 0.0, 0, set()
+    for method, params, epochs, work in cells:
+        found = scaled_cell_estimate(method, params, epochs, work, records)
+        if found is not None:
+            total, count = total + found[0], count + 1
+            profiles.add(found[1])
+    return (total if count else None), count, tuple(sorted(profiles))
+
+
+def with_scaled(plan, resolved, experiment, results_dir: Path):
+    """``plan`` (a :class:`fyexp.plan.RunPlan`) with the scaled time of its unestimated cells (unchanged when it has
+    none): :func:`scaled_estimate` of each at the scoped config the spec gives it now, from the experiment's
+    recorded cells at every profile but the plan's own and its base profile."""
+    from dataclasses import replace
+
+    from fyexp.settings import scoped_config, training_epochs
+
+    if not plan.unestimated_cells:
+        return plan
+    cells = []
+    for cell in plan.unestimated_cells:
+        config = scoped_config(experiment, resolved.config, cell)
+        cells.append((cell.method, cell.params, training_epochs(config), experiment.work(config, cell.params)))
+    skip = list(dict.fromkeys([resolved.profile, resolved.base_profile]))
+    seconds, count, profiles = scaled_estimate(cells, scaled_records(results_dir, resolved.name, experiment, skip))
+    return replace(plan, scaled_s=seconds, scaled=count, scaled_from=profiles)
+
+
+__all__ = ["ScaledRecord", "scaled_cell_estimate", "scaled_estimate", "scaled_records", "with_scaled"]
