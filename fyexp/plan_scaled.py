@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from fyexp.experiments.base import CellWork
 from fyexp.plan import _csv_rows, committed_results, nearest
 
 
@@ -105,6 +106,15 @@ def scaled_records(results_dir: Path, name: str, experiment: Any, skip_profiles:
     return []
 
 
+def scaled_time(train_s: float, rest_s: float, epochs: int, work, target_epochs: int, target_work) -> float:
+    """The module's T(c): a recorded cell's training seconds ``train_s`` over ``epochs`` epochs of ``work``
+    (:class:`~fyexp.experiments.base.CellWork`) scaled to ``target_epochs`` of ``target_work``, plus its other
+    seconds ``rest_s`` scaled by the evaluation units.  (The GPU kit's estimate, :mod:`fyexp.lease.estimate`, uses
+    the same formula.)"""
+    return (train_s * (target_epochs * target_work.train_examples) / (epochs * work.train_examples)
+            + rest_s * target_work.eval_units / work.eval_units)
+
+
 def scaled_cell_estimate(method: str, params: dict, epochs: int | None, work, records: list[ScaledRecord]
                          ) -> tuple[float, str] | None:
     """``(seconds, profile)``: the module's T(c) for a cell of ``method``, ``params``, ``epochs`` and ``work``
@@ -117,7 +127,7 @@ def scaled_cell_estimate(method: str, params: dict, epochs: int | None, work, re
         return None
     profile = max(pool, key=lambda r: (r.trained, r.profile)).profile
     pool = [r for r in pool if r.profile == profile]
-    seconds = [r.train_s * (epochs * work.train_examples) / r.trained + r.rest_s * work.eval_units / r.eval_units
+    seconds = [scaled_time(r.train_s, r.rest_s, r.epochs, CellWork(r.train_examples, r.eval_units), epochs, work)
                for r in pool]
     return sum(seconds) / len(seconds), profile
 
@@ -155,4 +165,5 @@ def with_scaled(plan, resolved, experiment, results_dir: Path):
     return replace(plan, scaled_s=seconds, scaled=count, scaled_from=profiles)
 
 
-__all__ = ["ScaledRecord", "scaled_cell_estimate", "scaled_estimate", "scaled_records", "with_scaled"]
+__all__ = ["ScaledRecord", "scaled_cell_estimate", "scaled_estimate", "scaled_records", "scaled_time",
+           "with_scaled"]

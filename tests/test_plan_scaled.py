@@ -220,3 +220,66 @@ def test_with_scaled_leaves_a_plan_without_unestimated_cells_as_it_is_and_scales
     # 22 s · (3,280 · 59,600) / (3 · 5,000) + 3 s · (10,000 · 5,000) / (300 · 500); the paper cell is its own profile
     expected = 22.0 * 3_280 * 59_600 / 15_000 + 3.0 * 5e7 / 1.5e5
     assert (scaled.scaled_s, scaled.scaled, scaled.scaled_from) == (pytest.approx(expected), 1, ("cpu",))
+
+
+def test_the_gpu_kits_estimate_scales_a_recorded_cell_as_the_plan_does():
+    from fyexp.lease.estimate import _cpu_cell, _one_cell
+    from fyexp.lease.queue import Unit
+    from fyexp.plan_scaled import scaled_time
+
+    small, target = CellWork(5_000.0, 150_000.0), CellWork(59_600.0, 5e7)
+    cpu = {"profile": "cpu", "method": "vae", "params": {"dataset": "mnist", "K": 5}, "device": "cpu (2 cores)",
+           "wall": 25.0, "epoch_time": 7.0, "epochs": 3, "train_time": 22.0, "work": small}
+    assert _one_cell(cpu, 3_280, target) == pytest.approx(22.0 * 3_280 * 59_600 / 15_000 + 3.0 * 5e7 / 1.5e5)
+    assert scaled_time(22.0, 3.0, 3, small, 3_280, target) == pytest.approx(_one_cell(cpu, 3_280, target))
+    by_epochs = {**cpu, "train_time": None}                 # no train_time_s: epoch_time_s × its 3 epochs
+    assert _one_cell(by_epochs, 3_280, target) == pytest.approx(21.0 * 3_280 * 59_600 / 15_000 + 4.0 * 5e7 / 1.5e5)
+    undeclared = {**cpu, "work": None}                      # no declared work: the epochs ratio alone, as before
+    assert _one_cell(undeclared, 30, None) == pytest.approx(25.0 * 10) == _one_cell(cpu, 30, None)
+    assert _one_cell({**cpu, "train_time": None, "epoch_time": 10.0}, 30, None) == pytest.approx(300.0)
+
+    claims = {**cpu, "profile": "claims", "epochs": 14, "work": CellWork(1_024.0, 150_000.0), "train_time": 140.0,
+              "wall": 150.0}
+    unit = Unit("t", "vr-vae", "paper", "vae", {"dataset": "mnist", "K": 5}, [0], False, ["MNIST"], [], "paper")
+    seconds, source, measured = _cpu_cell(unit, 3_280, [cpu, claims], target)
+    assert source == "1 cpu cell(s) of profile cpu" and not measured   # 15,000 examples trained beat 14,336
+    assert seconds == pytest.approx(_one_cell(cpu, 3_280, target))
+    both, _, _ = _cpu_cell(unit, 3_280, [cpu, claims])       # no target work: the median of both, by epochs
+    assert both == pytest.approx((25.0 * 3_280 / 3 + 150.0 * 3_280 / 14) / 2)
+
+
+def test_scaled_records_leave_out_what_cannot_be_scaled_and_fall_back_to_the_committed_results(tmp_path):
+    from fyexp.experiments import get_experiment
+    from fyexp.specs import load_spec
+
+    experiment = get_experiment(load_spec("vr-vae").runner)
+    config = {"train_mnist": {"epochs": 3}, "n_train": {"mnist": 5_000}, "n_test": {"mnist": 300},
+              "test_samples": 500}
+
+    def rows(method, wall=25.0, status="ok", dataset="mnist"):
+        return [{**row, "status": status} for row in _rows(method, dataset, wall, train_time_s=20.0)]
+
+    _cell_file(tmp_path, "cpu", "blank_status", rows("vae", status=""), config)            # no status: finished
+    _cell_file(tmp_path, "cpu", "one_unit", rows("iwae"), {**config, "n_test": {"mnist": 1}, "test_samples": 1})
+    _cell_file(tmp_path, "cpu", "failed", rows("vr_max", status="failed"), config)
+    _cell_file(tmp_path, "cpu", "no_wall", rows("vr_half", wall=""), config)
+    _cell_file(tmp_path, "cpu", "no_epochs", rows("iwae_single"), {k: v for k, v in config.items() if k[:5] != "train"})
+    _cell_file(tmp_path, "cpu", "no_images", rows("vae_all_held_out"), {**config, "n_train": {},
+                                                                         "validation": {"mnist": 60_000}})
+    _cell_file(tmp_path, "cpu", "no_sizes", rows("vae_omniglot", dataset="omniglot"), config)
+    _cell_file(tmp_path, "cpu", "no_config", rows("vae_listed"), None)
+    (tmp_path / "vr-vae" / "cells" / "cpu" / "no_config.record.json").write_text(
+        json.dumps({"settings": {"config": ["not", "a", "mapping"]}}))
+    found = scaled_records(tmp_path, "vr-vae", experiment, ["paper"])
+    assert sorted(r.method for r in found) == ["iwae", "vae"]
+    assert {r.method: r.eval_units for r in found} == {"vae": 150_000.0, "iwae": 1.0}
+
+    committed = scaled_records(tmp_path / "empty", "vr-vae", experiment, ["paper"])   # none here: the checkout's
+    assert committed and {"cpu"} <= {r.profile for r in committed}
+    assert any(r.params.get("dataset") == "mnist" for r in committed)
+
+
+def test_scaled_estimate_pools_each_cell_by_its_own_method():
+    work = CellWork(5_000.0, 150_000.0)
+    records = [_rec(method="vae", train_s=30.0, rest_s=0.0), _rec(method="iwae", train_s=90.0, rest_s=0.0)]
+    assert scaled_estimate([("iwae", {"dataset": "mnist"}, 3, work)], records) == (90.0, 1, ("cpu",))

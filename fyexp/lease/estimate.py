@@ -5,7 +5,11 @@ profile; the nearest one: same data set required, then most parameters in common
 
     t_cpu(cell) = median over the nearest recorded cells of  max(wall_time_s, epoch_time_s · E_row) · E / E_row
 
-(E the unit's epochs, E_row the recorded cell's, from its settings record).  Where a nearest cell was recorded on a
+(E the unit's epochs, E_row the recorded cell's, from its settings record); where the experiment declares the work
+of its cells (:meth:`~fyexp.experiments.base.Experiment.work`: vr-vae, frac-vae) and the recorded cell states its
+training time, the plan's scaling instead (:func:`fyexp.plan_scaled.scaled_time`): its training seconds by the
+training examples E·N, the rest by the evaluation units — a ``cpu`` cell on 5,000 MNIST images is no estimate of
+a ``paper`` cell on 59,600 scaled by epochs alone.  Where a nearest cell was recorded on a
 CUDA device its time is taken as measured; otherwise the **assumptions**, never measurements, are
 
     t_gpu(unit) = t_cpu(cell) / speedup · (1 + ensemble_cost · (M − 1))     (M seeds trained as one ensemble)
@@ -80,10 +84,12 @@ def _recorded(results_dir: Path, experiment: str, experiments_dir: Path | None =
     settings record, else from its profile as the spec gives it now)."""
     import pandas as pd
 
-    from fyexp.plan import stated_epochs
+    from fyexp.provenance.record import stated_settings
     from fyexp.results import Cell
+    from fyexp.settings import training_epochs as epochs_of
 
     spec_epochs = _profile_epochs(experiment, experiments_dir)
+    runner = _experiment(experiment, experiments_dir)
 
     table = Path(results_dir) / experiment / "results.csv"
     if not table.is_file():
@@ -93,17 +99,45 @@ def _recorded(results_dir: Path, experiment: str, experiments_dir: Path | None =
     records = []
     for (profile, cell), rows in frame.groupby(["profile", "cell"]):
         params = json.loads(rows["params"].iloc[0]) if isinstance(rows["params"].iloc[0], str) else {}
-        epochs = stated_epochs(Path(results_dir) / experiment / "cells" / str(profile) / f"{cell}.csv")
+        stated = stated_settings(Path(results_dir) / experiment / "cells" / str(profile) / f"{cell}.csv") or {}
+        config = stated.get("config")
+        epochs = epochs_of(config)
+        work = runner.work(config, params) if runner is not None and isinstance(config, dict) else None
         if epochs is None:
             epochs = spec_epochs(str(profile), Cell(str(rows["method"].iloc[0]), int(rows["seed"].iloc[0]), params))
         epoch_time = rows.loc[rows["metric"] == "epoch_time_s", "value"]
+        train_time = rows.loc[rows["metric"] == "train_time_s", "value"]
         records.append({"profile": str(profile), "method": str(rows["method"].iloc[0]), "params": params,
                         "device": str(rows["device"].iloc[0]), "wall": float(rows["wall_time_s"].iloc[0]),
-                        "epoch_time": float(epoch_time.iloc[0]) if len(epoch_time) else None, "epochs": epochs})
+                        "epoch_time": float(epoch_time.iloc[0]) if len(epoch_time) else None, "epochs": epochs,
+                        "train_time": float(train_time.iloc[0]) if len(train_time) else None, "work": work})
     return records
 
 
-def _cpu_cell(unit: Unit, target_epochs: int | None, records: list[dict]) -> tuple[float | None, str, bool]:
+def _experiment(name: str, experiments_dir: Path | None):
+    """The runner of experiment ``name`` (``None`` where its spec cannot be read)."""
+    from fyexp.errors import FyexpError
+
+    try:
+        return resolve_entry(QueueEntry("", name, "paper"), experiments_dir)[0]
+    except (FyexpError, KeyError, TypeError, ValueError):
+        return None
+
+
+def _one_cell(r: dict, target_epochs: int, target_work) -> float:
+    """One recorded cell's time scaled to the unit's epochs (and work, where both are declared: the module text)."""
+    train = r.get("train_time")
+    if train is None and r.get("epoch_time") is not None:
+        train = r["epoch_time"] * r["epochs"]
+    if target_work is not None and r.get("work") is not None and train is not None:
+        from fyexp.plan_scaled import scaled_time
+
+        return scaled_time(train, max(r["wall"] - train, 0.0), r["epochs"], r["work"], target_epochs, target_work)
+    return max(r["wall"], (r["epoch_time"] or 0.0) * r["epochs"]) * target_epochs / r["epochs"]
+
+
+def _cpu_cell(unit: Unit, target_epochs: int | None, records: list[dict], target_work=None
+              ) -> tuple[float | None, str, bool]:
     dataset = unit.params.get("dataset")
     usable = [r for r in records if r["epochs"] and target_epochs and r["wall"] == r["wall"]
               and (dataset is None or r["params"].get("dataset") == dataset)]
@@ -118,7 +152,11 @@ def _cpu_cell(unit: Unit, target_epochs: int | None, records: list[dict]) -> tup
 
     best = max(map(score, pool))
     nearest = [r for r in pool if score(r) == best]
-    times = [max(r["wall"], (r["epoch_time"] or 0.0) * r["epochs"]) * target_epochs / r["epochs"] for r in nearest]
+    if target_work is not None and all(r.get("work") is not None for r in nearest):
+        # as the plan (fyexp.plan_scaled): of the nearest, the profile that trained the most, the closest in scale
+        most = max(nearest, key=lambda r: (r["epochs"] * r["work"].train_examples, r["profile"]))["profile"]
+        nearest = [r for r in nearest if r["profile"] == most]
+    times = [_one_cell(r, target_epochs, target_work) for r in nearest]
     profiles = sorted({r["profile"] for r in nearest})
     where = "cuda" if gpu else "cpu"
     return (statistics.median(times), f"{len(nearest)} {where} cell(s) of profile {', '.join(profiles)}",
@@ -133,10 +171,11 @@ def estimate(units: Sequence[Unit], results_dir: Path, assumptions: Assumptions 
     out = []
     for unit in units:
         experiment, resolved = resolve_entry(unit.entry(), experiments_dir)
-        target = training_epochs(scoped_config(experiment, resolved.config, unit.cells()[0]))
+        config = scoped_config(experiment, resolved.config, unit.cells()[0])
+        target = training_epochs(config)
         if unit.experiment not in records:
             records[unit.experiment] = _recorded(results_dir, unit.experiment, experiments_dir)
-        cpu, source, measured = _cpu_cell(unit, target, records[unit.experiment])
+        cpu, source, measured = _cpu_cell(unit, target, records[unit.experiment], experiment.work(config, unit.params))
         if cpu is None:
             out.append(UnitEstimate(unit, None, None, source))
             continue
