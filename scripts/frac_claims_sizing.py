@@ -133,9 +133,7 @@ def read_curve(folder: Path) -> tuple[list[float], list[float]]:
 
 
 def draw(curves: dict[float, list[float]], chosen: int | None, path: Path, title: str) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from fyexp.report.figures.output import plt, save_figure
 
     fig, ax = plt.subplots(figsize=(5, 3.2))
     for value, curve in curves.items():
@@ -146,10 +144,7 @@ def draw(curves: dict[float, list[float]], chosen: int | None, path: Path, title
     ax.set_ylabel("training bound (epoch mean)")
     ax.set_title(title, fontsize=9)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=80)
-    plt.close(fig)
+    save_figure(fig, path, dpi=80)   # a palette PNG, as every figure of the report
 
 
 def main() -> None:

@@ -184,5 +184,8 @@ def test_sizing_pilot_smoke(tiny_data):
     assert set(report["cells"]) == {"1", "0.9"}
     assert all(len(c["curve"]) == 3 and c["cpu_s"] > 0 for c in report["cells"].values())
     assert figure.stat().st_size > 1000 and "chosen epochs" in done.stdout
+    from PIL import Image
+
+    assert Image.open(figure).mode == "P"   # a palette PNG, as the report's figures (save_figure)
     assert set(report["step_cpu_s"]) == {"L_0.9 K=4", "L^h_0.9 2x2", "L^beta_10 K=4"}
     assert all(s > 0 for s in report["step_cpu_s"].values())
