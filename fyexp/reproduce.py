@@ -46,6 +46,8 @@ class PlanLine:
     unestimated: int = 0    # cells to run on data no recorded cell of the profile used: not in estimate_s
     extrapolated: str = ""  # fyexp run's "N of them at another K than any recorded cell", when some are
     scaled: str = ""        # fyexp run's "about … for N of them, scaled from the 'cpu' profile's cells …", if any
+    scaled_s: float | None = None  # that time (fyexp.plan_scaled.with_scaled)
+    scaled_cells: int = 0   # and how many cells it covers
 
     @property
     def seconds_per_cell(self) -> float | None:
@@ -112,7 +114,8 @@ def plan(paper: str, profile: str, results_dir: Path, experiments_dir: Path | No
         lines.append(PlanLine(name, one.cells, one.finished, one.to_run, one.estimate_s,
                               unestimated=one.unestimated if one.estimate_s is not None else 0,
                               extrapolated=extrapolated_text(one.extrapolated, one.extrapolated_keys),
-                              scaled=scaled_text(one.scaled_s, one.scaled, one.scaled_from)))
+                              scaled=scaled_text(one.scaled_s, one.scaled, one.scaled_from),
+                              scaled_s=one.scaled_s, scaled_cells=one.scaled))
     return lines
 
 
@@ -125,11 +128,16 @@ def _total(lines: list[PlanLine]) -> tuple[int, int, float | None, bool]:
 
 
 def total_line(label: str, lines: list[PlanLine]) -> str:
+    """The plan's total: cells, to run, the recorded estimate; and, apart, the time scaled for cells without one
+    (their experiments' lines say from which profiles)."""
     cells, todo, seconds, unknown = _total(lines)
+    scaled = [x for x in lines if x.to_run and x.scaled_cells and x.scaled_s is not None]
+    apart = (f"; about {duration(sum(x.scaled_s for x in scaled))} for {sum(x.scaled_cells for x in scaled)} cells "
+             f"without one, scaled from other profiles (an extrapolation)") if scaled else ""
     if seconds is None:
-        return f"  {label}: {cells} cells, {todo} to run, estimate unknown (no recorded times)"
+        return f"  {label}: {cells} cells, {todo} to run, estimate unknown (no recorded times){apart}"
     return (f"  {label}: {cells} cells, {todo} to run, estimate {duration(seconds)}"
-            + (" (+ cells without recorded times)" if unknown else "") + " on the device that recorded them")
+            + (" (+ cells without recorded times)" if unknown else "") + f" on the device that recorded them{apart}")
 
 
 def describe(paper: str, profile: str, lines: list[PlanLine], listed_above: list[str] = ()) -> str:

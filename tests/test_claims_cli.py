@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import json
 
 import pytest
@@ -57,6 +59,16 @@ def test_dry_run_gives_the_known_part_of_an_estimate_and_counts_the_rest():
     unknown, done = PlanLine("vr-bnn", 7, 6, 1, None), PlanLine("tvem-bsc", 81, 81, 0, None)
     assert total_line("total", [unknown, done]) == "  total: 88 cells, 1 to run, estimate unknown (no recorded times)"
     assert total_line("total", [done]) == "  total: 81 cells, 0 to run, estimate 0 s on the device that recorded them"
+    scaled = PlanLine("frac-vae", 528, 0, 528, None, unestimated=528, scaled="about …", scaled_s=7200.0,
+                      scaled_cells=528)
+    also = PlanLine("vr-vae", 60, 46, 14, None, unestimated=14, scaled="about …", scaled_s=3600.0, scaled_cells=13)
+    assert total_line("total", [unknown, scaled, also]) == (
+        "  total: 595 cells, 543 to run, estimate unknown (no recorded times); about 3.0 h for 541 cells without one, "
+        "scaled from other profiles (an extrapolation)")
+    assert total_line("total", [known, scaled]).endswith(
+        "on the device that recorded them; about 2.0 h for 528 cells without one, scaled from other profiles (an "
+        "extrapolation)")
+    assert total_line("total", [known, replace(scaled, to_run=0)]).endswith("recorded them")   # nothing to run
     assert "tvem-bsc: 81 cells, 81 finished, 0 to run, estimate 0 s\n" in describe("tvem", "paper", [done])
     assert "vr-bnn: 7 cells, 6 finished, 1 to run, estimate unknown\n" in describe("vr", "paper", [unknown])
 
