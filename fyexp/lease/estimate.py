@@ -117,9 +117,11 @@ def _recorded(results_dir: Path, experiment: str, experiments_dir: Path | None =
 def _experiment(name: str, experiments_dir: Path | None):
     """The runner of experiment ``name`` (``None`` where its spec cannot be read)."""
     from fyexp.errors import FyexpError
+    from fyexp.experiments import get_experiment
+    from fyexp.specs import load_spec
 
     try:
-        return resolve_entry(QueueEntry("", name, "paper"), experiments_dir)[0]
+        return get_experiment(load_spec(name, experiments_dir).runner)
     except (FyexpError, KeyError, TypeError, ValueError):
         return None
 
