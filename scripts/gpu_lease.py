@@ -168,7 +168,7 @@ def never_fits(later: list, chosen: list[str], room: int, size) -> list[str]:
 
 def cmd_pack(args) -> int:
     from fyexp.errors import FyexpError
-    from fyexp.lease.data import TYPICAL_PACKED_MIB, choose_units, pack_data_set
+    from fyexp.lease.data import PACK_SUFFIX, TYPICAL_PACKED_MIB, choose_units, pack_data_set
     from fyexp.lease.queue import missing_units
     from fyexp.provenance.source import dirty_files, git_commit
 
@@ -208,7 +208,7 @@ def cmd_pack(args) -> int:
     def packed_size(name: str) -> int:
         if args.data_dir is None:
             raise FyexpError(f"pack: the units read {name}: give the data root with --data-dir or FYEXP_DATA_DIR")
-        target, record = lease / "data" / f"{name}.npz", old.get("data", {}).get(name)
+        target, record = lease / "data" / f"{name}{PACK_SUFFIX}", old.get("data", {}).get(name)
         if not (record and target.is_file() and _same_sources(record, Path(args.data_dir))):
             record = pack_data_set(name, Path(args.data_dir), target)
         records[name] = record
@@ -216,8 +216,8 @@ def cmd_pack(args) -> int:
 
     kept, later, chosen = choose_units(units, room, packed_size)
     data = {name: records[name] for name in chosen}
-    for path in (lease / "data").glob("*.npz") if (lease / "data").is_dir() else ():
-        if path.stem not in data:
+    for path in (lease / "data").glob("*") if (lease / "data").is_dir() else ():
+        if path.name.removesuffix(PACK_SUFFIX) not in data:
             path.unlink()
     manifest = {"created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "git_commit": git_commit(),
                 "code_digest": code_digest(), "units": [u.to_json() for u in kept],

@@ -115,7 +115,7 @@ def test_pack_makes_one_ensemble_unit_per_cell_and_packs_its_data(flow):
     assert [(u["method"], u["seeds"], u["ensemble"]) for u in units] == [
         ("bernoulli-gaussian", [0, 1], True), ("bernoulli-biweight", [0, 1], True)]
     assert list(flow["manifest"]["data"]) == ["MNIST"]
-    assert (flow["base"] / "gl" / "data" / "MNIST.npz").is_file()
+    assert (flow["base"] / "gl" / "data" / "MNIST.tar.xz").is_file()
     assert (flow["base"] / "gl" / "site" / "entmax" / "__init__.py").is_file()
 
 
@@ -229,7 +229,7 @@ def test_dry_run_states_its_assumptions_and_flips_with_the_budget(flow):
     assert "Room for data:" in text and "later pack" not in text and "does not fit even alone" not in text
     squeezed = lease(*dry, "--max-mib", "4096", "--reserve-mib", "4090", cwd=flow["base"]).stdout
     assert FIRST not in squeezed and "Left for a later pack" in squeezed and "2 units (4 cells)" in squeezed
-    assert "MNIST (11.0 MiB packed) does not fit even alone" in squeezed
+    assert "MNIST (9.0 MiB packed) does not fit even alone" in squeezed
 
 
 def test_never_fits_names_only_left_out_data_sets_larger_than_the_room():
@@ -309,13 +309,24 @@ def test_a_damaged_data_pack_is_refused(tmp_path):
     from fyexp.lease.data import pack_data_set, unpack_data_set
 
     make_mnist(tmp_path / "data", n_train=20, n_test=5)
-    record = pack_data_set("MNIST", tmp_path / "data", tmp_path / "MNIST.npz")
-    unpack_data_set(record, tmp_path / "MNIST.npz", tmp_path / "root")
+    pack = tmp_path / "MNIST.tar.xz"
+    record = pack_data_set("MNIST", tmp_path / "data", pack)
+    unpack_data_set(record, pack, tmp_path / "root")
     for relative in record["files"]:
         assert (tmp_path / "root" / relative).read_bytes() == (tmp_path / "data" / relative).read_bytes()
-    record["files"]["MNIST/raw/t10k-labels-idx1-ubyte"]["sha256"] = "0" * 64
+    assert pack_data_set("MNIST", tmp_path / "data", tmp_path / "again.tar.xz") == {**record, "file": "again.tar.xz"}
+    assert (tmp_path / "again.tar.xz").read_bytes() == pack.read_bytes()   # the same files pack to the same bytes
+    damaged = {**record, "files": {**record["files"]}}
+    damaged["files"]["MNIST/raw/t10k-labels-idx1-ubyte"] = {"bytes": 1, "sha256": "0" * 64}
     with pytest.raises(FyexpError, match="does not match its checksum"):
-        unpack_data_set(record, tmp_path / "MNIST.npz", tmp_path / "again")
+        unpack_data_set(damaged, pack, tmp_path / "again")
+    truncated = tmp_path / "truncated.tar.xz"
+    truncated.write_bytes(pack.read_bytes()[: pack.stat().st_size // 2])
+    with pytest.raises(FyexpError, match="cannot be read as a data pack"):
+        unpack_data_set(record, truncated, tmp_path / "again")
+    with pytest.raises(FyexpError, match="cannot be read as a data pack"):   # a member the record names is absent
+        unpack_data_set({"files": {"MNIST/raw/other": record["files"]["MNIST/raw/t10k-labels-idx1-ubyte"]}}, pack,
+                        tmp_path / "again")
 
 
 def test_run_without_cuda_says_so_in_one_line(flow):

@@ -5,7 +5,7 @@ An allocation is a few jobs of at most 10 minutes on a bare machine that receive
 
 - :mod:`fyexp.lease.queue`: the missing ``paper`` cells of the queue, in priority order, as *units* (an ensemble
   of a cell's seeds where the experiment trains seeds together, else one cell);
-- :mod:`fyexp.lease.data`: the data files those units read, packed byte for byte into compressed ``.npz`` files
+- :mod:`fyexp.lease.data`: the data files those units read, packed byte for byte into ``.tar.xz`` files (LZMA)
   and unpacked into a data root on the device;
 - :mod:`fyexp.lease.device`: the job on the device (environment check, units run through the runner's own
   functions, a wall-clock budget that stops between epochs);
