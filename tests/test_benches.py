@@ -32,6 +32,8 @@ RATIO_LINES = {
     "bench_queue": [r"matmul peak .*: [\d.]+ GFLOP/s", r"FY β-VAE Bernoulli / Gaussian\s+[\d.]+\s+[\d.]+\s+[\d.]+x",
                     r"FY-NVDM .*\s+[\d.]+x", r"frac L_γ=0\.5 .*\s+[\d.]+x",
                     r"VR-max / IWAE step, Caltech K=50 .*ratio [\d.]+ \(paper 0\.42\)"],
+    "bench_pack": [r"deflate \.npz [\d.]+ MiB in [\d.]+ s, LZMA \.tar\.xz [\d.]+ MiB",
+                   r"size ratio LZMA / deflate [\d.]+; pack time ratio [\d.]+x"],
     "bench_optimizer": [r"foreach\s+[\d.]+ ms\s+[\d.]+x the loop", r"fused\s+[\d.]+ ms\s+[\d.]+x the loop"],
     "bench_objectives": [r"VR-max \(alpha=-inf\)\s+50 .*", r"Trainer epoch .* ratio [\d.]+",
                          r"decoder rho'=2 posterior rho=2: .* [\d.]+x Bernoulli/Gaussian",
