@@ -183,6 +183,7 @@ def test_duration_on_both_sides_of_its_unit_changes():
     assert (duration(7199.0), duration(7200.0)) == ("120 min", "2.0 h")
     assert duration(359_999.0) == "100.0 h" and duration(360_000.0) == "100 h"   # whole hours from 100 h
     assert duration(721_900.0) == "201 h"   # hours by 3,600 s: 721,900 / 3,601 would print 200
+    assert duration(180_200.0) == "50.1 h"  # and below 100 h: 180,200 / 3,601 would print 50.0
     assert duration(4_021_000.0) == "1,117 h"
 
 
