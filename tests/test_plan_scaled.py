@@ -57,6 +57,18 @@ def test_frac_vae_declares_its_training_images_and_evaluation_samples(profile, e
     assert experiment.work(stated, {**params, "dataset": "CIFAR10"}) is None
 
 
+@pytest.mark.parametrize("profile, expected", [("paper", 60_000.0 * 50 / 500), ("claims", 1_024.0),
+                                               ("cpu", 512.0 * 2 / 4)])
+def test_a_table7_cell_counts_its_encoders_epochs_not_the_profiles(profile, expected):
+    """Table 7's encoder trains ``table7_epochs`` (paper 50, claims 14, cpu 2) while its settings state the
+    profile's ``train.epochs`` (500, 14, 4): its images per stated epoch carry the ratio."""
+    params = {"dataset": "MNIST", "latent": 2, "parameterization": "consistent", "table": "7", "value": 0.5}
+    stated, experiment = _scoped("frac-vae", profile, "L-fixed-decoder", params)
+    assert experiment.work(stated, params).train_examples == pytest.approx(expected)
+    assert experiment.work(stated, {**params, "table": "2"}).train_examples == pytest.approx(
+        {"paper": 60_000.0, "claims": 1_024.0, "cpu": 512.0}[profile])
+
+
 def test_an_experiment_without_declared_work_is_never_scaled():
     from fyexp.experiments.base import Experiment
 

@@ -167,15 +167,21 @@ FULL_SIZES = {"MNIST": (60_000, 10_000), "FashionMNIST": (60_000, 10_000)}
 
 
 def cell_work(stated: dict, params: dict) -> tuple[float, float] | None:
-    """``(training images per epoch, evaluation units)`` of a cell whose scoped config (:func:`cell_config`, as its
-    run record states it) is ``stated``: the first ``n_train`` training images, and the first ``n_test`` test images
-    (all where unset) times ``eval_samples`` (the test bound's samples per image).  ``None`` for a data set without
-    known sizes (:data:`FULL_SIZES`)."""
+    """``(training images per stated epoch, evaluation units)`` of a cell whose scoped config (:func:`cell_config`, as
+    its run record states it) is ``stated``: the first ``n_train`` training images, and the first ``n_test`` test
+    images (all where unset) times ``eval_samples`` (the test bound's samples per image).  A Table 7 cell trains its
+    encoder for ``table7_epochs``, not the ``train.epochs`` its settings state (:func:`fyexp.settings.training_epochs`
+    reads those), so its images per stated epoch are scaled by ``table7_epochs / train.epochs`` (at ``paper``, 50 of
+    500; its reference decoder is the Table 2 ELBO cell's, counted there).  ``None`` for a data set without known
+    sizes (:data:`FULL_SIZES`)."""
     sizes = FULL_SIZES.get(params.get("dataset"))
     if sizes is None:
         return None
     n_train = min(int(stated.get("n_train") or sizes[0]), sizes[0])
     n_test = min(int(stated.get("n_test") or sizes[1]), sizes[1])
+    epochs = (stated.get("train") or {}).get("epochs")
+    if str(params.get("table")) == "7" and stated.get("table7_epochs") and epochs:
+        n_train = n_train * int(stated["table7_epochs"]) / int(epochs)
     return float(n_train), float(n_test * int(stated.get("eval_samples") or 1))
 
 
