@@ -30,6 +30,9 @@ TARGETS = {
     "plan": ("fyexp/plan.py", ("tests/test_plan.py", "tests/test_plan_start.py", "tests/test_list_show.py",
                                "tests/test_memory_estimate.py", "tests/test_plan_scaled.py")),
     "plan-scaled": ("fyexp/plan_scaled.py", ("tests/test_plan_scaled.py",)),
+    # the work each runner declares for the scaled estimate (run with --only cell_work)
+    "work-vr": ("fyexp/experiments/vr_vae_config.py", ("tests/test_plan_scaled.py",)),
+    "work-frac": ("fyexp/experiments/frac_vae_config.py", ("tests/test_plan_scaled.py",)),
     "freshness": ("fyexp/provenance/freshness.py", ("tests/test_provenance.py", "tests/test_records.py",
                                                     "tests/test_report_stale_reasons.py", "tests/test_executed.py",
                                                     "tests/test_fingerprints.py", "tests/test_freshness_rules.py")),
