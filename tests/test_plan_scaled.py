@@ -45,6 +45,15 @@ def test_a_cap_above_the_data_set_counts_the_data_set():
 
     assert cell_work({"n_train": {"caltech": 10**6}, "n_test": {"caltech": 7}, "test_samples": 3},
                      {"dataset": "caltech"}) == (4_100.0, 21.0)
+    assert cell_work({"n_test": {"caltech": 7}}, {"dataset": "caltech"}) == (4_100.0, 7.0)   # no samples stated: 1
+
+
+def test_frac_work_without_caps_or_samples_is_the_whole_data_set_once():
+    from fyexp.experiments.frac_vae_config import cell_work
+
+    assert cell_work({}, {"dataset": "MNIST"}) == (60_000.0, 10_000.0)
+    assert cell_work({"n_train": 10**6, "n_test": 10**6, "eval_samples": 3}, {"dataset": "FashionMNIST"}) == \
+        (60_000.0, 30_000.0)
 
 
 @pytest.mark.parametrize("profile, expected", [("paper", (60_000.0, 10_000 * 1_024.0)),
