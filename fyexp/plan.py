@@ -15,11 +15,11 @@ its epochs changed is estimated at its new length.  No other setting is scaled: 
 differ from it in a setting (other than a replicate's :data:`REPLICATE_KEYS` and the epochs) is estimated from another
 setting's time, and the plan says so, naming the setting (:func:`extrapolated_keys`): a K = 50 cell estimated from the
 K = 5 cells' times can be several times too short.  The estimate is unknown (``None``) when no cell is recorded, or
-when a cell to run has no recorded cell on its data set: a time measured on other data is no estimate.  For such cells the plan
-adds, apart and labelled as an extrapolation, a time scaled from another profile's cells on the same data by the
-training examples and evaluation samples each cell processes (:func:`fyexp.plan_scaled.with_scaled`, which the
-run and reproduce commands apply to the plan): what a GPU-sized ``paper`` set would cost on this device.  A variant
-profile (``paper+lr=…``) without times of its own reads its base profile's.
+when a cell to run has no recorded cell on its data set: a time measured on other data is no estimate.  For such
+cells the plan adds, apart and labelled as an extrapolation, a time scaled from another profile's cells on the same
+data by the training examples and evaluation samples each cell processes (:func:`fyexp.plan_scaled.with_scaled`,
+which the run and reproduce commands apply to the plan): what a GPU-sized ``paper`` set would cost on this device.
+A variant profile (``paper+lr=…``) without times of its own reads its base profile's.
 
 :func:`long_plan_reason` says why a plan needs confirmation: an estimate over :data:`LONG_S` (two hours), or an
 unknown one at a ``paper*`` profile; :func:`confirm` asks for it (or ``--yes``).

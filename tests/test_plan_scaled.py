@@ -238,7 +238,8 @@ def test_with_scaled_leaves_a_plan_without_unestimated_cells_as_it_is_and_scales
     _cell_file(tmp_path, "paper", "vae__mnist_paper", _rows("vae", "mnist", 1.0, train_time_s=1.0), config)
     cell = Cell("vae", 0, {"K": 5, "L": 1, "dataset": "mnist"})
     scaled = with_scaled(_plan(unestimated_cells=(cell,)), resolved, experiment, tmp_path)
-    # 22 s · (3,280 · 59,600) / (3 · 5,000) + 3 s · (10,000 · 5,000) / (300 · 500); the paper cell is its own profile
+    # 22 s · (3,280 · 59,600) / (3 · 5,000) + 3 s · (10,000 · 5,000) / (300 · 500);
+    # the paper cell is of the plan's own profile: not a source
     expected = 22.0 * 3_280 * 59_600 / 15_000 + 3.0 * 5e7 / 1.5e5
     assert (scaled.scaled_s, scaled.scaled, scaled.scaled_from) == (pytest.approx(expected), 1, ("cpu",))
 
