@@ -96,14 +96,22 @@ def scaled_records(results_dir: Path, name: str, experiment: Any, skip_profiles:
                 config = stated.get("config")
                 epochs = training_epochs(config)
                 work = experiment.work(config, params) if isinstance(config, dict) else None
-                if not epochs or work is None or min(work) <= 0 or (train_time is None and epoch_time is None):
+                train_s = training_seconds(train_time, epoch_time, epochs)
+                if not epochs or work is None or min(work) <= 0 or train_s is None:
                     continue
-                train_s = train_time if train_time is not None else epoch_time * epochs
                 found.append(ScaledRecord(profile_dir.name, method, params, train_s, max(wall - train_s, 0.0),
                                           epochs, *work))
         if found:
             return found
     return []
+
+
+def training_seconds(train_time: float | None, epoch_time: float | None, epochs: int | None) -> float | None:
+    """A recorded cell's training seconds: its ``train_time_s``, else ``epoch_time_s`` × its epochs; ``None`` where
+    neither can be had.  (The GPU kit's estimate splits a recorded time the same way.)"""
+    if train_time is not None:
+        return train_time
+    return epoch_time * epochs if epoch_time is not None and epochs else None
 
 
 def scaled_time(train_s: float, rest_s: float, epochs: int, work, target_epochs: int, target_work) -> float:
@@ -166,4 +174,4 @@ def with_scaled(plan, resolved, experiment, results_dir: Path):
 
 
 __all__ = ["ScaledRecord", "scaled_cell_estimate", "scaled_estimate", "scaled_records", "scaled_time",
-           "with_scaled"]
+           "training_seconds", "with_scaled"]

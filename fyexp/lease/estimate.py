@@ -128,12 +128,10 @@ def _experiment(name: str, experiments_dir: Path | None):
 
 def _one_cell(r: dict, target_epochs: int, target_work) -> float:
     """One recorded cell's time scaled to the unit's epochs (and work, where both are declared: the module text)."""
-    train = r.get("train_time")
-    if train is None and r.get("epoch_time") is not None:
-        train = r["epoch_time"] * r["epochs"]
-    if target_work is not None and r.get("work") is not None and train is not None:
-        from fyexp.plan_scaled import scaled_time
+    from fyexp.plan_scaled import scaled_time, training_seconds
 
+    train = training_seconds(r.get("train_time"), r.get("epoch_time"), r["epochs"])
+    if target_work is not None and r.get("work") is not None and train is not None:
         return scaled_time(train, max(r["wall"] - train, 0.0), r["epochs"], r["work"], target_epochs, target_work)
     return max(r["wall"], (r["epoch_time"] or 0.0) * r["epochs"]) * target_epochs / r["epochs"]
 
