@@ -13,7 +13,7 @@ RUN python3 -m venv /opt/venv && mkdir -p /data
 WORKDIR /app
 # the tested environment from the lock first (a cached layer: it changes only when the lock does) ...
 COPY requirements.lock ./
-RUN pip install -r requirements.lock
+RUN pip install --no-deps -r requirements.lock
 # ... then fyexp itself, without touching those pinned dependencies
 COPY pyproject.toml README.md ./
 COPY fyexp ./fyexp

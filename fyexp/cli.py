@@ -21,7 +21,7 @@ from fyexp.commands.lines import say
 from fyexp.commands.options import Options, results_folder
 from fyexp.errors import FyexpError
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode=None,
                   help="Reproduce the tables and figures of five papers on generalized variational inference.\n\n"
                        "Experiments are YAML specs in experiments/; results go to results/ as tidy CSVs; "
                        "`fyexp report` rebuilds every table and figure from those CSVs.")
@@ -33,14 +33,14 @@ EXPERIMENTS_HELP = "Folder of the experiment specs. Default: $FYEXP_EXPERIMENTS_
 EXECUTORS = "Executors"
 
 # ---- options several commands take, declared once --------------------------------------------------------------
-Name = Annotated[str, typer.Argument(help="Experiment name (see `fyexp list`).")]
-Profile = Annotated[str, typer.Option("--profile", "-p", help="Spec profile: 'paper' (the paper's exact settings), 'quick' (minutes on 2 cores) or any other the spec defines.")]
-Sets = Annotated[Optional[List[str]], typer.Option("--set", help="Override one parameter of the resolved spec: KEY=VALUE, KEY a dotted path (train.optimizer.lr=1e-4, grid.latent_rho=[1.5]), VALUE read as YAML (null unsets a setting that may be unset) and validated like the spec. Repeatable. The rows form a variant of the profile (e.g. 'paper+lr=1e-4'), never scored as the profile itself; `reproduce` applies it to every experiment of the paper.")]
-Only = Annotated[Optional[List[str]], typer.Option("--only", help="Run part of the grid: KEY=PATTERN[,PATTERN...], KEY a cell parameter, 'method' or 'seed', PATTERN shell-style (e.g. --only dataset=caltech --only K=5). Repeat to narrow further; the other cells are left for a later run. `reproduce` leaves out the experiments whose grid it selects nothing of.")]
-Device = Annotated[str, typer.Option(help="auto (CUDA when available, else CPU), cpu or cuda.")]
-DataDir = Annotated[Optional[Path], typer.Option(help="Root of the datasets (MNIST/, FashionMNIST/, 20newsgroups/, UCI/ ...). Default: $FYEXP_DATA_DIR; without either, datasets are downloaded where there is internet.")]
-ResultsDir = Annotated[Optional[Path], typer.Option(help=RESULTS_HELP)]
-ExperimentsDir = Annotated[Optional[Path], typer.Option(help=EXPERIMENTS_HELP)]
+Name = Annotated[str, typer.Argument(metavar="NAME", help="Experiment name (see `fyexp list`).")]
+Profile = Annotated[str, typer.Option("--profile", "-p", metavar="PROFILE", help="Spec profile: 'paper' (the paper's exact settings), 'quick' (a smoke run of about two minutes on 2 cores; `fyexp list` gives each profile's estimate) or any other the spec defines.")]
+Sets = Annotated[Optional[List[str]], typer.Option("--set", metavar="KEY=VALUE", help="Override one parameter of the resolved spec: KEY=VALUE, KEY a dotted path (train.optimizer.lr=1e-4, grid.latent_rho=[1.5]), VALUE read as YAML (null unsets a setting that may be unset) and validated like the spec. Repeatable. The rows form a variant of the profile (e.g. 'paper+lr=1e-4'), never scored as the profile itself; `reproduce` applies it to every experiment of the paper.")]
+Only = Annotated[Optional[List[str]], typer.Option("--only", metavar="KEY=PATTERN", help="Run part of the grid: KEY=PATTERN[,PATTERN...], KEY a cell parameter, 'method' or 'seed', PATTERN shell-style (e.g. --only dataset=caltech --only K=5). Repeat to narrow further; the other cells are left for a later run. `reproduce` leaves out the experiments whose grid it selects nothing of.")]
+Device = Annotated[str, typer.Option(metavar="auto|cpu|cuda", help="auto (CUDA when available, else CPU), cpu or cuda.")]
+DataDir = Annotated[Optional[Path], typer.Option(metavar="DIR", help="Root of the datasets (MNIST/, FashionMNIST/, 20newsgroups/, UCI/ ...). Default: $FYEXP_DATA_DIR; without either, datasets are downloaded where there is internet.")]
+ResultsDir = Annotated[Optional[Path], typer.Option(metavar="DIR", help=RESULTS_HELP)]
+ExperimentsDir = Annotated[Optional[Path], typer.Option(metavar="DIR", help=EXPERIMENTS_HELP)]
 AllowDirty = Annotated[bool, typer.Option("--allow-dirty", help="With --profile paper: run although the source tree has uncommitted changes (every row is then marked +dirty).")]
 Yes = Annotated[bool, typer.Option("--yes", help="Start without asking: a plan estimated over two hours (or of unknown length at a paper profile), or a grid larger than the limit of cells one run may start (fyexp/domains.py). `reproduce` asks once, for the whole plan.")]
 Executor = Annotated[Optional[str], typer.Option("--executor", help="Run as jobs of submitit: 'local' (this machine, --jobs at once) or 'slurm' (a job array); `run` and `reproduce` make a job of each cell, `tune` --jobs Optuna workers on one study. Default: in this process, one cell (or trial) after another.", rich_help_panel=EXECUTORS)]
@@ -91,7 +91,7 @@ def show(name: Name, profile: Profile = "paper", sets: Sets = None, experiments_
 
 @app.command()
 def run(ctx: typer.Context, name: Name, profile: Profile = "paper",
-        seeds: Optional[str] = typer.Option(None, help="Override the profile's seeds: '0,1,2' or a range '0-4'."),
+        seeds: Optional[str] = typer.Option(None, metavar="SEEDS", help="Other seeds than the profile's: '0,1,2', a range '0-9' or both. Like --set, they make a variant of the profile (e.g. 'paper+seeds=0-9'), never scored as the profile itself; the profile's own seeds are the profile, and a part of them is --only seed=0,1."),
         sets: Sets = None, device: Device = "auto", data_dir: DataDir = None, results_dir: ResultsDir = None,
         experiments_dir: ExperimentsDir = None,
         force: bool = typer.Option(False, "--force", help="Redo cells that are already finished (default: skip them); a cell whose training a forced run left unfinished resumes, and one trained since its last result but not measured is measured."),
@@ -105,7 +105,15 @@ def run(ctx: typer.Context, name: Name, profile: Profile = "paper",
         dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan (cells to run, finished, at old settings; the time estimate) and run nothing; with --executor slurm also the sbatch script and the array's cells."),
         strict: bool = typer.Option(False, "--strict", help="A cell skipped because its data is missing fails the run (exit 1)."),
         yes: Yes = False) -> None:
-    """Run an experiment's grid of cells; finished cells are kept and skipped on a rerun."""
+    """Run an experiment's grid of cells; finished cells are kept and skipped on a rerun.
+
+    \b
+    Examples:
+      fyexp run gmm-clustering               FYVI Table 1, the paper's settings
+      fyexp run gmm-clustering --seeds 0-9   ten seeds: variant paper+seeds=0-9
+      fyexp run fy-vae -p quick --data-dir DIR
+      fyexp run vr-vae --only dataset=caltech --dry-run
+    """
     from fyexp.commands.run import run_command
 
     if not run_command(name, Options.from_params(ctx.params), err=err, ask=_ask):
@@ -136,12 +144,13 @@ def tune(ctx: typer.Context,
 def report(names: Optional[List[str]] = typer.Argument(None, help="Experiments to report (default: all)."),
            results_dir: ResultsDir = None, experiments_dir: ExperimentsDir = None,
            superseded: bool = typer.Option(False, "--superseded", help="Also report the rows of cells since rerun at other settings (kept under results/NAME/superseded/), each set as a profile of its own ('paper~superseded-<hash>'), never pooled with the current rows."),
-           no_cache: bool = typer.Option(False, "--no-cache", help="Draw every table and figure again, even those whose inputs (rows, artifacts, paper values, drawing code) are unchanged since the last report (recorded in RESULTS/report-manifest.json).")) -> None:
-    """Rebuild tables (Markdown + LaTeX, ours beside the paper's) and figures (PNG) from the result CSVs."""
+           no_cache: bool = typer.Option(False, "--no-cache", help="Draw every table and figure again, even those whose inputs (rows, artifacts, paper values, drawing code) are unchanged since the last report (recorded in RESULTS/report-manifest.json)."),
+           vector: bool = typer.Option(False, "--vector", help="Also write each figure as a PDF beside its PNG (the same figure, its text and lines as vectors: for a paper). PNGs stay the default and what the index links.")) -> None:
+    """Rebuild tables (Markdown + LaTeX, ours beside the paper's) and figures (PNG; with --vector a PDF too) from the result CSVs."""
     from fyexp.commands.report import report_command
 
     report_command(names, results_folder(results_dir, writable=True), experiments_dir, superseded=superseded,
-                   cache=not no_cache, out=out, err=err)
+                   cache=not no_cache, vector=vector, out=out, err=err)
 
 
 @app.command()
@@ -154,7 +163,7 @@ def claims(paper: Optional[str] = typer.Argument(None, help="fyvi, fyvl, vr, tve
     """Which claims of the papers hold: one headline verdict per claim (at the paper profile when it ran, else at
     the `claims` profile when it ran, else the reduced profile with the most rows, labelled): supported, supported in direction not in magnitude, not
     resolved at this n, not supported, reversed, not run, data missing; our own checks apart."""
-    from fyexp.claims.command import claims_command
+    from fyexp.commands.claims import claims_command
 
     claims_command(paper, profile, as_json, results_folder(results_dir), experiments_dir, out, long, all_profiles)
 
@@ -192,6 +201,37 @@ def _root(version: bool = typer.Option(False, "--version", callback=version_call
 
 
 INTERRUPTED = "interrupted: finished cells are saved; rerun the same command to resume"
+TERMINATED = "terminated (SIGTERM): finished cells are saved; rerun the same command to resume"
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (a cluster scheduler's first signal, ``kill``), raised in the main thread where the signal lands.
+
+    A ``KeyboardInterrupt`` on purpose: every clean-up written for Ctrl-C (an atomic write removing its temporary
+    file, a cell claim removing its file, the executors cancelling their jobs, the finished cells consolidated)
+    runs for it as well; :func:`main` then exits 143 (128 + 15, what a shell reports for a process SIGTERM
+    killed) instead of 130."""
+
+
+def _on_sigterm(signum, frame) -> None:
+    import signal
+
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM must not cut the clean-up short
+    _TERMINATED.append(signum)
+    raise Terminated()
+
+
+_TERMINATED: list[int] = []   # the SIGTERM received, once one was (typer may return 130 without the exception)
+
+
+def _interrupted(exc: BaseException | None) -> int:
+    """Print the line of an interruption and return its exit status: 143 once SIGTERM was received
+    (:func:`_on_sigterm`, whatever exception click or typer wrapped it in), else 130 (Ctrl-C)."""
+    if _TERMINATED or isinstance(exc, Terminated):
+        say(err, TERMINATED)
+        return 143
+    say(err, INTERRUPTED)
+    return 130
 
 
 def _one_line(text: object) -> str:
@@ -215,14 +255,19 @@ def main(argv: Optional[List[str]] = None) -> None:
     """Console entry point: every error is one line on stderr, no traceback (unless --debug).
 
     Exit status: 0 success; 2 bad input (usage, spec, option, missing file); 1 the environment failed (an
-    unwritable folder, a full disk) or an unexpected error; 130 interrupted (finished cells are kept).
+    unwritable folder, a full disk) or an unexpected error; 130 interrupted (finished cells are kept); 143 terminated
+    by SIGTERM, handled as Ctrl-C is (:class:`Terminated`).
     """
+    import signal
+
     args = sys.argv[1:] if argv is None else argv
     debug = "--debug" in args or os.environ.get("FYEXP_DEBUG", "") not in ("", "0")
+    if argv is None:  # the console script (in-process callers, the tests' CliRunner, keep their own handlers)
+        signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         code = app(args=args, prog_name="fyexp", standalone_mode=False)
         if code == 130:  # typer turns Ctrl-C into Exit(130), returned as the exit code here
-            say(err, INTERRUPTED)
+            code = _interrupted(None)
         if isinstance(code, int) and code:
             sys.exit(code)
     except SystemExit:
@@ -241,12 +286,10 @@ def main(argv: Optional[List[str]] = None) -> None:
             say(err, f"error: unexpected {type(cause).__name__}: {_one_line(cause) or 'end of file'} "
                  f"(rerun with --debug for the traceback)")
             sys.exit(1)
-        say(err, INTERRUPTED)
-        sys.exit(130)
+        sys.exit(_interrupted(exc))
     except typer.Exit as exc:
         if exc.exit_code == 130 or isinstance(exc.__cause__, KeyboardInterrupt):  # typer turns Ctrl-C into Exit(130)
-            say(err, INTERRUPTED)
-            sys.exit(130)
+            sys.exit(_interrupted(exc))
         sys.exit(exc.exit_code)
     except MemoryError as exc:  # the sizes asked for (a spec's or --set's) exceed this machine: the user's input
         if debug:

@@ -1,9 +1,9 @@
 """The one warning of a damaged record, and what a leftover temporary file is.
 
-A record (a cell file, ``results.csv``, a file under ``superseded/``, a cell's settings or executed-code record) that
+A record (a cell file, ``results.csv``, a file under ``superseded/``, a cell's run record) that
 fails its check is skipped, never a crash and never silence: :func:`warn_damaged` prints one line on stderr,
 ``warning: <what> <path> (<problem>); <consequence>``, once per file and problem in a process (a file read by
-several steps of one command is named once).  The rows of a cell whose settings or executed-code record fails have
+several steps of one command is named once).  The rows of a cell whose run record fails (or is missing) have
 *unknown provenance* (:data:`UNKNOWN_PROVENANCE_NOTE`; :data:`fyexp.provenance.freshness.UNKNOWN_PROVENANCE`).
 
 A write is atomic (:func:`fyexp.io.atomic_write`): its text goes to ``.<name>.<8 random characters>.tmp`` beside
@@ -14,8 +14,13 @@ after the last byte; a temporary file untouched for :data:`LEFTOVER_AGE_S` was l
 
 from __future__ import annotations
 
+import copy
+import errno
+import functools
 import json
+import os
 import re
+import stat
 import sys
 import time
 from pathlib import Path
@@ -28,16 +33,107 @@ LEFTOVER_AGE_S = 600.0
 _WARNED: set[tuple[str, str]] = set()
 
 
-def read_json(path: Path) -> tuple[object, str | None]:
-    """A record file's JSON value and ``None``, or ``None`` and what is wrong with the file (one phrase)."""
+MAX_RECORD_BYTES = 16 << 20   # a record fyexp writes: at most some 100 KB (a run record with its function hashes)
+MAX_TABLE_BYTES = 1 << 30     # a consolidated results.csv (the largest committed: under 1 MB)
+MAX_JSON_DEPTH = 64           # nested arrays and objects (a record fyexp writes: at most 5)
+
+
+def read_record_bytes(path: Path, limit: int = MAX_RECORD_BYTES) -> tuple[bytes | None, str | None]:
+    """The bytes of the record file ``path`` and ``None``, or ``None`` and what is wrong (one phrase), read without
+    ever blocking or following a link: fyexp writes its records as regular files (:func:`fyexp.io.atomic_write`),
+    so a symbolic link (which may lead out of the results folder), a FIFO (whose read waits for a writer forever),
+    a device (``/dev/zero`` reads without end) or a folder is refused before a byte is read, and a file over
+    ``limit`` bytes is refused by its size."""
     try:
-        return json.loads(Path(path).read_bytes().decode("utf-8")), None
-    except UnicodeDecodeError:  # a ValueError too: caught first
-        return None, "not UTF-8 text"
-    except ValueError:
-        return None, "not JSON"
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return None, "a symbolic link, not a file fyexp wrote; it is not followed"
+        return None, f"cannot be read ({exc.strerror})"
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
+        os.close(fd)
+        return None, ("not a regular file (a FIFO, a device or a folder)" if not stat.S_ISREG(st.st_mode) else
+                      f"{st.st_size:,} bytes, more than the {limit:,} a record may have")
+    with os.fdopen(fd, "rb") as handle:
+        data = handle.read(limit + 1)
+    if len(data) > limit:  # grew since fstat
+        return None, f"more than the {limit:,} bytes a record may have"
+    return data, None
+
+
+def json_depth(text: str, stop: int | None = None) -> int:
+    """How deeply the arrays and objects of the JSON ``text`` nest (brackets inside strings not counted), or the
+    first depth past ``stop``: a linear scan, so a text too deep for the parser's recursion is told before it is
+    parsed (200,000 nested ``[`` stop at ``stop + 1``)."""
+    depth = deepest = 0
+    for match in _JSON_TOKENS.finditer(text):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+            if stop is not None and deepest > stop:
+                break
+        elif token in "]}":
+            depth -= 1
+    return deepest
+
+
+_JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def read_json(path: Path, limit: int = MAX_RECORD_BYTES) -> tuple[object, str | None]:
+    """A record file's JSON value and ``None``, or ``None`` and what is wrong with the file (one phrase): the
+    checks of :func:`read_record_bytes`, UTF-8, at most :data:`MAX_JSON_DEPTH` nested levels, valid JSON.
+
+    Parsed once per process while the file is unchanged (:func:`fyexp.user_cache.file_signature`, a ``stat`` that
+    never opens the file; a :func:`functools.lru_cache`): ``fyexp run``'s judgement of a cell and its
+    plan's time estimate read the same run record.  A copy of the value is returned each time."""
+    from fyexp.user_cache import file_signature
+
+    try:
+        signature = file_signature(path)
     except OSError as exc:
         return None, f"cannot be read ({exc.strerror})"
+    value, problem = _read_once(os.path.abspath(path), signature, limit)
+    return copy.deepcopy(value), problem
+
+
+@functools.lru_cache(maxsize=8192)
+def _read_once(path: str, signature: tuple, limit: int) -> tuple[object, str | None]:
+    return _parse_json(Path(path), limit)
+
+
+def read_record_text(path: Path, limit: int = MAX_RECORD_BYTES) -> tuple[str | None, str | None]:
+    """The text of the record file ``path`` and ``None``, or ``None`` and what is wrong (one phrase): the checks of
+    :func:`read_record_bytes`, then UTF-8."""
+    data, problem = read_record_bytes(path, limit)
+    if problem is not None:
+        return None, problem
+    try:
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError:
+        return None, "not UTF-8 text"
+
+
+def _parse_json(path: Path, limit: int) -> tuple[object, str | None]:
+    """:func:`read_json` without the cache."""
+    text, problem = read_record_text(path, limit)
+    if problem is not None:
+        return None, problem
+    if json_depth(text, stop=MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
+        return None, f"nested deeper than {MAX_JSON_DEPTH} levels"
+    try:
+        return json.loads(text), None
+    except (ValueError, RecursionError):
+        return None, "not JSON"
+
+
+def is_path_part(text: str) -> bool:
+    """Whether ``text``, read from a file (a row's ``cell`` or ``profile``), may name one file or folder inside
+    another: not empty, not ``.`` or ``..``, no separator and no NUL (so a path built from it stays where it is
+    built)."""
+    return bool(text) and text not in (".", "..") and not any(c in text for c in ("/", "\\", "\x00"))
 
 
 def warn_damaged(path: Path, what: str, problem: str, consequence: str) -> None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -35,6 +36,11 @@ from fyexp.results import Cell, ResultStore
 ExecutorKind = Literal["local", "slurm"]
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 POLL_S = 0.5
+SLURM_POLL_S = 2.0   # how often `fyexp run --executor slurm` looks at its jobs (squeue at most every WATCH_S)
+WATCH_S = 5
+RESULT_WAIT_S = 2    # how long an ended job's result file is waited for (submitit: 15 s, for slow shared disks)
+#: slurmstepd's line in a job's log when SLURM ended the job (scancel, time limit, node failure, preemption)
+SLURM_VERDICT = re.compile(r"\*\*\* (JOB|STEP) \S+ ON \S+ (CANCELLED|FAILED|TIMEOUT)|DUE TO (TIME LIMIT|PREEMPTION|NODE)")
 
 
 @dataclass(frozen=True)
@@ -150,13 +156,7 @@ def run_cell_job(resolved: Any, cell: Cell, *, results_dir: str, device: str, da
     from rich.console import Console
 
     progress = LineProgress(Console(file=None, soft_wrap=True), heartbeat_s=60)
-    with threadpool_limits(threads):
-        if not force:  # finished meanwhile by another run, at the same settings
-            from fyexp.settings import expectation
-
-            if store.is_finished(resolved.profile, cell, expectation(resolved, experiment, cell, device,
-                                                                     Path(data_dir) if data_dir else None)):
-                return "ok"
+    with threadpool_limits(threads):  # under the cell's claim: skipped when running or finished elsewhere
         return execute_cell(resolved, experiment, cell, store, device=device,
                             data_dir=Path(data_dir) if data_dir else None, force=force, progress=progress)
 
@@ -184,15 +184,25 @@ def run_cells_as_jobs(resolved: Any, cells: list[Cell], store: ResultStore, *, o
     return _run_local(resolved, cells, folder, job_name, options, kwargs, progress)
 
 
-def job_status(job, cell: Cell, progress: RunProgress) -> str:
-    """What the job of ``cell`` returned (:func:`fyexp.runner.execute_cell`'s ``'ok'``, ``'failed'`` or
+def job_status(job, what: str, progress: RunProgress) -> str:
+    """What the job of ``what`` (``cell KEY``, ``worker N``) returned (:func:`fyexp.runner.execute_cell`'s ``'ok'``, ``'failed'`` or
     ``'skipped: <why>'``), or ``'failed'`` when the job itself failed, said in one line with the path of its log."""
     try:
         return str(job.result())
     except Exception as exc:  # the job raised, was killed, or timed out: its cell has no file
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[-1][:200]
-        progress.note(f"cell {cell.key}: job {job.job_id} failed ({first}); log: {job.paths.stderr}")
+        progress.note(f"{what}: job {job.job_id} failed ({failure_reason(exc)}); log: {job.paths.stderr}")
         return "failed"
+
+
+def failure_reason(exc: BaseException) -> str:
+    """One line on why a job failed: SLURM's own word when its log has one (``*** JOB 7 ON node CANCELLED AT ...
+    DUE TO TIME LIMIT ***``), else the last line of the error (the job's last traceback line, for a raise)."""
+    text = str(exc)
+    parts = re.split(r"^-{10,}$", text, flags=re.M)  # submitit: "... with trace:\n----\nTRACE\n----\n(paths)"
+    text = parts[1] if len(parts) >= 3 else text
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()] or [type(exc).__name__]
+    slurm = [line for line in lines if SLURM_VERDICT.search(line)]
+    return (slurm or lines)[-1][:200]
 
 
 def status_kind(status: str) -> str:
@@ -200,8 +210,8 @@ def status_kind(status: str) -> str:
     return status.split(":", 1)[0]
 
 
-def _job_failure(job, cell: Cell, progress: RunProgress) -> bool:
-    return job_status(job, cell, progress) == "failed"
+def _job_failure(job, what: str, progress: RunProgress) -> bool:
+    return job_status(job, what, progress) == "failed"
 
 
 def _run_local(resolved, cells, folder, job_name, options, kwargs, progress) -> int:
@@ -220,7 +230,7 @@ def _run_local(resolved, cells, folder, job_name, options, kwargs, progress) -> 
             time.sleep(POLL_S)
             for job in [j for j in running if j.done()]:
                 cell, started = running.pop(job)
-                status = job_status(job, cell, progress)
+                status = job_status(job, f"cell {cell.key}", progress)
                 counts[status_kind(status)] += 1
                 progress.cell_finished(cell.key, status, time.perf_counter() - started)
     except BaseException:
@@ -236,18 +246,29 @@ def _run_local(resolved, cells, folder, job_name, options, kwargs, progress) -> 
     return counts
 
 
+def watched(jobs: list) -> list:
+    """SLURM ``jobs`` watched with ``squeue`` (:class:`fyexp.slurm_watcher.SqueueWatcher`: clusters without
+    accounting answer no ``sacct``), their result files waited for :data:`RESULT_WAIT_S` once they ended."""
+    from fyexp.slurm_watcher import SqueueWatcher
+
+    watcher = SqueueWatcher(delay_s=WATCH_S)
+    for job in jobs:
+        job.watcher, job._results_timeout_s = watcher, RESULT_WAIT_S
+    return jobs
+
+
 def _run_slurm(resolved, cells, folder, job_name, options, kwargs, progress) -> int:
     executor = make_executor(options, folder, len(cells), job_name)
-    jobs = executor.map_array(functools.partial(run_cell_job, resolved, **kwargs), cells)
+    jobs = watched(executor.map_array(functools.partial(run_cell_job, resolved, **kwargs), cells))
     started = time.perf_counter()
     for job, cell in zip(jobs, cells):
         progress.cell_started(cell.key)
     pending, counts = dict(zip(jobs, cells)), Counter()
     while pending:
-        time.sleep(max(POLL_S, 10.0))
+        time.sleep(SLURM_POLL_S)
         for job in [j for j in pending if j.done()]:
             cell = pending.pop(job)
-            status = job_status(job, cell, progress)
+            status = job_status(job, f"cell {cell.key}", progress)
             counts[status_kind(status)] += 1
             progress.cell_finished(cell.key, status, time.perf_counter() - started)
     return counts
@@ -286,17 +307,17 @@ def tune_as_jobs(experiment: Any, config: Any, ctx: Any, *, options: ExecutorOpt
                              threads=options.threads_per_job)
     progress.start(f"tune {ctx.experiment} [{ctx.profile}]: {workers} workers, budget {budget} trials", workers,
                    unit="workers")
-    jobs = executor.map_array(lambda index: call(), list(range(workers))) if options.kind == "slurm" else \
+    jobs = watched(executor.map_array(lambda index: call(), list(range(workers)))) if options.kind == "slurm" else \
         [executor.submit(call) for _ in range(workers)]
     started, pending, failed = time.perf_counter(), {job: i for i, job in enumerate(jobs)}, 0
     for job, index in pending.items():
         progress.cell_started(f"worker {index} (job {job.job_id})")
     try:
         while pending:
-            time.sleep(POLL_S if options.kind == "local" else 10.0)
+            time.sleep(POLL_S if options.kind == "local" else SLURM_POLL_S)
             for job in [j for j in pending if j.done()]:
                 index = pending.pop(job)
-                bad = _job_failure(job, Cell("worker", index), progress)
+                bad = _job_failure(job, f"worker {index}", progress)
                 failed += bad
                 progress.cell_finished(f"worker {index}", "failed" if bad else "ok", time.perf_counter() - started)
     except BaseException:

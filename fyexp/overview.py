@@ -3,7 +3,13 @@ methods, data sets and the time it took before (no runner, torch or pandas is im
 
 A profile's cells are :func:`fyexp.experiments.declared.declared_cells`; its estimate is that of ``fyexp run``'s plan
 (:func:`fyexp.plan.estimate` over every cell of the profile, from the nearest recorded ``wall_time_s``, not scaled by
-epochs, which the cells' settings would need a runner to state; ``unknown`` without).
+epochs, which the cells' settings would need a runner to state; ``unknown`` without).  The recorded times are the
+results folder's, else the committed ``results/``'s, else the measured times of the ``quick`` profiles
+(:data:`fyexp.plan.PROFILE_TIMES`); those of the project's machine are scaled by this machine's speed
+(:mod:`fyexp.speed`), and ``fyexp list`` ends with the factor.  ``fyexp show`` states, as the plan does, the time
+of the cells that no recorded cell of the profile estimates, scaled from another profile's cells
+(:func:`fyexp.plan_scaled.scaled_cells`: the same figure as ``fyexp run``'s plan and ``reproduce --dry-run``, and
+called an extrapolation).
 ``fyexp list`` lays each experiment out as a block of lines wrapped between words (:func:`list_blocks`), so that no
 word is ever split, at any width of 60 columns or more.
 """
@@ -14,7 +20,7 @@ import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fyexp.plan import duration, estimate_parts, extrapolated_keys, extrapolated_text, recorded_times
+from fyexp.plan import duration, estimate_cells, extrapolated_text, recorded_times, scaled_text, source_text
 
 
 @dataclass
@@ -30,6 +36,10 @@ class ProfileSummary:
     unestimated: int = 0     # cells on data no recorded cell of the profile used: not in estimate_s
     extrapolated: int = 0    # cells estimated from recorded cells that all differ from them in a setting
     extrapolated_keys: tuple[str, ...] = ()  # those settings
+    source: str = ""         # where the recorded times were read (fyexp.plan.source_text says it in words)
+    scaled_s: float | None = None  # of the unestimated cells: the time scaled from another profile's (plan_scaled)
+    scaled: int = 0          # how many of them have one
+    scaled_from: tuple[str, ...] = ()  # the profiles scaled from
 
     @property
     def datasets(self) -> list:
@@ -47,13 +57,15 @@ def _values(cells, key: str) -> list:
     return list(dict.fromkeys(str(c.params[key]) for c in cells if c.params.get(key) is not None))
 
 
-def summarize(spec, resolved, results_dir: Path) -> ProfileSummary:
-    """The summary of one resolved profile of ``spec``."""
+def summarize(spec, resolved, results_dir: Path, scaled: bool = False) -> ProfileSummary:
+    """The summary of one resolved profile of ``spec``; with ``scaled`` (``fyexp show``), the cells without a
+    recorded time are scaled from another profile's cells as the plan scales them
+    (:func:`fyexp.plan_scaled.scaled_cells`, through the runner's light config module: no runner import)."""
     from fyexp.experiments.declared import declared_cells
 
     cells = declared_cells(resolved.config, resolved.seeds)
     profiles = list(dict.fromkeys([resolved.profile, getattr(resolved, "base_profile", resolved.profile)]))
-    times, _ = recorded_times(results_dir, spec.name, profiles)
+    times, folder = recorded_times(results_dir, spec.name, profiles)
     methods: dict[str, int] = {}
     per_method: dict[str, list] = {}
     for c in cells:
@@ -61,12 +73,43 @@ def summarize(spec, resolved, results_dir: Path) -> ProfileSummary:
         per_method.setdefault(c.method or "", []).append(c)
     keys = list(dict.fromkeys(k for c in cells for k in c.params))
     names, params = [c.method or "" for c in cells], [c.params for c in cells]
-    seconds, unestimated = estimate_parts(names, times, None, params)
-    extrapolated, differing = extrapolated_keys(names, times, params)
-    return ProfileSummary(resolved.profile, len(cells), tuple(resolved.seeds), seconds, len(times), methods,
+    found = estimate_cells(names, times, None, params)
+    scaled_s, scaled_n, scaled_from = None, 0, ()
+    if scaled and found.unestimated:
+        from fyexp.plan_scaled import LightWork, scaled_cells
+
+        light = LightWork.of(spec.runner)
+        if light is not None:
+            scaled_s, scaled_n, scaled_from = _remembered_scaled(
+                spec, resolved, results_dir, found.unestimated,
+                lambda: scaled_cells([cells[i] for i in found.unestimated], resolved, light, results_dir))
+    return ProfileSummary(resolved.profile, len(cells), tuple(resolved.seeds), found.seconds, len(times), methods,
                           {k: _values(cells, k) for k in keys},
                           {m: {k: _values(cs, k) for k in dict.fromkeys(k for c in cs for k in c.params)}
-                           for m, cs in per_method.items()}, unestimated, extrapolated, differing)
+                           for m, cs in per_method.items()}, len(found.unestimated), found.extrapolated, found.keys,
+                          str(folder) if folder is not None else "", scaled_s, scaled_n, scaled_from)
+
+
+def _remembered_scaled(spec, resolved, results_dir: Path, positions, derive):
+    """``derive()`` (the scaled figure of the cells at ``positions``: reading every other profile's cell files and
+    each cell's scoped config takes seconds), kept in the user cache (kind ``show-scaled``) under what the dry run's
+    plan is kept under (:func:`fyexp.plan.plan_inputs`: the package, the specs, the results folders, this
+    machine's speed) and the resolved profile's settings; computed afresh where the plan is never cached."""
+    import hashlib
+    import json
+
+    from fyexp.plain import jsonable
+    from fyexp.plan import plan_inputs
+    from fyexp.user_cache import remembered
+
+    inputs = plan_inputs(results_dir, None)
+    if inputs is None:
+        return derive()
+    settings = hashlib.sha256(json.dumps(jsonable(resolved.config), sort_keys=True, default=str).encode())
+    name = repr((spec.name, resolved.profile, str(Path(results_dir).resolve())))
+    key = (inputs, settings.hexdigest(), tuple(resolved.seeds), tuple(positions))
+    seconds, count, profiles = remembered("show-scaled", name, key, lambda: list(derive()))
+    return seconds, count, tuple(profiles)
 
 
 def profile_summaries(spec, results_dir: Path) -> list[ProfileSummary]:
@@ -100,8 +143,12 @@ def show_summary(spec, summary: ProfileSummary) -> list[str]:
                 f"{summary.recorded} recorded cells, unknown for {summary.unestimated} on data none of them used")
     else:
         when = f"estimate {duration(summary.estimate_s)} from {summary.recorded} recorded cells"
+    if summary.estimate_s is not None and summary.source:
+        when += f"; times {source_text(summary.source)}"
     if summary.estimate_s is not None and summary.extrapolated:
         when += f"; {extrapolated_text(summary.extrapolated, summary.extrapolated_keys)}"
+    if summary.scaled:   # the cells without a recorded time, scaled as the plan scales them: the plan's figure
+        when += f"; {scaled_text(summary.scaled_s, summary.scaled, summary.scaled_from)}"
     lines = [f"{spec.name} [{summary.name}]: {summary.cells} cells (seeds {seeds}); {when}"]
     named = {m: n for m, n in summary.methods.items() if m}
     if named:
@@ -152,6 +199,9 @@ def list_json(experiments_dir: Path | None, results_dir: Path) -> str:
     """``fyexp list --json``: per experiment its name, title, tables, figures and profiles with cells and estimate."""
     import json
 
+    from fyexp.speed import machine_speed
+
+    machine_speed()   # a bad $FYEXP_MACHINE_SPEED is an error here, not a profile left out below
     body = []
     for s in _specs(experiments_dir):
         summaries = profile_summaries(s, results_dir)
@@ -164,8 +214,14 @@ def list_json(experiments_dir: Path | None, results_dir: Path) -> str:
 
 def list_text(experiments_dir: Path | None, results_dir: Path, width: int) -> list[str]:
     """``fyexp list`` at a terminal of ``width`` columns: :func:`list_blocks` of every experiment."""
+    from fyexp.speed import machine_speed, speed_text
+
+    speed = machine_speed()   # before the profiles: a bad $FYEXP_MACHINE_SPEED is an error, not a profile left out
     specs = _specs(experiments_dir)
-    return list_blocks(specs, {s.name: profile_summaries(s, results_dir) for s in specs}, width)
+    lines = list_blocks(specs, {s.name: profile_summaries(s, results_dir) for s in specs}, width)
+    note = (f"Times: the cells' wall times recorded in {results_dir} where it has them, else those recorded on the "
+            f"project's machine {speed_text(speed)}; `fyexp show NAME --profile PROFILE` says which.")
+    return lines + [""] + textwrap.wrap(note, width=width, break_long_words=False, break_on_hyphens=False)
 
 
 def show_text(name: str, profile: str, sets: list[str] | None, experiments_dir: Path | None,
@@ -179,8 +235,10 @@ def show_text(name: str, profile: str, sets: list[str] | None, experiments_dir: 
     from fyexp.specs import load_spec, parse_sets, resolve
 
     spec = load_spec(name, experiments_dir)
-    resolved = resolve(spec, profile, get_config_class(spec.runner), None, parse_sets(sets))
-    summary = show_summary(spec, summarize(spec, resolved, results_dir))
+    config_class = get_config_class(spec.runner)
+    resolved = resolve(spec, profile, config_class, None, parse_sets(sets))
+    summary = show_summary(spec, summarize(spec, resolved, results_dir, scaled=True))
+    summary += ["# " + note for note in getattr(config_class, "show_notes", ())]   # e.g. where weights come from
     body = {"name": spec.name, "title": spec.title, "runner": spec.runner, "profile": resolved.profile,
             "seeds": list(resolved.seeds), "tables": list(spec.tables), "figures": list(spec.figures),
             "config": resolved.config}

@@ -7,7 +7,10 @@ runner's own classification).  Its estimate is
     estimate = Σ_{cells c to run} mean over the nearest recorded cells r of c  of  wall_time_s(r) · E(c) / E(r).
 
 The recorded cells are the finished (``ok``) cells of the same experiment and profile in the results folder —
-else in the repository's committed ``results/``.  The nearest of them to c (:func:`nearest`) are on c's data set
+else in the repository's committed ``results/``, else in :data:`PROFILE_TIMES` (the ``quick`` profiles' cells as
+measured by ``scripts/measure_profiles.py``).  A time recorded on the project's machine (those two) is multiplied by
+this machine's speed factor (:func:`recorded_factor`, :mod:`fyexp.speed`: a short calibration kept in the user
+cache); a time of the user's own results folder was recorded here and is taken as it is.  The nearest of them to c (:func:`nearest`) are on c's data set
 (its ``dataset`` parameter, where it has one) and, among those, have the most of c's method and parameters.
 E is the training epochs a cell's settings state (:func:`fyexp.settings.training_epochs`: E(c) from the spec now,
 E(r) from the run record beside r's cell file), the ratio left out where either is unknown; so a cell rerun because
@@ -32,9 +35,9 @@ like an empty grid axis: the ``--set`` override or the spec key that emptied it)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 from fyexp.errors import FyexpError, SpecError
 from fyexp.experiments.grid import EMPTY_GRID
@@ -64,6 +67,7 @@ class RunPlan:
     scaled_s: float | None = None  # of the unestimated cells: the time scaled from another profile's (plan_scaled)
     scaled: int = 0          # how many of them have one
     scaled_from: tuple[str, ...] = ()  # the profiles scaled from
+    pending: Any = field(default=None, compare=False, repr=False)  # runner.Pending: handed to the run, not redone
 
     @property
     def seconds_per_cell(self) -> float | None:
@@ -139,12 +143,19 @@ def stated_epochs(cell_file: Path) -> int | None:
 
 
 def _csv_rows(path: Path) -> list[dict]:
+    """The rows of a cell file or ``results.csv`` for an estimate; none where it cannot be read as one (a FIFO, a
+    device or a link is never opened: :func:`fyexp.damaged.read_record_text`)."""
     import csv
+    import io
 
+    from fyexp.damaged import MAX_TABLE_BYTES, read_record_text
+
+    text, problem = read_record_text(path, MAX_TABLE_BYTES)
+    if problem is not None:
+        return []
     try:
-        with path.open(newline="", encoding="utf-8") as handle:
-            return list(csv.DictReader(handle))
-    except (OSError, UnicodeDecodeError, csv.Error):
+        return list(csv.DictReader(io.StringIO(text, newline="")))
+    except csv.Error:
         return []
 
 
@@ -170,8 +181,66 @@ def recorded_times(results_dir: Path, experiment: str, profiles: list[str], *,
                 table = _csv_rows(folder / experiment / "results.csv") if table is None else table
                 times = _finished_times(table, profile)
             if times:
-                return times, folder
+                factor = recorded_factor(folder)
+                return [t._replace(seconds=t.seconds * factor) for t in times], folder
+    profile_times = [t for p in profiles for t in measured_profile_times(experiment, p)]
+    if profile_times:
+        factor = recorded_factor(PROFILE_TIMES)
+        return [t._replace(seconds=t.seconds * factor) for t in profile_times], PROFILE_TIMES
     return [], None
+
+
+#: the wall times of each experiment's ``quick`` profile measured on the project's machine (one run of each,
+#: ``scripts/measure_profiles.py``): the estimate of a profile that no results folder holds cells of
+PROFILE_TIMES = Path(__file__).resolve().parent / "reference" / "profile_times.csv"
+
+
+def measured_profile_times(experiment: str, profile: str) -> list[Recorded]:
+    """The :class:`Recorded` cells of ``experiment`` at ``profile`` in :data:`PROFILE_TIMES` (none where it has
+    none): columns experiment, profile, method, params (JSON), epochs and wall_time_s."""
+    out = []
+    for row in _csv_rows(PROFILE_TIMES):
+        if row.get("experiment") != experiment or row.get("profile") != profile:
+            continue
+        try:
+            seconds = float(row.get("wall_time_s") or "nan")
+            epochs = int(row["epochs"]) if row.get("epochs") else None
+        except ValueError:
+            continue
+        if seconds == seconds:
+            out.append(Recorded(row.get("method") or "", seconds, epochs, _params(row.get("params"))))
+    return out
+
+
+def _project_times(folder: str | Path) -> bool:
+    """Whether ``folder`` holds times recorded on the project's machine: the committed ``results/`` or
+    :data:`PROFILE_TIMES`."""
+    return Path(folder).resolve() in (committed_results().resolve(), PROFILE_TIMES.resolve())
+
+
+def recorded_factor(folder: str | Path | None) -> float:
+    """The factor on the wall times read from ``folder``: this machine's speed
+    (:func:`fyexp.speed.machine_speed`) for the times recorded on the project's machine (:func:`_project_times`),
+    1 for those of another results folder (recorded here)."""
+    if folder is None or not _project_times(folder):
+        return 1.0
+    from fyexp.speed import machine_speed
+
+    return machine_speed().factor
+
+
+def source_text(folder: str | Path | None) -> str:
+    """Where a plan's recorded times come from, in words: ``in DIR`` for a results folder of this machine, ``in
+    results/, recorded on the project's machine, × 0.64 for this machine's speed (calibration)`` for the project's
+    times (:func:`recorded_factor`)."""
+    if not folder:
+        return ""
+    if not _project_times(folder):
+        return f"in {folder}"
+    from fyexp.speed import machine_speed, speed_text
+
+    where = "fyexp's measured profile times" if Path(folder).resolve() == PROFILE_TIMES.resolve() else str(folder)
+    return f"in {where}, recorded on the project's machine, {speed_text(machine_speed())}"
 
 
 def nearest(method: str, params: dict | None, times: list[Recorded]) -> list[Recorded]:
@@ -190,40 +259,58 @@ def nearest(method: str, params: dict | None, times: list[Recorded]) -> list[Rec
     return [t for t in times if shared(t) == best]
 
 
+class CellsEstimate(NamedTuple):
+    """:func:`estimate_cells` of some cells: their estimated seconds (``None`` when none of them has a nearest
+    recorded cell), the positions of those without (*unestimated*), how many are estimated from recorded cells that
+    all differ from them in a setting (*extrapolated*) and those settings (sorted)."""
+    seconds: float | None
+    unestimated: tuple[int, ...]
+    extrapolated: int
+    keys: tuple[str, ...]
+
+
+def estimate_cells(methods: list[str], times: list[Recorded], epochs: list[int | None] | None = None,
+                   params: list[dict] | None = None) -> CellsEstimate:
+    """The one estimate of the time of some cells (``methods[i]``, ``params[i]``, ``epochs[i]`` each), from recorded
+    cells ``times``, each cell's :func:`nearest` recorded cells found once: Σ over the cells that have any of their
+    mean time, each scaled by the epochs ratio E(cell) / E(recorded) where both are known; a cell whose nearest all
+    differ from it in some parameter (:data:`REPLICATE_KEYS` aside) is counted extrapolated, with those parameters.
+    The plan (:func:`run_plan`), ``fyexp list`` and ``show`` (:mod:`fyexp.overview`) read it."""
+    times = [Recorded(*t) for t in times]
+    total, unestimated, extrapolated, keys = 0.0, [], 0, set()
+    for i, method in enumerate(methods):
+        cell_params = (params[i] if params is not None else None) or {}
+        pool = nearest(method, cell_params, times)
+        if not pool:
+            unestimated.append(i)
+            continue
+        cell_epochs = epochs[i] if epochs is not None else None
+        total += sum(t.seconds * cell_epochs / t.epochs if cell_epochs and t.epochs else t.seconds
+                     for t in pool) / len(pool)
+        missing = {k for k, v in cell_params.items()
+                   if k not in REPLICATE_KEYS and all((t.params or {}).get(k) != v for t in pool)}
+        if missing:
+            extrapolated += 1
+            keys |= missing
+    seconds = 0.0 if not methods else (float(total) if len(unestimated) < len(methods) else None)
+    return CellsEstimate(seconds, tuple(unestimated), extrapolated, tuple(sorted(keys)))
+
+
 def estimate_parts(todo_methods: list[str], times: list[Recorded], todo_epochs: list[int | None] | None = None,
                    todo_params: list[dict] | None = None) -> tuple[float | None, int]:
-    """``(seconds, unestimated)``: Σ over the cells to run that have :func:`nearest` recorded cells of their mean
-    time, each scaled by the epochs ratio E(cell) / E(recorded) where both are known (``None`` when no cell to run
-    has any), and how many cells to run have none."""
-    if not todo_methods:
-        return 0.0, 0
-    times = [Recorded(*t) for t in times]
-    total, known = 0.0, 0
-    for i, method in enumerate(todo_methods):
-        epochs = todo_epochs[i] if todo_epochs is not None else None
-        pool = nearest(method, todo_params[i] if todo_params is not None else None, times)
-        if pool:
-            known += 1
-            total += sum(t.seconds * epochs / t.epochs if epochs and t.epochs else t.seconds for t in pool) / len(pool)
-    return (float(total) if known else None), len(todo_methods) - known
+    """``(seconds, unestimated)`` of :func:`estimate_cells`: the estimate of the cells that have nearest recorded
+    cells, and how many have none."""
+    found = estimate_cells(todo_methods, times, todo_epochs, todo_params)
+    return found.seconds, len(found.unestimated)
 
 
 def extrapolated_keys(todo_methods: list[str], times: list[Recorded],
                       todo_params: list[dict] | None = None) -> tuple[int, tuple[str, ...]]:
-    """``(cells, keys)``: how many cells to run are estimated from :func:`nearest` recorded cells that all differ
-    from the cell in some parameter, and those parameters (sorted), :data:`REPLICATE_KEYS` aside.  A cell without a
-    nearest recorded cell is unestimated, not extrapolated."""
-    times = [Recorded(*t) for t in times]
-    count, keys = 0, set()
-    for i, method in enumerate(todo_methods):
-        params = (todo_params[i] if todo_params is not None else None) or {}
-        pool = nearest(method, params, times)
-        missing = {k for k, v in params.items() if k not in REPLICATE_KEYS
-                   and all((t.params or {}).get(k) != v for t in pool)}
-        if pool and missing:
-            count += 1
-            keys |= missing
-    return count, tuple(sorted(keys))
+    """``(cells, keys)`` of :func:`estimate_cells`: how many cells are estimated from recorded cells that all differ
+    from them in some parameter, and those parameters.  A cell without a nearest recorded cell is unestimated, not
+    extrapolated."""
+    found = estimate_cells(todo_methods, times, None, todo_params)
+    return found.extrapolated, found.keys
 
 
 def extrapolated_text(count: int, keys: tuple[str, ...]) -> str:
@@ -252,14 +339,11 @@ def run_plan(resolved, experiment, results_dir: Path, force: bool = False, only=
     profiles = list(dict.fromkeys([resolved.profile, resolved.base_profile]))
     times, folder = recorded_times(results_dir, resolved.name, profiles, with_epochs=True)
     todo_epochs = [training_epochs(scoped_config(experiment, resolved.config, c)) for c in pending.todo]
-    methods, params = [c.method for c in pending.todo], [c.params for c in pending.todo]
-    seconds, unestimated = estimate_parts(methods, times, todo_epochs, params)
-    extrapolated, keys = extrapolated_keys(methods, times, params)
-    unknown = tuple(c for c in pending.todo if not nearest(c.method, c.params, times))
+    found = estimate_cells([c.method for c in pending.todo], times, todo_epochs, [c.params for c in pending.todo])
     return RunPlan(resolved.name, resolved.profile, len(pending.cells), len(pending.cells) - len(pending.todo),
-                   len(pending.todo), len(pending.changed), seconds, len(times),
-                   str(folder) if folder is not None else "", tuple(pending.todo), unestimated, extrapolated, keys,
-                   unknown)
+                   len(pending.todo), len(pending.changed), found.seconds, len(times),
+                   str(folder) if folder is not None else "", tuple(pending.todo), len(found.unestimated),
+                   found.extrapolated, found.keys, tuple(pending.todo[i] for i in found.unestimated), pending=pending)
 
 
 def scaled_text(seconds: float | None, count: int, profiles: tuple[str, ...]) -> str:
@@ -286,12 +370,11 @@ def describe_plan(plan: RunPlan) -> str:
         if plan.scaled:
             when += f"; {scaled_text(plan.scaled_s, plan.scaled, plan.scaled_from)}"
     else:
-        when = (f"estimate {duration(plan.estimate_s)} (from {plan.recorded} recorded cells in {plan.source}, "
-                f"on the device that ran them)")
+        where = f"from {plan.recorded} recorded cells" + (f" {source_text(plan.source)}" if plan.source else "")
+        when = f"estimate {duration(plan.estimate_s)} ({where})"
         if plan.unestimated:
             when = (f"estimate {duration(plan.estimate_s)} for {plan.to_run - plan.unestimated} of them, unknown "
-                    f"for {plan.unestimated} on data no finished cell of this profile used (from {plan.recorded} "
-                    f"recorded cells in {plan.source}, on the device that ran them)")
+                    f"for {plan.unestimated} on data no finished cell of this profile used ({where})")
             if plan.scaled:
                 when += f"; {scaled_text(plan.scaled_s, plan.scaled, plan.scaled_from)}"
         if plan.extrapolated:
@@ -304,10 +387,23 @@ def is_paper_profile(profile: str) -> bool:
     return profile.startswith("paper")
 
 
-def long_plan_reason(to_run: int, estimate_s: float | None, profile: str, unestimated: int = 0) -> str | None:
+def long_plan_reason(to_run: int, estimate_s: float | None, profile: str, unestimated: int = 0,
+                     scaled_s: float | None = None, scaled: int = 0) -> str | None:
     """Why a plan must be confirmed (over :data:`LONG_S`, or unknown, wholly or for ``unestimated`` of its cells, at
-    a ``paper*`` profile); None when not."""
+    a ``paper*`` profile); None when not.  Where the plan printed a scaled time for ``scaled`` of its unestimated
+    cells (:func:`fyexp.plan_scaled.with_scaled`, ``scaled_s``), the reason states that figure, as the plan did,
+    rather than calling the time unknown."""
     if not to_run:
+        return None
+    if scaled and scaled_s is not None:
+        total = (estimate_s or 0.0) + scaled_s
+        what = (f"{duration(scaled_s)} of it for {scaled} cells scaled from other profiles' cells (an extrapolation)"
+                if estimate_s else f"scaled from other profiles' cells (an extrapolation) for {scaled} cells")
+        rest = f"; {unestimated - scaled} cells without any estimate" if unestimated > scaled else ""
+        if total > LONG_S:
+            return f"it is estimated at about {duration(total)}, {what} (over {LONG_S / 3600:g} h){rest}"
+        if is_paper_profile(profile):
+            return f"it is estimated at about {duration(total)}, {what}, at profile '{profile}'{rest}"
         return None
     if estimate_s is None:
         return f"its time is unknown at profile '{profile}'" if is_paper_profile(profile) else None
@@ -362,3 +458,15 @@ def check_start(resolved, experiment, only, *, yes: bool, allow_dirty: bool, dry
         from fyexp.provenance.source import require_clean_tree
 
         require_clean_tree(allow_dirty, type(experiment).__module__)
+
+
+def plan_inputs(results_dir: Path, experiments_dir: Path | None) -> tuple | None:
+    """What a plan is derived from (:func:`fyexp.derivation.derivation_inputs`: fyexp's files, the git commit, the
+    versions, the specs, every file of the results folder and of the committed ``results/``, whose finished cells'
+    recorded times it scales) and this machine's speed factor.  ``None`` (do not cache) where a spec's runner is a
+    module outside fyexp."""
+    from fyexp.derivation import derivation_inputs
+    from fyexp.speed import machine_speed
+
+    key = derivation_inputs([results_dir, committed_results()], experiments_dir)
+    return None if key is None else (*key, machine_speed().factor)

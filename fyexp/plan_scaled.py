@@ -21,12 +21,12 @@ cells of a profile that did run (Caltech and Frey Face at ``paper`` from their `
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from fyexp.experiments.base import CellWork
-from fyexp.plan import _csv_rows, committed_results, nearest
+from fyexp.plan import _csv_rows, committed_results, nearest, recorded_factor
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,8 @@ def _cell_times(rows: list[dict]) -> tuple[str, dict, float, float | None, float
 def scaled_records(results_dir: Path, name: str, experiment: Any, skip_profiles: list[str]) -> list[ScaledRecord]:
     """The finished cells of experiment ``name`` at every profile but ``skip_profiles``, from the cell files and
     run records under ``cells/`` of the results folder, else of the committed ``results/`` (the first with any),
-    each with the work :meth:`experiment.work` gives its stated config; cells without a run record, a training
+    each with the work :meth:`experiment.work` gives its stated config, its seconds × :func:`fyexp.plan.recorded_factor`
+    (this machine's speed, for the committed times); cells without a run record, a training
     time or a declared work are left out."""
     from fyexp.provenance.record import stated_settings
     from fyexp.settings import training_epochs
@@ -102,7 +103,8 @@ def scaled_records(results_dir: Path, name: str, experiment: Any, skip_profiles:
                 found.append(ScaledRecord(profile_dir.name, method, params, train_s, max(wall - train_s, 0.0),
                                           epochs, *work))
         if found:
-            return found
+            factor = recorded_factor(folder)   # this machine's speed, for the times of the project's machine
+            return [replace(r, train_s=r.train_s * factor, rest_s=r.rest_s * factor) for r in found]
     return []
 
 
@@ -154,24 +156,56 @@ def scaled_estimate(cells: list[tuple[str, dict, int | None, Any]], records: lis
     return (total if count else None), count, tuple(sorted(profiles))
 
 
-def with_scaled(plan, resolved, experiment, results_dir: Path):
-    """``plan`` (a :class:`fyexp.plan.RunPlan`) with the scaled time of its unestimated cells (unchanged when it has
-    none): :func:`scaled_estimate` of each at the scoped config the spec gives it now, from the experiment's
-    recorded cells at every profile but the plan's own and its base profile."""
-    from dataclasses import replace
-
+def scaled_cells(cells, resolved, experiment, results_dir: Path) -> tuple[float | None, int, tuple[str, ...]]:
+    """:func:`scaled_estimate` of ``cells`` (:class:`fyexp.results.Cell`) of the resolved profile ``resolved``, each at
+    the scoped config the spec gives it now, from the experiment's recorded cells at every profile but ``resolved``'s
+    own and its base profile.  ``experiment`` needs only ``cell_config`` and ``work``: the runner's experiment (the
+    plan) or :class:`LightWork` (``fyexp show``, no runner import); both give the same figure."""
     from fyexp.settings import scoped_config, training_epochs
 
+    if not cells:
+        return None, 0, ()
+    todo = []
+    for cell in cells:
+        config = scoped_config(experiment, resolved.config, cell)
+        todo.append((cell.method, cell.params, training_epochs(config), experiment.work(config, cell.params)))
+    skip = list(dict.fromkeys([resolved.profile, getattr(resolved, "base_profile", resolved.profile)]))
+    return scaled_estimate(todo, scaled_records(results_dir, resolved.name, experiment, skip))
+
+
+def with_scaled(plan, resolved, experiment, results_dir: Path):
+    """``plan`` (a :class:`fyexp.plan.RunPlan`) with the scaled time of its unestimated cells (unchanged when it has
+    none): :func:`scaled_cells` of them."""
     if not plan.unestimated_cells:
         return plan
-    cells = []
-    for cell in plan.unestimated_cells:
-        config = scoped_config(experiment, resolved.config, cell)
-        cells.append((cell.method, cell.params, training_epochs(config), experiment.work(config, cell.params)))
-    skip = list(dict.fromkeys([resolved.profile, resolved.base_profile]))
-    seconds, count, profiles = scaled_estimate(cells, scaled_records(results_dir, resolved.name, experiment, skip))
+    seconds, count, profiles = scaled_cells(plan.unestimated_cells, resolved, experiment, results_dir)
     return replace(plan, scaled_s=seconds, scaled=count, scaled_from=profiles)
 
 
-__all__ = ["ScaledRecord", "scaled_cell_estimate", "scaled_estimate", "scaled_records", "scaled_time",
-           "training_seconds", "with_scaled"]
+class LightWork:
+    """A runner's ``cell_config`` and :meth:`~fyexp.experiments.base.Experiment.work` read from its light
+    ``<runner>_config`` module (its ``cell_config`` and ``cell_work``, which the runner's experiment wraps), so that
+    ``fyexp show`` scales a profile's unestimated cells as the plan does without importing the runner (torch)."""
+
+    def __init__(self, module: Any):
+        self.cell_config = module.cell_config
+        self._cell_work = module.cell_work
+
+    def work(self, stated: dict, params: dict) -> CellWork | None:
+        """The config module's ``cell_work`` as a :class:`~fyexp.experiments.base.CellWork`."""
+        return CellWork.of(self._cell_work(stated, params))
+
+    @classmethod
+    def of(cls, runner: str) -> "LightWork | None":
+        """The :class:`LightWork` of ``runner``; ``None`` where its light module declares no ``cell_work`` (its
+        cells' times are never scaled: the plan's experiment declares no work either)."""
+        from fyexp.experiments import get_settings_scope
+
+        scope = get_settings_scope(runner)
+        if not hasattr(scope, "cell_work") or not hasattr(scope, "cell_config"):
+            return None
+        return cls(scope)
+
+
+__all__ = ["LightWork", "ScaledRecord", "scaled_cell_estimate", "scaled_cells", "scaled_estimate", "scaled_records",
+           "scaled_time", "training_seconds", "with_scaled"]

@@ -25,11 +25,10 @@ from typing import Callable
 from rich.console import Console
 
 from fyexp.cell_filter import CellFilter
-from fyexp.claims.model import PAPERS, load_claims
 from fyexp.commands.lines import say
 from fyexp.commands.options import Options, results_folder
 from fyexp.errors import FyexpError, SpecError
-from fyexp.plan import duration, extrapolated_text, long_plan_reason, scaled_text
+from fyexp.plan import duration, extrapolated_text, long_plan_reason, plan_inputs, scaled_text
 
 NO_PROFILE, LEFT_OUT = "no profile", "left out"   # why an experiment has no cell in the plan
 
@@ -67,11 +66,23 @@ class PlanLine:
         return duration(self.estimate_s)
 
 
+def paper_ids() -> tuple[str, ...]:
+    """The papers' ids in the order of ``fyexp/reference/paper_meta.yaml`` (:data:`fyexp.claims.keys.PAPERS`, read
+    here without the claims package and its pandas)."""
+    import yaml
+
+    # the file itself, not importlib.resources: that would import the fyexp.reference package (pandas)
+    text = (Path(__file__).resolve().parent / "reference" / "paper_meta.yaml").read_text(encoding="utf-8")
+    return tuple(yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))["papers"])
+
+
 def paper_experiments(paper: str, experiments_dir: Path | None = None) -> list[str]:
     from fyexp.specs import available_specs, load_spec
 
-    if paper not in PAPERS:
-        raise FyexpError(f"reproduce: unknown paper '{paper}'; expected one of {', '.join(PAPERS)} or all")
+    from fyexp.claims.model import load_claims
+
+    if paper not in paper_ids():
+        raise FyexpError(f"reproduce: unknown paper '{paper}'; expected one of {', '.join(paper_ids())} or all")
     names = [n for n in available_specs(experiments_dir) if load_spec(n, experiments_dir).paper == paper]
     try:
         read = [e for c in load_claims(experiments_dir=experiments_dir, check=False).for_paper(paper).claims
@@ -136,8 +147,11 @@ def total_line(label: str, lines: list[PlanLine]) -> str:
              f"without one, scaled from other profiles (an extrapolation)") if scaled else ""
     if seconds is None:
         return f"  {label}: {cells} cells, {todo} to run, estimate unknown (no recorded times){apart}"
+    from fyexp.speed import machine_speed, speed_text
+
     return (f"  {label}: {cells} cells, {todo} to run, estimate {duration(seconds)}"
-            + (" (+ cells without recorded times)" if unknown else "") + f" on the device that recorded them{apart}")
+            + (" (+ cells without recorded times)" if unknown else "")
+            + f" from recorded times, those of the project's machine {speed_text(machine_speed())}{apart}")
 
 
 def describe(paper: str, profile: str, lines: list[PlanLine], listed_above: list[str] = ()) -> str:
@@ -159,7 +173,27 @@ def describe(paper: str, profile: str, lines: list[PlanLine], listed_above: list
 
 def plan_papers(papers: list[str], profile: str, results_dir: Path, experiments_dir: Path | None = None,
                 only: CellFilter | None = None, sets: list[str] | None = None):
-    """Per paper: its plan lines for experiments not planned for an earlier paper, and those it shares."""
+    """Per paper: its plan lines for experiments not planned for an earlier paper, and those it shares.
+
+    Planning imports every runner (torch) and judges every finished cell's settings: seconds.  So the plan is kept
+    in the user cache (:mod:`fyexp.user_cache`, kind ``reproduce-plan``) under :func:`plan_inputs`, everything it is
+    derived from; the same dry run again, with nothing of that changed, reads it and imports no runner.  Specs whose
+    runner lives outside fyexp (a module of one's own) are planned afresh each time."""
+    from fyexp.user_cache import remembered
+
+    name = repr((tuple(papers), profile, str(Path(results_dir).resolve()),
+                 str(Path(experiments_dir).resolve()) if experiments_dir else None,
+                 only.conditions if only is not None else (), tuple(sets or ())))
+    key = plan_inputs(results_dir, experiments_dir)
+    if key is None:
+        return _plan_papers(papers, profile, results_dir, experiments_dir, only, sets)
+    return remembered("reproduce-plan", name, key,
+                      lambda: _plan_papers(papers, profile, results_dir, experiments_dir, only, sets))
+
+
+def _plan_papers(papers: list[str], profile: str, results_dir: Path, experiments_dir: Path | None = None,
+                 only: CellFilter | None = None, sets: list[str] | None = None):
+    """:func:`plan_papers`, computed."""
     seen: list[str] = []
     out = []
     for p in papers:
@@ -193,15 +227,10 @@ def reproduce_papers(paper: str, options: Options, *, out: Console, err: Console
     report and the claims.  A long plan is confirmed once (:func:`fyexp.plan.confirm`, ``ask`` at a terminal), and
     each run then starts without asking.  Returns whether every run succeeded."""
     from fyexp.cell_filter import parse_only
-    from fyexp.claims.command import claims_command
-    from fyexp.commands.report import report_command
-    from fyexp.commands.run import run_command
-    from fyexp.plan import confirm
-    from fyexp.specs import available_specs
 
     results_dir = results_folder(options.results_dir, writable=not options.dry_run)
     experiments_dir, profile = options.experiments_dir, options.profile
-    papers = list(PAPERS) if paper == "all" else [paper]
+    papers = list(paper_ids()) if paper == "all" else [paper]
     cell_filter = parse_only(options.only)
     plans = plan_papers(papers, profile, results_dir, experiments_dir, cell_filter, list(options.sets))
     every = [line for _, lines, _ in plans for line in lines]
@@ -213,6 +242,12 @@ def reproduce_papers(paper: str, options: Options, *, out: Console, err: Console
             print(f"all {len(papers)} papers, each experiment once ({len(every)} experiments):")
             print(total_line("total", every))
         return True
+    from fyexp.claims.command import claims_command   # a real run only: a dry run stays light
+    from fyexp.commands.report import report_command
+    from fyexp.commands.run import run_command
+    from fyexp.plan import confirm
+    from fyexp.specs import available_specs
+
     _, todo, seconds, unknown = _total(every)
     what = f"fyexp reproduce {paper}"
     if not confirm(long_plan_reason(todo, None if unknown else seconds, profile), options.yes, what, ask):
@@ -226,6 +261,8 @@ def reproduce_papers(paper: str, options: Options, *, out: Console, err: Console
     report_command(None, results_dir, experiments_dir, superseded=False, out=out, err=err)
     present = set(available_specs(experiments_dir))
     for p in papers:
+        from fyexp.claims.model import load_claims
+
         needed = {e for c in load_claims(check=False).for_paper(p).claims for e in c.experiments}
         if needed <= present:
             claims_command(p, profile, False, results_dir, experiments_dir, out)

@@ -23,9 +23,7 @@ against what fyexp writes, and anything that fails is skipped with one warning l
 wrong (:func:`fyexp.damaged.warn_damaged`), never a crash and never silence: a cell file (:func:`read_cell_file`),
 ``results.csv`` (:func:`read_table`), a file under ``superseded/`` (:meth:`ResultStore.superseded_problems`), the
 temporary file of a write that was killed (:meth:`ResultStore.leftover_temp_files`; ``fyexp run`` removes them), and
-a cell's run record (``<cell>.record.json``, or the legacy settings and executed-code records,
-:func:`fyexp.provenance.record.load_record`), whose
-rows then have *unknown provenance* (:data:`fyexp.provenance.freshness.UNKNOWN_PROVENANCE`).
+a cell's run record (``<cell>.record.json``, :func:`fyexp.provenance.record.load_record`), whose rows then have *unknown provenance* (:data:`fyexp.provenance.freshness.UNKNOWN_PROVENANCE`).
 """
 
 from __future__ import annotations
@@ -52,11 +50,16 @@ CORE_COLUMNS = [
 ]
 PAPER_KEYS = ["paper", "table", "setting", "paper_row"]
 # identifiers that are text even when they look like numbers: a hex hash such as "34e404522701" reads as a float
-# (34·10^404522701 = inf) and "1234567890ab"-like commits or labels as other numbers
+# (34·10^404522701 = inf) and "1234567890ab"-like commits or labels as other numbers; ``code_hash`` is a column of
+# rows written before 2026-12-01 (the import-tree rule, since removed), read as it was
 TEXT_COLUMNS = {"git_commit", "code_hash", "settings_hash", "fyexp_version", "cell", "label", "device", "params"}
 # the metric of a run whose training diverged and was measured at its last finite epoch (Trainer keep_last_finite):
 # the epoch whose loss or gradient turned non-finite; the report names such rows in their table's caption
 DIVERGED_IN_EPOCH = "diverged_in_epoch"
+# a row's settings_hash (fyexp.provenance.record.settings_hash: 12 hex digits): a superseded file's name is built
+# from it, so a file whose column holds anything else ("x/../../y") is damaged, never a path part
+SETTINGS_HASH = re.compile(r"[0-9a-f]{12}")
+from fyexp.damaged import MAX_TABLE_BYTES  # noqa: E402 - a consolidated results.csv's limit, beside the others
 
 
 @dataclass(frozen=True)
@@ -126,44 +129,49 @@ class ResultStore:
         :func:`fyexp.settings.expectation`), also its run record sound and made at those settings
         (:meth:`freshness`)."""
         if settings is None:
-            path = self.cell_path(profile, cell)
-            if not path.is_file():
-                return False
-            frame, problem = read_cell_file(path, expected_key=cell.key)
-            return problem is None and not (frame["status"] == "failed").any()
+            return self._finished_frame(profile, cell) is not None
         found = self.freshness(profile, cell, settings)
         return found is not None and found.finished
 
+    def _finished_frame(self, profile: str, cell: Cell) -> pd.DataFrame | None:
+        """``cell``'s rows when its file is complete and records no failure, else ``None``."""
+        path = self.cell_path(profile, cell)
+        if not path.is_file():
+            return None
+        frame, problem = read_cell_file(path, expected_key=cell.key)
+        return frame if problem is None and not (frame["status"] == "failed").any() else None
+
     def freshness(self, profile: str, cell: Cell, settings: Any = None) -> Any:
         """The :class:`fyexp.provenance.freshness.Freshness` of ``cell``'s finished file against ``settings`` (an
-        ``Expected``), judged from its run record (:func:`fyexp.provenance.record.load_record`) by
-        :func:`fyexp.provenance.freshness.judge`; ``None`` when there is no finished file."""
-        from fyexp.provenance.freshness import judge
-        from fyexp.provenance.record import load_record, rows_identity
+        ``Expected``): the one judgement of a cell, :func:`fyexp.provenance.freshness.cell_freshness` (its run record
+        read and checked, then judged); ``None`` when there is no finished file."""
+        from fyexp.provenance.freshness import cell_freshness
+        from fyexp.provenance.record import rows_identity
 
-        if not self.is_finished(profile, cell):
+        frame = self._finished_frame(profile, cell)
+        if frame is None:
             return None
-        path = self.cell_path(profile, cell)
-        frame, _ = read_cell_file(path, expected_key=cell.key)
-        return judge(load_record(path, *rows_identity(frame)), settings)
+        return cell_freshness(self.cell_path(profile, cell), *rows_identity(frame), settings)
 
     def supersede(self, profile: str, cell: Cell) -> Path | None:
         """Move ``cell``'s finished file (and its run record) out of the current cells, to
-        ``superseded/<profile>/<key>.<its settings hash or 'legacy'>.csv``; return where it went (``None`` if none).
+        ``superseded/<profile>/<key>.<its settings hash>.csv`` (``unknown`` where its rows name none); return where it
+        went (``None`` if none).
         ``fyexp run`` does this before it writes the cell again at other settings."""
-        from fyexp.provenance.record import code_path, record_path, rows_identity, settings_path
+        from fyexp.provenance.record import record_path, rows_identity
 
         path = self.cell_path(profile, cell)
         if not path.is_file():
             return None
         frame, _ = read_cell_file(path)
-        tag = (rows_identity(frame)[0] if frame is not None else None) or "legacy"
+        tag = (rows_identity(frame)[0] if frame is not None else None) or "unknown"
+        if not SETTINGS_HASH.fullmatch(tag):  # read_cell_file refuses such a file; a path part is never file text
+            tag = "unknown"
         target = self.superseded_folder / profile / f"{cell.key}.{tag}.csv"
         target.parent.mkdir(parents=True, exist_ok=True)
         path.replace(target)
-        for record in (record_path, settings_path, code_path):  # its run record, of either form, goes with it
-            if record(path).is_file():
-                record(path).replace(record(target))
+        if record_path(path).is_file():  # its run record goes with it
+            record_path(path).replace(record_path(target))
         return target
 
     def write_cell(self, profile: str, cell: Cell, rows: Iterable[dict], provenance: dict) -> pd.DataFrame:
@@ -279,9 +287,40 @@ class ResultStore:
         return pd.DataFrame(columns=CORE_COLUMNS)
 
     # what else lies in the folder ----------------------------------------------------------------------------
+    def links_leaving(self) -> list[tuple[Path, Path]]:
+        """Symbolic links under this experiment's folder (the folder itself included) that lead out of the results
+        folder, each with where it leads: fyexp never makes one, and a write or a delete through it (a symlinked
+        ``work/<profile>`` emptied for other settings, a symlinked ``cells/<profile>``) would land outside."""
+        root = self.root.resolve()
+        found = []
+        if self.folder.is_symlink():
+            target = self.folder.resolve()
+            return [] if target.is_relative_to(root) and target != root else [(self.folder, target)]
+        for dirpath, dirnames, filenames in os.walk(self.folder):  # links are listed, never followed
+            for name in dirnames + filenames:
+                path = Path(dirpath) / name
+                if path.is_symlink():
+                    target = path.resolve()
+                    if not target.is_relative_to(root):
+                        found.append((path, target))
+        return found
+
+    def refuse_links_leaving(self) -> None:
+        """:class:`fyexp.errors.FyexpError` (one line, exit 2) naming the first of :meth:`links_leaving`, before
+        a command writes or deletes anything under this experiment's folder."""
+        from fyexp.errors import FyexpError
+
+        found = self.links_leaving()
+        if found:
+            (path, target), more = found[0], len(found) - 1
+            also = f" (and {more} more)" if more else ""
+            raise FyexpError(f"{path}: a symbolic link leading out of the results folder {self.root.resolve()} (to "
+                             f"{target}){also}; fyexp writes and deletes only inside it: replace the link by the "
+                             f"folder or file itself")
+
     def superseded_problems(self) -> list[tuple[Path, str]]:
         """Files under ``superseded/`` that are not what :meth:`supersede` puts there (a cell file
-        ``<profile>/<key>.<hash or legacy>.csv`` of the right shape, :func:`cell_file_shape_problem`, or its run
+        ``<profile>/<key>.<hash>.csv`` of the right shape, :func:`cell_file_shape_problem`, or its run
         record), each with what is wrong."""
         from fyexp.damaged import TEMP_NAME
 
@@ -290,7 +329,7 @@ class ResultStore:
         for path in sorted(p for p in root.rglob("*") if p.is_file()) if root.is_dir() else ():
             if path.parent.parent != root:
                 found.append((path, "not in a profile's folder"))
-            elif path.name.endswith((".record.json", ".settings.json", ".code.json")) or TEMP_NAME.match(path.name):
+            elif path.name.endswith(".record.json") or TEMP_NAME.match(path.name):
                 continue  # a run record (read by nobody) or a temporary file (see leftover_temp_files)
             elif path.suffix != ".csv" or "." not in path.stem:
                 found.append((path, "not a superseded cell file (<cell>.<settings hash>.csv)"))
@@ -324,7 +363,7 @@ class ResultStore:
 
 def superseded_rows(store: ResultStore) -> pd.DataFrame:
     """The rows of every superseded cell file of ``store``'s experiment, each profile relabelled
-    ``<profile>~superseded-<settings hash or legacy>`` (:data:`fyexp.provenance.record.SUPERSEDED_MARK`) so that
+    ``<profile>~superseded-<settings hash>`` (:data:`fyexp.provenance.record.SUPERSEDED_MARK`) so that
     rows of different settings are never pooled with the current ones or with each other
     (``fyexp report --superseded``); a damaged file is one warning line and not read."""
     import pandas as pd
@@ -353,12 +392,11 @@ def read_table(path: Path) -> tuple[pd.DataFrame | None, str | None]:
     it lacks beyond those are added empty."""
     import pandas as pd
 
-    try:
-        text = Path(path).read_bytes().decode("utf-8")
-    except UnicodeDecodeError:
-        return None, "not UTF-8 text"
-    except OSError as exc:
-        return None, f"cannot be read ({exc.strerror})"
+    from fyexp.damaged import read_record_text
+
+    text, problem = read_record_text(path, MAX_TABLE_BYTES)  # a regular file, never a FIFO, a device or a link
+    if problem is not None:
+        return None, problem
     if not text.strip():
         return None, "empty"
     try:
@@ -394,21 +432,23 @@ _CELLS_CODE: str | None = None
 
 
 def read_cell_file(path: Path, expected_key: str | None = None) -> tuple[pd.DataFrame | None, str | None]:
-    """Read one cell file; return ``(frame, None)`` when it is complete, else ``(None, reason)``.
+    """Read one cell file; return ``(frame, None)`` when it is complete (its rows naming cell ``expected_key``,
+    where given), else ``(None, reason)``.
 
-    Without ``expected_key`` a file is parsed once per process while it is unchanged (same inode, size and
-    modification and change times): ``fyexp report`` reads each of its ~400 cell files for the rows and again
-    for the damaged-file facts.  A copy of the frame is returned each time.
+    A file is parsed once per process while it is unchanged (same inode, size and modification and change times):
+    ``fyexp run`` judges each finished cell and then rebuilds ``results.csv`` from the same files, ``fyexp report``
+    reads each of its ~400 cell files for the rows and again for the damaged-file facts.  A copy of the frame is
+    returned each time.
     """
-    if expected_key is not None:
-        return _read_cell_file(path, expected_key)
     try:
         signature, key = file_signature(path), os.path.abspath(path)
     except OSError:
-        return _read_cell_file(path)
+        return _read_cell_file(path, expected_key)
     if key not in _READ or _READ[key][0] != signature:
         _READ[key] = (signature, _read_cell_file(path))
     frame, problem = _READ[key][1]
+    if frame is not None and expected_key is not None and set(frame["cell"].astype(str)) != {expected_key}:
+        return None, f"rows name cell(s) {sorted(set(frame['cell'].astype(str)))}, expected {expected_key}"
     return (None if frame is None else frame.copy()), problem
 
 
@@ -441,6 +481,10 @@ def _read_cell_file(path: Path, expected_key: str | None = None) -> tuple[pd.Dat
         return None, f"rows name cell(s) {sorted(keys)}, expected {expected_key or 'one cell'}"
     if "settings_hash" in frame.columns and frame["settings_hash"].astype("string").nunique(dropna=False) > 1:
         return None, "rows name different settings hashes"
+    if "settings_hash" in frame.columns:
+        bad = [h for h in frame["settings_hash"].dropna().astype(str) if not SETTINGS_HASH.fullmatch(h)]
+        if bad:
+            return None, f"settings_hash {bad[0][:40]!r} is not a settings hash (12 hex digits)"
     if "cell_rows" in frame.columns and frame["cell_rows"].notna().any():
         declared = pd.to_numeric(frame["cell_rows"], errors="coerce")
         if declared.isna().any() or (declared != len(frame)).any():
@@ -461,12 +505,11 @@ def _read_cell_file(path: Path, expected_key: str | None = None) -> tuple[pd.Dat
 def _cell_text(path: Path) -> tuple[str, list[list[str]], str | None]:
     """A cell file's text and CSV records, or what makes it unreadable as one (not UTF-8, cut short, rows of
     different lengths): the first checks of :func:`read_cell_file`."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        return "", [], "not UTF-8 text"
-    except OSError as exc:
-        return "", [], f"cannot be read ({exc.strerror})"
+    from fyexp.damaged import read_record_text
+
+    text, problem = read_record_text(path)  # a regular file of at most 16 MiB, never a FIFO, a device or a link
+    if problem is not None:
+        return "", [], problem
     if not text.endswith("\n"):
         return text, [], "cut short (no final newline)"
     records = list(csv.reader(io.StringIO(text)))

@@ -12,6 +12,7 @@ from typing import Mapping, Protocol
 from rich.console import Console
 
 from fyexp import allocator
+from fyexp.cell_claims import claims_cell
 from fyexp.cell_filter import CellFilter
 from fyexp.errors import CellFailed, CellSkipped
 from fyexp.experiments import Experiment, RunContext
@@ -23,7 +24,7 @@ from fyexp.provenance.record import rows_identity, write_record
 from fyexp.provenance.source import provenance_columns
 from fyexp.results import Cell, ResultStore
 from fyexp.settings import expectation, expected_settings, settings_hash
-from fyexp.specs import ResolvedSpec
+from fyexp.specs import ResolvedSpec, shown_override
 from fyexp.work_dirs import claim_work_dir, earlier_training_s
 
 
@@ -44,6 +45,7 @@ class RunSummary:
     wall_time_s: float
     results_csv: Path
     data_missing: int = 0   # cells skipped because their data is absent (CellSkipped)
+    elsewhere: int = 0      # cells another process held or finished meanwhile (fyexp.cell_claims); not counted in ran
 
 
 @dataclass
@@ -78,6 +80,7 @@ def pending_cells(resolved: ResolvedSpec, experiment: Experiment, store: ResultS
     return pending.cells, pending.todo
 
 
+@claims_cell  # one job per cell at a time (fyexp.cell_claims)
 def execute_cell(resolved: ResolvedSpec, experiment: Experiment, cell: Cell, store: ResultStore, *, device: str,
                  data_dir: Path | None, force: bool, progress: RunProgress) -> str:
     """Run one cell and store its rows (or its failure) atomically; return ``'ok'``, ``'failed'`` or, for a cell
@@ -94,7 +97,7 @@ def execute_cell(resolved: ResolvedSpec, experiment: Experiment, cell: Cell, sto
     identity = {"settings_hash": settings_hash(settings)}
     overrides = getattr(resolved, "overrides", ())
     if overrides:
-        identity["overrides"] = ",".join(f"{k}={v}" for k, v in overrides)
+        identity["overrides"] = ",".join(f"{k}={shown_override(k, v)}" for k, v in overrides)
     earlier_s = earlier_training_s(ctx.work_dir)  # a resumed cell's training in earlier processes
     cell_start = time.perf_counter() - earlier_s  # the clock of a resumed cell starts at its first process
     recorder = ExecutedCode()
@@ -106,11 +109,11 @@ def execute_cell(resolved: ResolvedSpec, experiment: Experiment, cell: Cell, sto
     except CellFailed as exc:
         progress.note(f"cell {cell.key} failed: {exc}")
         _store(store, resolved.profile, cell, settings, lambda prov: store.write_failure(
-            resolved.profile, cell, str(exc), {**prov, **identity}), device, cell_start, experiment,
+            resolved.profile, cell, str(exc), {**prov, **identity}), device, cell_start,
             _executed(recorder, ctx.work_dir))
         return "failed"
     _store(store, resolved.profile, cell, settings, lambda prov: store.write_cell(
-        resolved.profile, cell, rows, {**prov, **identity}), device, cell_start, experiment,
+        resolved.profile, cell, rows, {**prov, **identity}), device, cell_start,
         _executed(recorder, ctx.work_dir))
     return "ok"
 
@@ -132,7 +135,7 @@ def _executed(recorder: ExecutedCode, work_dir: Path) -> set[str] | None:
 
 
 def _store(store: ResultStore, profile: str, cell: Cell, settings: dict, write, device: str, cell_start: float,
-           experiment: Experiment, functions: set[str]) -> None:
+           functions: set[str]) -> None:
     """Supersede a finished file at other settings, write the run record (settings and executed code,
     :func:`fyexp.provenance.record.write_record`), then the cell file (last: it is what marks the cell finished)."""
     from fyexp.results import read_cell_file
@@ -143,7 +146,7 @@ def _store(store: ResultStore, profile: str, cell: Cell, settings: dict, write, 
         if frame is not None and rows_identity(frame)[0] != settings_hash(settings):
             store.supersede(profile, cell)
     write_record(path, settings, function_hashes(functions) if functions is not None else None)
-    write(provenance_columns(device, time.perf_counter() - cell_start, experiment))
+    write(provenance_columns(device, time.perf_counter() - cell_start))
 
 
 def forget_finished_training(store: ResultStore, profile: str, cells: list[Cell], progress: RunProgress) -> None:
@@ -209,22 +212,27 @@ def prefit_ensembles(resolved: ResolvedSpec, experiment: Experiment, todo: list[
 def run_experiment(resolved: ResolvedSpec, experiment: Experiment, *, device: str, data_dir: Path | None,
                    results_dir: Path, force: bool = False, console: Console | None = None,
                    show_progress: bool = True, progress: RunProgress | None = None,
-                   executor: CellExecutor | None = None, only: CellFilter | None = None) -> RunSummary:
+                   executor: CellExecutor | None = None, only: CellFilter | None = None,
+                   pending: Pending | None = None) -> RunSummary:
     """Run every unfinished cell of ``resolved`` (all of them with ``force``; ``only`` the cells it selects,
     :mod:`fyexp.cell_filter`) and consolidate the results.
 
     A cell's rows are written the moment it finishes; an interruption loses at most the cells in flight.
     ``progress`` defaults to a live bar on a terminal (``show_progress``) and plain lines otherwise.  With an
     ``executor`` (a :class:`CellExecutor`, e.g. :mod:`fyexp.executors`: submitit's local or SLURM executor) the
-    cells run as jobs, each through :func:`execute_cell`, writing to the same results folder.
+    cells run as jobs, each through :func:`execute_cell`, writing to the same results folder.  ``pending``: the
+    grid already classified (:func:`classify_cells`, by the plan: ``fyexp run`` judges each cell once), else it is
+    classified here.
     """
     console = console or Console(stderr=True)
     progress = progress or make_progress(console, live=show_progress)
     store = ResultStore(results_dir, resolved.name)
+    store.refuse_links_leaving()  # every write and delete below stays inside the results folder
     removed = store.remove_leftovers()  # temporary files of writes killed in an earlier run
     if removed:
         progress.note(f"removed {len(removed)} leftover temporary file(s) of interrupted writes under {store.folder}")
-    pending = classify_cells(resolved, experiment, store, force, only, device=device, data_dir=data_dir)
+    if pending is None:
+        pending = classify_cells(resolved, experiment, store, force, only, device=device, data_dir=data_dir)
     cells, todo = pending.cells, pending.todo
     skipped = len(cells) - len(todo)
     for path, problem in store.damaged_cells():
@@ -238,7 +246,7 @@ def run_experiment(resolved: ResolvedSpec, experiment: Experiment, *, device: st
         forget_finished_training(store, resolved.profile, todo, progress)
     for cell in todo:  # all before any runs: a cell may train in another's folder (frac's Table 7 reference)
         _claim(store.work_dir(resolved.profile, cell), pending.settings_hashes[cell.key], cell, progress)
-    failed = data_missing = 0
+    failed = data_missing = elsewhere = 0
     start = time.perf_counter()
     try:
         progress.start(f"{resolved.name} [{resolved.profile}]", len(todo))
@@ -256,9 +264,11 @@ def run_experiment(resolved: ResolvedSpec, experiment: Experiment, *, device: st
                                       force=force, progress=progress)
                 failed += status == "failed"
                 data_missing += status.startswith("skipped")
+                elsewhere += status.startswith("ok:")  # claimed or finished by another run (fyexp.cell_claims)
                 progress.cell_finished(cell.key, status, time.perf_counter() - cell_start)
     finally:
         progress.stop()
         store.consolidate()
-    return RunSummary(ran=len(todo) - failed - data_missing, skipped=skipped, failed=failed, data_missing=data_missing,
-                      wall_time_s=time.perf_counter() - start, results_csv=store.table_path)
+    return RunSummary(ran=len(todo) - failed - data_missing - elsewhere, skipped=skipped, failed=failed,
+                      data_missing=data_missing, wall_time_s=time.perf_counter() - start, results_csv=store.table_path,
+                      elsewhere=elsewhere)

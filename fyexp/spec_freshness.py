@@ -6,10 +6,8 @@ from the spec: its profile resolved again (its ``--set`` overrides, read from it
 and scoped to the cell (:func:`fyexp.settings.scoped_config`), compared by its config (the machine that will run is
 not known here: the device and package versions are not compared); for a tuned profile, the config with its tuning
 study's best parameters (what ``run --best`` runs at, :func:`fyexp.tuning.with_best`, read from the results folder)
-is current too; a legacy row (no settings record) by its profile in the spec at its commit
-(:func:`fyexp.settings.legacy_settings_changed`).  Settings cannot be told
-(``None``) without the experiment's runner, without the results folder, for a legacy ``--set`` variant and for
-superseded rows.
+is current too.  Settings cannot be told (``None``) without the experiment's runner, without the results folder, and
+for superseded rows.
 """
 
 from __future__ import annotations
@@ -22,7 +20,6 @@ import pandas as pd
 
 from fyexp.provenance.freshness import Expected, code_column, frame_freshness, settings_column
 from fyexp.provenance.record import RunRecord
-from fyexp.provenance.source import runner_module
 
 if TYPE_CHECKING:
     from fyexp.specs import ExperimentSpec
@@ -39,8 +36,7 @@ def spec_expectation(spec: ExperimentSpec, results_dir: Path | None = None
 
     One per spec object and results folder, kept for the life of the process (the expectation holds its spec, so an
     id is never reused while its entry lives; a command reads each spec once), and what it computes is kept in it (the
-    profile resolved per ``--set`` overrides, each cell's scoped config, a legacy cell's comparison with its profile
-    at its commit): these depend on the spec and git only, never on a record, so the report's provenance counts and
+    profile resolved per ``--set`` overrides, each cell's scoped config): these depend on the spec only, never on a record, so the report's provenance counts and
     the claims' current rows, which both ask, compare each row's settings once.  (Until 2026-11-29 an entry was to
     be dropped with its spec by a weak reference, which never fired: the expectation's closure keeps the spec.)"""
     key = (id(spec), None if results_dir is None else str(results_dir))
@@ -56,7 +52,7 @@ def _expectation(spec: ExperimentSpec, results_dir: Path | None
                  ) -> Callable[[RunRecord, dict], Expected | None] | None:
     from fyexp.errors import FyexpError
     from fyexp.results import Cell
-    from fyexp.settings import legacy_settings_changed, scoped_config
+    from fyexp.settings import scoped_config
     from fyexp.specs import Override, resolve
     from fyexp.tuning import with_best
 
@@ -92,7 +88,6 @@ def _expectation(spec: ExperimentSpec, results_dir: Path | None
             return None
 
     scoped: dict = {}
-    legacy: dict = {}
 
     def scoped_now(base: str, overrides: dict, cell: Cell | None, best: bool = False) -> dict | None:
         key = (base, json.dumps(overrides, sort_keys=True), None if cell is None else cell.key, best)
@@ -101,25 +96,17 @@ def _expectation(spec: ExperimentSpec, results_dir: Path | None
             scoped[key] = None if config is None else scoped_config(experiment, config, cell)
         return scoped[key]
 
-    def legacy_changed(base: str, cell: Cell | None, commit: str | None) -> bool | None:
-        key = (base, None if cell is None else cell.key, commit)
-        if key not in legacy:
-            legacy[key] = legacy_settings_changed(spec, base, commit, config_cls, cell, experiment)
-        return legacy[key]
-
     def expect(record: RunRecord, row: dict) -> Expected | None:
         if row["superseded"]:
             return None
         base, cell = row["profile"].split("+", 1)[0], cell_of(row)
-        if record.settings is not None:
-            config = scoped_now(base, record.settings.get("overrides", {}), cell)
-            if config is None:
-                return Expected(gone=f"its profile {base} is gone or no longer validates")
-            tuned = scoped_now(base, record.settings.get("overrides", {}), cell, best=True)
-            return Expected(settings={"config": config}, tuned=None if tuned is None else {"config": tuned})
-        if "+" in row["profile"]:
+        if record.settings is None:
             return Expected()
-        return Expected(legacy=lambda commit: legacy_changed(base, cell, commit))
+        config = scoped_now(base, record.settings.get("overrides", {}), cell)
+        if config is None:
+            return Expected(gone=f"its profile {base} is gone or no longer validates")
+        tuned = scoped_now(base, record.settings.get("overrides", {}), cell, best=True)
+        return Expected(settings={"config": config}, tuned=None if tuned is None else {"config": tuned})
 
     return expect
 
@@ -129,8 +116,7 @@ def row_freshness(spec: ExperimentSpec, frame: pd.DataFrame, folder: Path | None
     """Per row, its :class:`fyexp.provenance.freshness.Freshness` (``folder``: the experiment's results folder,
     where its cells' records lie); ``code``/``settings`` false leave that axis unjudged."""
     expectation = spec_expectation(spec, Path(folder).parent) if settings and folder is not None else None
-    return frame_freshness(frame, folder, runner_module(spec.runner), getattr(spec, "name", None), expectation,
-                           code=code)
+    return frame_freshness(frame, folder, getattr(spec, "name", None), expectation, code=code)
 
 
 def row_states(spec: ExperimentSpec, frame: pd.DataFrame, folder: Path | None = None) -> pd.Series:

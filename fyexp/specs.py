@@ -4,7 +4,7 @@ A spec file ``experiments/<name>.yaml`` looks like::
 
     name: gmm-clustering          # must equal the file name
     title: FY-EM for Gaussian mixtures
-    runner: gmm_clustering        # module in fyexp.experiments
+    runner: gmm_clustering        # a registered runner (RUNNERS below, or a module in $FYEXP_RUNNERS)
     paper: fyvi
     tables: ["fyvi Table 1"]
     figures: ["fyvi Figure 1", "fyvi Figure 2"]   # what the paper calls them (for `fyexp list`)
@@ -41,6 +41,35 @@ from fyexp.domains import MAX_SEED, check_options, spec_value_problem
 from fyexp.errors import ConfigValueError, FyexpError, SpecError
 
 RESERVED_PROFILE_KEYS = ("seeds",)
+MAX_SEEDS = 100_000   # seeds one --seeds may name (a paper profile has at most 10)
+
+# ---- the registry's names: a spec's runner is one of these, never a module path read from the file ------------
+# the runners fyexp ships: each names fyexp/experiments/<runner>.py, which registers one experiment
+# (tests/test_untrusted_inputs.py checks this table against the package's modules)
+RUNNERS = ("frac_vae", "fy_vae", "gmm_calibration", "gmm_clustering", "nvdm", "tvem_bsc", "vr_bnn",
+           "vr_renyi_gaussians", "vr_vae")
+EXTRA_RUNNERS_ENV = "FYEXP_RUNNERS"
+
+
+def extra_runners() -> tuple[str, ...]:
+    """The dotted module paths that ``$FYEXP_RUNNERS`` adds to :data:`RUNNERS`: the user's own runners (e.g.
+    ``tests.toy_experiment``), trusted as ``PYTHONPATH`` is, since whoever runs fyexp sets it, not a file it reads."""
+    return tuple(name.strip() for name in os.environ.get(EXTRA_RUNNERS_ENV, "").split(",") if name.strip())
+
+
+def known_runners() -> tuple[str, ...]:
+    """Every name a spec's ``runner`` may take: :data:`RUNNERS`, then :func:`extra_runners`."""
+    return RUNNERS + tuple(name for name in extra_runners() if name not in RUNNERS)
+
+
+def check_runner(runner: object, source: object = "spec") -> str:
+    """``runner`` when it is a known runner (:func:`known_runners`); else :class:`fyexp.errors.SpecError` naming
+    ``source`` (the spec file), the key ``runner`` and the known runners.  Nothing is imported."""
+    known = known_runners()
+    if not isinstance(runner, str) or runner not in known:
+        raise SpecError(source, "runner", f"one of the registered runners {', '.join(known)} (a runner of your "
+                        f"own: name its module in ${EXTRA_RUNNERS_ENV})", runner)
+    return runner
 
 
 @settings
@@ -60,8 +89,13 @@ class TopLevel:
 
 
 def experiments_dir() -> Path:
-    """The folder of spec files: ``$FYEXP_EXPERIMENTS_DIR``, else ``./experiments``, else the source tree's."""
+    """The folder of spec files: ``$FYEXP_EXPERIMENTS_DIR``, else ``./experiments``, else the source tree's.
+    ``FYEXP_EXPERIMENTS_DIR`` set to an empty value is an error (a variable meant to name a folder that names
+    none), not a silent fall back to another folder's specs."""
     env = os.environ.get("FYEXP_EXPERIMENTS_DIR")
+    if env is not None and not env.strip():
+        raise FyexpError("FYEXP_EXPERIMENTS_DIR is set but empty; expected the folder of spec files (or unset it to "
+                         "use ./experiments)")
     if env:
         return Path(env)
     local = Path.cwd() / "experiments"
@@ -129,17 +163,76 @@ class _StrictLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
         return super().construct_mapping(node, deep=deep)
 
 
+# ---- YAML read as bounded data ----------------------------------------------------------------------------------
+MAX_SPEC_BYTES = 1 << 20      # a spec file (the largest shipped: ~10 KB)
+MAX_SET_CHARS = 1 << 14       # the value of one --set
+MAX_YAML_DEPTH = 32           # nested mappings and lists (a shipped spec: at most 6)
+MAX_YAML_NODES = 100_000      # values once every alias is expanded (a shipped spec: ~1,000)
+
+
+def yaml_bound_problem(text: str) -> str | None:
+    """What makes ``text`` too large to read as a spec value, or None: more than :data:`MAX_YAML_DEPTH` nested
+    collections, more than :data:`MAX_YAML_NODES` values once its aliases are expanded (a "billion laughs" alias
+    bomb is a few hundred bytes that expand to 10⁹ values), or an alias of a collection inside itself.
+
+    One pass over the parser's events (PyYAML's parser is iterative: 200,000 nested ``[`` stop at depth
+    :data:`MAX_YAML_DEPTH` + 1, no recursion), counting each anchored node's expanded size once; a text that does
+    not parse is left to the loader, whose error names the line.
+    """
+    sizes: dict[str, int] = {}
+    open_nodes: list[list] = []   # per open collection: [anchor, expanded size so far]
+    total = 0
+    try:
+        for event in yaml.parse(text, Loader=_StrictLoader):
+            if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+                if len(open_nodes) >= MAX_YAML_DEPTH:
+                    return f"nested deeper than {MAX_YAML_DEPTH} levels"
+                open_nodes.append([event.anchor, 1])
+                continue
+            if isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+                anchor, size = open_nodes.pop()
+            elif isinstance(event, yaml.ScalarEvent):
+                anchor, size = event.anchor, 1
+            elif isinstance(event, yaml.AliasEvent):
+                if event.anchor not in sizes:
+                    return (f"the alias *{event.anchor} refers to a collection that contains it" if
+                            any(a == event.anchor for a, _ in open_nodes) else None)
+                anchor, size = None, sizes[event.anchor]
+            else:
+                continue
+            if anchor is not None:
+                sizes[anchor] = size
+            if open_nodes:
+                open_nodes[-1][1] += size
+            else:
+                total += size
+            if total + sum(n for _, n in open_nodes) > MAX_YAML_NODES:
+                return f"more than {MAX_YAML_NODES:,} values once its aliases are expanded"
+    except yaml.YAMLError:
+        return None
+    return None
+
+
 def _read_yaml(path: Path) -> dict:
     try:
-        raw = path.read_bytes()
+        if path.stat().st_size > MAX_SPEC_BYTES:
+            raise FyexpError(f"{path}: a spec file of {path.stat().st_size:,} bytes; expected at most "
+                             f"{MAX_SPEC_BYTES:,}")
+        with open(path, "rb") as handle:     # a regular file (load_spec checks): no blocking read
+            raw = handle.read(MAX_SPEC_BYTES + 1)
     except OSError as exc:
         raise FyexpError(f"{path}: cannot read spec file ({exc.strerror})") from None
+    if len(raw) > MAX_SPEC_BYTES:           # grew since stat
+        raise FyexpError(f"{path}: a spec file of more than {MAX_SPEC_BYTES:,} bytes; expected at most that")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw[:exc.start].count(b"\n") + 1
         raise FyexpError(f"{path}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at line {line}); "
                          f"save the spec as UTF-8") from None
+    problem = yaml_bound_problem(text)
+    if problem is not None:
+        raise FyexpError(f"{path}: not read as a spec: its YAML is {problem}")
     try:
         data = yaml.load(text, Loader=_StrictLoader)
     except yaml.YAMLError as exc:
@@ -167,6 +260,7 @@ def load_spec(name: str, directory: Path | None = None) -> ExperimentSpec:
     top = build_config(TopLevel, _read_yaml(path), path, "", generic_rule=False)
     if top.name != name:
         raise SpecError(path, "name", f"'{name}' (the file's name)", top.name)
+    check_runner(top.runner, path)   # looked up in the registry, never imported as written
     for profile, overrides in top.profiles.items():
         if not isinstance(overrides, dict):
             raise SpecError(path, f"profiles.{profile}", "a mapping of parameters", overrides)
@@ -383,6 +477,19 @@ def resolve(spec: ExperimentSpec, profile: str, config_cls: type, seeds: list[in
                         base=profile)
 
 
+def resolve_variant(spec: ExperimentSpec, profile: str, config_cls: type, seeds: "list[int] | None",
+                    overrides: "list[Override] | None" = None) -> ResolvedSpec:
+    """:func:`resolve` as ``fyexp run --seeds`` resolves: ``seeds`` other than the profile's (as a set) are the
+    override ``seeds=[...]`` labelled by :func:`seed_ranges` and make a *variant* (``paper+seeds=0-9``), whose rows
+    and verdicts never mix with the profile's; the profile's own seeds (in any order), or ``None``, are the profile
+    itself.  (A part of the profile's seeds is ``--only seed=0,1``, not a variant.)"""
+    overrides = list(overrides or [])
+    if seeds is not None:
+        if set(seeds) != set(resolve(spec, profile, config_cls, None, overrides).seeds):
+            overrides.append(Override("seeds", list(seeds), seed_ranges(list(seeds))))
+    return resolve(spec, profile, config_cls, None, overrides)
+
+
 # ---- --set KEY=VALUE -------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Override:
@@ -406,6 +513,11 @@ def parse_sets(items: list[str] | None) -> list[Override]:
                              f"(e.g. train.optimizer.lr=1e-4), got '{item}'")
         if not text.strip():
             raise FyexpError(f"--set {key}: expected a value after '=', got '{text}'")
+        if len(text) > MAX_SET_CHARS:
+            raise FyexpError(f"--set {key}: a value of {len(text):,} characters; expected at most {MAX_SET_CHARS:,}")
+        problem = yaml_bound_problem(text)
+        if problem is not None:
+            raise FyexpError(f"--set {key}: the value is not read: its YAML is {problem}")
         try:
             value = yaml.safe_load(text)
         except yaml.YAMLError:
@@ -454,6 +566,25 @@ def variant_label(profile: str, overrides: list[Override]) -> str:
     return f"{label[:max(MAX_LABEL - 11, label.index('+') + 1)]}-{digest}"
 
 
+def seed_ranges(seeds: list[int]) -> str:
+    """``[0, 1, 2, 7, 9, 10]`` → ``'0-2,7,9-10'``: the seeds sorted, each run of consecutive ones ``low-high``."""
+    runs: list[list[int]] = []
+    for seed in sorted(seeds):
+        if runs and seed == runs[-1][-1] + 1:
+            runs[-1].append(seed)
+        else:
+            runs.append([seed])
+    return ",".join(str(r[0]) if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in runs)
+
+
+def shown_override(key: str, value: Any) -> str:
+    """An override's value as a cell's ``overrides`` column shows it: seeds as runs (``seeds=0-99999``, not the list
+    of 100,000, which no CSV reader takes as one field), any other value as Python writes it."""
+    if key == "seeds" and isinstance(value, list) and all(isinstance(s, int) for s in value):
+        return seed_ranges(value)
+    return str(value)
+
+
 def parse_seeds(text: str | None) -> list[int] | None:
     """Parse ``--seeds`` as ``0,1,2``, a range ``0-4`` or both (``0-2,7``); ``None`` keeps the profile's.
 
@@ -478,6 +609,9 @@ def parse_seeds(text: str | None) -> list[int] | None:
         check_options({"--seeds": hi})
         if hi < lo:
             raise FyexpError(f"--seeds: the range '{part}' is empty (write it low-high, e.g. '{hi}-{lo}')")
+        if len(seeds) + hi - lo + 1 > MAX_SEEDS:  # told before the list is built (0-4294967295: 4·10⁹ integers)
+            raise FyexpError(f"--seeds: {len(seeds) + hi - lo + 1:,} seeds, more than the {MAX_SEEDS:,} a run may "
+                             f"have, got '{text[:80]}'")
         seeds.extend(range(lo, hi + 1))
     if len(set(seeds)) != len(seeds):
         raise FyexpError(f"--seeds: a seed is repeated in '{text}'")

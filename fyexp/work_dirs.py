@@ -5,8 +5,8 @@ A cell's identity on disk is its key (method, grid values, seed), but what it co
 (:mod:`fyexp.settings`, :mod:`fyexp.provenance`).  The Trainer resumes whatever checkpoint its work folder holds, so a folder left by a
 run at other settings (a YAML edit, a changed default) would be resumed, or, finished, returned at once, under
 the new settings' name.  :func:`claim_work_dir` therefore marks each folder with the settings hash it trains
-for and empties a folder marked for other settings.  A folder without a mark (written before marks existed) is
-kept and resumed, as before: it cannot be told apart, and emptying it could throw away hours of a paper run.
+for and empties a folder marked for other settings, or holding anything without a mark: checkpoints of unknown
+settings are unknown provenance, as a cell without its run record is (:mod:`fyexp.provenance.record`).
 The runner claims the folder of every pending cell before any cell runs, since a cell may train in another's
 folder (frac's Table 7 trains its reference ELBO cell there when that has not run).
 
@@ -31,12 +31,16 @@ TRAINING_HISTORY = "metrics.csv"  # :data:`fyexp.train._state.METRICS` (kept tor
 
 
 def claim_work_dir(work_dir: Path, settings_hash: str) -> bool:
-    """Make ``work_dir`` hold only what was trained at ``settings_hash``; True when it held another settings'
-    checkpoints, which are removed.  Writes the mark (the folder is created)."""
+    """Make ``work_dir`` hold only what was trained at ``settings_hash``; True when it held another settings' (or
+    unmarked) checkpoints, which are removed.  Writes the mark (the folder is created)."""
     work_dir = Path(work_dir)
     mark = work_dir / SETTINGS_MARK
     discarded = False
-    if mark.is_file() and mark.read_text(encoding="utf-8").strip() != settings_hash:
+    if mark.is_file():
+        other = mark.read_text(encoding="utf-8").strip() != settings_hash
+    else:
+        other = work_dir.is_dir() and any(work_dir.iterdir())
+    if other:
         shutil.rmtree(work_dir)
         discarded = True
     work_dir.mkdir(parents=True, exist_ok=True)

@@ -10,7 +10,7 @@ the digits do; the sizes that matter are the real ones.
 2026-11-29, the real data sets on this 2-core machine beside two training cells (one round):
 MNIST deflate 10.7 MiB in 28 s, LZMA 9.0 MiB in 47 s (size ratio 0.84); Fashion-MNIST 29.2 MiB → 25.2 MiB in
 33 → 58 s (0.86).  Unpacking is a few seconds either way.  Fashion-MNIST's 4 MiB are what lets it travel beside the
-32.3 MiB tree (docs/gpu-lease.md).
+32.3 MiB tree (docs/contributing/gpu-lease.md).
 """
 
 from __future__ import annotations

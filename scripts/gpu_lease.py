@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Turn a short GPU allocation into finished ``paper`` cells (docs/gpu-lease.md).
+"""Turn a short GPU allocation into finished ``paper`` cells (docs/contributing/gpu-lease.md).
 
     python scripts/gpu_lease.py pack [--dry-run]            # here: the queue's missing cells + their data → .gl/
     python3 scripts/gpu_lease.py run --budget-s 540         # on the device (carry .gl): run, stop, pack into $OUT

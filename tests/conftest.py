@@ -49,6 +49,43 @@ def pytest_sessionstart(session):
     import tempfile
 
     os.environ["FYEXP_CACHE_DIR"] = tempfile.mkdtemp(prefix="fyexp-test-cache-")
+    # and the key that signs its entries (fyexp.user_cache.secret_key) is this session's too, kept outside it
+    os.environ["FYEXP_CACHE_KEY_FILE"] = os.path.join(tempfile.mkdtemp(prefix="fyexp-test-cache-key-"), "cache-key")
+    # the toy runners of tests/ are runners of the user's own (fyexp.experiments.known_runners): named here, as a
+    # user names theirs, and inherited by the installed-script tests
+    os.environ["FYEXP_RUNNERS"] = "tests.toy_experiment,tests.toy_broken"
+    # estimates exactly as recorded (fyexp.speed's factor 1), whatever machine runs the tests: tests that pin an
+    # estimate stay exact; tests/test_speed.py measures and sets the factor itself
+    os.environ["FYEXP_MACHINE_SPEED"] = "1"
+
+
+# ---- the cluster tests, said in the summary: CI's log shows that they ran on the cluster, not only dots ---------
+_CLUSTER_SAYS = ("faults: ", "two submissions: ", "tune: ", "gmm-clustering: ")  # tests/test_slurm.py's own lines
+_cluster_lines: list[str] = []
+
+
+def pytest_runtest_logreport(report):
+    """Keep, per test of tests/test_slurm.py, its outcome, time and the summary line it printed (counts of lost,
+    duplicated and corrupt cells, ``IDENTICAL``...), or why it skipped; :func:`pytest_terminal_summary` prints
+    them."""
+    if "test_slurm.py::" not in report.nodeid or not (report.when == "call" or report.outcome != "passed"):
+        return
+    name = report.nodeid.split("::")[-1]
+    if report.skipped:
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        _cluster_lines.append(f"SKIPPED {name}: {reason.removeprefix('Skipped: ')}")
+        return
+    said = [line for line in report.capstdout.splitlines() if line.startswith(_CLUSTER_SAYS)]
+    said = "".join(f"; {line}" for line in said)
+    _cluster_lines.append(f"{report.outcome.upper()} {name} ({report.duration:.0f} s){said}")
+
+
+def pytest_terminal_summary(terminalreporter):
+    """A section "SLURM cluster tests" with one line per cluster test, when any ran (SLURM_CONF named if set)."""
+    if _cluster_lines:
+        terminalreporter.section(f"SLURM cluster tests (SLURM_CONF={os.environ.get('SLURM_CONF', 'unset')})")
+        for line in _cluster_lines:
+            terminalreporter.write_line(line)
 
 
 def pytest_sessionfinish(session, exitstatus):

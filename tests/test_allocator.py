@@ -57,7 +57,7 @@ def test_every_cell_and_every_tuning_study_sets_them(monkeypatch, tmp_path):
     monkeypatch.setattr(allocator, "tune_allocator", lambda: calls.append(1) or True)
 
     with pytest.raises(AttributeError):  # nothing to run: it stops at once, after asking
-        runner.execute_cell(None, None, None, None, device="cpu", data_dir=None, force=False, progress=None)
+        runner.execute_cell.__wrapped__(None, None, None, None, device="cpu", data_dir=None, force=False, progress=None)
     assert calls == [1]
     with pytest.raises(AttributeError):  # no ctx: it stops at once, after asking
         tuning.tune_experiment(None, None, None)

@@ -1,13 +1,12 @@
-"""The import graph of fyexp: no cycle (file and package level) and no import from a lower layer to a higher one.
+"""The import rules of fyexp: no lower layer imports a higher one, no import cycle, imports follow need.
 
-Every module of ``fyexp/`` is parsed with :mod:`ast`; every ``import`` counts, those inside functions and under
-``TYPE_CHECKING`` included (a lazy import is still a dependency).  ``from A import b`` is an edge to ``A`` and, when
-``A.b`` is a module, to ``A.b``; an import of a module's own ancestor package is not an edge (importing a module
-runs its parents anyway).  A module's *package* is ``fyexp.<first component>`` (a top-level module is its own).
-
-:data:`LAYERS` is the layer order, bottom first, written down once (docs/layout.md describes it): a module may
-import its own layer and the layers below, never one above; inside a layer the package graph must still be acyclic.
-A new top-level package must be placed in a layer, or :func:`test_every_package_has_a_layer` fails.
+The layer order and the acyclicity are two import-linter contracts, written once in ``pyproject.toml``
+(``[tool.importlinter]``; docs/layout.md describes the layers): a ``layers`` contract over the children of ``fyexp``
+(a module imports its own layer and those below, never one above; ``exhaustive``: a new top-level module or package
+must be placed in a layer) and an ``acyclic_siblings`` contract (no cycle among the modules or packages of any one
+package, ``fyexp`` itself included).  import-linter's graph (grimp) counts every import, those inside functions and
+under ``TYPE_CHECKING`` too: a lazy import is still a dependency.  :func:`test_the_contracts_catch_a_planted_breach`
+runs the same two contract types on a planted package, each side of each rule.
 
 Imports follow need: ``fyexp --help``, ``list`` and ``show`` read YAML and print, so the installed script imports
 none of :data:`HEAVY` for them (checked with ``python -X importtime``, ``show`` for every experiment of
@@ -19,39 +18,90 @@ heavy pieces, is imported when a cell runs.
 from __future__ import annotations
 
 import ast
+import importlib
 import subprocess
 import sys
 from pathlib import Path
 
-import networkx as nx
 import pytest
 import yaml
 
 from tests.conftest import ROOT, TOY_SPECS, cli_env, fyexp_script
 
-# bottom first; each entry one layer of packages (fyexp.<name>)
-LAYERS: list[tuple[str, ...]] = [
-    ("errors", "io", "plain", "allocator", "gitinfo", "damaged", "domains", "constraints", "devices", "progress", "reference", "results",
-     "provenance", "latent", "plots", "work_dirs", "latex", "user_cache"),
-    ("distributions", "maps", "losses"),
-    ("models", "objectives", "em", "data", "metrics", "topics", "calibration"),
-    ("train",),
-    ("specs",),
-    ("settings", "cell_filter", "tuning"),
-    ("experiments",),
-    ("runner", "fingerprints", "spec_freshness"),
-    ("executors", "lease", "plan", "plan_scaled", "overview"),
-    ("claims",),
-    ("report",),
-    ("commands",),
-    ("reproduce",),
-    ("cli",),
-]
-
-
 # third-party packages `fyexp --help / list / show` must not import (hundreds of ms and MB each)
 HEAVY = ("torch", "optuna", "sqlalchemy", "matplotlib", "pandas", "sklearn", "scipy")
 
+
+def lint(config: Path, capsys) -> tuple[bool, str]:
+    """Whether every import-linter contract of ``config`` is kept (no cache written), and its report."""
+    from importlinter.cli import EXIT_STATUS_SUCCESS, lint_imports
+
+    importlib.invalidate_caches()
+    status = lint_imports(config_filename=str(config), no_cache=True, no_logo=True)
+    return status == EXIT_STATUS_SUCCESS, capsys.readouterr().out
+
+
+def test_fyexp_keeps_its_layer_and_acyclicity_contracts(capsys, monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT))
+    kept, report = lint(ROOT / "pyproject.toml", capsys)
+    assert kept, report
+    assert "2 kept, 0 broken" in report
+
+
+PLANTED = """
+[tool.importlinter]
+root_package = "planted"
+
+[[tool.importlinter.contracts]]
+id = "layers"
+name = "layers"
+type = "layers"
+containers = ["planted"]
+exhaustive = true
+layers = ["high", "low : base"]
+
+[[tool.importlinter.contracts]]
+id = "acyclic"
+name = "acyclic"
+type = "acyclic_siblings"
+ancestors = ["planted"]
+"""
+
+
+def test_the_contracts_catch_a_planted_breach(tmp_path, capsys, monkeypatch):
+    """A lazy upward import, a cycle under ``TYPE_CHECKING`` and a module placed in no layer each break a contract;
+    downward imports, and a layer's members importing each other without a cycle, keep them."""
+    pkg = tmp_path / "planted"
+    (pkg / "high").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "base.py").write_text("X = 1\n")
+    (pkg / "low.py").write_text("from planted.base import X\n")          # its own layer: allowed
+    (pkg / "high" / "__init__.py").write_text("")
+    (pkg / "high" / "a.py").write_text("from planted import low\nfrom planted.high import b\n")
+    (pkg / "high" / "b.py").write_text("")
+    config = tmp_path / "contracts.toml"
+    config.write_text(PLANTED)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    kept, report = lint(config, capsys)
+    assert kept, report
+
+    (pkg / "low.py").write_text("from planted.base import X\ndef f():\n    from planted.high import a\n")
+    kept, report = lint(config, capsys)
+    assert not kept and "layers BROKEN" in report and "planted.low -> planted.high.a" in report
+    (pkg / "low.py").write_text("from planted.base import X\n")
+
+    (pkg / "high" / "b.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                      "    from planted.high.a import low\n")
+    kept, report = lint(config, capsys)
+    assert not kept and "acyclic BROKEN" in report and "layers KEPT" in report
+    (pkg / "high" / "b.py").write_text("")
+
+    (pkg / "loose.py").write_text("")
+    kept, report = lint(config, capsys)
+    assert not kept and "planted.loose" in report
+
+
+# ------------------------------------------------------------------------------------------ imports follow need
 def modules(root: Path) -> dict[str, Path]:
     """Dotted module name → file, for every ``*.py`` under ``root`` (a package folder named like its package)."""
     found = {}
@@ -63,116 +113,6 @@ def modules(root: Path) -> dict[str, Path]:
     return found
 
 
-def import_graph(root: Path = ROOT / "fyexp") -> nx.DiGraph:
-    """Module → module edges of every import of the package at ``root`` (see the module docstring)."""
-    mods = modules(root)
-    top = root.name
-
-    def resolve(name: str) -> str | None:
-        while name and name not in mods:
-            name = name.rpartition(".")[0]
-        return name or None
-
-    graph = nx.DiGraph()
-    for name, path in mods.items():
-        graph.add_node(name)
-        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Import):
-                targets = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    parts = package.split(".")[: len(package.split(".")) - node.level + 1]
-                    base = ".".join(parts + ([base] if base else []))
-                targets = [base] + [f"{base}.{alias.name}" for alias in node.names]
-            else:
-                continue
-            for target in targets:
-                if target == top or target.startswith(top + "."):
-                    found = resolve(target)
-                    if found and found != name and not name.startswith(found + "."):
-                        graph.add_edge(name, found)
-    return graph
-
-
-def package_of(module: str) -> str:
-    return ".".join(module.split(".")[:2])
-
-
-def package_graph(graph: nx.DiGraph) -> nx.DiGraph:
-    packages = nx.DiGraph()
-    packages.add_nodes_from(package_of(m) for m in graph if "." in m)
-    packages.add_edges_from((package_of(a), package_of(b)) for a, b in graph.edges if package_of(a) != package_of(b))
-    return packages
-
-
-def cycles(graph: nx.DiGraph) -> list[list[str]]:
-    """The strongly connected components of more than one node, each sorted (an import cycle each)."""
-    return sorted(sorted(c) for c in nx.strongly_connected_components(graph) if len(c) > 1)
-
-
-def cycle_edges(graph: nx.DiGraph, component: list[str]) -> list[str]:
-    inside = set(component)
-    return [f"{a} -> {b}" for a, b in graph.edges if a in inside and b in inside]
-
-
-def layer_violations(graph: nx.DiGraph, layers=LAYERS, top: str = "fyexp") -> list[str]:
-    """Every edge from a module of a lower layer to a module of a higher one."""
-    rank = {f"{top}.{p}": i for i, layer in enumerate(layers) for p in layer}
-    return sorted(f"{a} -> {b} (layer {rank[package_of(a)]} imports layer {rank[package_of(b)]})"
-                  for a, b in graph.edges
-                  if package_of(a) in rank and package_of(b) in rank and rank[package_of(a)] < rank[package_of(b)])
-
-
-GRAPH = import_graph()
-
-
-def test_no_import_cycle_between_modules():
-    found = cycles(GRAPH)
-    assert not found, "\n".join(f"cycle {c}:\n  " + "\n  ".join(cycle_edges(GRAPH, c)) for c in found)
-
-
-def test_no_import_cycle_between_packages():
-    packages = package_graph(GRAPH)
-    found = cycles(packages)
-    detail = [f"{a} -> {b}" for a, b in GRAPH.edges
-              for c in found if package_of(a) in c and package_of(b) in c and package_of(a) != package_of(b)]
-    assert not found, f"package cycles {found}, through:\n  " + "\n  ".join(detail)
-
-
-def test_no_lower_layer_imports_a_higher_one():
-    violations = layer_violations(GRAPH)
-    assert not violations, "\n".join(violations)
-
-
-def test_every_package_has_a_layer():
-    declared = {f"fyexp.{p}" for layer in LAYERS for p in layer}
-    assert len(declared) == sum(len(layer) for layer in LAYERS), "a package is named in two layers"
-    present = set(package_graph(GRAPH)) - {"fyexp"}
-    assert present <= declared, f"place these packages in LAYERS: {sorted(present - declared)}"
-    assert declared <= present, f"LAYERS names packages that do not exist: {sorted(declared - present)}"
-
-
-def test_the_checks_see_a_planted_cycle_and_an_upward_import(tmp_path):
-    """The graph builder finds imports inside functions and under TYPE_CHECKING; a cycle and a layer breach fail."""
-    pkg = tmp_path / "fyexp"
-    (pkg / "report").mkdir(parents=True)
-    (pkg / "__init__.py").write_text("")
-    (pkg / "errors.py").write_text("def f():\n    from fyexp.report import tables\n")
-    (pkg / "report" / "__init__.py").write_text("")
-    (pkg / "report" / "tables.py").write_text(
-        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..errors import f\n")
-    graph = import_graph(pkg)
-    assert set(graph.edges) >= {("fyexp.errors", "fyexp.report.tables"), ("fyexp.report.tables", "fyexp.errors")}
-    assert cycles(graph) == [["fyexp.errors", "fyexp.report.tables"]]
-    assert cycles(package_graph(graph)) == [["fyexp.errors", "fyexp.report"]]
-    assert layer_violations(graph, [("errors",), ("report",)]) == [
-        "fyexp.errors -> fyexp.report (layer 0 imports layer 1)",
-        "fyexp.errors -> fyexp.report.tables (layer 0 imports layer 1)"]
-
-
-# ------------------------------------------------------------------------------------------ imports follow need
 def top_level_imports(path: Path) -> set[str]:
     """Modules imported when ``path`` is imported: its imports outside functions and ``if TYPE_CHECKING:``."""
     found: set[str] = set()

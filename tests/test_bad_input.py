@@ -116,7 +116,7 @@ DOMAIN_CASES = [
     ("full-width seed range", RUN + ["--seeds", "0-３"], {}, None, "--seeds: expected non-negative integers"),
     ("overflowing seed", RUN + ["--seeds", "99999999999999999999999"], {}, None,
      "--seeds: expected an integer in [0, 4294967295]"),
-    ("grid too large", RUN + ["--seeds", "0-200000"], {}, None, "the grid has 200,001 cells, more than the limit"),
+    ("grid too large", RUN + ["--seeds", "0-20000"], {}, None, "the grid has 20,001 cells, more than the limit"),
     ("storage dialect", TUNE + ["--storage", "bogus://x"], {}, None, "--storage: cannot open 'bogus://x'"),
     ("storage not a URL", TUNE + ["--storage", "notaurl"], {}, None, "--storage: 'notaurl' is not a database URL"),
     ("storage unreachable", TUNE + ["--storage", "sqlite:///TMP/missing/dir/x.db"], {}, None, "--storage: cannot open"),
@@ -181,9 +181,9 @@ ARCHIVE_CASES = [
     # (id, command, how the archive is damaged, text the last line must contain)
     ("run, garbage archive", "run", _random_bytes, "not a readable .tar.gz archive"),
     ("run, truncated archive", "run", _truncated_gzip, "not a readable .tar.gz archive (EOFError"),
-    ("run, no archive", "run", _no_archive, "20news-bydate.tar.gz: missing"),
+    ("run, no archive", "run", _no_archive, "20news-bydate.tar.gz: absent"),
     ("tune, garbage archive", "tune", _random_bytes, "not a readable .tar.gz archive"),
-    ("tune, no archive", "tune", _no_archive, "20news-bydate.tar.gz: missing"),
+    ("tune, no archive", "tune", _no_archive, "20news-bydate.tar.gz: absent"),
 ]
 
 
@@ -208,7 +208,7 @@ def test_a_bad_data_file_is_a_data_error_not_an_interruption_nor_a_success(tmp_p
     last = _lines(result.stderr)[-1]
     assert last.startswith(f"error: {archive}: ") and expected in last and "qwone.com" in last, last
     assert "interrupted" not in result.stderr
-    assert not (results / "nvdm" / "cells").exists() and not (results / "nvdm" / "best_params.yaml").exists()
+    assert not (results / "nvdm" / "cells").exists() and not list((results / "nvdm").glob("best_params*.yaml"))
     if command == "tune":
         assert result.stderr.count("Trial 1 ") == 0  # the study stopped at the first failing trial
 

@@ -135,7 +135,7 @@ def test_table_lines_fit_100_columns_and_long_keeps_everything(tmp_path):
     (("line: 210", "line: 0"), "line: expected an integer >= 1 or null, got 0"),
     (("line: 210", "line: ten"), "line: expected an integer >= 1 or null, got 'ten'"),
     (("    where: Table 1\n", "    where: Table 1\n    kind: ours\n"),
-     "kind: expected one of claim, check, got 'ours'"),
+     "kind: expected one of claim, check, theorem_check, table_reading, got 'ours'"),
     (("    where: Table 1\n", "    where: Table 1\n    kind: check\n"), "note: expected why this check is ours"),
 ])
 def test_a_claim_without_its_quote_and_line_or_a_check_without_its_reason_fails_in_one_line(tmp_path, edit, message):
@@ -152,12 +152,20 @@ def test_a_check_of_ours_needs_no_quote(tmp_path):
 
 
 def test_every_shipped_claim_quotes_its_paper_and_the_checks_are_ours():
+    """Every claim, table reading and theorem check quotes its paper at a place; the claims the papers' text and
+    tables state number at least 90 (issue 46), tvem's statements are theorem checks (its paper states theorems,
+    not experiments), VR Table 1's caption-only entries are table readings."""
     claims = load_claims().claims
-    mine = [c for c in claims if c.kind == "claim"]
+    mine = [c for c in claims if c.kind != "check"]
     assert all(c.quote and c.line and c.where for c in mine)
     assert {c.id for c in claims if c.kind == "check"} >= {"tvem-bars-recovered", "tvem-vs-exact-likelihood"}
-    per_paper = {p: sum(c.paper == p for c in mine) for p in ("fyvi", "fyvl", "vr", "tvem", "frac")}
+    tallied = [c for c in claims if c.tallied]
+    assert len(tallied) >= 90, len(tallied)
+    per_paper = {p: sum(c.paper == p for c in tallied) for p in ("fyvi", "fyvl", "vr", "frac")}
     assert min(per_paper.values()) >= 4, per_paper
+    assert {c.kind for c in claims if c.paper == "tvem"} == {"theorem_check", "check"}
+    readings = {c.id for c in claims if c.kind == "table_reading"}
+    assert readings and all(c.paper == "vr" and c.quote.startswith("Table 1:") for c in claims if c.id in readings)
     ids = {c.id for c in mine}  # headline claims the papers state (issue 30)
     assert {"frac-s5-fid-elbo-worst", "frac-t7-tighter-bounds", "vr-text-alpha-half-frey",
             "fyvi-t2-mnist-decoder-only", "fyvi-t2-fashion-latent-only-biweight", "tvem-free-energy-monotone",

@@ -11,18 +11,17 @@ import pytest
 from fyexp.cell_filter import parse_only
 from fyexp.cli import main
 from fyexp.reproduce import describe, plan
-from fyexp.results import Cell, ResultStore
 from tests.conftest import ROOT, TOY_SPECS, run_cli
 
-PROV = {"git_commit": "unknown", "fyexp_version": "0", "device": "cpu", "wall_time_s": 30.0,
-        "timestamp": "2026-01-01T00:00:00+00:00"}
-
+SPEED = " from recorded times, those of the project's machine × 1 for this machine's speed ($FYEXP_MACHINE_SPEED)"
 
 def _record(root, seeds=(0,), values=(1.0,), profile="paper"):
-    store = ResultStore(root, "toy")
-    for v in values:
-        for s in seeds:
-            store.write_cell(profile, Cell("toy", s, {"x": v}), [{"metric": "adjusted_mi", "value": v}], PROV)
+    """Finished toy cells, 30 s each, with the run record a run on this CPU writes (a cell without one has unknown
+    provenance: not finished); their cell files only (no results.csv)."""
+    from tests.test_plan import _record as finished_cells
+
+    finished_cells(root, 30.0, values, seeds, profile, finished=True)
+    (root / "toy" / "results.csv").unlink()
 
 
 def test_dry_run_counts_cells_and_estimates_from_recorded_times(tmp_path):
@@ -54,11 +53,12 @@ def test_dry_run_gives_the_known_part_of_an_estimate_and_counts_the_rest():
     assert "fy-vae: 60 cells, 57 finished, 3 to run, estimate 34 min (11 min per cell)" in text
     assert partial.seconds_per_cell is None and known.seconds_per_cell == 680.0
     assert total_line("total", [partial, known]) == ("  total: 120 cells, 57 to run, estimate 24.2 h (+ cells without "
-                                                     "recorded times) on the device that recorded them")
-    assert total_line("total", [known]) == "  total: 60 cells, 3 to run, estimate 34 min on the device that recorded them"
+                                                     "recorded times)"
+                                                     + SPEED)
+    assert total_line("total", [known]) == "  total: 60 cells, 3 to run, estimate 34 min" + SPEED
     unknown, done = PlanLine("vr-bnn", 7, 6, 1, None), PlanLine("tvem-bsc", 81, 81, 0, None)
     assert total_line("total", [unknown, done]) == "  total: 88 cells, 1 to run, estimate unknown (no recorded times)"
-    assert total_line("total", [done]) == "  total: 81 cells, 0 to run, estimate 0 s on the device that recorded them"
+    assert total_line("total", [done]) == "  total: 81 cells, 0 to run, estimate 0 s" + SPEED
     scaled = PlanLine("frac-vae", 528, 0, 528, None, unestimated=528, scaled="about …", scaled_s=7200.0,
                       scaled_cells=528)
     also = PlanLine("vr-vae", 60, 46, 14, None, unestimated=14, scaled="about …", scaled_s=3600.0, scaled_cells=13)
@@ -66,9 +66,9 @@ def test_dry_run_gives_the_known_part_of_an_estimate_and_counts_the_rest():
         "  total: 595 cells, 543 to run, estimate unknown (no recorded times); about 3.0 h for 541 cells without one, "
         "scaled from other profiles (an extrapolation)")
     assert total_line("total", [known, scaled]).endswith(
-        "on the device that recorded them; about 2.0 h for 528 cells without one, scaled from other profiles (an "
+        "this machine's speed ($FYEXP_MACHINE_SPEED); about 2.0 h for 528 cells without one, scaled from other profiles (an "
         "extrapolation)")
-    assert total_line("total", [known, replace(scaled, to_run=0)]).endswith("recorded them")   # nothing to run
+    assert total_line("total", [known, replace(scaled, to_run=0)]).endswith("($FYEXP_MACHINE_SPEED)")   # nothing to run
     assert "tvem-bsc: 81 cells, 81 finished, 0 to run, estimate 0 s\n" in describe("tvem", "paper", [done])
     assert "vr-bnn: 7 cells, 6 finished, 1 to run, estimate unknown\n" in describe("vr", "paper", [unknown])
 
@@ -102,7 +102,9 @@ def test_installed_claims_table_fits_100_columns_on_the_committed_results(capsys
     bars = next(i for i, line in enumerate(lines) if line.startswith("tvem-bars-recovered"))
     assert bars > checks and lines[bars].split()[1:5] == ["supported", "20", "paper", "85%"]  # a check: apart
     summary = next(line for line in lines if line.startswith("tvem: "))
-    assert "checks of ours" in summary and "claims (" in summary  # the tally counts the paper's claims only
+    # the tally counts the paper's claims only: tvem's are checks of its theorems, counted apart with their verdicts
+    assert summary.startswith("tvem: 0 claims; 5 theorem checks (5 supported; all at paper)")
+    assert summary.endswith("; 3 checks of ours")
     main(["claims", "tvem", "--json", "--results-dir", str(ROOT / "results")])
     verdicts = json.loads(capsys.readouterr().out)
     ids = [v["id"] for v in verdicts if v["headline"]]
@@ -111,7 +113,7 @@ def test_installed_claims_table_fits_100_columns_on_the_committed_results(capsys
     assert bars["kind"] == "check" and bars["verdict"] == "supported" and bars["n"] == "20"
     assert bars["ours"] == "85% of runs [62%, 97%]" and bars["low"] is not None  # --json keeps the interval
     monotone = next(v for v in verdicts if v["id"] == "tvem-free-energy-monotone")
-    assert monotone["kind"] == "claim" and monotone["line"] == 78 and "monotonically increases" in monotone["quote"]
+    assert monotone["kind"] == "theorem_check" and monotone["line"] == 78 and "monotonically increases" in monotone["quote"]
     assert before == {p: p.stat().st_mtime_ns for p in (ROOT / "results").rglob("results.csv")}
 
 

@@ -61,7 +61,7 @@ def refused(tmp_path, claims, findings=None, check: bool = False) -> str:
     ({"paper": "fyvx"}, "claim 'toy': paper: expected one of fyvi, fyvl, vr, tvem, frac, got 'fyvx'"),
     ({"paper": None}, "claim 'toy': paper: expected one of fyvi, fyvl, vr, tvem, frac"),
     ({"direction": "bigger"}, "claim 'toy': direction: expected one of greater, less, approx, best_of, monotone, "
-                              "fraction, ratio_below, ratio_above, got 'bigger'"),
+                              "fraction, ratio_below, ratio_above, noninferior, group_best, coverage, got 'bigger'"),
     ({"b": None}, "claim 'toy': b: expected set for direction 'greater' (mean(a) > mean(b) (or > than))"),
     ({"direction": "less", "a": None}, "claim 'toy': a: expected set for direction 'less'"),
     ({"direction": "approx"}, "claim 'toy': delta: expected set for direction 'approx' (|mean(a) - mean(b)| <= "
@@ -80,9 +80,9 @@ def refused(tmp_path, claims, findings=None, check: bool = False) -> str:
     # a constant stands in for b only in a pairwise comparison, never in a ratio
     ({"direction": "ratio_below", "threshold": 1, "than": 2.0, "b": None},
      "claim 'toy': than: expected no constant for direction 'ratio_below' (than stands in for b in greater, less, "
-     "approx only), got 2.0"),
+     "approx, noninferior only), got 2.0"),
     ({"a": "x"}, "claim 'toy': a: expected a mapping of selectors or null, got 'x'"),
-    ({"b": {"methd": "y"}}, "claim 'toy': b: key 'methd': expected one of experiment, method, metric, paper_row, "
+    ({"b": {"methd": "y"}}, "claim 'toy': b: key 'methd': expected one of columns, experiment, method, metric, paper_row, "
                             "params, profile, setting, table"),
     ({"b": {"method": True}}, "claim 'toy': b.method: expected a string or a number or null, got True"),
     ({"rows": {"metric": "adjusted_mi"}}, "claim 'toy': a.experiment: expected a string (here or in the claim's "
@@ -101,7 +101,7 @@ def refused(tmp_path, claims, findings=None, check: bool = False) -> str:
      "claim 'toy': series: expected at least two selectors in order"),
     ({"better": "more"}, "claim 'toy': better: expected one of greater, less or null, got 'more'"),
     ({"trend": "up"}, "claim 'toy': trend: expected one of increasing, decreasing or null, got 'up'"),
-    ({"kind": "ours"}, "claim 'toy': kind: expected one of claim, check, got 'ours'"),
+    ({"kind": "ours"}, "claim 'toy': kind: expected one of claim, check, theorem_check, table_reading, got 'ours'"),
     ({"line": True}, "claim 'toy': line: expected an integer >= 1 or null, got True"),
     ({"line": "12"}, "claim 'toy': line: expected an integer >= 1 or null, got '12'"),
     ({"line": 0}, "claim 'toy': line: expected an integer >= 1 or null, got 0"),
@@ -301,9 +301,10 @@ def test_a_papers_summary_counts_its_claims_by_headline_in_the_order_of_the_verd
                 a_verdict(a_claim("vr-one", paper="vr"), "supported", stale={("v", 1)}, dirty={("v", 2)})]
     claims, counts, checks, stale, dirty = tally(verdicts, "fyvi")
     assert (claims, dict(counts), checks, stale, dirty) == (3, {"reversed": 2, "supported": 1}, 1, 2, 1)
-    assert summary_line(verdicts, "fyvi") == ("fyvi: 3 claims (1 supported, 2 reversed); 1 check of ours; "
+    assert summary_line(verdicts, "fyvi") == ("fyvi: 3 claims (1 supported, 2 reversed; all at paper); 1 check of ours; "
                                               "2 stale rows behind these verdicts; 1 dirty")
-    assert summary_line(verdicts, "vr") == "vr: 1 claim (1 supported); 1 stale row behind these verdicts; 1 dirty"
+    assert summary_line(verdicts, "vr") == ("vr: 1 claim (1 supported; all at paper); 1 stale row behind these "
+                                            "verdicts; 1 dirty")
     only_checks = [a_verdict(a_claim("c1", kind="check", note="w")), a_verdict(a_claim("c2", kind="check", note="w"))]
     assert summary_line(only_checks, "fyvi") == "fyvi: 0 claims; 2 checks of ours"
     assert tally(verdicts, "frac") == (0, {}, 0, 0, 0) and summary_line([], "frac") == "frac: 0 claims"
@@ -327,7 +328,8 @@ def test_the_default_view_shows_each_claims_headline_its_place_and_the_papers_nu
     assert lines[6:8] == [("", ""), (CHECKS_TITLE, "bold")]
     assert lines[8][0].split() == ["ours", "not", "supported", "3", "vs", "3", "paper", "0.1", "vs", "0.2"]
     assert lines[9] == ("  fyvi Table 9, line 12: ours beats the baseline", "dim")
-    assert lines[10:] == [("", ""), ("fyvi: 1 claim (1 supported); 1 check of ours", ""), ("vr: 1 claim (1 not run)", "")]
+    assert lines[10:] == [("", ""), ("fyvi: 1 claim (1 supported; all at paper); 1 check of ours", ""),
+                          ("vr: 1 claim (1 not run)", "")]
     verdicts[1].notes.append("and more")
     verdicts.append(a_verdict(check, "reversed", "quick", headline=False, ours="0.3 vs 0.2"))
     every = short_lines(verdicts, 100, all_profiles=True)
@@ -368,7 +370,7 @@ def test_the_long_view_prints_every_field_named_claims_first():
         ("ours  reversed (reduced profile)  n = 3 vs 3  profile cpu  [our check]", "bold"),
         ("  claim:  ours beats the baseline", ""), ("  where:  fyvi Table 9, line 12", ""),
         ("  paper:  0.31 vs 0.27", ""), ("  ours:   0.1 vs 0.3", ""), ("  why:    a margin", "")]
-    assert lines[-1] == ("fyvi: 1 claim (1 supported); 1 check of ours", "")
+    assert lines[-1] == ("fyvi: 1 claim (1 supported; all at paper); 1 check of ours", "")
     every = long_lines(verdicts, 100, all_profiles=True)
     assert ("toy  reversed (variant)  n = —  profile paper+lr=1  (not the headline)", "bold") in every
     wrapped = long_lines([a_verdict(claim, ours="0.42 vs 0.3 " * 12)], 60)
@@ -409,7 +411,7 @@ def test_markdown_and_latex_cells_read_the_verdict_the_quote_and_its_place():
                 a_verdict(check, ours="", n="", profile=None)]
     text = markdown("fyvi", verdicts)
     lines = text.splitlines()
-    assert lines[0] == "# Claims of `fyvi`" and lines[4] == "**fyvi: 1 claim (1 reversed); 1 check of ours.**"
+    assert lines[0] == "# Claims of `fyvi`" and lines[4] == "**fyvi: 1 claim (1 reversed; 1 at reduced profile cpu); 1 check of ours.**"
     assert ("| toy | toy beats the baseline | “the quote of toy” (fyvi Table 9, line 12) | 0.31 \\| 0.27 | 0.42 vs 0.3 "
             "| reversed (reduced profile cpu); n = 1, sign only | 4 pairs | cpu |") in lines
     assert "| ours | ours beats the baseline | a margin of 1_000 & 5% {ours} (Table 9) | — | — | supported | — | — |" \
@@ -452,7 +454,7 @@ def test_markdown_lists_the_findings_and_the_other_profiles(tmp_path):
 
 
 def test_the_index_summary_has_a_row_per_paper_counting_each_verdict():
-    from fyexp.claims.render import summary_markdown
+    from fyexp.claims.render import SHORT, summary_markdown
     from fyexp.claims.verdicts import VERDICTS
 
     one, two = a_claim("one"), a_claim("two")
@@ -461,10 +463,12 @@ def test_the_index_summary_has_a_row_per_paper_counting_each_verdict():
                 a_verdict(a_claim("c", kind="check", note="w"), "reversed"),
                 a_verdict(a_claim("vr-one", paper="vr"), "data missing")]
     lines = summary_markdown(verdicts, {"fyvi": "claims/fyvi.md"})
-    assert lines[0] == "| paper | claims | " + " | ".join(VERDICTS) + " | checks of ours | stale rows | table |"
-    assert lines[1] == "|---|---|" + "---|" * 7 + "---|---|---|"
-    assert lines[2] == "| `fyvi` | 2 | 0 | 0 | 1 | 0 | 1 | 0 | 0 | 1 | 2 | [md](claims/fyvi.md) |"
-    assert lines[3] == "| `vr` | 1 | 0 | 0 | 0 | 0 | 0 | 0 | 1 | 0 | 0 | [md]() |"
+    assert lines[0] == ("| paper | reading | claims | " + " | ".join(SHORT[k] for k in VERDICTS)
+                        + " | profiles | theorem checks | checks of ours | stale rows | table |")
+    assert lines[1] == "|---|---|---:|" + "---:|" * 7 + "---|---:|---:|---|---|"
+    assert lines[2] == ("| `fyvi` | both readings | 2 | 0 | 0 | 1 | 0 | 1 | 0 | 0 | all at paper | 0 | 1 | 2 | "
+                        "[md](claims/fyvi.md) |")
+    assert lines[3] == "| `vr` | both readings | 1 | 0 | 0 | 0 | 0 | 0 | 0 | 1 | — | 0 | 0 | 0 | [md]() |"
     assert not any(line.startswith("| `frac`") for line in lines)
 
 
@@ -526,7 +530,7 @@ def test_each_papers_files_carry_its_own_title_and_findings(tmp_path):
     written = write_paper_tables(verdicts, findings, tmp_path)
     assert list(written) == ["vr", "tvem"]  # in the papers' order; fyvi, fyvl, frac: no verdicts, no file
     vr = (tmp_path / "vr.md").read_text()
-    assert vr.startswith("# Claims of `vr`\n") and "**vr: 1 claim (1 supported).**" in vr
+    assert vr.startswith("# Claims of `vr`\n") and "**vr: 1 claim (1 supported; all at paper).**" in vr
     assert "**fv**" in vr and "ft" not in vr and "tvem" not in vr
     assert "**ft**" in (tmp_path / "tvem.md").read_text() and "vr-one" in (tmp_path / "vr.tex").read_text()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["tvem.md", "tvem.tex", "vr.md", "vr.tex"]
@@ -584,11 +588,10 @@ def test_a_tie_at_a_printed_zero_says_only_that_the_interval_holds_it(tmp_path):
 def _results(tmp_path):
     from tests.test_claims_render import _results as results
 
-    folder = results(tmp_path)
-    csv = folder / "gmm-clustering" / "results.csv"
-    rows = pd.read_csv(csv)
-    pd.concat([rows, rows.assign(profile="cpu", value=rows["value"][::-1].to_numpy())]).to_csv(csv, index=False)
-    return folder
+    rows = pd.read_csv(results(tmp_path / "paper") / "gmm-clustering" / "results.csv")
+    rows = rows.drop(columns=["git_commit", "settings_hash"])  # the paper rows, and the quick rows reversed
+    both = pd.concat([rows, rows.assign(profile="quick", value=rows["value"][::-1].to_numpy())])
+    return results(tmp_path, both.to_dict("records"))
 
 
 def _command(results, capsys, paper="fyvi", profile=None, json_out=True, **kw):
@@ -607,9 +610,9 @@ def test_the_command_judges_the_paper_and_profile_asked_for(tmp_path, capsys):
     everything = _command(results, capsys)
     assert {r["paper"] for r in everything} == {"fyvi"}
     ami = [r for r in everything if r["id"] == "fyvi-t1-sparse-ami"]
-    assert sorted(r["profile"] for r in ami) == ["cpu", "paper"]
-    cpu = [r for r in _command(results, capsys, profile="cpu") if r["id"] == "fyvi-t1-sparse-ami"]
-    assert [(r["profile"], r["headline"]) for r in cpu] == [("cpu", True)]
+    assert sorted(r["profile"] for r in ami) == ["paper", "quick"]
+    quick = [r for r in _command(results, capsys, profile="quick") if r["id"] == "fyvi-t1-sparse-ami"]
+    assert [(r["profile"], r["headline"]) for r in quick] == [("quick", True)]
     assert {r["paper"] for r in _command(results, capsys, paper="vr")} == {"vr"}
 
 
@@ -661,7 +664,11 @@ def test_the_json_a_script_reads_has_every_field_of_the_verdict():
                    "quote": "the quote of toy", "claim": "toy beats the baseline", "paper_numbers": "0.31 vs 0.27",
                    "profile": "cpu", "profile_kind": "reduced", "headline": True, "verdict": "not resolved at this n",
                    "reduced": True, "ours": "0.42 vs 0.3", "n": "4 pairs", "estimate": 0.12, "low": -0.1, "high": 0.3,
-                   "n_to_resolve": 17, "stale_rows": 2, "dirty_rows": 1, "notes": ["a note"]}
+                   "n_to_resolve": 17, "stale_rows": 2, "dirty_rows": 1, "notes": ["a note"], "reading": "both",
+                   "departures": [], "readings_differ": False,
+                   "readings": {"both": {"verdict": "not resolved at this n", "profile": "cpu",
+                                         "profile_kind": "reduced", "ours": "0.42 vs 0.3", "n": "4 pairs",
+                                         "estimate": 0.12, "low": -0.1, "high": 0.3, "notes": ["a note"]}}}
     at_paper, = json.loads(as_json([Verdict(a_claim("c", kind="check", note="w"), "paper", "supported")]))
     assert (at_paper["kind"], at_paper["profile_kind"], at_paper["reduced"], at_paper["headline"]) == (
         "check", "paper", False, False)
@@ -678,7 +685,7 @@ def test_a_wrapped_line_continues_indented_so_that_column_0_holds_only_what_star
     short = short_lines(verdicts, 60, all_profiles=True)
     starts = [line for line, _ in short if line and not line[0].isspace()]
     ids = {v.claim.id for v in verdicts}
-    assert all(line.split()[0] in ids | {"id", "fyvi:", "*"} for line in starts), starts
+    assert all(line.split()[0] in ids | {"id", "fyvi:", "*", "[note"} for line in starts), starts  # [note k]: shared
     assert sum(line.startswith("fyvi: 41 claims") for line in starts) == 1 and len(short) > len(verdicts) * 3
     long = long_lines(verdicts, 60)
     starts = [line for line, _ in long if line and not line[0].isspace()]

@@ -43,7 +43,7 @@ def test_a_claim_naming_both_b_and_than_is_refused(tmp_path, direction, extra):
 def test_than_in_a_direction_without_a_side_b_to_replace_is_refused(tmp_path, direction, extra):
     message = refused(tmp_path, [toy(direction=direction, than=2, **extra)])
     assert message == (f"claim 'toy': than: expected no constant for direction '{direction}' (than stands in for b "
-                       "in greater, less, approx only), got 2")
+                       "in greater, less, approx, noninferior only), got 2")
     assert load_claims(_written(tmp_path, toy(direction=direction, **extra)), check=False).claims[0].than is None
 
 
@@ -242,24 +242,26 @@ def test_a_verdict_without_a_profile_prints_a_dash_in_the_long_title_and_a_long_
 def test_load_frames_reads_every_experiment_of_the_folder_by_default_each_against_its_own_results(tmp_path,
                                                                                                    monkeypatch):
     """Without names: every experiment with a spec; each experiment's rows pass :func:`claim_rows` with its name,
-    spec and results folder, and their freshness is :func:`row_states` against that folder."""
+    spec, results folder and their judgement, :func:`row_freshness` against that folder (once, both axes), whose
+    code axis is their freshness."""
     import fyexp.claims.verdicts as verdicts
     import fyexp.spec_freshness
+    from fyexp.provenance.freshness import Freshness
 
     results = _toy_results(tmp_path / "results")
     asked = []
     real = verdicts.claim_rows
 
-    def claim_rows(name, spec, frame, folder):
-        asked.append((name, spec.name, len(frame), folder))
-        return real(name, spec, frame, folder)
+    def claim_rows(name, spec, frame, folder, judged):
+        asked.append((name, spec.name, len(frame), folder, list(judged.index) == list(frame.index)))
+        return real(name, spec, frame, folder, judged)
 
     monkeypatch.setattr(verdicts, "claim_rows", claim_rows)
-    monkeypatch.setattr(fyexp.spec_freshness, "row_states",
-                        lambda spec, frame, folder: pd.Series(f"{spec.name} at {folder.name}", index=frame.index))
+    monkeypatch.setattr(fyexp.spec_freshness, "row_freshness", lambda spec, frame, folder: pd.Series(
+        [Freshness("k", "r", f"{spec.name} at {folder.name}", False)] * len(frame), index=frame.index, dtype=object))
     frames, specs = verdicts.load_frames(results, TOY_SPECS)
     assert list(frames) == list(specs) == ["toy"]
-    assert asked == [("toy", "toy", 2, results / "toy")]
+    assert asked == [("toy", "toy", 2, results / "toy", True)]
     assert list(frames["toy"]["freshness"]) == ["toy at toy", "toy at toy"]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -34,7 +35,7 @@ def test_markdown_puts_headlines_first_checks_apart_and_other_profiles_last(tmp_
     text = markdown("fyvi", _mixed(tmp_path))
     head, rest = text.split(f"## {CHECKS_TITLE}")
     checks, others = rest.split("## Other profiles")
-    assert "**fyvi: 1 claim (1 supported); 1 check of ours.**" in head
+    assert "**fyvi: 1 claim (1 supported; all at paper); 1 check of ours.**" in head
     assert "| toy | toy |" in head and "“a toy sentence” (fyvi Table 9, line 12)" in head and "0.9 \\| 0.5" in head
     assert "| ours |" in checks and "ours - a margin of ours (Table 9)" in checks and "| toy | toy |" not in checks
     assert "reversed (reduced profile cpu)" in others and "supported |" not in others
@@ -52,8 +53,8 @@ def test_the_index_tally_counts_claims_and_checks_apart(tmp_path):
     lines = summary_markdown(_mixed(tmp_path), {"fyvi": "claims/fyvi.md"})
     row = next(line for line in lines if line.startswith("| `fyvi`"))
     cells = [c.strip() for c in row.strip("|").split("|")]
-    assert cells[:3] == ["`fyvi`", "1", "1"] and cells[-3:] == ["1", "0", "[md](claims/fyvi.md)"]
-    assert sum(int(c) for c in cells[2:9]) == 1  # one claim, one verdict: not one per profile
+    assert cells[:4] == ["`fyvi`", "both readings", "1", "1"] and cells[-3:] == ["1", "0", "[md](claims/fyvi.md)"]
+    assert sum(int(c) for c in cells[3:10]) == 1  # one claim, one verdict: not one per profile
     assert "Counts are claims" in lines[-1]
 
 
@@ -91,15 +92,36 @@ def test_print_table_wraps_at_the_terminal_width(tmp_path):
 
 
 # ---- the command ------------------------------------------------------------------------------------------------
-def _results(tmp_path):
-    folder = tmp_path / "results" / "gmm-clustering"
-    folder.mkdir(parents=True)
-    rows = [{"experiment": "gmm-clustering", "profile": "paper", "method": m, "paper_row": r, "metric": "adjusted_mi",
-             "value": v, "seed": i, "params": "{}", "status": "ok", "git_commit": "unknown", "cell": f"{m}{i}",
-             "paper": "fyvi", "table": "1"}
-            for m, r, values in (("sparse", "Sparse EM", BASE / 4 + 0.1), ("standard", "Standard EM", BASE / 4))
-            for i, v in enumerate(values)]
-    pd.DataFrame(rows).to_csv(folder / "results.csv", index=False)
+def _results(tmp_path, rows: list[dict] | None = None):
+    """A results folder of gmm-clustering rows (default: four Sparse and four Standard EM AMIs at ``paper``), each
+    cell file with a sound run record beside it (rows without one have unknown provenance, never evidence), and the
+    ``results.csv`` of them."""
+    from fyexp.claims.model import experiment_spec
+    from fyexp.provenance.record import settings_hash, write_record
+    from fyexp.provenance.source import git_commit
+    from fyexp.results import ResultStore
+    from fyexp.spec_freshness import spec_expectation
+
+    rows = rows if rows is not None else [
+        {"experiment": "gmm-clustering", "profile": "paper", "method": m, "paper_row": r, "metric": "adjusted_mi",
+         "value": v, "seed": i, "params": "{}", "status": "ok", "cell": f"{m}{i}", "paper": "fyvi", "table": "1"}
+        for m, r, values in (("sparse", "Sparse EM", BASE / 4 + 0.1), ("standard", "Standard EM", BASE / 4))
+        for i, v in enumerate(values)]
+    store = ResultStore(tmp_path / "results", "gmm-clustering")
+    expect = spec_expectation(experiment_spec("gmm-clustering", None), tmp_path / "results")
+    for (profile, cell), part in pd.DataFrame(rows).groupby(["profile", "cell"], sort=False):
+        path = store.folder / "cells" / profile / f"{cell}.csv"
+        first = part.iloc[0]
+        row = {"profile": profile, "cell": cell, "method": first["method"], "seed": first["seed"],
+               "params": first["params"], "superseded": False}   # recorded at the settings the spec asks now
+        now = expect(SimpleNamespace(settings={"overrides": {}}), row).settings
+        settings = {"experiment": "gmm-clustering", "profile": profile, "overrides": {}, "method": str(first["method"]),
+                    "params": {}, "seed": int(first["seed"]), "data": None, "environment": {"device_kind": "cpu"},
+                    **now}
+        write_record(path, settings, None)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        part.assign(git_commit=git_commit(), settings_hash=settings_hash(settings)).to_csv(path, index=False)
+    store.consolidate()
     return tmp_path / "results"
 
 

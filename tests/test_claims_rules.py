@@ -416,7 +416,7 @@ def test_tallies_count_claims_not_judgements_and_never_checks(tmp_path):
     assert len(verdicts) == 6
     claims, counts, checks, _, _ = tally(verdicts, "fyvi")
     assert (claims, dict(counts), checks) == (1, {SUPPORTED: 1}, 1)
-    assert summary_line(verdicts, "fyvi").startswith("fyvi: 1 claim (1 supported); 1 check of ours")
+    assert summary_line(verdicts, "fyvi").startswith("fyvi: 1 claim (1 supported; all at paper); 1 check of ours")
 
 
 def test_default_view_shows_the_headline_and_wraps_without_cutting(tmp_path):

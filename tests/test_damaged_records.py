@@ -33,56 +33,56 @@ def _killed_write(path: Path) -> Path:
     return tmp
 
 
-def _damage_code(cell: Path, code: dict) -> Path:
-    """Write ``code`` as the code record the loader reads for ``cell``: inside its one-file run record where the
-    queue has landed one (a cell rerun at HEAD), else as a legacy ``<cell>.code.json`` (a legacy cell, which has
-    none); return the file the warning must name."""
+def _damage_record(cell: Path, **change) -> Path:
+    """Change the fields ``change`` of ``cell``'s run record (``settings`` as a function of the recorded ones);
+    return the record, the file the warning must name."""
     record = cell.with_suffix(".record.json")
-    if record.is_file():
-        record.write_text(json.dumps({**json.loads(record.read_text()), "code": code}))
-        return record
-    cell.with_suffix(".code.json").write_text(json.dumps(code))
-    return cell.with_suffix(".code.json")
+    found = json.loads(record.read_text())
+    if callable(change.get("settings")):
+        change["settings"] = change["settings"](found["settings"])
+    record.write_text(json.dumps({**found, **change}))
+    return record
+
+
+def _other_epochs(settings: dict) -> dict:
+    return {**settings, "config": {**settings["config"], "train": {**settings["config"].get("train", {}),
+                                                                   "epochs": 3}}}
 
 
 def _damage(results: Path) -> dict[str, tuple[Path, str]]:
     """One damaged record of each class in ``results`` (a copy of committed fy-nvdm and nvdm results): class →
     (the file the warning must name, a word of what is wrong)."""
     fy, nv = results / "fy-nvdm" / "cells" / "paper", results / "nvdm" / "cells" / "paper"
-    seed0, seed1 = fy / f"{FY_NVDM_PAPER.format(0)}.csv", fy / f"{FY_NVDM_PAPER.format(1)}.csv"
+    fy_cell, nv_cell = (lambda seed: fy / f"{FY_NVDM_PAPER.format(seed)}.csv",
+                        lambda seed: nv / f"{NVDM_PAPER.format(seed)}.csv")
     cases = {
-        "code record: garbage": (seed0.with_suffix(".code.json"), "not JSON"),
-        "code record: a JSON list": (seed1.with_suffix(".code.json"), "a JSON list"),
-        "code record: not Python": (_damage_code(nv / f"{NVDM_PAPER.format(0)}.csv",
-                                                 {"fyexp/reference/claims.yaml:claims": None}),
+        "run record: garbage": (fy_cell(0).with_suffix(".record.json"), "not JSON"),
+        "run record: a JSON list": (fy_cell(1).with_suffix(".record.json"), "a JSON list"),
+        "code record: not Python": (_damage_record(nv_cell(0), code={"fyexp/reference/claims.yaml:claims": None}),
                                     "does not name a function"),
-        "code record: /etc/passwd": (_damage_code(nv / f"{NVDM_PAPER.format(1)}.csv",
-                                                  {"/etc/passwd:root": "0123456789ab"}), "does not name a function"),
-        "settings record deleted": (seed0.with_suffix(".settings.json"), "name settings"),
-        "settings of other settings": (seed1.with_suffix(".settings.json"), "its settings hash"),
+        "code record: /etc/passwd": (_damage_record(nv_cell(1), code={"/etc/passwd:root": "0123456789ab"}),
+                                     "does not name a function"),
+        "run record deleted": (fy_cell(2).with_suffix(".record.json"), "name settings"),
+        "settings of other settings": (_damage_record(nv_cell(3), settings=_other_epochs), "its settings hash"),
         "superseded garbage": (results / "fy-nvdm" / "superseded" / "paper" / "x__seed=0.abc.csv", "not UTF-8"),
-        "killed write": (_killed_write(nv / f"{NVDM_PAPER.format(2)}.csv"), "interrupted"),
+        "killed write": (_killed_write(nv_cell(2)), "interrupted"),
         "results.csv: bad UTF-8": (results / "gmm-clustering" / "results.csv", "not UTF-8"),
         "results.csv: columns missing": (results / "fy-vae" / "results.csv", "missing column(s)"),
         "results.csv: empty": (results / "vr-vae" / "results.csv", "empty"),
-        "code record: not a hash": (fy / f"{FY_NVDM_PAPER.format(2)}.code.json", "is not a function hash"),
+        "code record: not a hash": (_damage_record(nv_cell(4), code={"fyexp/train/loop.py:fit": "abc"}),
+                                    "is not a function hash"),
     }
-    cases["code record: garbage"][0].write_text("{garbage")
-    cases["code record: a JSON list"][0].write_text('["fyexp/train/loop.py:fit"]')
-    cases["settings record deleted"][0].unlink()
-    sidecar = cases["settings of other settings"][0]
-    settings = json.loads(sidecar.read_text())
-    settings["config"]["train"] = {**settings["config"].get("train", {}), "epochs": 3}
-    sidecar.write_text(json.dumps(settings))
+    cases["run record: garbage"][0].write_text("{garbage")
+    cases["run record: a JSON list"][0].write_text('["fyexp/train/loop.py:fit"]')
+    cases["run record deleted"][0].unlink()
     for path, _ in list(cases.values())[6:]:
         path.parent.mkdir(parents=True, exist_ok=True)
     cases["superseded garbage"][0].write_bytes(b"\xff\x00 not a cell file\n")
     cases["results.csv: bad UTF-8"][0].write_bytes(b"experiment,profile\n\xff\xfe,\x00\n")
     cases["results.csv: columns missing"][0].write_text("experiment,metric,value\nfy-vae,l1,1.0\n")
     cases["results.csv: empty"][0].write_bytes(b"")
-    cases["code record: not a hash"][0].write_text('{"fyexp/train/loop.py:fit": "abc"}')
-    # the seeds the queue adds later (3, 4, ...): their one run record (code and settings in one file) damaged too,
-    # so that every fy-nvdm paper cell stays of unknown provenance whatever has landed
+    # the seeds the queue adds later (3, 4, ...): their run record damaged too, so that every fy-nvdm paper cell stays
+    # of unknown provenance whatever has landed
     for cell in sorted(fy.glob(FY_NVDM_PAPER.format("*") + ".csv")):
         seed = int(cell.stem.rsplit("=", 1)[1])
         record = cell.with_suffix(".record.json")
@@ -145,11 +145,11 @@ def test_report_rebuilds_results_csv_but_loading_wrote_no_damaged_file(damaged):
 
 
 @pytest.mark.slow
-def test_run_redoes_a_cell_without_its_settings_record_and_removes_its_leftovers(tmp_path):
+def test_run_redoes_a_cell_without_its_run_record_and_removes_its_leftovers(tmp_path):
     env = {"FYEXP_EXPERIMENTS_DIR": str(TOY_SPECS), "FYEXP_RESULTS_DIR": str(tmp_path / "results")}
     first = run_cli("run", "toy", "--profile", "quick", "--seeds", "0-2", "--no-progress", env=env)
     assert first.returncode == 0, first.stderr
-    folder = tmp_path / "results" / "toy" / "cells" / "quick"
+    folder = tmp_path / "results" / "toy" / "cells" / "quick+seeds=0-2"   # seeds other than the profile's: a variant
     cells = sorted(folder.glob("*.csv"))
     assert len(cells) == 3
     sidecar = cells[0].with_suffix(".record.json")

@@ -1,7 +1,7 @@
 """fyexp/damaged.py in process: the phrase that names what is wrong with a record, the warning's one line (flushed,
 once per file and problem), and the age at which a temporary file is a killed write's leftover.
 
-Written from the survivors of a mutation run (docs/mutation.md, "fyexp/damaged.py"): the installed-script tests of
+Written from the survivors of a mutation run (docs/contributing/mutation.md, "fyexp/damaged.py"): the installed-script tests of
 tests/test_damaged_records.py read these phrases in a subprocess, which a mutant never reaches.
 """
 
@@ -29,7 +29,7 @@ def test_read_json_names_what_is_wrong_in_one_phrase(tmp_path, content, value, p
 
 def test_read_json_of_a_file_that_cannot_be_read_says_why(tmp_path):
     assert read_json(tmp_path / "gone.json") == (None, "cannot be read (No such file or directory)")
-    assert read_json(tmp_path) == (None, "cannot be read (Is a directory)")
+    assert read_json(tmp_path) == (None, "not a regular file (a FIFO, a device or a folder)")
 
 
 class _Stream:

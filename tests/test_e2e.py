@@ -282,4 +282,4 @@ def test_tune_two_trials_in_a_terminal(toy_env, tmp_path):
 
     study = optuna.load_study(study_name="toy-tune", storage=f"sqlite:///{results / 'toy' / 'study.db'}")
     assert len(study.trials) == 2 and all(t.state.name == "COMPLETE" for t in study.trials)
-    assert (results / "toy" / "best_params.yaml").is_file()
+    assert (results / "toy" / "best_params-tune.yaml").is_file()

@@ -13,7 +13,7 @@ import pytest
 
 from fyexp.provenance.executed import ExecutedCode, changed_functions, function_hashes
 from fyexp.provenance.freshness import code_column, frame_freshness
-from fyexp.provenance.record import write_record
+from fyexp.provenance.record import settings_hash, write_record
 from fyexp.provenance.source import current_fingerprint, git_commit
 from fyexp.report.runs import profile_runs
 from fyexp.specs import deep_merge, load_spec
@@ -79,12 +79,16 @@ def test_report_counts_stale_rows_by_the_executed_record_and_falls_back_to_files
     results = tmp_path / "results" / "toy"
     cells = results / "cells" / "quick"
     cells.mkdir(parents=True)
-    for cell, function in (("a", "fyexp/mod.py:f"), ("b", "fyexp/mod.py:g")):
-        (cells / f"{cell}.code.json").write_text(json.dumps(function_hashes({function}, root)))
+    settings = {"experiment": "toy", "profile": "quick", "overrides": {}, "config": {}, "method": "m", "params": {},
+                "seed": 0, "data": None, "environment": {}}
+    for cell, function in (("a", "fyexp/mod.py:f"), ("b", "fyexp/mod.py:g"), ("c", None)):
+        code = function_hashes({function}, root) if function else None
+        (cells / f"{cell}.record.json").write_text(json.dumps({"settings": settings, "code": code,
+                                                               "commit": "unknown", "fingerprint": None}))
     frame = pd.DataFrame({"profile": "quick", "cell": ["a", "a", "b", "c"], "git_commit": "unknown",
-                          "status": "ok", "seed": 0})
-    def states():  # the row of c has no record: the file rule judges it, and git cannot tell (commit unknown)
-        return code_column(frame_freshness(frame, results, "tests.toy_experiment", head=root)).tolist()
+                          "status": "ok", "seed": 0, "settings_hash": settings_hash(settings)})
+    def states():  # c recorded no code: the file rule judges it, and git cannot tell (commit unknown)
+        return code_column(frame_freshness(frame, results, head=root)).tolist()
 
     assert states() == ["fresh", "fresh", "fresh", "unknown"]
     _tree(tmp_path / "src", MODULE.replace("return x + 1", "return x - 1"))
@@ -98,14 +102,11 @@ def test_a_run_writes_the_record_beside_the_cell_file(tmp_path):
     path = tmp_path / "cells" / "quick" / "x.csv"
     path.parent.mkdir(parents=True)
     record = function_hashes({"fyexp/specs.py:deep_merge"})
-    path.with_suffix(".code.json").write_text("{}")  # a legacy record of an older run: replaced by the one file
-    path.with_suffix(".settings.json").write_text("{}")
     write_record(path, {"experiment": "fy-vae", "seed": 0}, record)
     written = json.loads(path.with_suffix(".record.json").read_text())
     assert written["code"] == record and written["settings"] == {"experiment": "fy-vae", "seed": 0}
     assert written["commit"] == git_commit() and written["fingerprint"] == current_fingerprint("fy-vae")
     assert written["fingerprint"] and all(isinstance(v, (int, float)) for v in written["fingerprint"].values())
-    assert not path.with_suffix(".code.json").exists() and not path.with_suffix(".settings.json").exists()
     assert sorted(p.name for p in path.parent.iterdir()) == ["x.record.json"]  # one file, no temporary one left
     write_record(path, {"experiment": "no-such", "seed": 0}, None)  # recording off; no fingerprint of its own
     written = json.loads(path.with_suffix(".record.json").read_text())

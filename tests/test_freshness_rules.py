@@ -1,8 +1,9 @@
 """The freshness rule's branches one by one (fyexp/provenance/freshness.py), each with the reason a user reads in the
-report: found missing by mutating the module (docs/mutation.md)."""
+report: found missing by mutating the module (docs/contributing/mutation.md)."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pandas as pd
@@ -31,12 +32,9 @@ def _record(settings: dict | None = RECORDED, **fields) -> RunRecord:
      (True, "settings changed: method, seed (and from `run --best`'s: method, seed)")),
     (RunRecord(Path("c.csv"), "abc", "0123abcd"), fr.Expected(settings=RECORDED),   # a hash, its record unread
      (None, "its settings record was not compared")),
-    (_record(None), fr.Expected(settings=RECORDED),
-     (None, "no settings record, and the spec at its commit cannot be compared (kept)")),
-    (_record(None), fr.Expected(legacy=lambda commit: True), (True, "its profile changed since its commit")),
-    (_record(None), fr.Expected(legacy=lambda commit: False), (False, "its profile is as at its commit")),
+    (_record(None), fr.Expected(settings=RECORDED), (None, "its settings record was not compared")),
 ], ids=["not compared", "gone", "cannot tell", "same", "changed", "as run --best", "changed from both", "unread",
-        "legacy kept", "legacy changed", "legacy same"])
+        "no hash"])
 def test_each_settings_state_and_its_reason(record, expected, answer):
     assert fr.settings_state(record, expected) == answer
 
@@ -79,7 +77,7 @@ def test_the_columns_keep_the_frames_index_as_objects_and_evidence_drops_only_un
 
 def test_frame_freshness_asks_each_cell_once_with_its_row_and_keeps_the_frames_index(tmp_path):
     empty = pd.DataFrame({"profile": [], "cell": []}, index=pd.Index([], dtype="int64"))
-    none = fr.frame_freshness(empty, tmp_path, "x.y", code=False)
+    none = fr.frame_freshness(empty, tmp_path, code=False)
     assert none.empty and none.dtype == object and none.index.equals(empty.index)
 
     frame = pd.DataFrame({"profile": ["quick", "quick", "quick~superseded-abc", "quick"], "cell": ["a", "a", "b", "c"],
@@ -91,12 +89,13 @@ def test_frame_freshness_asks_each_cell_once_with_its_row_and_keeps_the_frames_i
 
     def expectation(record, row):
         asked.append((record.git_commit, row))
-        return fr.Expected(legacy=lambda commit: row["cell"] != "a")
+        return fr.Expected(gone=None if row["cell"] == "a" else "its profile is gone")
 
-    judged = fr.frame_freshness(frame, None, "x.y", expectation=expectation, code=False)
+    judged = fr.frame_freshness(frame, None, expectation=expectation, code=False)
     assert list(judged.index) == [10, 11, 12, 13] and judged.dtype == object
-    assert [f.kind for f in judged] == [fr.CURRENT, fr.CURRENT, fr.OLD_SETTINGS, fr.CURRENT]
-    # c names a settings hash but no folder holds its record: not compared, not judged as a legacy row
+    assert [f.kind for f in judged] == [fr.CURRENT, fr.CURRENT, fr.CURRENT, fr.CURRENT]
+    # no folder holds the records: their settings are not compared, whatever is expected
+    assert judged.iloc[2].old_settings is None and judged.iloc[0].old_settings is None
     assert judged.iloc[3].reason == "its settings record was not compared" and judged.iloc[3].old_settings is None
     assert asked == [  # once a cell; a NaN commit is none
         ("0123abcd", {"profile": "quick", "cell": "a", "method": "m", "seed": 0, "params": '{"x": 1}',
@@ -106,51 +105,45 @@ def test_frame_freshness_asks_each_cell_once_with_its_row_and_keeps_the_frames_i
         ("0123abcd", {"profile": "quick", "cell": "c", "method": "m", "seed": 2, "params": "{}", "superseded": False})]
 
 
-def test_frame_freshness_judges_the_code_of_each_row_by_its_name_hash_and_module(tmp_path, monkeypatch):
+def test_frame_freshness_judges_the_code_of_each_row_by_its_record_and_name(tmp_path, monkeypatch):
+    import fyexp.provenance.executed as executed
     import fyexp.provenance.source as source
 
     seen = []
-
-    def files_freshness(commit, code_hash, module):
-        seen.append(("files", commit, code_hash, module))
-        return fr.STALE
 
     def fingerprint_difference(name, commit, recorded=None):
         seen.append(("fingerprint", name, commit))
         return None if name == "held" else "its fingerprint moved"
 
-    monkeypatch.setattr(source, "files_freshness", files_freshness)
+    monkeypatch.setattr(executed, "changed_functions", lambda code, tree, files: ["fyexp/a.py:f"])
     monkeypatch.setattr(source, "fingerprint_difference", fingerprint_difference)
-    frame = pd.DataFrame({"profile": ["quick"] * 5, "cell": ["a", "a", "b", "d", "e"],
-                          "git_commit": ["c1", "c1", "c1", "c2", float("nan")], "code_hash": ["h1", "h1", "", "h1", "h1"]})
-    held = fr.frame_freshness(frame, None, "x.runner", "held", head=tmp_path)
-    assert [f.kind for f in held] == [fr.BEHAVIOUR_UNCHANGED] * 5
-    assert held.iloc[0].reason == "its experiment's files differ at HEAD, but the fingerprint of held is as at its commit"
-    # the file rule and the fingerprint once per commit (and hash, module) over the frame; an empty hash and a
-    # missing commit are none
-    assert seen == [("files", "c1", "h1", "x.runner"), ("fingerprint", "held", "c1"),
-                    ("files", "c1", None, "x.runner"), ("files", "c2", "h1", "x.runner"),
-                    ("fingerprint", "held", "c2"), ("files", None, "h1", "x.runner"), ("fingerprint", "held", "")]
-    moved = fr.frame_freshness(frame.iloc[:1], None, "x.runner", "moved", head=tmp_path).iloc[0]
+    frame = pd.DataFrame({"profile": ["quick"] * 4, "cell": ["a", "a", "d", "e"],
+                          "git_commit": ["c1", "c1", "c2", float("nan")]})
+    ran = RunRecord(Path("c.csv"), None, None, code={"fyexp/a.py:f": "0123456789ab"})
+    monkeypatch.setattr(fr, "RunRecord", lambda path, hash_, commit: dataclasses.replace(ran, git_commit=commit))
+    held = fr.frame_freshness(frame, None, "held", head=tmp_path)
+    assert [f.kind for f in held] == [fr.BEHAVIOUR_UNCHANGED] * 4
+    assert held.iloc[0].reason == ("1 executed function(s) differ at HEAD (fyexp/a.py:f), but the fingerprint of "
+                                   "held is as at its commit")
+    # the fingerprint once per commit over the frame; a missing commit is none
+    assert seen == [("fingerprint", "held", "c1"), ("fingerprint", "held", "c2"), ("fingerprint", "held", "")]
+    moved = fr.frame_freshness(frame.iloc[:1], None, "moved", head=tmp_path).iloc[0]
     assert (moved.kind, moved.stale_because) == (fr.STALE, "its fingerprint moved")
-    assert moved.reason == "its experiment's files differ at HEAD; its fingerprint moved"
-    unnamed = fr.frame_freshness(frame.iloc[:1], None, "x.runner", head=tmp_path).iloc[0]
-    assert (unnamed.kind, unnamed.reason) == (fr.STALE, "its experiment's files differ at HEAD")
+    assert moved.reason == "1 executed function(s) differ at HEAD (fyexp/a.py:f); its fingerprint moved"
+    unnamed = fr.frame_freshness(frame.iloc[:1], None, head=tmp_path).iloc[0]
+    assert (unnamed.kind, unnamed.reason) == (fr.STALE, "1 executed function(s) differ at HEAD (fyexp/a.py:f)")
 
 
-def test_code_state_says_why_by_executed_functions_or_when_git_cannot_tell(tmp_path, monkeypatch):
+def test_code_state_says_why_by_executed_functions_or_that_none_were_recorded(tmp_path, monkeypatch):
     import fyexp.provenance.executed as executed
-    import fyexp.provenance.source as source
 
     monkeypatch.setattr(executed, "changed_functions", lambda code, tree, files: sorted(code.get("changed", [])))
     ran = _record(code={"changed": []})
-    assert fr.code_state(ran, None, "x.runner", None, head=tmp_path) == (fr.FRESH, "every executed function is as at HEAD")
+    assert fr.code_state(ran, None, head=tmp_path) == (fr.FRESH, "every executed function is as at HEAD")
     moved = _record(code={"changed": ["fyexp/a.py:f", "fyexp/b.py:g"]})
-    assert fr.code_state(moved, None, "x.runner", None, head=tmp_path) == (
+    assert fr.code_state(moved, None, head=tmp_path) == (
         fr.STALE, "2 executed function(s) differ at HEAD (fyexp/a.py:f)")
-    monkeypatch.setattr(source, "files_freshness", lambda commit, code_hash, module: fr.UNKNOWN)
-    assert fr.code_state(_record(), "h1", "x.runner", "named", head=tmp_path) == (
-        fr.UNKNOWN, "git cannot tell whether its experiment's files changed")
+    assert fr.code_state(_record(), "named", head=tmp_path) == (fr.UNKNOWN, "its cell recorded no executed code")
 
 
 def test_frame_freshness_compares_executed_code_in_heads_tree_and_leaves_a_superseded_files_settings_unread(
@@ -175,11 +168,11 @@ def test_frame_freshness_compares_executed_code_in_heads_tree_and_leaves_a_super
     monkeypatch.setattr(source, "head_tree", lambda root: tmp_path / "head" if root == executed.ROOT else None)
     monkeypatch.setattr(source, "in_git_checkout", lambda root: True)
     now = fr.Expected(settings={"config": {"k": 8}})
-    judged = fr.frame_freshness(frame, store.folder, "x.y", expectation=lambda record, row: now)
+    judged = fr.frame_freshness(frame, store.folder, expectation=lambda record, row: now)
     assert trees == [tmp_path / "head"] * 2                      # HEAD's tree, not the working tree
     assert [f.kind for f in judged] == [fr.OLD_SETTINGS, fr.CURRENT]
     # the superseded file's record is not beside a current cell: its settings are not compared
     assert (judged.iloc[1].reason, judged.iloc[1].old_settings) == ("every executed function is as at HEAD", None)
     monkeypatch.setattr(source, "in_git_checkout", lambda root: False)   # outside git: the working tree
-    fr.frame_freshness(frame.iloc[:1], store.folder, "x.y")
+    fr.frame_freshness(frame.iloc[:1], store.folder)
     assert trees[-1] == executed.ROOT

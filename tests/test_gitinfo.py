@@ -45,13 +45,6 @@ def test_answers_in_a_checkout(checkout):
     _git(checkout, "commit", "-qam", "two")
     second = _git(checkout, "rev-parse", "HEAD")
     assert gitinfo.head_commit(checkout) == second[:12]  # HEAD is asked again, never cached
-    assert gitinfo.file_at_commit(checkout, first, "sub/a.txt") == "one\n"
-    assert gitinfo.file_at_commit(checkout, "HEAD", "sub/a.txt") == "two\n"
-    assert gitinfo.file_at_commit(checkout, first, "missing.txt") is None
-    assert gitinfo.file_at_commit(checkout, "", "sub/a.txt") is None
-    assert gitinfo.changed_between(checkout, first, ("sub/a.txt",)) is True
-    assert gitinfo.changed_between(checkout, first, ("b.txt",)) is False
-    assert gitinfo.changed_between(checkout, "0" * 40, ("b.txt",)) is None  # an unknown commit: cannot tell
     tar = gitinfo.archive(checkout, "HEAD", "sub")
     assert tar is not None and b"sub/a.txt" in tar and b"b.txt" not in tar
     assert gitinfo.archive(checkout, "no-such-ref") is None
@@ -63,8 +56,6 @@ def test_outside_a_checkout_every_answer_is_cannot_tell(tmp_path):
     assert gitinfo.toplevel(plain) is None and not gitinfo.is_checkout_root(plain)
     assert gitinfo.head_commit(plain) is None
     assert gitinfo.dirty_files(plain) == [] and not gitinfo.is_dirty(plain)
-    assert gitinfo.file_at_commit(plain, "HEAD", "x") is None
-    assert gitinfo.changed_between(plain, "HEAD", ("x",)) is None
     assert gitinfo.archive(plain, "HEAD") is None
 
 
@@ -92,26 +83,3 @@ def test_only_gitinfo_starts_git(tmp_path):
     planted = tmp_path / "planted.py"  # the check itself finds a stray call
     planted.write_text("import subprocess\nsubprocess.run(['git', 'status'])\n")
     assert _git_calls(planted) == [2]
-
-
-def test_files_at_commits_come_from_one_batch_process_that_follows_head(checkout, monkeypatch):
-    import fyexp.gitinfo as gi
-
-    started = []
-    real = subprocess.Popen
-    monkeypatch.setattr(gi.subprocess, "Popen", lambda *a, **kw: started.append(a[0]) or real(*a, **kw))
-    first = _git(checkout, "rev-parse", "HEAD")
-    assert gitinfo.file_at_commit(checkout, "HEAD", "sub/a.txt") == "one\n"
-    (checkout / "sub" / "a.txt").write_text("two\n")
-    (checkout / "bin.dat").write_bytes(b"\xff\xfe")
-    _git(checkout, "add", ".")
-    _git(checkout, "commit", "-qm", "two")
-    assert gitinfo.file_at_commit(checkout, "HEAD", "sub/a.txt") == "two\n"  # HEAD moved under the process
-    assert gitinfo.file_at_commit(checkout, first, "sub/a.txt") == "one\n"
-    assert gitinfo.file_at_commit(checkout, first, "b.txt") == "bee\n"
-    assert gitinfo.file_at_commit(checkout, first, "sub") is None          # a tree, not a file
-    assert gitinfo.file_at_commit(checkout, "HEAD", "bin.dat") is None     # not text
-    assert gitinfo.file_at_commit(checkout, "f" * 40, "b.txt") is None     # an unknown commit
-    assert gitinfo.file_at_commit(checkout, first, "b.txt\nHEAD:sub/a.txt") is None  # one request, one line
-    assert gitinfo.file_at_commit(checkout, first, "sub/a.txt") == "one\n"  # answers still in step
-    assert [a for a in started if "cat-file" in a] == [["git", "cat-file", "--batch"]]  # one process for all

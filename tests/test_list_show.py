@@ -52,7 +52,11 @@ def test_list_wraps_whole_words_and_gives_cells_and_time_per_profile(width, tmp_
 
     # gmm-clustering's committed paper cells: their recorded time
     assert f"paper (60 cells, {duration(committed_paper_seconds())})" in text
-    assert "quick (13 cells, time unknown)" in text  # frac-vae quick: nothing recorded at that profile
+    # frac-vae quick: no cell recorded in a results folder; the measured profile times (fyexp.plan.PROFILE_TIMES)
+    from fyexp.plan import measured_profile_times
+
+    measured = sum(t.seconds for t in measured_profile_times("frac-vae", "quick"))
+    assert f"quick (13 cells, {duration(measured)})" in text
 
 
 @pytest.mark.slow
@@ -89,7 +93,7 @@ def test_show_opens_with_a_summary_and_stays_yaml():
     assert shown.returncode == 0, shown.stderr
     lines = shown.stdout.splitlines()
     assert lines[0].startswith("# vr-vae [paper]: 60 cells (seeds 0); estimate ")
-    assert " recorded cells, unknown for " in lines[0] and lines[0].endswith(" on data none of them used")
+    assert " recorded cells, unknown for " in lines[0] and " on data none of them used; times in " in lines[0]
     assert lines[1] == "# methods:"
     assert lines[2].startswith("#   vae: 16 cells (dataset freyface, mnist, caltech; L 1, 2; K 5, 50; fold 0, 1")
     assert "#   iwae_single: 1 cells (dataset mnist; L 1; K 50)" in lines
@@ -98,6 +102,7 @@ def test_show_opens_with_a_summary_and_stays_yaml():
     quick = run_cli("show", "gmm-clustering", "--profile", "quick", "--experiments-dir", str(EXPERIMENTS),
                     "--results-dir", str(ROOT / "results"))
     first = quick.stdout.splitlines()
-    assert first[0] == ("# gmm-clustering [quick]: 12 cells (seeds 0, 1); estimate unknown (no finished cell "
-                        "of this profile recorded)")
+    assert first[0].startswith("# gmm-clustering [quick]: 12 cells (seeds 0, 1); estimate ")   # no committed cell:
+    assert first[0].endswith(" from 12 recorded cells; times in fyexp's measured profile times, recorded on the "
+                             "project's machine, × 1 for this machine's speed ($FYEXP_MACHINE_SPEED)")  # the measured
     assert "#   sparse: 4 cells (rho 1.0, 2.0)" in first and "#   standard: 2 cells (no grid parameters)" in first

@@ -49,3 +49,16 @@ def test_only_names_the_mutants_of_a_function_or_a_method():
     assert script.mutant_patterns("tables", ["table_status", "ComparedTable.counts"]) == [
         "fyexp.report.tables.x_table_status__mutmut_*", "fyexp.report.tables.xǁComparedTableǁcounts__mutmut_*"]
     assert script.mutant_patterns("freshness", []) == []
+
+
+@pytest.mark.parametrize("target", ["claims-verdicts", "claims-keys", "claims-model", "claims-progress"])
+def test_a_claims_rules_target_mutates_its_one_file_without_the_slow_tests(target):
+    """Issue 46's claims targets mutate one file of fyexp/claims each (setup.cfg's section mutates them all) and
+    leave out the tests marked slow (they read the committed results); another target keeps every test."""
+    script = _script()
+    source, tests = script.TARGETS[target]
+    section = script.section(target)
+    assert f"only_mutate={source}\n" in section and source.startswith("fyexp/claims/") and "*" not in source
+    assert section.endswith("    -q\n    -m\n    not slow\n")
+    assert all(f"    {test}\n" in section for test in tests) and all((ROOT / p).is_file() for p in (source, *tests))
+    assert "not slow" not in script.section("plan")

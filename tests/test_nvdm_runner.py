@@ -96,7 +96,7 @@ def test_a_tuning_trial_trains_at_the_trial_config_reports_each_nvdm_epoch_and_r
 
 
 def test_a_cell_without_an_embedder_says_why_its_coherence_is_left_out(tiny, monkeypatch, capsys, tmp_path):
-    """sentence-transformers missing (the `.[text]` extra) or a model folder that is not there: the cell still
+    """sentence-transformers missing (it is in requirements.lock) or a model folder that is not there: the cell still
     finishes, without topic_coherence rows, and prints one line naming the reason (it was silent)."""
     import sys
 
@@ -109,7 +109,7 @@ def test_a_cell_without_an_embedder_says_why_its_coherence_is_left_out(tiny, mon
     assert "topic_coherence" not in {r["metric"] for r in rows}
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [f"cell {cell.key}: topic coherence left out: sentence-transformers is not installed "
-                   "(pip install 'fyexp[text]')"]
+                   "(pip install --no-deps -r requirements.lock)"]
     missing = dataclasses.replace(config, embedder=str(tmp_path / "no-model"))
     experiment.run_cell(missing, cell, ctx)
     assert "no-model: no such folder" in capsys.readouterr().err
@@ -125,9 +125,38 @@ def test_load_embedder_loads_a_working_model_and_says_nothing(monkeypatch, tmp_p
     from fyexp.topics import coherence
 
     class Model:
-        def __init__(self, source, device):
-            self.source = source
+        def __init__(self, source, device, local_files_only=False):
+            self.source, self.local_files_only = source, local_files_only
 
     monkeypatch.setitem(sys.modules, "sentence_transformers", types.SimpleNamespace(SentenceTransformer=Model))
     embedder, why_not = coherence.load_embedder(str(tmp_path))
-    assert why_not == "" and embedder.model.source == str(tmp_path)
+    assert why_not == "" and embedder.model.source == str(tmp_path) and embedder.model.local_files_only
+
+
+def test_a_hub_name_is_tried_online_only_when_the_hub_answers(monkeypatch):
+    """The hub name not in the local cache: with the hub unreachable, one line at once (the hub client alone
+    retries for about 80 s); with it reachable, the online load is tried and its model returned."""
+    import sys
+    import types
+
+    from fyexp.topics import coherence
+
+    calls = []
+
+    class Model:
+        def __init__(self, source, device, local_files_only=False):
+            calls.append(local_files_only)
+            if local_files_only:
+                raise OSError("not in the cache")
+            self.source = source
+
+    monkeypatch.setitem(sys.modules, "sentence_transformers", types.SimpleNamespace(SentenceTransformer=Model))
+    monkeypatch.delenv("FYEXP_EMBEDDER", raising=False)
+    monkeypatch.setattr(coherence, "_reachable", lambda host, *a, **k: False)
+    embedder, why_not = coherence.load_embedder()
+    assert embedder is None and calls == [True]
+    assert "not in the local Hugging Face cache" in why_not and "FYEXP_EMBEDDER" in why_not and "\n" not in why_not
+    monkeypatch.setattr(coherence, "_reachable", lambda host, *a, **k: True)
+    calls.clear()
+    embedder, why_not = coherence.load_embedder()
+    assert why_not == "" and calls == [True, False] and embedder.model.source == coherence.DEFAULT_MODEL

@@ -13,14 +13,27 @@ from fyexp.results import Cell, ResultStore
 from tests.conftest import ROOT, TOY_SPECS, committed_paper_seconds, run_cli, run_in_terminal, strip_ansi
 
 
-def _record(results: Path, seconds: float, values=(1.0,), seeds=(0, 1), profile="paper") -> None:
-    """Finished toy cells with a recorded wall time each, consolidated into results.csv."""
+def _record(results: Path, seconds: float, values=(1.0,), seeds=(0, 1), profile="paper", *,
+            finished: bool = False) -> None:
+    """Toy cells with a recorded wall time each, consolidated into results.csv: recorded times, of unknown provenance
+    without a run record; ``finished``: with the run record and settings hash a run on this CPU writes."""
+    from fyexp.commands.options import Options, resolve_experiment
+    from fyexp.provenance.record import settings_hash, write_record
+    from fyexp.provenance.source import git_commit
+    from fyexp.settings import expected_settings
+
     store = ResultStore(results, "toy")
     prov = {"git_commit": "unknown", "fyexp_version": "0", "device": "cpu", "wall_time_s": seconds,
             "timestamp": "2026-01-01T00:00:00+00:00"}
+    experiment, resolved = resolve_experiment("toy", Options(profile=profile, experiments_dir=TOY_SPECS))
     for v in values:
         for s in seeds:
-            store.write_cell(profile, Cell("toy", s, {"x": v}), [{"metric": "adjusted_mi", "value": v}], prov)
+            cell, extra = Cell("toy", s, {"x": v}), {}
+            if finished:
+                settings = expected_settings(resolved, experiment, cell, "cpu", None)
+                write_record(store.cell_path(profile, cell), settings, None)
+                extra = {"git_commit": git_commit(), "settings_hash": settings_hash(settings)}
+            store.write_cell(profile, cell, [{"metric": "adjusted_mi", "value": v}], {**prov, **extra})
     store.consolidate()
 
 
@@ -81,10 +94,10 @@ def test_a_cell_whose_nearest_recorded_cells_all_differ_in_a_setting_is_counted_
     assert extrapolated_keys(["vae"], times, [{"dataset": "freyface", "K": 5, "epochs": 10}]) == (0, ())
     assert extrapolated_keys(["vae"], times, [{"dataset": "mnist", "K": 5}]) == (0, ())
     assert extrapolated_keys(["vae"], times) == (0, ())  # no parameters: nothing to differ
-    line = describe_plan(RunPlan("vr-vae", "paper", 3, 0, 3, 0, 3420.0, 19, "results", extrapolated=3,
+    line = describe_plan(RunPlan("vr-vae", "paper", 3, 0, 3, 0, 3420.0, 19, "/elsewhere/results", extrapolated=3,
                                  extrapolated_keys=("K",)))
-    assert line.endswith("on the device that ran them); 3 of them at another K than any recorded cell: their time "
-                         "may differ")
+    assert line.endswith("(from 19 recorded cells in /elsewhere/results); 3 of them at another K than any recorded "
+                         "cell: their time may differ")
     assert "another" not in describe_plan(RunPlan("vr-vae", "paper", 3, 0, 3, 0, 3420.0, 19, "results"))
 
 
@@ -146,8 +159,7 @@ def test_recorded_times_fall_back_to_results_csv_then_to_the_committed_results(t
 def test_the_plan_line_at_its_edges():
     assert describe_plan(RunPlan("toy", "paper", 4, 4, 0, 0, 0.0)).endswith("4 finished; nothing to run")
     assert describe_plan(RunPlan("toy", "paper", 4, 0, 4, 0, 60.0, 1, "r")) == (
-        "plan: toy [paper]: 4 cells: 4 to run, 0 finished; estimate 60 s (from 1 recorded cells in r, on the device "
-        "that ran them)")
+        "plan: toy [paper]: 4 cells: 4 to run, 0 finished; estimate 60 s (from 1 recorded cells in r)")
     assert describe_plan(RunPlan("toy", "paper", 4, 0, 4, 0, None, 0)).endswith(
         "estimate unknown (no finished cell of this profile recorded)")
     assert long_plan_reason(3, 7200.0, "paper") is None  # exactly two hours does not ask
@@ -185,6 +197,24 @@ def test_duration_on_both_sides_of_its_unit_changes():
     assert duration(721_900.0) == "201 h"   # hours by 3,600 s: 721,900 / 3,601 would print 200
     assert duration(180_200.0) == "50.1 h"  # and below 100 h: 180,200 / 3,601 would print 50.0
     assert duration(4_021_000.0) == "1,117 h"
+
+
+def test_the_one_estimate_finds_each_cells_nearest_recorded_cells_once(monkeypatch):
+    """estimate_cells is the plan's, list's and show's one estimator: per cell one search for its nearest recorded
+    cells gives its seconds (scaled by epochs where both are known), whether it is extrapolated, or that it is
+    unestimated."""
+    import fyexp.plan as plan
+
+    times = [Recorded("a", 10.0, 2, {"dataset": "d", "K": 5}), Recorded("b", 30.0, None, {"dataset": "d", "K": 5})]
+    asked, real = [], plan.nearest
+    monkeypatch.setattr(plan, "nearest", lambda method, *a: asked.append(method) or real(method, *a))
+    found = plan.estimate_cells(["a", "b", "c"], times, [4, None, None],
+                                [{"dataset": "d", "K": 5}, {"dataset": "d", "K": 50}, {"dataset": "e"}])
+    assert asked == ["a", "b", "c"]
+    # a: its own record, 10 s x 4/2 epochs; b: its own at K = 5 (extrapolated in K); c: no record on its data
+    assert found == plan.CellsEstimate(10.0 * 4 / 2 + 30.0, (2,), 1, ("K",))
+    assert plan.estimate_cells([], times) == plan.CellsEstimate(0.0, (), 0, ())
+    assert plan.estimate_cells(["c"], times, None, [{"dataset": "e"}]).seconds is None   # none has a record
 
 
 def test_extrapolated_keys_pools_by_method_first_and_gathers_the_settings_of_every_cell():
@@ -233,18 +263,19 @@ def test_run_plan_counts_the_grid_and_estimates_each_cell_from_its_nearest_recor
     _set_wall_time(results, "toy__x=2__seed=0", 100.0)
     _set_wall_time(results, "toy__x=2__seed=1", 300.0)
     _record(results, 600.0, seeds=(0,))         # x = 1 at seed 0, without a run record: no epochs stated
+    # (and of unknown provenance: its time is recorded, the cell is not finished)
 
     plan = run_plan(resolved, experiment, results)
-    assert (plan.cells, plan.finished, plan.to_run, plan.old_settings) == (4, 3, 1, 0)
-    assert plan.todo_keys == ("toy__x=1__seed=1",) and plan.estimate_s == 600.0     # its nearest: x = 1 only
+    assert (plan.cells, plan.finished, plan.to_run, plan.old_settings) == (4, 2, 2, 0)
+    assert plan.todo_keys == ("toy__x=1__seed=0", "toy__x=1__seed=1") and plan.estimate_s == 1200.0  # x = 1's time
     assert (plan.recorded, plan.source, plan.unestimated, plan.extrapolated) == (3, str(results), 0, 0)
 
     elsewhere = run_plan(resolved, experiment, results, device="cuda")   # the x = 2 cells ran on another device
-    assert (elsewhere.finished, elsewhere.to_run, elsewhere.old_settings) == (1, 3, 2)
-    assert elsewhere.estimate_s == 600.0 + 2 * (100.0 + 300.0) / 2
+    assert (elsewhere.finished, elsewhere.to_run, elsewhere.old_settings) == (0, 4, 2)
+    assert elsewhere.estimate_s == 2 * 600.0 + 2 * (100.0 + 300.0) / 2
 
     moved = run_plan(resolved, experiment, results, data_dir=tmp_path / "data")   # they read no data folder
-    assert (moved.finished, moved.to_run, moved.old_settings) == (1, 3, 2)
+    assert (moved.finished, moved.to_run, moved.old_settings) == (0, 4, 2)
 
     forced = run_plan(resolved, experiment, results, force=True, only=parse_only(["x=1"]))
     assert (forced.cells, forced.finished, forced.to_run, forced.estimate_s) == (2, 0, 2, 1200.0)
@@ -298,6 +329,25 @@ def test_long_plan_reason_on_both_sides_of_two_hours_and_for_unknown_times():
     assert long_plan_reason(0, None, "paper") is None  # nothing to run
 
 
+def test_a_plan_with_a_scaled_time_is_confirmed_by_that_time_not_as_unknown():
+    # frac-vae paper: no recorded cell of the profile, all 528 scaled (issue 49: "unknown" after "about 157,993 h")
+    reason = long_plan_reason(528, None, "paper", 528, 157_993 * 3600.0, 528)
+    assert reason == ("it is estimated at about 157,993 h, scaled from other profiles' cells (an extrapolation) for "
+                      "528 cells (over 2 h)")
+    assert "unknown" not in reason
+    # vr-vae paper: 40 cells recorded (1.0 h), 14 scaled (706 h), one of them without any
+    both = long_plan_reason(55, 3600.0, "paper", 15, 706 * 3600.0, 14)
+    assert both == ("it is estimated at about 707 h, 706 h of it for 14 cells scaled from other profiles' cells (an "
+                    "extrapolation) (over 2 h); 1 cells without any estimate")
+    short = 3000.0                                                    # under two hours: asked at paper only
+    assert long_plan_reason(5, None, "paper", 5, short, 5) == (
+        "it is estimated at about 50 min, scaled from other profiles' cells (an extrapolation) for 5 cells, at "
+        "profile 'paper'")
+    assert long_plan_reason(5, None, "cpu", 5, short, 5) is None
+    assert long_plan_reason(5, None, "cpu", 5, 7300.0, 5).startswith("it is estimated at about 2.0 h")
+    assert long_plan_reason(5, None, "paper", 5, None, 0) == "its time is unknown at profile 'paper'"  # none scaled
+
+
 def test_the_plan_line_says_what_runs_and_how_long():
     line = describe_plan(RunPlan("vr-vae", "paper", 60, 3, 57, 2, 110520.0, 3, "results"))
     assert line.startswith("plan: vr-vae [paper]: 60 cells: 57 to run (2 at old settings), 3 finished;")
@@ -317,7 +367,7 @@ def test_installed_run_prints_its_plan_and_refuses_a_long_one_off_a_terminal(tmp
     assert "plan: toy [paper]: 4 cells: 4 to run, 0 finished; estimate unknown" in unknown.stderr
     assert not results.joinpath("toy", "cells").exists()
 
-    _record(results, 5000.0)  # x=1 finished at 5000 s a cell: the two x=2 cells take 10,000 s > 2 h
+    _record(results, 5000.0, finished=True)  # x=1 finished at 5000 s a cell: the two x=2 cells take 10,000 s > 2 h
     long = run_cli("run", "toy", "--no-progress", env=env)
     assert long.returncode == 2 and "it is estimated at 2.8 h (over 2 h); pass --yes" in long.stderr
     assert _cells(results) == ["toy__x=1__seed=0.csv", "toy__x=1__seed=1.csv"]
@@ -336,7 +386,7 @@ def test_installed_run_prints_its_plan_and_refuses_a_long_one_off_a_terminal(tmp
 def test_installed_run_starts_a_plan_under_two_hours_without_asking(tmp_path):
     results = tmp_path / "results"
     env = {"FYEXP_EXPERIMENTS_DIR": str(TOY_SPECS), "FYEXP_RESULTS_DIR": str(results)}
-    _record(results, 3000.0)  # two cells to run at 3000 s each: 100 min
+    _record(results, 3000.0, finished=True)  # two cells to run at 3000 s each: 100 min
     ran = run_cli("run", "toy", "--no-progress", env=env)
     assert ran.returncode == 0, ran.stderr
     assert "plan: toy [paper]: 4 cells: 2 to run, 2 finished; estimate 100 min" in ran.stderr
@@ -382,5 +432,6 @@ def test_installed_reproduce_all_dry_run_lists_each_experiment_once_with_a_total
     from fyexp.plan import duration
 
     assert lines[-1] == (f"  total: 64 cells, 64 to run, estimate {duration(committed_paper_seconds())} (+ "
-                         "cells without recorded times) on the device that recorded them")  # gmm-clustering's committed
+                         "cells without recorded times) from recorded times, those of the project's machine × 1 for this machine's "
+                         "speed ($FYEXP_MACHINE_SPEED)")  # gmm-clustering's committed
     # paper times (all 60 of its cells); none for toy

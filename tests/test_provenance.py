@@ -52,28 +52,6 @@ def test_module_tree_follows_imports_and_skips_bookkeeping(repo):
                     "fyexp/models/net.py"]
 
 
-@pytest.mark.slow
-def test_modified_module_makes_rows_stale(repo):
-    module = "fyexp.experiments.toy"
-    recorded, commit = prov.code_hash(module, repo), _git(repo, "rev-parse", "--short=12", "HEAD")
-    assert prov.files_freshness(commit, recorded, module, repo) == "fresh"
-    assert prov.files_freshness(commit, None, module, repo) == "fresh"  # older rows: git diff <commit> HEAD
-    (repo / "fyexp/unrelated.py").write_text("X = 1\n")  # not imported: nothing goes stale
-    (repo / "fyexp/results.py").write_text("def store():\n    return 1\n")  # bookkeeping: nothing goes stale
-    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "two")
-    prov.head_tree.cache_clear()
-    prov.changed_since.cache_clear()
-    assert prov.files_freshness(commit, recorded, module, repo) == "fresh"
-    assert prov.files_freshness(commit, None, module, repo) == "fresh"
-    (repo / "fyexp/maps/entmax.py").write_text("def f(x):\n    return 2 * x\n")  # imported two levels down
-    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "three")
-    prov.head_tree.cache_clear()
-    prov.changed_since.cache_clear()
-    assert prov.files_freshness(commit, recorded, module, repo) == "stale"
-    assert prov.files_freshness(commit, None, module, repo) == "stale"
-    assert prov.files_freshness("unknown", None, module, repo) == "unknown"
-
-
 def test_dirty_tree_is_refused_unless_allowed(repo):
     prov.require_clean_tree(False, "fyexp.experiments.toy", root=repo)  # clean: fine
     assert not prov.git_commit(repo).endswith("+dirty")
@@ -108,7 +86,7 @@ SETTINGS = {"experiment": "toy", "profile": "quick", "overrides": {}, "config": 
 
 
 def _finished(store: ResultStore, settings: dict | None, commit: str | None = None) -> Path:
-    """A finished cell of ``store`` with its rows naming ``settings`` (``None``: a legacy cell, no record) and
+    """A finished cell of ``store`` with its rows naming ``settings`` (``None``: rows naming no hash, no record) and
     ``commit`` (default: the source tree's, which the run record states)."""
     cell = Cell("m", 4, {"x": 2})
     commit = prov.git_commit() if commit is None else commit
@@ -153,16 +131,23 @@ def test_a_profile_that_no_longer_resolves_puts_rows_at_old_settings(tmp_path):
     assert fr.judge(record, fr.Expected()).finished
 
 
-def test_a_legacy_row_follows_its_profile_at_its_commit_and_is_kept_when_git_cannot_tell(tmp_path):
+def test_rows_without_a_settings_hash_or_a_run_record_are_unknown_provenance_and_rerun(tmp_path, capsys):
+    """One record form: a cell whose rows name no settings hash (the form before settings were recorded), or whose
+    record is missing, is of unknown provenance whatever is expected of it: never current, and ``run`` redoes it."""
     store = ResultStore(tmp_path, "toy")
     path = _finished(store, None, commit="0123abcd4567")
     record = load_record(path, None, "0123abcd4567")
-    asked = []
-    for answer, kind in ((True, fr.OLD_SETTINGS), (False, fr.CURRENT), (None, fr.CURRENT)):
-        found = fr.judge(record, fr.Expected(legacy=lambda commit, a=answer: asked.append(commit) or a))
-        assert found.kind == kind and found.old_settings is answer
-    assert asked == ["0123abcd4567"] * 3  # asked about the row's own commit
-    assert fr.judge(record, fr.Expected()).old_settings is None  # no way to compare: kept
+    assert record.problem == f"the rows of {path.name} name no settings hash"
+    found = fr.judge(record, fr.Expected(settings=SETTINGS))
+    assert found.kind == fr.UNKNOWN_PROVENANCE and not found.finished
+    assert not store.is_finished("quick", Cell("m", 4, {"x": 2}), fr.Expected(settings=SETTINGS))
+    path = _finished(store, SETTINGS)
+    path.with_suffix(".record.json").unlink()
+    record = load_record(path, settings_hash(SETTINGS), prov.git_commit())
+    assert record.problem == f"the rows of {path.name} name settings {settings_hash(SETTINGS)}"
+    assert "missing run record" in capsys.readouterr().err
+    # a superseded file's record is not read: no record there is no problem
+    assert load_record(path, settings_hash(SETTINGS), settings=False).problem is None
 
 
 def test_a_damaged_record_is_unknown_provenance_before_anything_else(tmp_path, capsys):
@@ -177,7 +162,7 @@ def test_a_damaged_record_is_unknown_provenance_before_anything_else(tmp_path, c
     assert found.kind == fr.UNKNOWN_PROVENANCE and "the cell's rows name" in found.reason and not found.finished
     assert not store.is_finished("quick", cell, fr.Expected(settings=SETTINGS))
     assert store.is_finished("quick", cell)  # the file itself is complete: only its record is refused
-    frame = store.load().assign(freshness=fr.code_column(fr.frame_freshness(store.load(), store.folder, "x.y")))
+    frame = store.load().assign(freshness=fr.code_column(fr.frame_freshness(store.load(), store.folder)))
     assert fr.evidence(frame).empty
     assert "damaged run record" in capsys.readouterr().err
 
@@ -194,36 +179,27 @@ def _tree(root: Path, text: str) -> Path:
 def test_rows_are_stale_exactly_when_a_function_their_cell_executed_changed(tmp_path):
     head = _tree(tmp_path / "head", MODULE_V1)
     record = RunRecord(tmp_path / "c.csv", "h", "unknown", None, function_hashes({"fyexp/mod.py:f"}, head))
-    assert fr.code_state(record, None, "x.y", None, head=head)[0] == fr.FRESH
-    assert fr.judge(record, None, fr.code_state(record, None, "x.y", None, head=head)).kind == fr.CURRENT
+    assert fr.code_state(record, None, head=head)[0] == fr.FRESH
+    assert fr.judge(record, None, fr.code_state(record, None, head=head)).kind == fr.CURRENT
     _tree(head.parent / "head", MODULE_V1.replace("x + 1", "x + 2"))  # g: never executed by the cell
-    assert fr.code_state(record, None, "x.y", None, head=head)[0] == fr.FRESH
+    assert fr.code_state(record, None, head=head)[0] == fr.FRESH
     _tree(head.parent / "head", MODULE_V1.replace("SCALE * x", "SCALE * x + 1"))  # f: executed
-    state = fr.code_state(record, None, "x.y", None, head=head)
+    state = fr.code_state(record, None, head=head)
     assert state == (fr.STALE, "1 executed function(s) differ at HEAD (fyexp/mod.py:f)")
     assert fr.judge(record, None, state).kind == fr.STALE
 
 
-@pytest.mark.slow
-def test_without_a_code_record_the_files_decide_and_git_may_not_tell(repo, monkeypatch):
-    module = "fyexp.experiments.toy"
-    monkeypatch.setattr(prov, "files_freshness", functools.partial(prov.files_freshness, root=repo))
-    commit = _git(repo, "rev-parse", "--short=12", "HEAD")
-    current = RunRecord(repo / "c.csv", None, commit)
-    assert fr.code_state(current, None, module, None) == (fr.FRESH, "its experiment's files are as at HEAD")
-    unknown = RunRecord(repo / "c.csv", None, "unknown")
-    assert fr.code_state(unknown, None, module, None)[0] == fr.UNKNOWN
-    assert fr.judge(unknown, None, fr.code_state(unknown, None, module, None)).kind == fr.UNKNOWN
-    (repo / "fyexp/maps/entmax.py").write_text("def f(x):\n    return 3 * x\n")
-    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "edit")
-    prov.changed_since.cache_clear()
-    assert fr.code_state(current, None, module, None, memo={})[0] == fr.STALE
+def test_without_a_code_record_the_code_cannot_be_told():
+    """One code-staleness rule, the executed functions: a cell that recorded none (``FYEXP_RECORD_CODE=0``) is
+    *unknown* on the code axis, whatever its commit (the import-tree rule that judged such rows is gone)."""
+    for commit in ("0123abcd4567", "unknown"):
+        record = RunRecord(Path("c.csv"), None, commit)
+        assert fr.code_state(record, "toy") == (fr.UNKNOWN, "its cell recorded no executed code")
+        assert fr.judge(record, None, fr.code_state(record, "toy")).kind == fr.UNKNOWN
 
 
 @pytest.mark.slow
 def test_a_stale_row_whose_fingerprint_held_at_its_commit_is_behaviour_unchanged(repo, monkeypatch):
-    module = "fyexp.experiments.toy"
-    monkeypatch.setattr(prov, "files_freshness", functools.partial(prov.files_freshness, root=repo))
     monkeypatch.setattr(prov, "fingerprint_difference", functools.partial(prov.fingerprint_difference, root=repo))
     fingerprints = repo / "fyexp" / "reference" / "fingerprints.json"
     fingerprints.parent.mkdir(parents=True)
@@ -233,18 +209,19 @@ def test_a_stale_row_whose_fingerprint_held_at_its_commit_is_behaviour_unchanged
         (repo / "fyexp/maps/entmax.py").write_text(entmax)
         _git(repo, "add", "-A")
         _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "step")
-        prov.changed_since.cache_clear()
+        prov.head_tree.cache_clear()  # HEAD moved: unpacked again
         return _git(repo, "rev-parse", "--short=12", "HEAD")
 
     row = commit('{"toy": {"m/a": 1.5}}', "def f(x):\n    return x\n")
     commit('{"toy": {"m/a": 1.5}}', "def f(x):\n    return x * 1\n")  # code changed, fingerprint held
-    record = RunRecord(repo / "c.csv", None, row)
-    state = fr.code_state(record, None, module, "toy")
+    ran = {"fyexp/maps/entmax.py:f": "0" * 12}   # f as it was at the row's commit (differs at HEAD)
+    record = RunRecord(repo / "c.csv", None, row, code=ran, fingerprint={"m/a": 1.5})  # its stored fingerprint
+    state = fr.code_state(record, "toy", head=repo)
     assert state[0] == fr.BEHAVIOUR_UNCHANGED and fr.judge(record, None, state).kind == fr.BEHAVIOUR_UNCHANGED
     commit('{"toy": {"m/a": 1.6}}', "def f(x):\n    return x * 2\n")  # and now the fingerprint moved
-    assert fr.code_state(record, None, module, "toy")[0] == fr.STALE
-    dirty = RunRecord(repo / "c.csv", None, row + "+dirty")  # a dirty tree was not the commit's: never counts
-    assert fr.code_state(dirty, None, module, "toy")[0] == fr.STALE
+    assert fr.code_state(record, "toy", head=repo)[0] == fr.STALE
+    dirty = RunRecord(repo / "c.csv", None, row + "+dirty", code=ran, fingerprint={"m/a": 1.6})  # never counts
+    assert fr.code_state(dirty, "toy", head=repo)[0] == fr.STALE
 
 
 def test_old_settings_come_before_stale_code_and_the_report_keeps_both_axes(tmp_path):
@@ -252,7 +229,7 @@ def test_old_settings_come_before_stale_code_and_the_report_keeps_both_axes(tmp_
     record = RunRecord(tmp_path / "c.csv", settings_hash(SETTINGS), "unknown", SETTINGS,
                        function_hashes({"fyexp/mod.py:f"}, head))
     _tree(head.parent / "head", MODULE_V1.replace("SCALE * x", "-x"))
-    found = fr.judge(record, fr.Expected(settings=_changed(SETTINGS, k=1)), fr.code_state(record, None, "x.y", None,
+    found = fr.judge(record, fr.Expected(settings=_changed(SETTINGS, k=1)), fr.code_state(record, None,
                                                                                          head=head))
     assert (found.kind, found.code, found.old_settings) == (fr.OLD_SETTINGS, fr.STALE, True)
     # why the code axis is stale survives the settings verdict: the report judges both axes in one pass and lists it
@@ -262,42 +239,31 @@ def test_old_settings_come_before_stale_code_and_the_report_keeps_both_axes(tmp_
     assert fr.judge(record, fr.Expected(settings=SETTINGS), (fr.STALE, "code changed", because)).stale_because == because
 
 
-# ---- the one-file run record and the legacy two-file form --------------------------------------------------------
-def _two_files(path: Path, settings: dict, code: dict | None) -> None:
-    """The legacy record older code writes: ``<cell>.settings.json`` and ``<cell>.code.json``."""
-    path.with_suffix(".settings.json").write_text(json.dumps(settings))
-    if code is not None:
-        path.with_suffix(".code.json").write_text(json.dumps(code))
-
-
-def test_a_run_record_is_one_file_read_back_whole_and_judged_like_the_legacy_two_files(tmp_path, capsys):
+# ---- the run record: one file, one form ----------------------------------------------------------------------
+def test_a_run_record_is_one_file_read_back_whole(tmp_path, capsys):
     code = function_hashes({"fyexp/specs.py:deep_merge"})
     store = ResultStore(tmp_path, "toy")
     path = _finished(store, SETTINGS)
     write_record(path, SETTINGS, code)
     assert sorted(p.name for p in path.parent.iterdir()) == ["m__x=2__seed=4.csv", "m__x=2__seed=4.record.json"]
     new = load_record(path, settings_hash(SETTINGS), prov.git_commit())
-    assert (new.form, new.settings, new.code, new.problem) == ("record", SETTINGS, code, None)
+    assert (new.settings, new.code, new.problem) == (SETTINGS, code, None)
     assert new.fingerprint is None  # "toy" has no fingerprint in the source tree
-    path.with_suffix(".record.json").unlink()
-    _two_files(path, SETTINGS, code)
-    old = load_record(path, settings_hash(SETTINGS), prov.git_commit())
-    assert (old.form, old.settings, old.code, old.problem, old.fingerprint) == ("legacy", SETTINGS, code, None, None)
-    for expected in (fr.Expected(settings={"config": SETTINGS["config"]}),
-                     fr.Expected(settings=_changed(SETTINGS, k=8))):
-        assert fr.judge(new, expected) == fr.judge(old, expected)
-    assert capsys.readouterr().err == ""  # sound records: not a word
+    assert capsys.readouterr().err == ""  # a sound record: not a word
 
 
-def test_where_both_forms_lie_the_one_naming_the_rows_commit_is_read(tmp_path):
+def test_the_two_file_form_before_the_one_file_record_is_unknown_provenance(tmp_path, capsys):
+    """``<cell>.settings.json`` + ``<cell>.code.json`` (the form the committed results were upgraded from, by
+    ``scripts/migrate_records.py``) are read by nobody: the cell has no run record, and ``run`` redoes it."""
     store = ResultStore(tmp_path, "toy")
     path = _finished(store, SETTINGS)
-    write_record(path, SETTINGS, None)  # made at the source tree's commit
-    _two_files(path, _changed(SETTINGS, k=8), {"fyexp/specs.py:deep_merge": "0123456789ab"})
-    # rows of the record's commit: the one file; rows of another commit (an older clone rewrote the cell): legacy
-    assert load_record(path, settings_hash(SETTINGS), prov.git_commit()).form == "record"
-    older = load_record(path, settings_hash(_changed(SETTINGS, k=8)), "0123abcd4567")
-    assert (older.form, older.problem, older.code) == ("legacy", None, {"fyexp/specs.py:deep_merge": "0123456789ab"})
+    path.with_suffix(".record.json").unlink()
+    path.with_suffix(".settings.json").write_text(json.dumps(SETTINGS))
+    path.with_suffix(".code.json").write_text(json.dumps(function_hashes({"fyexp/specs.py:deep_merge"})))
+    record = load_record(path, settings_hash(SETTINGS), prov.git_commit())
+    assert record.problem is not None and record.settings is None and record.code is None
+    assert fr.judge(record, fr.Expected(settings=SETTINGS)).kind == fr.UNKNOWN_PROVENANCE
+    assert "missing run record" in capsys.readouterr().err
 
 
 def _record(**change) -> dict:
@@ -331,7 +297,7 @@ def test_each_damaged_run_record_is_one_warning_line_and_unknown_provenance(tmp_
     found = store.freshness("quick", Cell("m", 4, {"x": 2}), fr.Expected(settings=SETTINGS))
     assert found.kind == fr.UNKNOWN_PROVENANCE and not found.finished and phrase in found.reason
     frame = store.load()
-    judged = fr.frame_freshness(frame, store.folder, "x.y", code=False)
+    judged = fr.frame_freshness(frame, store.folder, code=False)
     assert [f.kind for f in judged] == [fr.UNKNOWN_PROVENANCE]
     lines = capsys.readouterr().err.splitlines()
     assert len(lines) == 1 and phrase in lines[0]
@@ -351,47 +317,56 @@ def test_a_sound_record_beside_the_damaged_ones_says_nothing_and_a_missing_one_i
     assert len(lines) == 1 and lines[0].startswith(f"warning: missing run record {path.with_suffix('.record.json')}")
 
 
-def test_the_stored_fingerprint_decides_behaviour_unchanged_without_looking_up_the_commit(repo, monkeypatch):
-    module = "fyexp.experiments.toy"
-    monkeypatch.setattr(prov, "files_freshness", lambda *args, **kw: fr.STALE)
+def test_the_stored_fingerprint_alone_decides_behaviour_unchanged(repo, monkeypatch):
     monkeypatch.setattr(prov, "fingerprint_difference", functools.partial(prov.fingerprint_difference, root=repo))
     row = _git(repo, "rev-parse", "--short=12", "HEAD")  # a commit without any fingerprints file
     (repo / "fyexp" / "reference").mkdir()
     (repo / "fyexp" / "reference" / "fingerprints.json").write_text('{"toy": {"m/a": 1.5}}')
     _git(repo, "add", "-A")
     _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "fingerprints")
-    legacy = RunRecord(repo / "c.csv", None, row)  # looked up at its commit: none there, so stale
-    assert fr.code_state(legacy, None, module, "toy")[0] == fr.STALE
-    held = RunRecord(repo / "c.csv", None, row, fingerprint={"m/a": 1.5}, form="record")
-    assert fr.code_state(held, None, module, "toy")[0] == fr.BEHAVIOUR_UNCHANGED
-    moved = RunRecord(repo / "c.csv", None, row, fingerprint={"m/a": 1.6}, form="record")
-    assert fr.code_state(moved, None, module, "toy")[0] == fr.STALE
-    dirty = RunRecord(repo / "c.csv", None, row + "+dirty", fingerprint={"m/a": 1.5}, form="record")
-    assert fr.code_state(dirty, None, module, "toy")[0] == fr.STALE
-    other = RunRecord(repo / "c.csv", None, row, fingerprint={"m/a": 1.5}, form="record")
-    assert fr.code_state(other, None, module, "other-experiment")[0] == fr.STALE  # HEAD has none of its own
+    prov.head_tree.cache_clear()
+    ran = {"fyexp/maps/entmax.py:f": "0" * 12}   # a function that differs at HEAD: stale by code
+    none = RunRecord(repo / "c.csv", None, row, code=ran)  # no fingerprint kept when it was made: stale
+    assert fr.code_state(none, "toy", head=repo)[0] == fr.STALE
+    held = RunRecord(repo / "c.csv", None, row, code=ran, fingerprint={"m/a": 1.5})
+    assert fr.code_state(held, "toy", head=repo)[0] == fr.BEHAVIOUR_UNCHANGED
+    moved = RunRecord(repo / "c.csv", None, row, code=ran, fingerprint={"m/a": 1.6})
+    assert fr.code_state(moved, "toy", head=repo)[0] == fr.STALE
+    dirty = RunRecord(repo / "c.csv", None, row + "+dirty", code=ran, fingerprint={"m/a": 1.5})
+    assert fr.code_state(dirty, "toy", head=repo)[0] == fr.STALE
+    other = RunRecord(repo / "c.csv", None, row, code=ran, fingerprint={"m/a": 1.5})
+    assert fr.code_state(other, "other-experiment", head=repo)[0] == fr.STALE  # HEAD has none of its own
 
 
 def test_the_report_and_the_claims_compare_each_row_settings_once(tmp_path, monkeypatch):
     """`report` counts old settings (profile_runs) and `claims` keeps the current rows (settings_changed): with one
-    spec object, each legacy cell's profile is compared with its commit once, and the answers are the same."""
+    spec object, each cell's settings now are scoped once, and the answers are the same."""
     import fyexp.settings
+    from fyexp.experiments import get_settings_scope
     from fyexp.spec_freshness import settings_changed, spec_expectation
-    from fyexp.specs import load_spec
+    from fyexp.specs import load_spec, resolve
     from tests.conftest import TOY_SPECS
 
-    asked = []
-    monkeypatch.setattr(fyexp.settings, "legacy_settings_changed",
-                        lambda spec, base, commit, *rest: asked.append((base, commit)) or commit == "0123abcd4567")
     spec = load_spec("toy", TOY_SPECS)
+    scope = get_settings_scope(spec.runner)
+    resolved = resolve(spec, "quick", scope.Config)
     store = ResultStore(tmp_path, "toy")
-    for seed, commit in ((0, "0123abcd4567"), (1, "89abcdef0123")):
-        store.write_cell("quick", Cell("toy", seed, {"x": 1}), [{"metric": "a", "value": 1.0},
-                                                                 {"metric": "b", "value": 2.0}], {"git_commit": commit})
+    for seed in (0, 1):
+        cell = Cell("toy", seed, {"x": 1})
+        settings = fyexp.settings.cell_settings(resolved, cell, "cpu", None, scope)
+        if seed == 0:
+            settings = {**settings, "config": {**settings["config"], "no_such_key": 1}}  # at other settings
+        store.write_cell("quick", cell, [{"metric": "a", "value": 1.0}, {"metric": "b", "value": 2.0}],
+                         {"git_commit": prov.git_commit(), "settings_hash": settings_hash(settings)})
+        write_record(store.cell_path("quick", cell), settings, None)
+    asked = []
+    real = fyexp.settings.scoped_config
+    monkeypatch.setattr(fyexp.settings, "scoped_config",
+                        lambda experiment, config, cell: asked.append(cell.key) or real(experiment, config, cell))
     frame = store.load()
     first, second = settings_changed(spec, frame, store.folder), settings_changed(spec, frame, store.folder)
     assert first.tolist() == second.tolist() == [True, True, False, False]
-    assert sorted(asked) == [("quick", "0123abcd4567"), ("quick", "89abcdef0123")]  # once per cell, not per call
+    assert sorted(asked) == ["toy__x=1__seed=0", "toy__x=1__seed=1"]  # once per cell, not per row or call
     assert spec_expectation(spec) is spec_expectation(spec)
     other = load_spec("toy", TOY_SPECS)  # another spec object (the spec read again) asks again
     settings_changed(other, frame, store.folder)

@@ -27,7 +27,7 @@ SETTINGS = {"experiment": "exp", "profile": "paper", "overrides": {}, "config": 
 
 def _states(frame: pd.DataFrame, folder: Path, code: bool = True) -> pd.Series:
     """The code axis of every row (the file rule, for rows without a code record, says ``unknown``: commit unknown)."""
-    return code_column(frame_freshness(frame, folder, "fyexp.experiments.gmm_clustering", None, code=code,
+    return code_column(frame_freshness(frame, folder, None, code=code,
                                        head=executed.ROOT))
 
 
@@ -35,24 +35,23 @@ def _warnings(capsys) -> list[str]:
     return [line for line in capsys.readouterr().err.splitlines() if line.strip()]
 
 
-def _legacy(path: Path, settings: dict | None, code: dict | None) -> None:
-    """The legacy two-file record older fyexp writes (the committed results' form; the one-file record's classes are
-    in tests/test_provenance.py): ``<cell>.settings.json`` and ``<cell>.code.json``, each where given."""
-    if settings is not None:
-        rec.settings_path(path).write_text(json.dumps(settings, indent=1, sort_keys=True) + "\n")
-    if code is not None:
-        rec.code_path(path).write_text(json.dumps(code, indent=1, sort_keys=True) + "\n")
+def _write(path: Path, settings: dict, code: dict | None = None, **change) -> Path:
+    """The run record fyexp writes beside a cell file (:func:`fyexp.provenance.record.write_record`), its commit the
+    rows' (``PROV``'s), changed by ``change``."""
+    record = {"settings": settings, "code": code, "commit": PROV["git_commit"], "fingerprint": None, **change}
+    rec.record_path(path).write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
+    return rec.record_path(path)
 
 
-def _cell(store: ResultStore, seed: int = 0, settings: dict | None = None) -> Path:
-    """A finished cell with (when ``settings``) its settings hash on every row and its legacy sidecar beside it."""
+def _cell(store: ResultStore, seed: int = 0, settings: dict | None = SETTINGS) -> Path:
+    """A finished cell with (when ``settings``) its settings hash on every row and its run record beside it."""
     cell = Cell("m", seed, {"x": 1})
     extra = {"settings_hash": rec.settings_hash(settings)} if settings else {}
     store.write_cell("paper", cell, [{"metric": "a", "value": 1.0 + seed}, {"metric": "b", "value": 2.0}],
                      {**PROV, **extra})
     path = store.cell_path("paper", cell)
     if settings:
-        _legacy(path, settings, None)
+        _write(path, settings)
     return path
 
 
@@ -171,88 +170,88 @@ def test_leftover_temporary_files_are_named_and_run_removes_only_those(tmp_path,
 OUTSIDE = "def f(:\n"  # a file outside the package that would not even parse: opening it would crash
 
 
-@pytest.mark.parametrize("text, problem", [
-    ("{not json", "not JSON"),
-    ("\udcff", "not UTF-8 text"),
-    ('["fyexp/specs.py:deep_merge"]', "not a JSON object of functions (a JSON list)"),
-    ('{"fyexp/reference/claims.yaml:f": null}', "does not name a function of a Python file of the fyexp package"),
-    ('{"/etc/passwd:root": null}', "does not name a function"),
-    ('{"OUTSIDE:f": "0123456789ab"}', "does not name a function"),
-    ('{"fyexp/../tests/toy_broken.py:f": null}', "does not name a function"),
-    ('{"fyexp/specs.py:deep_merge": 12}', "is not a function hash"),
-    ('{"fyexp/specs.py:deep_merge": "nothex"}', "is not a function hash"),
+@pytest.mark.parametrize("code, problem", [
+    (["fyexp/specs.py:deep_merge"], "'code' is a JSON list, not of the record's schema"),
+    ({"fyexp/reference/claims.yaml:f": None}, "does not name a function of a Python file of the fyexp package"),
+    ({"/etc/passwd:root": None}, "does not name a function"),
+    ({"OUTSIDE:f": "0123456789ab"}, "does not name a function"),
+    ({"fyexp/../tests/toy_broken.py:f": None}, "does not name a function"),
+    ({"fyexp/specs.py:deep_merge": 12}, "is not a function hash"),
+    ({"fyexp/specs.py:deep_merge": "nothex"}, "is not a function hash"),
 ])
 def test_a_damaged_code_record_is_refused_and_nothing_outside_the_package_is_opened(tmp_path, capsys, monkeypatch,
-                                                                                   text, problem):
+                                                                                   code, problem):
     outside = tmp_path / "outside.py"
     outside.write_text(OUTSIDE)
     store = ResultStore(tmp_path / "results", "exp")
     path = _cell(store)
-    record = rec.code_path(path)
-    record.write_bytes(text.replace("OUTSIDE", str(outside)).encode("utf-8", "surrogateescape"))
+    code = json.loads(json.dumps(code).replace("OUTSIDE", str(outside)))
+    record = _write(path, SETTINGS, code)
     opened = []
     real = executed._module_hashes
     monkeypatch.setattr(executed, "_module_hashes", lambda p, m: opened.append(p) or real(p, m))
-    found = rec.load_record(path, None)
+    found = rec.load_record(path, rec.settings_hash(SETTINGS))
     assert found.code is None and problem in found.problem
     frame = store.load()
     states = _states(frame, store.folder)
     assert (states == UNKNOWN_PROVENANCE).all() and opened == []
     line, = _warnings(capsys)
-    assert line.startswith(f"warning: damaged executed-code record {record} (") and "unknown provenance" in line
+    assert line.startswith(f"warning: damaged run record {record} (") and "unknown provenance" in line
 
 
 def test_a_sound_code_record_is_read_and_judged(tmp_path, capsys):
     store = ResultStore(tmp_path, "exp")
     path = _cell(store)
-    _legacy(path, None, executed.function_hashes({"fyexp/specs.py:deep_merge"}))
-    assert rec.load_record(path, None).problem is None
+    _write(path, SETTINGS, executed.function_hashes({"fyexp/specs.py:deep_merge"}))
+    assert rec.load_record(path, rec.settings_hash(SETTINGS)).problem is None
     assert (_states(store.load(), store.folder) == "fresh").all()
-    rec.code_path(path).unlink()  # no record: not damage, the file rule judges the row (commit unknown)
-    assert rec.load_record(path, None) == rec.RunRecord(path)
+    _write(path, SETTINGS, None)  # not recorded: not damage, the file rule judges the row (commit unknown)
+    assert rec.load_record(path, rec.settings_hash(SETTINGS)).code is None
     assert (_states(store.load(), store.folder) == "unknown").all() and _warnings(capsys) == []
 
 
-# ---- the settings sidecar --------------------------------------------------------------------------------------
+# ---- the settings in the record ----------------------------------------------------------------------------------
 def _edit(settings: dict, **changes) -> dict:
     return {**settings, **changes}
 
 
 @pytest.mark.parametrize("edit, problem", [
-    (lambda p, s: p.unlink(), "the rows of m__x=1__seed=0.csv name settings"),
-    (lambda p, s: p.write_text("{garbage"), "not JSON"),
-    (lambda p, s: p.write_text("[1, 2]"), "not a JSON object of settings (a JSON list)"),
-    (lambda p, s: p.write_text(json.dumps({k: v for k, v in s.items() if k != "config"})), "missing key(s) config"),
-    (lambda p, s: p.write_text(json.dumps(_edit(s, seed="0"))), "'seed' is not a JSON integer"),
-    (lambda p, s: p.write_text(json.dumps(_edit(s, config={"lr": 0.2}))), "its settings hash "),
+    (lambda p, s: rec.record_path(p).unlink(), "the rows of m__x=1__seed=0.csv name settings"),
+    (lambda p, s: rec.record_path(p).write_text("{garbage"), "not JSON"),
+    (lambda p, s: _write(p, [1, 2]), "'settings' is a JSON list, not of the record's schema"),
+    (lambda p, s: _write(p, {k: v for k, v in s.items() if k != "config"}), "missing key(s) config"),
+    (lambda p, s: _write(p, _edit(s, seed="0")), "'seed' is not a JSON integer"),
+    (lambda p, s: _write(p, _edit(s, config={"lr": 0.2})), "its settings hash "),
 ])
 def test_a_missing_damaged_or_other_settings_record_is_unknown_provenance(tmp_path, capsys, edit, problem):
     store = ResultStore(tmp_path, "exp")
     path = _cell(store, 0, SETTINGS)
-    sidecar = rec.settings_path(path)
-    edit(sidecar, SETTINGS)
+    record = rec.record_path(path)
+    edit(path, SETTINGS)
     found = rec.load_record(path, rec.settings_hash(SETTINGS))
     assert found.settings is None and problem in found.problem
     frame = store.load()
     assert (_states(frame, store.folder, code=False) == UNKNOWN_PROVENANCE).all()
     line, = _warnings(capsys)
-    missing = "name settings" in problem  # no record of either form: the one-file record is what is missing
-    assert str(rec.record_path(path) if missing else sidecar) in line and problem in line
-    assert "unknown provenance" in line
-    assert line.startswith("warning: missing run record" if missing else "warning: damaged settings record")
+    missing = "name settings" in problem
+    assert str(record) in line and problem in line and "unknown provenance" in line
+    assert line.startswith("warning: missing run record" if missing else "warning: damaged run record")
     frame["freshness"] = UNKNOWN_PROVENANCE
     assert evidence(frame).empty  # never a verdict's evidence
 
 
-def test_sound_and_legacy_settings_are_not_flagged(tmp_path, capsys):
+def test_a_sound_record_is_not_flagged_and_rows_naming_no_settings_are_unknown_provenance(tmp_path, capsys):
     store = ResultStore(tmp_path, "exp")
     _cell(store, 0, SETTINGS)
-    legacy = Cell("m", 1, {"x": 1})
-    store.write_cell("paper", legacy, [{"metric": "a", "value": 3.0}], PROV)  # no hash, no sidecar: legacy
     frame = store.load()
     assert not (_states(frame, store.folder, code=False) == UNKNOWN_PROVENANCE).any() and _warnings(capsys) == []
     frame["freshness"] = ["fresh"] * len(frame)
     assert evidence(frame).equals(frame)
+    store.write_cell("paper", Cell("m", 1, {"x": 1}), [{"metric": "a", "value": 3.0}], PROV)  # no hash, no record
+    states = _states(store.load(), store.folder, code=False)
+    assert states.tolist() == [None, None, UNKNOWN_PROVENANCE]
+    line, = _warnings(capsys)
+    assert line.startswith("warning: missing run record") and "name no settings hash" in line
 
 
 def test_rows_of_one_cell_naming_different_settings_are_a_damaged_cell_file(tmp_path):
@@ -271,9 +270,8 @@ def test_run_redoes_a_cell_whose_records_are_damaged(tmp_path, capsys):
     expected = Expected(settings=SETTINGS)
     cell = Cell("m", 0, {"x": 1})
     assert store.is_finished("paper", cell, expected)
-    rec.code_path(path).write_text("[]")
+    _write(path, SETTINGS, [])
     assert not store.is_finished("paper", cell, expected) and store.is_finished("paper", cell)
-    rec.code_path(path).unlink()
-    rec.settings_path(path).unlink()
+    rec.record_path(path).unlink()
     assert not store.is_finished("paper", cell, expected)
     assert len(_warnings(capsys)) == 2

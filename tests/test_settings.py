@@ -1,5 +1,5 @@
 """A cell's settings are part of its identity (fyexp/settings.py) and ``--set`` runs a variant of a profile:
-through the installed ``fyexp`` script on the toy experiment, and the legacy rule on a small git repository."""
+through the installed ``fyexp`` script on the toy experiment."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ import pytest
 
 from fyexp.report import build_report
 from fyexp.report.runs import profile_runs
-from fyexp.settings import legacy_settings_changed
 from fyexp.specs import load_spec
 from tests.conftest import TOY_SPECS, run_cli
 
@@ -113,27 +112,6 @@ def test_set_null_unsets_a_setting_that_may_be_unset():
     spec = load_spec("vr-vae")
     config = resolve(spec, "paper", get_experiment(spec.runner).Config, None, [init]).config
     assert config.freyface.init_std is None and config.freyface.mean == "sigmoid"  # torch's initialization
-
-
-def _git(folder: Path, *args: str) -> str:
-    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=folder, check=True,
-                          capture_output=True, text=True).stdout.strip()
-
-
-@pytest.mark.slow
-def test_legacy_rows_are_current_unless_their_profile_changed_since_their_commit(tmp_path):
-    _, spec_file = _env(tmp_path)
-    _git(tmp_path, "init", "-q")
-    _git(tmp_path, "add", "specs")
-    _git(tmp_path, "commit", "-qm", "spec")
-    commit = _git(tmp_path, "rev-parse", "--short=12", "HEAD")
-    assert legacy_settings_changed(load_spec("toy", spec_file.parent), "quick", commit) is False
-    spec_file.write_text(spec_file.read_text().replace("n_trials: 5", "n_trials: 6"))  # another profile
-    assert legacy_settings_changed(load_spec("toy", spec_file.parent), "quick", commit + "+dirty") is False
-    spec_file.write_text(spec_file.read_text().replace("values: [1.0, 2.0]", "values: [1.0, 3.0]"))  # defaults
-    assert legacy_settings_changed(load_spec("toy", spec_file.parent), "quick", commit) is False  # quick overrides
-    assert legacy_settings_changed(load_spec("toy", spec_file.parent), "paper", commit) is True
-    assert legacy_settings_changed(load_spec("toy", spec_file.parent), "paper", "unknown") is None
 
 
 def test_a_cells_settings_cover_only_the_configuration_it_depends_on():

@@ -1,7 +1,7 @@
 """fyexp/spec_freshness.py, rule by rule: what each row's cell would run at now (its profile resolved again with the
-row's ``--set`` overrides, scoped to its cell; with its tuning study's best parameters for a tuned profile; a legacy
-row by its profile at its commit), the cache that makes the report and the claims compare each row once, and which
-axis each of ``row_freshness``, ``row_states`` and ``settings_changed`` asks for (see docs/mutation.md)."""
+row's ``--set`` overrides, scoped to its cell; with its tuning study's best parameters for a tuned profile), the cache
+that makes the report and the claims compare each row once, and which axis each of ``row_freshness``, ``row_states``
+and ``settings_changed`` asks for (see docs/contributing/mutation.md)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from fyexp.specs import load_spec
 from tests.conftest import TOY_SPECS
 
 RECORDED = RunRecord(Path("c.csv"), "hash", "abc123", settings={"overrides": {}})
-LEGACY = RunRecord(Path("c.csv"), None, "abc123")
+UNREAD = RunRecord(Path("c.csv"), None, "abc123")   # no settings read (a superseded file's)
 
 
 def _row(profile="quick", params='{"x": 0.5}', seed=0, superseded=False, method="toy"):
@@ -51,7 +51,7 @@ def test_a_recorded_row_expects_its_profile_now_and_no_tuned_config_outside_a_tu
     wanted = expect(RECORDED, _row())
     assert wanted.settings["config"]["values"] == [0.5] and wanted.settings["config"]["lr"] == 0.1
     assert set(wanted.settings) == {"config"}
-    assert wanted.tuned is None and wanted.gone is None and wanted.legacy is None
+    assert wanted.tuned is None and wanted.gone is None
     paper = expect(RECORDED, _row("paper"))
     assert paper.settings["config"]["values"] == [1.0, 2.0]
 
@@ -83,37 +83,12 @@ def test_a_profile_gone_or_no_longer_valid_says_so(tmp_path):
     assert invalid.gone == "its profile quick is gone or no longer validates"
 
 
-def test_superseded_rows_expect_nothing_and_a_legacy_variant_cannot_be_told(tmp_path):
+def test_superseded_rows_expect_nothing_and_a_row_without_settings_read_cannot_be_told(tmp_path):
     expect = sf.spec_expectation(_toy(), tmp_path)
     assert expect(RECORDED, _row(superseded=True)) is None
-    assert expect(LEGACY, _row(superseded=True)) is None
-    told = expect(LEGACY, _row("quick+mode=cube"))
-    assert (told.settings, told.legacy, told.gone, told.tuned) == (None, None, None, None)
-
-
-def test_a_legacy_row_is_compared_with_its_profile_at_its_commit_once_per_cell_and_commit(tmp_path, monkeypatch):
-    asked = []
-
-    def legacy(spec, base, commit, config_cls, cell, experiment):
-        asked.append((spec.name, base, commit, config_cls.__name__, cell, type(experiment).__name__))
-        return commit == "old"
-
-    monkeypatch.setattr(fyexp.settings, "legacy_settings_changed", legacy)
-    expect = sf.spec_expectation(_toy(), tmp_path)
-    wanted = expect(LEGACY, _row("paper", params='{"x": 2.0}', seed=1))
-    assert wanted.settings is None and wanted.gone is None and wanted.tuned is None
-    assert wanted.legacy("old") is True and wanted.legacy("new") is False
-    assert wanted.legacy("old") is True                                   # asked once per commit
-    from fyexp.results import Cell
-
-    assert asked == [("toy", "paper", "old", "ToyConfig", Cell("toy", 1, {"x": 2.0}), "Toy"),
-                     ("toy", "paper", "new", "ToyConfig", Cell("toy", 1, {"x": 2.0}), "Toy")]
-    expect(LEGACY, _row("paper", params='{"x": 2.0}', seed=1, method="other")).legacy("old")  # the method too
-    assert len(asked) == 3 and asked[2][4] == Cell("other", 1, {"x": 2.0})
-    del asked[2]
-    expect(LEGACY, _row("paper", params='{"x": 2.0}', seed=2)).legacy("old")  # another cell asks again
-    expect(LEGACY, _row("quick", params='{"x": 2.0}', seed=1)).legacy("old")  # another profile too
-    assert [a[1:3] for a in asked[2:]] == [("paper", "old"), ("quick", "old")] and asked[2][4].seed == 2
+    assert expect(UNREAD, _row(superseded=True)) is None
+    told = expect(UNREAD, _row("quick"))
+    assert (told.settings, told.gone, told.tuned) == (None, None, None)
 
 
 @pytest.mark.parametrize("params, seed, cell", [("not json", 0, None), ('{"x": 1}', "one", None),
@@ -125,9 +100,10 @@ def test_a_row_whose_cell_cannot_be_read_is_compared_without_a_cell(tmp_path, mo
     from fyexp.results import Cell
 
     cells = []
-    monkeypatch.setattr(fyexp.settings, "legacy_settings_changed",
-                        lambda spec, base, commit, config_cls, cell, experiment: cells.append(cell) or False)
-    assert sf.spec_expectation(_toy(), tmp_path)(LEGACY, _row("paper", params=params, seed=seed)).legacy("c") is False
+    real = fyexp.settings.scoped_config
+    monkeypatch.setattr(fyexp.settings, "scoped_config",
+                        lambda experiment, config, cell: cells.append(cell) or real(experiment, config, cell))
+    assert sf.spec_expectation(_toy(), tmp_path)(RECORDED, _row("paper", params=params, seed=seed)).settings
     assert cells == [None if cell is None else Cell(*cell)]
 
 
@@ -196,8 +172,8 @@ def test_a_runner_that_cannot_be_loaded_gives_no_expectation_and_none_is_kept(tm
 def _captured(monkeypatch, codes=("fresh", "stale"), old=(True, None)):
     calls = []
 
-    def frame_freshness(frame, folder, module, name, expectation, *, code):
-        calls.append({"folder": folder, "module": module, "name": name, "expectation": expectation, "code": code})
+    def frame_freshness(frame, folder, name, expectation, *, code):
+        calls.append({"folder": folder, "name": name, "expectation": expectation, "code": code})
         return pd.Series([Freshness("k", "r", c, o) for c, o in zip(codes, old)], index=frame.index, dtype=object)
 
     monkeypatch.setattr(sf, "frame_freshness", frame_freshness)
@@ -214,7 +190,7 @@ def test_row_freshness_judges_settings_through_the_specs_expectation_for_the_fol
     judged = sf.row_freshness(spec, FRAME, folder)
     assert [f.code for f in judged] == ["fresh", "stale"] and list(judged.index) == [5, 7]
     call, = calls
-    assert (call["folder"], call["module"], call["name"], call["code"]) == (folder, "tests.toy_experiment", "toy", True)
+    assert (call["folder"], call["name"], call["code"]) == (folder, "toy", True)
     assert call["expectation"] is sf.spec_expectation(spec, tmp_path)
     sf.row_freshness(spec, FRAME, str(folder), code=False)
     assert calls[1]["code"] is False and calls[1]["expectation"] is sf.spec_expectation(spec, tmp_path)
@@ -223,14 +199,14 @@ def test_row_freshness_judges_settings_through_the_specs_expectation_for_the_fol
     assert calls[2]["expectation"] is None and calls[3]["expectation"] is None and calls[3]["folder"] is None
 
 
-def test_row_freshness_names_a_builtin_runners_module_and_a_nameless_spec_none(monkeypatch, tmp_path):
+def test_row_freshness_names_a_nameless_spec_none(monkeypatch, tmp_path):
     calls = _captured(monkeypatch)
 
     class Nameless:
         runner = "gmm_clustering"
 
     sf.row_freshness(Nameless(), FRAME, None)
-    assert (calls[0]["module"], calls[0]["name"]) == ("fyexp.experiments.gmm_clustering", None)
+    assert calls[0]["name"] is None
 
 
 def test_row_states_is_the_code_axis_judged_without_settings(tmp_path, monkeypatch):
@@ -287,7 +263,7 @@ def test_the_rules_agree_with_the_real_frame_freshness_on_a_written_cell(tmp_pat
     assert json.loads(store.load()["params"].iloc[0]) == {"x": 0.5}
 
 
-# ---- the edges the first mutation run found (docs/mutation.md) -------------------------------------------------
+# ---- the edges the first mutation run found (docs/contributing/mutation.md) -------------------------------------------------
 def test_a_folder_named_none_is_not_the_absent_folder():
     spec = _toy()
     assert sf.spec_expectation(spec, "None") is not sf.spec_expectation(spec, None)

@@ -33,7 +33,7 @@ def write(tmp_path, name, body):
 GOOD = """
 name: exp
 title: An experiment
-runner: x
+runner: gmm_clustering
 defaults:
   n_iter: 5
   nested: {a: 1, b: {c: 2}}
@@ -87,7 +87,7 @@ def test_unknown_profile_experiment_and_top_level_key(tmp_path):
         load_spec("bad", tmp_path)
     write(tmp_path, "bad", GOOD.replace("name: exp", "name: bad\ntables: [Table 1, '2']"))
     assert load_spec("bad", tmp_path).tables == ("Table 1", "2")
-    write(tmp_path, "bad", GOOD.replace("name: exp", "name: bad").replace("runner: x\n", ""))
+    write(tmp_path, "bad", GOOD.replace("name: exp", "name: bad").replace("runner: gmm_clustering\n", ""))
     with pytest.raises(SpecError, match=r"bad\.yaml: key 'runner': expected a string \(required\)$"):
         load_spec("bad", tmp_path)
     write(tmp_path, "wrongname", GOOD)
@@ -154,7 +154,8 @@ def test_settings_checks_every_declared_field_then_the_relations(tmp_path):
     with pytest.raises(ConfigValueError, match="key 'low': expected at most high"):
         Declared(low=6)
     assert Declared(low=5).high == 5
-    write(tmp_path, "exp", "name: exp\ntitle: t\nrunner: x\nprofiles: {quick: {high: 1}, bad: {high: 0}}\n")
+    write(tmp_path, "exp", "name: exp\ntitle: t\nrunner: gmm_clustering\n"
+                           "profiles: {quick: {high: 1}, bad: {high: 0}}\n")
     spec = load_spec("exp", tmp_path)
     assert resolve(spec, "quick", Declared).config == Declared(1, 1)
     with pytest.raises(SpecError, match=r"exp\.yaml: key 'profiles\.bad\.high': expected an integer >= 1, got 0"):

@@ -2,7 +2,7 @@
 the label a row goes by, failed seeds, stale rows), the scoring of each published cell (our row's own error, the
 authors' convention column, a cell without our row), the counts and the table's status line.
 
-Written from the survivors of a mutation run of the file's decision functions (docs/mutation.md,
+Written from the survivors of a mutation run of the file's decision functions (docs/contributing/mutation.md,
 "fyexp/report/tables.py"); the values are ours, placed inside or outside the bands on purpose.
 """
 
@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 from fyexp.reference.rows import TableMeta, joined_cells
-from fyexp.report.tables import (AUTHORS_ONLY, SUMMARY_COLUMNS, ComparedTable, failed_cells, score_cells, summarize,
+from fyexp.report.tables import (AUTHORS_ONLY, SUMMARY_COLUMNS, TEXT_ONLY, ComparedTable, failed_cells, score_cells, summarize,
                                  table_status, tally)
 from fyexp.report.tolerance import EXACT, NOT_RUN, NOT_SCORED, OUTSIDE, WITHIN
 
@@ -90,13 +90,19 @@ def test_tally_counts_every_key_and_reads_missing_flags_as_false():
     statuses = [EXACT, WITHIN, OUTSIDE, OUTSIDE, NOT_RUN, NOT_SCORED, NOT_SCORED]
     bare = tally(_pub(statuses))
     assert bare == {EXACT: 1, WITHIN: 1, OUTSIDE: 2, NOT_RUN: 1, NOT_SCORED: 2, AUTHORS_ONLY: 0, "published": 7,
-                    "reference": 0, "scorable": 5, "with_result": 4, "own_error_only": 0}
+                    "reference": 0, "scorable": 5, "with_result": 4, "own_error_only": 0, TEXT_ONLY: 0,
+                    "by_authors": 0}
     flagged = tally(_pub(statuses, conv=[np.nan, True, True, np.nan, True, np.nan, False],
                          reference=[np.nan, False, False, False, False, True, np.nan],
                          own=[np.nan, False, True, np.nan, False, False, np.nan]))
     # an outside cell and a not-run cell that the authors' convention matches count there, not as ✗ / not run
     assert flagged == {EXACT: 1, WITHIN: 1, OUTSIDE: 1, NOT_RUN: 0, NOT_SCORED: 2, AUTHORS_ONLY: 2, "published": 7,
-                       "reference": 1, "scorable": 5, "with_result": 5, "own_error_only": 1}
+                       "reference": 1, "scorable": 5, "with_result": 5, "own_error_only": 1, TEXT_ONLY: 0,
+                       "by_authors": 0}
+    read = _pub(statuses, conv=[np.nan, True, True, np.nan, True, np.nan, False])
+    read["reading"] = ["text", "text", "authors", "text", "text", "text", "text"]
+    # scored on the authors' code, within only by the paper's text: counted apart as text only
+    assert (tally(read)[AUTHORS_ONLY], tally(read)[TEXT_ONLY], tally(read)["by_authors"]) == (1, 1, 1)
 
 
 def test_a_table_status_names_one_stale_row_in_the_singular_and_joins_its_notes():
@@ -290,3 +296,63 @@ def test_our_unnamed_rows_are_never_taken_for_an_excluded_row():
     rows += [_summary_row("fyvi", "1", "synthetic GMM", "", "train_time_s", 12.0)]
     table = TABLES.compare(pd.DataFrame(rows), "fyvi", "1", "paper", exclude_rows={"other": ["", "Hard EM"]})
     assert list(table.cells.loc[table.cells["kind"] == "ours", "metric"]) == ["train_time_s"]
+
+
+# ---- readings: a table the authors' code produced is scored on it, the text beside ---------------------------
+def _bound_rows(bound: float, authors: float) -> pd.DataFrame:
+    rows = [{"profile": "paper", "paper": "frac", "table": "1", "setting": "n=400 K=2 mu=±2", "paper_row": "L_0.1",
+             "label": "L_0.1", "metric": metric, "mean": value, "std": 0.0, "sd": float("nan"), "n": 1,
+             "own_tol": float("nan"), "failed": 0, "seeds": (23,)}
+            for metric, value in (("bound", bound), ("bound_authors", authors))]
+    return pd.DataFrame.from_records(rows)
+
+
+def _l01(table):
+    return table.cells[(table.cells["paper_row"] == "L_0.1") & (table.cells["metric"] == "bound")].iloc[0]
+
+
+def test_frac_table1_is_scored_on_the_authors_bound_with_the_text_bound_beside():
+    published = float(joined_cells().query("paper == 'frac' and table == '1' and row == 'L_0.1' and "
+                                           "column == 'bound'")["value_num"].iloc[0])
+    table = TABLES.compare(_bound_rows(published + 5.0, published), "frac", "1", "paper")
+    cell = _l01(table)
+    assert (cell["reading"], cell["status"], cell["convention_status"]) == ("authors", EXACT, OUTSIDE)
+    assert cell["mean"] == published and cell["convention_mean"] == published + 5.0
+    counts = table.counts()
+    assert counts[EXACT] == 1 and counts[AUTHORS_ONLY] == counts[TEXT_ONLY] == 0 and counts["by_authors"] == 1
+    header, _ = TABLES.format_cells(table)
+    assert "bound (ours, authors' code)" in header and "bound: paper's text (ours)" in header
+    assert any(line.startswith("**Readings.**") for line in TABLES.caption(table))
+    # the authors' reading off, the text on: counted apart as matching the paper's text only
+    flipped = TABLES.compare(_bound_rows(published, published + 5.0), "frac", "1", "paper")
+    assert _l01(flipped)["status"] == OUTSIDE and flipped.counts()[TEXT_ONLY] == 1
+    assert "matches the paper's text only 1" in flipped.count_line()
+
+
+def test_a_cell_without_a_run_of_the_authors_code_is_scored_on_ours():
+    only_ours = _bound_rows(-800.0, 0.0)
+    only_ours = only_ours[only_ours["metric"] == "bound"]
+    cell = _l01(TABLES.compare(only_ours, "frac", "1", "paper"))
+    assert cell["reading"] == "text" and cell["mean"] == -800.0
+
+
+def test_the_authors_runs_stand_under_the_published_row_their_text_counterpart_fills():
+    def row(method, reg, metric, value, seed=0, paper_row="Bernoulli rho'=1 / Biweight rho=3/2"):
+        return {"experiment": "fy-vae", "profile": "paper", "method": method, "seed": seed, "metric": metric,
+                "value": value, "params": f'{{"dataset":"MNIST","regularizer":"{reg}"}}', "paper": "fyvi",
+                "table": 2.0, "setting": "MNIST", "paper_row": paper_row if reg == "fy" else None,
+                "label": paper_row if reg == "fy" else "theirs", "status": "ok"}
+
+    frame = pd.DataFrame([row("bernoulli-biweight", "fy", "l1_reconstruction_error", 13.0),
+                          row("bernoulli-biweight", "authors", "l1_reconstruction_error", 99.0),
+                          row("bernoulli-biweight", "authors", "l1_reconstruction_error_gaussian_sample", 12.0),
+                          row("bernoulli-biweight", "fy", "l1_reconstruction_error_mode", 1.0),   # not printed
+                          row("bernoulli-gaussian", "fy", "l1_reconstruction_error", 13.3,
+                              paper_row="Bernoulli rho'=1 / Gaussian rho=1")])
+    extra = TABLES.reading_rows(frame)
+    # the authors' regularizer scored by Gaussian sampling (both departures), under the fy row's published row
+    assert extra[["paper_row", "metric", "value"]].values.tolist() == [
+        ["Bernoulli rho'=1 / Biweight rho=3/2", "l1_reconstruction_error_authors", 12.0]]
+    summary = summarize(frame)
+    assert set(summary["metric"]) >= {"l1_reconstruction_error", "l1_reconstruction_error_authors"}
+    assert TABLES.reading_rows(frame[frame["method"] == "bernoulli-gaussian"]).empty   # no departure touches it

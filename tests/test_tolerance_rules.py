@@ -1,7 +1,7 @@
 """The cell-agreement rule (fyexp/report/tolerance.py, ``judge``) at its edges: which spreads make the band, the
 exact boundaries of ``exact``, ``within`` and the own-error flag, and the inputs that are not a number.
 
-Written from the survivors of a mutation run (docs/mutation.md, "fyexp/report/tolerance.py"): each test below
+Written from the survivors of a mutation run (docs/contributing/mutation.md, "fyexp/report/tolerance.py"): each test below
 fails under at least one mutant that the hand-made cases of tests/test_report_tolerance.py let through.  The
 values are ours, not the paper's: paper = 0 makes ``diff`` the very float the rule compares with, so the
 boundaries are hit exactly.

@@ -403,7 +403,8 @@ def test_nested_train_block_becomes_typed_config_and_errors_name_the_full_key_pa
 
     def spec(train_block: str):
         (tmp_path / "exp.yaml").write_text(
-            "name: exp\ntitle: t\nrunner: x\ndefaults:\n  train: {epochs: 3, optimizer: {name: adam, lr: 1.0e-3}}\n"
+            "name: exp\ntitle: t\nrunner: gmm_clustering\n"
+            "defaults:\n  train: {epochs: 3, optimizer: {name: adam, lr: 1.0e-3}}\n"
             f"profiles:\n  quick:\n    train: {train_block}\n")
         return resolve(load_spec("exp", tmp_path), "quick", Cfg).config
 

@@ -159,6 +159,8 @@ def test_any_spec_with_a_search_space_tunes_and_best_applies_dotted_paths(tmp_pa
     from fyexp.tuning import check_search, tune_experiment, with_best
 
     class Quadratic:
+        TRIAL_OBJECTIVE = "the quadratic"
+
         def trial(self, config, ctx, report, work_dir):
             value = (config.train.optimizer.lr - 0.01) ** 2 + (config.width - 4) ** 2
             report(1, value)
@@ -168,7 +170,7 @@ def test_any_spec_with_a_search_space_tunes_and_best_applies_dotted_paths(tmp_pa
     config = Cfg(search=search)
     ctx = SimpleNamespace(experiment="toy", profile="quick", work_dir=tmp_path / "work", device="cpu")
     tune_experiment(Quadratic(), config, ctx, results_dir=tmp_path)
-    best = yaml.safe_load((tmp_path / "toy" / "best_params.yaml").read_text())
+    best = yaml.safe_load((tmp_path / "toy" / "best_params-quick.yaml").read_text())
     assert sum(best["trials"].values()) == 5 and set(best["params"]) == {"train.optimizer.lr", "width"}
     resolved = ResolvedSpec(spec=SimpleNamespace(name="toy"), profile="quick", seeds=(0,), config=config, raw={})
     tuned = with_best(resolved, tmp_path).config
@@ -192,6 +194,8 @@ def _two_tuned_profiles(tmp_path):
     from fyexp.tuning import tune_experiment, with_best
 
     class Quadratic:
+        TRIAL_OBJECTIVE = "the squared distance to the target"
+
         def __init__(self, target):
             self.target = target
 
@@ -204,7 +208,8 @@ def _two_tuned_profiles(tmp_path):
     for profile, target in (("short", 2), ("long", 8)):
         ctx = SimpleNamespace(experiment="toy", profile=profile, work_dir=tmp_path / "work", device="cpu")
         tune_experiment(Quadratic(target), config, ctx, results_dir=tmp_path)
-    assert yaml.safe_load((tmp_path / "toy" / "best_params.yaml").read_text())["profile"] == "long"
+    for profile in ("short", "long"):  # each profile's summary in its own file: tuning one never overwrites another
+        assert yaml.safe_load((tmp_path / "toy" / f"best_params-{profile}.yaml").read_text())["profile"] == profile
 
     def best_width(profile):
         resolved = ResolvedSpec(spec=SimpleNamespace(name="toy"), profile=profile, seeds=(0,), config=config, raw={})
@@ -219,9 +224,20 @@ def test_best_takes_the_asked_profiles_study_not_the_one_tuned_last(tmp_path):
     profile never tuned is refused, naming what the file holds."""
     from fyexp.errors import FyexpError
 
+    import yaml
+
+    first = tmp_path / "toy" / "best_params.yaml"  # the one file of the first studies, for profile "long"
+    first.parent.mkdir(parents=True)
+    first.write_text(yaml.safe_dump({"study": "toy-long", "profile": "long", "params": {"width": 4}}))
+    written = first.read_bytes()
     best_width = _two_tuned_profiles(tmp_path)
-    assert best_width("long") == 8      # from best_params.yaml (its profile)
+    assert first.read_bytes() == written  # never overwritten by a later study, of its profile or another's
+    assert best_width("long") == 8      # from best_params-long.yaml, before the first studies' file
+    assert best_width("short") == 2     # from best_params-short.yaml
+    (tmp_path / "toy" / "best_params-short.yaml").unlink()
     assert best_width("short") == 2     # from study.db's toy-short
+    (tmp_path / "toy" / "best_params-long.yaml").unlink()
+    assert best_width("long") == 4      # the first studies' file, for the profile it names
     with pytest.raises(FyexpError, match="no tuning study of profile 'paper'.*holds the study of profile 'long'"):
         best_width("paper")
 
@@ -233,6 +249,7 @@ def test_a_study_is_opened_again_only_when_its_file_changed(tmp_path, monkeypatc
 
     monkeypatch.setenv("FYEXP_CACHE_DIR", str(tmp_path / "cache"))
     best_width = _two_tuned_profiles(tmp_path)
+    (tmp_path / "toy" / "best_params-short.yaml").unlink()  # the study answers, not the profile's summary file
     assert best_width("short") == 2
     with monkeypatch.context() as patched:
         patched.setattr(optuna, "load_study", lambda **_: pytest.fail("opened an unchanged study"))

@@ -48,7 +48,7 @@ def test_load_split_reads_the_layout(tmp_path):
 
 def test_missing_index_files_name_the_file(tmp_path):
     make_uci(tmp_path, index_files=False)
-    with pytest.raises(FyexpError, match=r"index_features\.txt: file missing"):
+    with pytest.raises(FyexpError, match=r"index_features\.txt: absent"):
         load_uci(str(tmp_path), "boston")
 
 
@@ -60,6 +60,6 @@ def test_split_out_of_range_names_n_splits(tmp_path):
 
 
 def test_missing_folder_is_one_line(tmp_path):
-    with pytest.raises(FyexpError, match=r"UCI/yacht: missing \(the folder of UCI data set 'yacht'\)") as err:
+    with pytest.raises(FyexpError, match=r"UCI/yacht: absent \(the folder of UCI data set 'yacht'\)") as err:
         load_uci(str(tmp_path), "yacht")
     assert "\n" not in str(err.value)

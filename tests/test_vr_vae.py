@@ -99,9 +99,9 @@ def test_data_errors_are_one_line_naming_the_file(tmp_path):
     from fyexp.data.freyface import load_freyface
     from fyexp.errors import FyexpError
 
-    with pytest.raises(FyexpError, match=r"FreyFace/freyfaces\.pkl: missing"):
+    with pytest.raises(FyexpError, match=r"FreyFace/freyfaces\.pkl: absent"):
         load_freyface(str(tmp_path))
-    with pytest.raises(FyexpError, match=r"caltech101_silhouettes_28_split1\.mat: missing"):
+    with pytest.raises(FyexpError, match=r"caltech101_silhouettes_28_split1\.mat: absent"):
         load_caltech(str(tmp_path))
     (tmp_path / "FreyFace").mkdir()
     (tmp_path / "FreyFace" / "freyfaces.pkl").write_bytes(b"not a pickle")
@@ -178,27 +178,6 @@ def test_stopping_epoch_on_held_out_images_is_the_argmax_of_the_validation_bound
     assert next(r["value"] for r in rows if r["metric"] == "best_valid_bound") == max(curve.values())
     with pytest.raises(ConfigValueError, match="validation"):
         vr_vae.Config(validation={"omniglot": 5})
-
-
-def test_declared_grid_gives_the_cells_of_the_old_dataset_l_k_listing():
-    """A spec written before ``grid:`` (settings "dataset:L:K" × methods, extra methods, Frey Face folds) still
-    validates, and its grid is the declared one of today's spec: same cells, same order, fold only on Frey Face."""
-    from fyexp.experiments.vr_vae import VRVAE, Config, Grid
-
-    old = Config(settings=["freyface:1:5", "mnist:2:5"], extra_methods={"vr_half": ["freyface:1:5", "mnist:1:5"],
-                                                                        "iwae_single": ["mnist:1:5"]}, folds=[0, 1])
-    new = Config(grid=Grid(include=[
-        {"dataset": "freyface", "L": 1, "K": 5, "method": ["vae", "iwae", "vr_max", "vr_half"], "fold": [0, 1]},
-        {"dataset": "mnist", "L": 2, "K": 5, "method": ["vae", "iwae", "vr_max"], "fold": None},
-        {"dataset": "mnist", "L": 1, "K": 5, "method": ["vr_half", "iwae_single"], "fold": None}]))
-    cells = VRVAE().cells(new, (0,))
-    assert [c.key for c in VRVAE().cells(old, (0,))] == [c.key for c in cells]
-    assert cells[1].params == {"dataset": "freyface", "L": 1, "K": 5, "fold": 1}
-    assert cells[-1].key == "iwae_single__K=5__L=1__dataset=mnist__seed=0" and len(cells) == 13
-    # the listing is no part of a cell's settings
-    from fyexp.settings import scoped_config
-    assert scoped_config(VRVAE(), old, cells[0]) == scoped_config(VRVAE(), new, cells[0])
-    assert "grid" not in scoped_config(VRVAE(), new, cells[0]) and "folds" not in scoped_config(VRVAE(), new, cells[0])
 
 
 @pytest.mark.parametrize("change, expected", [({"dataset": "omniglot"}, "data sets among"),

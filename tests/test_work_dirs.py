@@ -22,18 +22,21 @@ from fyexp.work_dirs import SETTINGS_MARK, TRAINING_HISTORY, claim_work_dir, ear
 from tests.conftest import TOY_SPECS, run_cli
 
 
-def test_a_folder_marked_for_other_settings_is_emptied_and_one_of_the_same_or_unmarked_is_kept(tmp_path):
+def test_a_folder_marked_for_other_settings_or_unmarked_is_emptied_and_one_of_the_same_is_kept(tmp_path):
     folder = tmp_path / "cell"
     assert claim_work_dir(folder, "aaa") is False and (folder / SETTINGS_MARK).read_text() == "aaa\n"
     (folder / "checkpoint.pt").write_text("trained at aaa")
     assert claim_work_dir(folder, "aaa") is False and (folder / "checkpoint.pt").is_file()
     assert claim_work_dir(folder, "bbb") is True and not (folder / "checkpoint.pt").exists()
     assert (folder / SETTINGS_MARK).read_text() == "bbb\n"
-    legacy = tmp_path / "legacy"  # written before marks: kept and resumed, then marked
-    legacy.mkdir()
-    (legacy / "checkpoint.pt").write_text("unknown settings")
-    assert claim_work_dir(legacy, "ccc") is False and (legacy / "checkpoint.pt").is_file()
-    assert (legacy / SETTINGS_MARK).read_text() == "ccc\n"
+    unmarked = tmp_path / "unmarked"  # checkpoints of unknown settings: emptied, then marked
+    unmarked.mkdir()
+    (unmarked / "checkpoint.pt").write_text("unknown settings")
+    assert claim_work_dir(unmarked, "ccc") is True and not (unmarked / "checkpoint.pt").exists()
+    assert (unmarked / SETTINGS_MARK).read_text() == "ccc\n"
+    empty = tmp_path / "empty"  # an empty folder without a mark holds nothing to discard
+    empty.mkdir()
+    assert claim_work_dir(empty, "ddd") is False and (empty / SETTINGS_MARK).read_text() == "ddd\n"
 
 
 def test_earlier_training_is_the_sum_of_every_history_under_the_folder(tmp_path):
@@ -103,7 +106,7 @@ def test_a_resumed_cell_records_its_training_in_earlier_processes(tmp_path):
     assert first < 100
     for path in cells.glob("*"):  # as if the process had been killed before writing the cell
         path.unlink()
-    (work,) = (tmp_path / "results/toy/work/quick").iterdir()
+    (work,) = (tmp_path / "results/toy/work/quick").glob("toy__*")  # beside it: claims/, the cells' claim marks
     (work / METRICS).write_text("epoch,epoch_time_s\n1,100.0\n2,250.0\n")
     assert run_cli("run", "toy", "-p", "quick", "--no-progress", env=env).returncode == 0
     resumed = float(pd.read_csv(next(cells.glob("*.csv")))["wall_time_s"].iloc[0])

@@ -23,6 +23,7 @@ class ToyConfig:
     search: dict = field(default_factory=dict)
     resume: bool = False    # keep the value in the cell's work folder and return it when there (a finished checkpoint)
     epochs: int = 1         # the training epochs a cell states (the toy trains nothing): the plan scales times by them
+    log: str = ""           # a file each cell run appends its key to (tests count how often each cell ran)
 
     def __post_init__(self):
         require(self.sleep_s >= 0, "sleep_s", "a number >= 0", self.sleep_s)
@@ -38,6 +39,9 @@ class Toy(Experiment):
         return [Cell("toy", seed, {"x": v}) for v in config.values for seed in seeds]
 
     def run_cell(self, config, cell, ctx):
+        if config.log:
+            with open(config.log, "a", encoding="utf-8") as handle:   # one short append: whole lines, any process
+                handle.write(f"{cell.key}\n")
         time.sleep(config.sleep_s)
         x = cell.params["x"]
         if x == config.skip_on:
@@ -53,6 +57,8 @@ class Toy(Experiment):
             saved.write_text(repr(value))
         return [{"metric": "adjusted_mi", "value": value, "paper": "fyvi", "table": "1",
                  "setting": "synthetic GMM", "paper_row": "Standard EM"}]
+
+    TRIAL_OBJECTIVE = "validation loss"
 
     def trial(self, config, ctx, report, work_dir):
         """A tuning trial: the 'validation loss' (log10 lr + 1)² is smallest at lr = 0.1."""

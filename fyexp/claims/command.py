@@ -3,14 +3,14 @@ CSVs (read-only)."""
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 
 from fyexp.claims.model import load_claims
-from fyexp.claims.render import as_json, print_table
+from fyexp.claims.readings import load_readings
+from fyexp.claims.render import as_json, table_lines
 from fyexp.claims.verdicts import judge_all, load_frames
 from fyexp.errors import FyexpError
+from fyexp.progress import emit_answer, table_width
 
 
 def known_profiles(frames: dict, specs: dict) -> set[str]:
@@ -24,24 +24,29 @@ def verdicts_for(results_dir: Path, paper: str | None = None, profile: str | Non
     if not Path(results_dir).is_dir():
         raise FyexpError(f"--results-dir / FYEXP_RESULTS_DIR: '{results_dir}' does not exist; expected the folder "
                          "of result CSVs (`fyexp run` writes it)")
-    claims = load_claims(experiments_dir=experiments_dir).for_paper(paper)
+    everything = load_claims(experiments_dir=experiments_dir)
+    readings = load_readings(findings={f.id for f in everything.findings})   # each departure names a finding
+    claims = everything.for_paper(paper)
     frames, specs = load_frames(results_dir, experiments_dir, [e for c in claims.claims for e in c.experiments])
     if profile is not None:
         known = known_profiles(frames, specs)
         if profile not in known:
             raise FyexpError(f"--profile: unknown profile '{profile}'; expected one of {', '.join(sorted(known))}")
-    return claims, judge_all(claims.claims, frames, specs, profile)
+    return claims, judge_all(claims.claims, frames, specs, profile, readings)
+
+
+def claims_answer(paper: str | None, profile: str | None, json_out: bool, results_dir: Path,
+                  experiments_dir: Path | None, width: int, long: bool = False, all_profiles: bool = False):
+    """What ``fyexp claims`` prints: the verdicts as JSON text (``json_out``), else the table's ``(text, style)``
+    lines at ``width`` (:func:`fyexp.claims.render.table_lines`)."""
+    claims, verdicts = verdicts_for(results_dir, paper, profile, experiments_dir)
+    return as_json(verdicts) if json_out else table_lines(verdicts, width, long, all_profiles, claims.findings)
 
 
 def claims_command(paper: str | None, profile: str | None, json_out: bool, results_dir: Path,
                    experiments_dir: Path | None, console, long: bool = False, all_profiles: bool = False) -> None:
-    _, verdicts = verdicts_for(results_dir, paper, profile, experiments_dir)
-    try:
-        if json_out:
-            print(as_json(verdicts))
-        else:
-            print_table(verdicts, console, long, all_profiles)
-        sys.stdout.flush()
-    except BrokenPipeError:  # `fyexp claims | head`: the reader left; end quietly, exit 0 (what is still buffered
-        devnull = os.open(os.devnull, os.O_WRONLY)  # goes nowhere instead of failing at exit)
-        os.dup2(devnull, sys.stdout.fileno())
+    """``fyexp claims`` judged afresh (``fyexp reproduce``'s last step; the command line reads the user cache
+    first: :mod:`fyexp.commands.claims`)."""
+    width = table_width(console)
+    emit_answer(claims_answer(paper, profile, json_out, results_dir, experiments_dir, width, long, all_profiles),
+                console, width)

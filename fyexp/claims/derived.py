@@ -12,11 +12,12 @@ copies, so it is as stale as the run it reads and a stale row is counted once.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from fyexp.damaged import is_path_part, read_json, warn_damaged
 
 LARGEST_DROP = "free_energy_largest_drop"
 GAP = "free_energy_gap"
@@ -43,9 +44,16 @@ def with_derived(name: str, frame: pd.DataFrame, folder: Path | None) -> pd.Data
         if key in loglik.index:
             rows.append({**row.to_dict(), "metric": GAP, "source_metric": "free_energy",
                          "value": float(loglik[key]) - float(row["value"])})
+        if not (is_path_part(str(row["profile"])) and is_path_part(str(row["cell"]))):
+            continue   # a row's text is never a path outside its folder ("../../x"): such a row has no trace
         path = Path(folder or ".") / "artifacts" / str(row["profile"]) / "fits" / f"{row['cell']}.json"
-        if path.is_file():
-            trace = json.loads(path.read_text(encoding="utf-8")).get("free_energy") or []
+        if path.exists() or path.is_symlink():
+            fit, problem = read_json(path)   # a regular file within the limits, never a FIFO or a link
+            trace = (fit.get("free_energy") or []) if problem is None and isinstance(fit, dict) else None
+            if not isinstance(trace, list) or not all(isinstance(v, (int, float)) for v in trace):
+                warn_damaged(path, "damaged fit file", problem or "no list of numbers under 'free_energy'",
+                             f"its {LARGEST_DROP} is not derived")
+                continue
             rows.append({**row.to_dict(), "metric": LARGEST_DROP, "source_metric": "free_energy",
                          "value": largest_drop(trace)})
     return pd.concat([frame, pd.DataFrame(rows)], ignore_index=True) if rows else frame

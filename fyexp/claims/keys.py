@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
-from fyexp.constraints import Interval, OneOf, settings
+from fyexp.constraints import NonNegativeFloat, PositiveFloat, Interval, OneOf, settings
 from fyexp.errors import ConfigValueError, FyexpError, require
 from fyexp.reference.rows import papers
 from fyexp.specs import conforms, describe_type
@@ -42,10 +42,22 @@ DIRECTIONS = {
     "fraction": ("a, at_least", "share of runs (a 0/1 metric) above at_least, by its exact 95% interval"),
     "ratio_below": ("a, b, threshold", "mean(a) / mean(b) < threshold"),
     "ratio_above": ("a, b, threshold", "mean(a) / mean(b) > threshold"),
+    "noninferior": ("a, b, margin, better", "a no worse than b by more than margin: the interval of (a - b), "
+                                            "oriented by better, above -margin"),
+    "group_best": ("group, others, better", "the best side of group better than the best side of others"),
+    "coverage": ("a, nominal, side", "the coverage of a (a share over replicas) above (conservative) or below "
+                                     "(overconfident) nominal, by its exact binomial interval"),
 }
 #: the directions in which ``than`` (a constant) may stand in for side b
-AGAINST_CONSTANT = ("greater", "less", "approx")
-KINDS = ("claim", "check")
+AGAINST_CONSTANT = ("greater", "less", "approx", "noninferior")
+#: claim: the paper's (tallied); check: ours (listed apart, never tallied); theorem_check: a check of a theorem the
+#: paper states (tvem's), counted apart from both; table_reading: a claim read off a table or its caption, not a
+#: sentence of the text (tallied as a claim, labelled so everywhere)
+KINDS = ("claim", "check", "theorem_check", "table_reading")
+#: the kinds that quote the paper (``quote`` and ``line`` required); a ``check`` says in ``note`` why it is ours
+QUOTED_KINDS = ("claim", "theorem_check", "table_reading")
+#: the kinds tallied as the paper's claims
+TALLIED_KINDS = ("claim", "table_reading")
 
 
 class Among(OneOf):
@@ -73,6 +85,9 @@ Mapping = Annotated[dict, Says("a mapping of selectors")]
 Selectors = Annotated[list, Says("a list of selectors")]
 Name = Annotated[str, Says("a string (here or in the claim's rows)")]
 Text = str | float   # a selector's column value (a number or text), compared as text
+#: the columns a selector names by its own keys (and the value it reads): never a key of ``columns``
+OWN_COLUMNS = ("experiment", "metric", "method", "paper_row", "setting", "table", "profile", "params", "value",
+               "status")
 
 
 @settings
@@ -88,6 +103,20 @@ class SelectorKeys:
     table: Text | None = None
     profile: Text | None = None
     params: Annotated[dict, Says("a mapping of params keys to values")] | None = None
+    columns: Annotated[dict[str, Text | list], Says("a mapping of result columns to a value or a list of values")] \
+        | None = None
+
+    def __post_init__(self) -> None:
+        """``columns`` names other columns of the tidy results (``alpha``, ``K``, ``k``: a grid's axis a cell
+        writes as a column, not a params key), each with a value or a non-empty list of values (any of them):
+        never a column the selector's own keys name."""
+        for column, value in (self.columns or {}).items():
+            require(column not in OWN_COLUMNS, f"columns.{column}",
+                    f"a result column other than {', '.join(OWN_COLUMNS)} (name those by their own key)", column)
+            values = value if isinstance(value, list) else [value]
+            require(bool(values) and all(isinstance(v, (str, int, float)) and not isinstance(v, bool)
+                                         for v in values), f"columns.{column}",
+                    "a value or a non-empty list of values (numbers or text)", value)
 
 
 @settings
@@ -117,6 +146,13 @@ class ClaimKeys:
     at_least: float | None = None
     threshold: float | None = None
     than: float | None = None
+    margin: PositiveFloat | None = None
+    group: Selectors | None = None
+    nominal: Annotated[float, Interval(float, 0, 1, "neither")] | None = None
+    side: Annotated[str, Among(("conservative", "overconfident"))] | None = None
+    per_run: bool = False
+    per: Annotated[list[str], Says("a list of result column names")] | None = None
+    uncertainty: NonNegativeFloat | None = None
 
     def __post_init__(self) -> None:
         """The relations between keys: ``than`` stands in for ``b`` (never beside it) where a direction has a b;
@@ -132,8 +168,18 @@ class ClaimKeys:
             require(getattr(self, key) is not None, key,
                     f"set for direction '{self.direction}' ({DIRECTIONS[self.direction][1]})")
         require(self.direction != "monotone" or len(self.series) >= 2, "series", "at least two selectors in order")
-        require(self.kind != "claim" or (bool((self.quote or "").strip()) and self.line is not None), "quote",
-                "the paper's words (quote) and their line (line) for a claim; a check of ours is kind: check")
+        require(self.direction != "group_best" or len(self.group) >= 1, "group", "at least one selector")
+        require(self.direction not in ("group_best", "best_of") or len(self.others) >= 1, "others",
+                "at least one selector")
+        require(self.uncertainty is None or self.magnitude is not None, "uncertainty",
+                "the paper's printed ± of magnitude (set magnitude too)", self.uncertainty)
+        require(not self.per or self.per_run, "per", "per_run: true beside it (per names the columns whose "
+                "values each make a run of their own)", self.per)
+        require(not self.per_run or self.direction != "coverage", "per_run",
+                "false for direction 'coverage' (a coverage is a share over replicas already)", self.per_run)
+        require(self.kind not in QUOTED_KINDS or (bool((self.quote or "").strip()) and self.line is not None),
+                "quote", f"the paper's words (quote) and their line (line) for a {self.kind}; a check of ours is "
+                "kind: check")
         require(self.kind != "check" or bool((self.note or "").strip()), "note", "why this check is ours (kind: check)")
 
 

@@ -18,7 +18,8 @@ A claim (one entry of ``claims:`` in ``fyexp/reference/claims.yaml``)::
 
 Sides are selectors (:class:`Selector`) on the tidy results: ``experiment`` and ``metric`` (required after merging
 ``rows``), and any of ``method``, ``paper_row``, ``setting``, ``table``, ``profile``, ``params`` (a mapping of
-params keys to values).  A ``claim`` must carry its ``quote`` (verbatim and short: the sentence, or the table's
+params keys to values) and ``columns`` (a mapping of other result columns, such as ``alpha`` or ``K``, to a value
+or a list of values: a grid's axis a cell writes as a column, VR Figure 2(b)'s alpha).  A ``claim`` must carry its ``quote`` (verbatim and short: the sentence, or the table's
 caption and cells, it rests on) and ``line``; a ``check`` says in ``note`` why it is ours.  A ``finding`` records where the authors' code departs from the paper's text, with the
 claim it touches and the rows that show it.
 
@@ -38,6 +39,7 @@ import yaml
 
 from fyexp.claims.keys import PAPERS, ClaimKeys, FindingKeys, SelectorKeys, error, read
 from fyexp.errors import FyexpError
+from fyexp.plain import safe_yaml
 
 CLAIMS_FILE = Path(__file__).resolve().parent.parent / "reference" / "claims.yaml"
 
@@ -54,10 +56,12 @@ class Selector:
     table: str | None = None
     profile: str | None = None
     params: tuple[tuple[str, Any], ...] = ()
+    columns: tuple[tuple[str, tuple[str, ...]], ...] = ()   # other result columns: (column, the values it may hold)
 
     def describe(self) -> str:
         parts = [f"{k}={getattr(self, k)}" for k in ("method", "paper_row", "setting", "table") if getattr(self, k)]
         parts += [f"{k}={v}" for k, v in self.params]
+        parts += [f"{k}={'|'.join(v)}" for k, v in self.columns]
         return f"{self.experiment}:{self.metric}" + (f"[{', '.join(parts)}]" if parts else "")
 
 
@@ -84,14 +88,28 @@ class Claim:
     kind: str = "claim"  # "claim" (the paper's) or "check" (ours)
     quote: str = ""
     line: int | None = None
+    group: tuple[Selector, ...] = ()  # group_best: the sides the paper credits together
+    margin: float | None = None       # noninferior: how much worse than b still counts as "similar"
+    nominal: float | None = None      # coverage: the nominal level of the credible intervals
+    side: str = "conservative"        # coverage: conservative (above nominal) or overconfident (below)
+    per_run: bool = False             # judged on each run; the verdict from the share of runs that satisfy it
+    per: tuple[str, ...] = ()         # per_run: result columns whose values each make a run too (alpha, K)
+    uncertainty: float | None = None  # the paper's printed ± of magnitude (a standard error)
 
     @property
     def place(self) -> str:
         """Where the paper says it: ``fyvi App. D, Table 3, line 490``."""
         return f"{self.paper} {self.where}" + (f", line {self.line}" if self.line is not None else "")
 
+    @property
+    def tallied(self) -> bool:
+        """Counted in its paper's tally: the paper's claims (``claim``) and table readings (``table_reading``)."""
+        from fyexp.claims.keys import TALLIED_KINDS
+
+        return self.kind in TALLIED_KINDS
+
     def selectors(self) -> list[Selector]:
-        return list(self.sides.values()) + list(self.others) + list(self.series)
+        return list(self.sides.values()) + list(self.group) + list(self.others) + list(self.series)
 
     @property
     def experiments(self) -> list[str]:
@@ -127,8 +145,11 @@ def _selector(path: Path, where: str, base: dict, body: object) -> Selector:
     if not isinstance(body, dict):
         raise error(path, where, "a mapping of selectors", body)
     keys = read(SelectorKeys, {**base, **body}, path, where, sep=".")
-    text = {k: (None if v is None else str(v)) for k, v in dataclasses.asdict(keys).items() if k != "params"}
-    return Selector(**text, params=tuple(sorted((keys.params or {}).items())))
+    text = {k: (None if v is None else str(v)) for k, v in dataclasses.asdict(keys).items()
+            if k not in ("params", "columns")}
+    columns = tuple(sorted((k, tuple(str(x) for x in (v if isinstance(v, list) else [v])))
+                           for k, v in (keys.columns or {}).items()))
+    return Selector(**text, params=tuple(sorted((keys.params or {}).items())), columns=columns)
 
 
 def _claim(path: Path, body: dict, where: str) -> Claim:
@@ -138,11 +159,13 @@ def _claim(path: Path, body: dict, where: str) -> Claim:
     sides = {k: _selector(path, f"{where}: {k}", keys.rows or {}, getattr(keys, k)) for k in ("a", "b")
              if getattr(keys, k) is not None}
     lists = {k: tuple(_selector(path, f"{where}: {k}[{i}]", keys.rows or {}, s)
-                      for i, s in enumerate(getattr(keys, k) or [])) for k in ("others", "series")}
+                      for i, s in enumerate(getattr(keys, k) or [])) for k in ("others", "series", "group")}
     num = {k: (None if getattr(keys, k) is None else float(getattr(keys, k))) for k in
-           ("magnitude", "delta", "at_least", "threshold", "than")}
+           ("magnitude", "delta", "at_least", "threshold", "than", "margin", "nominal", "uncertainty")}
     return Claim(id=keys.id, paper=keys.paper, where=keys.where, text=keys.claim, direction=keys.direction,
-                 sides=sides, others=lists["others"], series=lists["series"], paper_numbers=keys.paper_numbers or "",
+                 sides=sides, others=lists["others"], series=lists["series"], group=lists["group"],
+                 side=keys.side or "conservative", per_run=keys.per_run, per=tuple(keys.per or ()),
+                 paper_numbers=keys.paper_numbers or "",
                  magnitude_kind=keys.magnitude_kind, better=keys.better or "greater",
                  trend=keys.trend or "increasing", note=keys.note or "", kind=keys.kind,
                  quote=" ".join((keys.quote or "").split()), line=keys.line, **num)
@@ -206,7 +229,8 @@ def _published_rows() -> dict[str, set[str]]:
 
 
 def check_selector(selector: Selector, owner: str, path: Path, experiments_dir: Path | None = None) -> None:
-    """One line naming ``owner`` when the selector names an experiment, metric or published row nobody writes."""
+    """One line naming ``owner`` when the selector names an experiment, metric, column (``columns``: the name must
+    appear in what the experiment writes, as a metric's) or published row nobody writes."""
     names = experiment_names(experiments_dir)
     if selector.experiment not in names:
         raise FyexpError(f"{path}: {owner}: experiment '{selector.experiment}' does not exist; expected one of "
@@ -214,6 +238,9 @@ def check_selector(selector: Selector, owner: str, path: Path, experiments_dir: 
     if selector.metric not in _experiment_vocabulary(selector.experiment, experiments_dir):
         raise FyexpError(f"{path}: {owner}: experiment '{selector.experiment}' writes no metric "
                          f"'{selector.metric}'")
+    for column, _ in selector.columns:
+        if column not in _experiment_vocabulary(selector.experiment, experiments_dir):
+            raise FyexpError(f"{path}: {owner}: experiment '{selector.experiment}' writes no column '{column}'")
     if selector.paper_row is not None:
         rows = set().union(*_published_rows().values())
         if selector.paper_row not in rows:
@@ -224,7 +251,7 @@ def load_claims(path: Path | None = None, experiments_dir: Path | None = None, c
     """Read and check the claims file; every problem is one line naming the claim (exit 2)."""
     path = Path(path or CLAIMS_FILE)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        data = safe_yaml(path.read_text(encoding="utf-8")) or {}
     except FileNotFoundError:
         raise FyexpError(f"{path}: no such claims file") from None
     except yaml.YAMLError as exc:

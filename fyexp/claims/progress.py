@@ -7,6 +7,10 @@ so that a reader of ``data missing (reduced profile claims)`` sees "34 of 49 cel
 The count of declared cells is the spec's grid × seeds (:func:`fyexp.experiments.declared.declared_cells`, the count
 ``fyexp list`` and ``fyexp run`` print), the count with rows the distinct ``cell`` values of the experiment's current
 rows at that profile.
+
+Where no profile has a side's rows at all, :func:`supplying_cells` says which declared cells would write them: the
+cells of each profile whose method and params (and table) are the side's, so that a reader sees whether the queue
+will supply them (``declared at claims``) or no profile has them yet (``at no profile``).
 """
 
 from __future__ import annotations
@@ -53,3 +57,50 @@ def unfinished(experiments, frames: dict, specs: dict, profile: str) -> list[str
             notes.append(f"{name} at {profile}: {finished} of {declared} cells have rows")
     return notes
 
+
+
+def _norm(value) -> str:
+    """``3``, ``3.0`` and ``'3'`` alike (as :func:`fyexp.claims.verdicts.select` compares them)."""
+    try:
+        return f"{float(value):g}"
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def _supplies(cell, selector) -> bool:
+    """Whether ``cell`` (a declared cell) writes rows of ``selector``'s method, params and table."""
+    params = cell.params
+    if selector.method is not None and str(cell.method or params.get("method")) != selector.method:
+        return False
+    if selector.table is not None and "table" in params and _norm(params["table"]) != _norm(selector.table):
+        return False
+    return all(k in params and _norm(params[k]) == _norm(v) for k, v in selector.params)
+
+
+def supplying_cells(selector, spec) -> list[str]:
+    """The note of a side no profile has rows for: ``"its cells (E: method=M, k=v): N declared at P, M at Q; none
+    at R"`` over the spec's profiles (their declared cells × seeds whose method, params and table are the side's),
+    ``"... at no profile"`` when none declares one; nothing for a side that names no method or params (its cells
+    cannot be told from its keys) or an experiment without a spec."""
+    if spec is None or (selector.method is None and not selector.params):
+        return []
+    from fyexp.errors import FyexpError
+    from fyexp.experiments import get_config_class
+    from fyexp.experiments.declared import declared_cells
+    from fyexp.specs import resolve
+
+    counts = {}
+    for profile in spec.profiles or {}:
+        try:
+            resolved = resolve(spec, profile, get_config_class(spec.runner))
+        except (FyexpError, ImportError):
+            continue
+        counts[profile] = sum(_supplies(c, selector) for c in declared_cells(resolved.config, resolved.seeds))
+    keys = ([f"method={selector.method}"] if selector.method is not None else []) + \
+        ([f"table={selector.table}"] if selector.table is not None else []) + [f"{k}={v}" for k, v in selector.params]
+    name = f"its cells ({selector.experiment}: {', '.join(keys)})"
+    declared = [f"{n} at {p}" for p, n in counts.items() if n]
+    if not declared:
+        return [f"{name}: declared at no profile"]
+    none = [p for p, n in counts.items() if not n]
+    return [f"{name}: {', '.join(declared)} declared" + (f"; none at {', '.join(none)}" if none else "")]

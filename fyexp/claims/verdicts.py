@@ -44,8 +44,8 @@ import numpy as np
 import pandas as pd
 
 from fyexp.claims.model import Claim, Selector
-from fyexp.claims.progress import unfinished
-from fyexp.claims.stats import Difference, difference, share_interval
+from fyexp.claims.progress import supplying_cells, unfinished
+from fyexp.claims.stats import PAIR_COLUMNS, Difference, clopper_pearson, difference, share_interval
 from fyexp.fingerprints import TIMING as WALL_CLOCK   # the wall-clock metrics (time, seconds, wall, ..._s, ..._ms)
 
 SUPPORTED = "supported"
@@ -88,6 +88,13 @@ class Verdict:
     dirty: frozenset = frozenset()
     n_to_resolve: int | None = None
     headline: bool = False
+    reading: str = "both"   # the reading judged (fyexp.claims.readings): text, authors, or both (no departure)
+    departures: tuple = ()  # the findings (ids) of the departures that touch the claim
+    by_reading: dict = field(default_factory=dict)  # on a headline: reading → that reading's headline verdict
+
+    def differs(self) -> bool:
+        """The headline verdicts of the readings that have rows differ (only a headline carries them)."""
+        return len({v.verdict for v in self.by_reading.values() if v.verdict not in (NOT_RUN, MISSING)}) > 1
 
     @property
     def profile_kind(self) -> str:
@@ -115,7 +122,18 @@ class Verdict:
                 "profile_kind": self.profile_kind, "headline": self.headline, "verdict": self.verdict,
                 "reduced": self.reduced, "ours": self.ours, "n": self.n, "estimate": self.estimate, "low": self.low,
                 "high": self.high, "n_to_resolve": self.n_to_resolve, "stale_rows": len(self.stale),
-                "dirty_rows": len(self.dirty), "notes": self.notes}
+                "dirty_rows": len(self.dirty), "notes": self.notes, "reading": self.reading,
+                "departures": list(self.departures),
+                **({"readings": {r: v.reading_dict() for r, v in self.by_reading.items()},
+                    "readings_differ": self.differs()} if self.by_reading else
+                   {"readings": {self.reading: self.reading_dict()}, "readings_differ": False} if self.headline
+                   else {})}
+
+    def reading_dict(self) -> dict:
+        """This verdict as one reading's entry of a headline's ``readings`` (JSON)."""
+        return {"verdict": self.verdict, "profile": self.profile, "profile_kind": self.profile_kind,
+                "ours": self.ours, "n": self.n, "estimate": self.estimate, "low": self.low, "high": self.high,
+                "notes": self.notes}
 
 
 # ---- selecting rows ------------------------------------------------------------------------------------------
@@ -146,6 +164,8 @@ def select(frame: pd.DataFrame, selector: Selector) -> pd.DataFrame:
             mask &= frame[column].astype(str) == wanted if column in frame else False
     if selector.table is not None:
         mask &= frame["table"].map(_norm) == _norm(selector.table) if "table" in frame else False
+    for column, values in selector.columns:   # any of the values (3, 3.0 and '3' alike); a missing column: none
+        mask &= frame[column].map(_norm).isin({_norm(v) for v in values}) if column in frame else False
     rows = frame[mask]
     if selector.params and not rows.empty:
         parsed = rows["params"].map(lambda p: json.loads(p) if isinstance(p, str) and p else {})
@@ -172,12 +192,22 @@ def _scale(claim: Claim, d: Difference) -> float:
 
 
 def _magnitude_ok(claim: Claim, d: Difference) -> bool:
-    """The paper's magnitude inside our interval (n = 1: our difference within a factor of 2 of it)."""
+    """The paper's magnitude inside our interval (n = 1: our difference within a factor of 2 of it).  Where the
+    paper prints a ± of its difference (``uncertainty`` u, read as a standard error), both uncertainties count:
+    |centre − m| ≤ sqrt(h² + (2u)²), h our interval's half-width (the two-standard-error band of
+    :mod:`fyexp.report.tolerance`, which is our interval when u = 0); with one value per side, also
+    |ours − m| ≤ 2u."""
     if claim.magnitude is None:
         return True
     scale = _scale(claim, d)
+    printed = 2.0 * (claim.uncertainty or 0.0)   # two of the paper's standard errors of its difference
     if d.has_interval:
-        return d.low * scale <= claim.magnitude <= d.high * scale
+        if not printed:
+            return d.low * scale <= claim.magnitude <= d.high * scale
+        centre, half = (d.low + d.high) / 2 * scale, (d.high - d.low) / 2 * scale
+        return abs(centre - claim.magnitude) <= math.hypot(half, printed)
+    if printed and abs(d.mean * scale - claim.magnitude) <= printed:
+        return True
     return 0.5 <= d.mean * scale / claim.magnitude <= 2.0 if claim.magnitude else d.mean == 0
 
 
@@ -214,9 +244,17 @@ def _n_text(claim: Claim, d: Difference) -> str:
     return str(d.n_a) if claim.than is not None else d.n_text()
 
 
-def _diff_text(claim: Claim, d: Difference) -> str:
+def own_interval(a: pd.DataFrame) -> Difference:
+    """The interval of mean(a) itself (a against 0, paired with itself where a has run keys): what a claim against a
+    constant prints, computed on a's values so that no round-off of a − than + than shows (``0 [2.1e-25, 2.1e-25]``
+    was a's mean 0 with the interval of (a − 1e-9) shifted back)."""
+    return difference(a, a.assign(value=0.0))
+
+
+def _diff_text(claim: Claim, d: Difference, own: Difference | None = None) -> str:
     if claim.than is not None:  # a's mean and its interval against the constant (never beside a b: refused at load)
-        interval = f" [{_fmt(d.low + claim.than)}, {_fmt(d.high + claim.than)}]" if d.has_interval else ""
+        own = d if own is None else own   # a's own interval: (a − than) + than loses a's digits to round-off
+        interval = f" [{_fmt(own.low)}, {_fmt(own.high)}]" if own.has_interval else ""
         return f"{_fmt(d.mean_a)}{interval} vs {_fmt(claim.than)}"
     text = f"{_fmt(d.mean_a)} vs {_fmt(d.mean_b)}"
     if claim.magnitude_kind == "relative" and d.mean_b:
@@ -248,8 +286,9 @@ def _pairwise(claim: Claim, rows: dict, profile: str) -> Verdict:
     d = difference(rows["a"], _against(claim, rows))
     verdict = _decide(_direction(d, sign), _magnitude_ok(claim, d), claim.magnitude is not None)
     notes, n = _resolve_note(claim, d, verdict, sign)
-    return Verdict(claim, profile, verdict, _diff_text(claim, d), _n_text(claim, d), _no_interval(d) + notes, d.low,
-                   d.high, d.mean, n_to_resolve=n)
+    own = own_interval(rows["a"]) if claim.than is not None else None
+    return Verdict(claim, profile, verdict, _diff_text(claim, d, own), _n_text(claim, d), _no_interval(d) + notes,
+                   d.low, d.high, d.mean, n_to_resolve=n)
 
 
 def _against(claim: Claim, rows: dict) -> pd.DataFrame:
@@ -266,7 +305,8 @@ def _approx(claim: Claim, rows: dict, profile: str) -> Verdict:
         verdict = NOT_SUPPORTED
     else:  # the interval holds differences within ±delta and beyond: equivalence undecided at this n
         verdict = UNRESOLVED
-    return Verdict(claim, profile, verdict, _diff_text(claim, d) + f" (δ = {_fmt(claim.delta)})", _n_text(claim, d),
+    own = own_interval(rows["a"]) if claim.than is not None else None
+    return Verdict(claim, profile, verdict, _diff_text(claim, d, own) + f" (δ = {_fmt(claim.delta)})", _n_text(claim, d),
                    _no_interval(d), d.low, d.high, d.mean)
 
 
@@ -334,8 +374,140 @@ def _ratio(claim: Claim, rows: dict, profile: str) -> Verdict:
     return Verdict(claim, profile, verdict, text, d.n_text(), notes, low, high, ratio)
 
 
+def _oriented(d: Difference, sign: int) -> tuple[float, float]:
+    """The interval of sign·(a − b) (with one value per side, the point sign·(a − b) twice)."""
+    if d.has_interval:
+        low, high = sorted((sign * d.low, sign * d.high))
+        return low, high
+    return sign * d.mean, sign * d.mean
+
+
+def _noninferior(claim: Claim, rows: dict, profile: str) -> Verdict:
+    """"Similar or better": the interval of sign·(a − b) (``better``) above −margin holds, wholly below −margin is
+    reversed, across it is not resolved at this n."""
+    sign = 1 if claim.better == "greater" else -1
+    d = difference(rows["a"], _against(claim, rows))
+    low, high = _oriented(d, sign)
+    verdict = SUPPORTED if low > -claim.margin else REVERSED if high < -claim.margin else UNRESOLVED
+    own = own_interval(rows["a"]) if claim.than is not None else None
+    return Verdict(claim, profile, verdict, _diff_text(claim, d, own) + f" (margin {_fmt(claim.margin)})",
+                   _n_text(claim, d), _no_interval(d), d.low, d.high, d.mean)
+
+
+def _best_side(frames: list[pd.DataFrame], sign: int) -> int:
+    """The index of the side with the best mean (``sign`` 1: greatest); the first of equals."""
+    means = [sign * float(f["value"].mean()) for f in frames]
+    return max(range(len(frames)), key=lambda i: (means[i], -i))
+
+
+def _group_best(claim: Claim, rows: dict, profile: str) -> Verdict:
+    """The best side of ``group`` (by its mean) against the best of ``others``: the paper credits a pair of
+    models, not one cell.  The comparison is then a pairwise one (paired where the rows pair), with the printed
+    margin ``magnitude`` checked as a pairwise claim's."""
+    sign = 1 if claim.better == "greater" else -1
+    g, o = _best_side(rows["group"], sign), _best_side(rows["others"], sign)
+    d = difference(rows["group"][g], rows["others"][o])
+    verdict = _decide(_direction(d, sign), _magnitude_ok(claim, d), claim.magnitude is not None)
+    notes, n = _resolve_note(claim, d, verdict, sign)
+    text = (f"best of group {claim.group[g].describe()} {_fmt(d.mean_a)} vs best other "
+            f"{claim.others[o].describe()} {_fmt(d.mean_b)}")
+    if d.has_interval:
+        text += f"; diff {_fmt(d.mean)} [{_fmt(d.low)}, {_fmt(d.high)}]"
+    return Verdict(claim, profile, verdict, text, d.n_text(), _no_interval(d) + notes, d.low, d.high, d.mean,
+                   n_to_resolve=n)
+
+
+def coverage_counts(frame: pd.DataFrame, replicas: int | None) -> tuple[int, int] | None:
+    """(covered, replicas) behind a side's coverage rows: 0/1 rows are one replica each; a row holding a share
+    over R replicas (R from its ``replicas`` column, else ``replicas``: the spec's ``n_replicas``) counts
+    round(share·R) of R; ``None`` when R is unknown."""
+    values = frame["value"].to_numpy(float)
+    if len(values) > 1 and np.isin(values, (0.0, 1.0)).all():
+        return int(values.sum()), len(values)
+    column = pd.to_numeric(frame["replicas"], errors="coerce") if "replicas" in frame else None
+    counts = [r if r == r else replicas for r in (column.tolist() if column is not None else [None] * len(values))]
+    counts = [replicas if c is None else c for c in counts]
+    if any(c is None or c < 1 for c in counts):
+        return None
+    return int(sum(round(v * c) for v, c in zip(values, counts))), int(sum(counts))
+
+
+def _coverage(claim: Claim, rows: dict, profile: str) -> Verdict:
+    """Coverage over replicas against the nominal level, by the exact (Clopper–Pearson) interval of k of R:
+    ``conservative`` holds when the whole interval lies above ``nominal``, ``overconfident`` when below; the other
+    side is reversed; an interval holding ``nominal`` is not supported (not resolved when it also holds the paper's
+    printed coverage, ``magnitude``)."""
+    counts = coverage_counts(rows["a"], rows.get("replicas"))
+    if counts is None:
+        return Verdict(claim, profile, MISSING, notes=["the number of replicas behind the coverage is unknown (no "
+                                                       "replicas column, no n_replicas in the spec)"])
+    k, n = counts
+    low, high = clopper_pearson(k, n)
+    above = "ok" if low > claim.nominal else "reversed" if high < claim.nominal else "tie"
+    state = above if claim.side == "conservative" else {"ok": "reversed", "reversed": "ok"}.get(above, "tie")
+    inside = claim.magnitude is None or low <= claim.magnitude <= high
+    verdict = _decide(state, inside, claim.magnitude is not None)
+    text = f"coverage {_fmt(k / n)} [{_fmt(low)}, {_fmt(high)}] vs nominal {_fmt(claim.nominal)} ({k} of {n})"
+    return Verdict(claim, profile, verdict, text, f"{n} replicas", [], low, high, k / n)
+
+
 JUDGES = {"greater": _pairwise, "less": _pairwise, "approx": _approx, "best_of": _best_of, "monotone": _monotone,
-          "fraction": _fraction, "ratio_below": _ratio, "ratio_above": _ratio}
+          "fraction": _fraction, "ratio_below": _ratio, "ratio_above": _ratio, "noninferior": _noninferior,
+          "group_best": _group_best, "coverage": _coverage}
+HOLDS = (SUPPORTED, DIRECTION_ONLY)   # a run satisfies the statement (per_run)
+
+
+def run_keys(rows: dict, candidates: tuple[str, ...] = PAIR_COLUMNS) -> list[str]:
+    """The run columns (``candidates``: :data:`fyexp.claims.stats.PAIR_COLUMNS` by default) every side of ``rows``
+    fills."""
+    frames = [f for f in _frames_of(rows)]
+    return [c for c in candidates if frames and all(c in f and f[c].notna().all() for f in frames)]
+
+
+def _slice(rows: dict, columns: list[str], key: tuple) -> dict:
+    def keep(frame: pd.DataFrame) -> pd.DataFrame:
+        mask = np.ones(len(frame), dtype=bool)
+        for c, v in zip(columns, key):
+            mask &= (frame[c] == v).to_numpy()
+        return frame[mask]
+
+    return {k: [keep(f) for f in v] if isinstance(v, list) else keep(v) if isinstance(v, pd.DataFrame) else v
+            for k, v in rows.items()}
+
+
+def _per_run(claim: Claim, rows: dict, profile: str) -> Verdict:
+    """The statement judged on each run (the runs every side has, by seed / split / fold and the claim's ``per``
+    columns: VR Figure 2(b)'s each alpha), its magnitude aside (one
+    run cannot test it); the verdict from the k of n runs that satisfy it, with their exact interval: with
+    ``at_least``, the share's interval above it holds, below it is reversed (as ``fraction``); without, the
+    statement is made of every run: all n hold → supported, none → reversed, some → not supported."""
+    import dataclasses
+
+    columns = run_keys(rows)
+    if not columns:
+        return Verdict(claim, profile, MISSING, notes=["per run: the sides share no run column (seed, split, fold)"])
+    lacking = [c for c in claim.per if c not in run_keys(rows, (c,))]
+    if lacking:
+        return Verdict(claim, profile, MISSING, notes=[f"per run: a side lacks the column {lacking[0]} (per)"])
+    columns += [c for c in claim.per if c not in columns]
+    keyed = [set(zip(*(f[c].tolist() for c in columns))) for f in _frames_of(rows)]
+    runs = sorted(set.intersection(*keyed), key=str)
+    if not runs:
+        return Verdict(claim, profile, MISSING, notes=["per run: no run has rows on every side"])
+    one = dataclasses.replace(claim, magnitude=None, per_run=False)
+    holds = [JUDGES[claim.direction](one, _slice(rows, columns, run), profile).verdict in HOLDS for run in runs]
+    k, n = sum(holds), len(holds)
+    low, high = clopper_pearson(k, n)
+    if claim.at_least is not None:
+        state = "ok" if low > claim.at_least else "reversed" if high < claim.at_least else "tie"
+        verdict = _decide(state, True, False)
+    else:
+        verdict = SUPPORTED if k == n else REVERSED if k == 0 else NOT_SUPPORTED
+    failing = [", ".join(f"{c}={v}" for c, v in zip(columns, run)) for run, ok in zip(runs, holds) if not ok]
+    notes = [f"fails in {len(failing)} run(s): " + "; ".join(failing[:3]) + ("; …" if len(failing) > 3 else "")] \
+        if failing else []
+    text = f"holds in {k} of {n} runs [{low:.0%}, {high:.0%}]"
+    return Verdict(claim, profile, verdict, text, f"{n} runs", notes, low, high, k / n)
 
 
 # ---- every claim, every profile ------------------------------------------------------------------------------
@@ -360,9 +532,25 @@ def _rows_at(claim: Claim, by_metric: dict) -> dict:
         return select(pd.DataFrame(columns=list(ROW_KEY)) if frame is None else frame, selector)
 
     out: dict = {k: pick(s) for k, s in claim.sides.items()}
+    out["group"] = [pick(s) for s in claim.group]
     out["others"] = [pick(s) for s in claim.others]
     out["series"] = [pick(s) for s in claim.series]
     return out
+
+
+def replicas_at(spec, profile: str) -> int | None:
+    """The spec's ``n_replicas`` at ``profile`` (the replicated data sets a coverage is a share over), if any."""
+    if spec is None or profile not in (spec.profiles or {}):
+        return None
+    from fyexp.errors import FyexpError
+    from fyexp.experiments import get_config_class
+    from fyexp.specs import resolve
+
+    try:
+        value = getattr(resolve(spec, profile, get_config_class(spec.runner)).config, "n_replicas", None)
+    except (FyexpError, ImportError):
+        return None
+    return int(value) if isinstance(value, (int, float)) and value >= 1 else None
 
 
 def _at_profile(rows: dict, profile: str) -> dict:
@@ -373,13 +561,14 @@ def _at_profile(rows: dict, profile: str) -> dict:
 
 
 def _frames_of(rows: dict) -> list[pd.DataFrame]:
-    return [rows[k] for k in ("a", "b") if k in rows] + rows["others"] + rows["series"]
+    return [rows[k] for k in ("a", "b") if k in rows] + rows.get("group", []) + rows["others"] + rows["series"]
 
 
 def _missing(claim: Claim, rows: dict) -> list[Selector]:
     """The selectors of ``claim`` with no rows in ``rows`` (:func:`_rows_at`), sides first."""
     named = list(zip(claim.sides.values(), [rows[k] for k in claim.sides]))
-    named += list(zip(claim.others, rows["others"])) + list(zip(claim.series, rows["series"]))
+    named += list(zip(claim.group, rows.get("group", []))) + list(zip(claim.others, rows["others"]))
+    named += list(zip(claim.series, rows["series"]))
     return [s for s, r in named if r.empty]
 
 
@@ -413,10 +602,17 @@ def recorded_reasons(frame: pd.DataFrame | None, selector: Selector, profile: st
 
 def _missing_notes(selector: Selector, frames: dict, specs: dict, experiments, profile: str | None) -> list[str]:
     """A ``data missing`` verdict's notes: which side has no rows, why its rows say it was not measured
-    (:func:`recorded_reasons`), and how far the profile's run has got
-    (:func:`fyexp.claims.progress.unfinished`; only at a named profile)."""
+    (:func:`recorded_reasons`), and how far the profile's run has got (:func:`fyexp.claims.progress.unfinished`)
+    or, where no profile has the side's rows, which declared cells would write them
+    (:func:`fyexp.claims.progress.supplying_cells`; for a side that names no method or params, how far each
+    profile's run has got)."""
     reasons = recorded_reasons(frames.get(selector.experiment), selector, profile)
-    progress = [] if profile is None else unfinished(experiments, frames, specs, profile)
+    if profile is None:   # no profile has the side's rows: the cells that would write them, else every run's progress
+        spec = specs.get(selector.experiment)
+        progress = supplying_cells(selector, spec) or [
+            note for p in (spec.profiles if spec is not None else {}) for note in unfinished(experiments, frames, specs, p)]
+    else:
+        progress = unfinished(experiments, frames, specs, profile)
     return [f"no rows for {selector.describe()}", *reasons, *progress]
 
 
@@ -473,7 +669,9 @@ def judge(claim: Claim, frames: dict[str, pd.DataFrame], specs: dict | None = No
             out.append(Verdict(claim, p, MISSING,
                                notes=_missing_notes(missing[0], frames, specs or {}, claim.experiments, p)))
             continue
-        verdict = JUDGES[claim.direction](claim, rows, p)
+        if claim.direction == "coverage":
+            rows["replicas"] = replicas_at((specs or {}).get(claim.sides["a"].experiment), p)
+        verdict = (_per_run if claim.per_run else JUDGES[claim.direction])(claim, rows, p)
         verdict.rows_read = sum(len(f) for f in _frames_of(rows))
         verdict.stale, verdict.dirty = _freshness(rows, specs or {})
         out.append(verdict)
@@ -506,11 +704,49 @@ def _mark(verdicts: list[Verdict]) -> list[Verdict]:
 
 
 def judge_all(claims, frames: dict[str, pd.DataFrame], specs: dict | None = None,
-              profile: str | None = None) -> list[Verdict]:
+              profile: str | None = None, readings=None) -> list[Verdict]:
+    """Every claim's verdicts at every profile under the text reading (the claims' own sides, as the departures'
+    ``text`` rewrites name them; ``both`` where no departure touches the claim), each headline carrying every
+    reading's headline (``by_reading``; :func:`judge_readings`).  ``readings``: :func:`fyexp.claims.readings.
+    load_readings` by default."""
     from fyexp.provenance.freshness import evidence
 
+    if readings is None:
+        from fyexp.claims.readings import load_readings
+
+        readings = load_readings()
     by_metric = split_by_metric({name: evidence(frame) for name, frame in frames.items()})  # no unknown provenance
-    return [v for c in claims for v in judge(c, frames, specs, profile, by_metric)]
+    return [v for c in claims for v in judge_readings(c, frames, specs, profile, by_metric, readings)]
+
+
+def judge_readings(claim: Claim, frames: dict, specs: dict | None, profile: str | None, by_metric: dict,
+                   readings) -> list[Verdict]:
+    """``claim`` judged under each reading: the text reading's verdicts returned (every profile), its headline
+    carrying each reading's headline in ``by_reading``; a reading whose touched side has no rows of ours (``none``)
+    reads ``not run``, saying so."""
+    from fyexp.claims.readings import AUTHORS, BOTH, READINGS, TEXT, claim_under, touching
+
+    departures = touching(claim, readings)
+    if not departures:
+        return judge(claim, frames, specs, profile, by_metric)
+    ids = tuple(d.finding for d in departures)
+    out, heads = [], {}
+    for reading in READINGS:
+        seen = claim_under(claim, reading, readings)
+        if seen is None:
+            verdicts = [Verdict(claim, profile, NOT_RUN, headline=True,
+                                notes=[f"no rows of ours under the {reading} reading "
+                                       f"({', '.join(d.finding for d in departures if d.rewrite(reading).none)})"])]
+        else:
+            verdicts = judge(seen, frames, specs, profile, by_metric)
+        for v in verdicts:
+            v.reading, v.departures = reading, ids
+        heads[reading] = next(v for v in verdicts if v.headline)
+        if reading == TEXT:
+            out = verdicts
+    heads[TEXT].by_reading = heads
+    assert BOTH not in heads and AUTHORS in heads
+    return out
 
 
 def headlines(verdicts: list[Verdict]) -> list[Verdict]:
@@ -543,8 +779,9 @@ def load_frames(results_dir, experiments_dir=None, names=None) -> tuple[dict[str
     old settings, :func:`current_rows`) and spec of every experiment in ``names`` (default: every experiment with
     a spec; names without one are skipped)."""
     from fyexp.claims.model import experiment_names, experiment_spec
+    from fyexp.provenance.freshness import code_column
     from fyexp.results import ResultStore
-    from fyexp.spec_freshness import row_states
+    from fyexp.spec_freshness import row_freshness
 
     known = experiment_names(experiments_dir)
     names = known if names is None else [n for n in dict.fromkeys(names) if n in known]
@@ -552,10 +789,11 @@ def load_frames(results_dir, experiments_dir=None, names=None) -> tuple[dict[str
     frames = {}
     for name, spec in specs.items():
         store = ResultStore(results_dir, name)
-        frame = claim_rows(name, spec, _read_only(store), store.folder)
-        if not frame.empty:  # staleness as the index judges it (executed code where recorded), once per experiment
-            frame = frame.assign(freshness=row_states(spec, frame, store.folder))
-        frames[name] = frame
+        rows, judged = _read_only(store), None
+        if not rows.empty:  # each cell judged once, both axes (as the report does): the settings axis keeps the
+            judged = row_freshness(spec, rows, store.folder)  # current rows, the code axis is their staleness,
+            rows = rows.assign(freshness=code_column(judged))  # which the rows derived from them carry over
+        frames[name] = claim_rows(name, spec, rows, store.folder, judged)
     return frames, specs
 
 

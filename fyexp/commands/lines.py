@@ -1,10 +1,13 @@
-"""A message as one line on a console: never read as rich markup, never wrapped (tests and scripts grep it)."""
+"""A message on a console: never read as rich markup; one line off a terminal (tests and scripts grep it), wrapped
+between words at a terminal's width (:func:`fyexp.progress.plain_line`)."""
 
 from __future__ import annotations
 
 from rich.console import Console
 
+from fyexp.progress import plain_line
+
 
 def say(console: Console, message: str) -> None:
-    """Print ``message`` on ``console`` as it is, on one line."""
-    console.print(message, markup=False, highlight=False, soft_wrap=True)
+    """Print ``message`` on ``console`` as it is: whole off a terminal, wrapped between words on one."""
+    plain_line(console, message)

@@ -18,6 +18,7 @@ from fyexp.errors import EnvironmentFailure, FyexpError
 
 if TYPE_CHECKING:  # `list` and `show` read the folders here and import no more
     from fyexp.executors import ExecutorOptions
+    from fyexp.specs import Override
 
 
 @dataclass(frozen=True)
@@ -96,11 +97,30 @@ def data_folder(option: Path | None) -> Path | None:
 
 def resolve_experiment(name: str, options: Options):
     """The experiment ``name`` (its runner imported) and its spec resolved at ``options``' profile, ``--seeds``
-    and ``--set`` overrides."""
+    and ``--set`` overrides.
+
+    ``--seeds`` is an override like ``--set seeds=[...]``: seeds other than the profile's make a *variant*
+    (``paper+seeds=0-9``), whose rows and verdicts never mix with the profile's; the profile's own seeds (in any
+    order) are the profile itself.  (A part of the profile's seeds is ``--only seed=0,1``.)"""
     from fyexp.experiments import get_experiment
-    from fyexp.specs import load_spec, parse_seeds, parse_sets, resolve
+    from fyexp.specs import load_spec, parse_sets, resolve_variant
 
     overrides = parse_sets(options.sets)
     spec = load_spec(name, options.experiments_dir)
     experiment = get_experiment(spec.runner)
-    return experiment, resolve(spec, options.profile, experiment.Config, parse_seeds(options.seeds), overrides)
+    seeds = seeds_override(options.seeds, overrides)
+    return experiment, resolve_variant(spec, options.profile, experiment.Config,
+                                       None if seeds is None else seeds.value, overrides)
+
+
+def seeds_override(text: str | None, overrides: list) -> Override | None:
+    """``--seeds 0-9`` as the override ``seeds=[0, ..., 9]`` labelled ``seeds=0-9`` (runs of consecutive seeds
+    written ``low-high``); None without ``--seeds``.  ``--seeds`` with ``--set seeds=...`` is an error."""
+    from fyexp.specs import Override, parse_seeds, seed_ranges
+
+    seeds = parse_seeds(text)
+    if seeds is None:
+        return None
+    if any(o.key == "seeds" for o in overrides):
+        raise FyexpError("--seeds: give the seeds once, either --seeds or --set seeds=..., not both")
+    return Override("seeds", seeds, seed_ranges(seeds))

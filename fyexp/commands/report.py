@@ -16,9 +16,9 @@ from fyexp.commands.lines import say
 
 
 def report_command(names: list[str] | None, results: Path, experiments_dir: Path | None, *, superseded: bool,
-                   out: Console, err: Console, cache: bool = True) -> None:
+                   out: Console, err: Console, cache: bool = True, vector: bool = False) -> None:
     """Report the experiments ``names`` (None: all) of the results folder ``results``; ``cache=False`` draws every
-    table and figure again (:mod:`fyexp.report.cache`)."""
+    table and figure again (:mod:`fyexp.report.cache`); ``vector`` writes a PDF beside each PNG."""
     from fyexp.report import build_report
     from fyexp.report.findings import update_findings
     from fyexp.report.runs import damaged_studies
@@ -28,11 +28,12 @@ def report_command(names: list[str] | None, results: Path, experiments_dir: Path
     for name in names or available_specs(experiments_dir):  # damaged cell files and records: ResultStore.load warns
         for path, problem in damaged_studies(ResultStore(results, name).folder):
             say(err, f"warning: skipped damaged study file {path} ({problem}); move it away and rerun `fyexp tune`")
-    for rep in build_report(names, results, experiments_dir, superseded=superseded, cache=cache):
+    for rep in build_report(names, results, experiments_dir, superseded=superseded, cache=cache, vector=vector):
         for title, profile, status, files in rep.tables:
             say(out, f"{rep.spec.name}: {title} [{profile}] {status} → {files[0]}")
         for path in rep.figures:
-            say(out, f"{rep.spec.name}: figure → {path}")
+            pdf = Path(path).with_suffix(".pdf")
+            say(out, f"{rep.spec.name}: figure → {path}" + (f" (and {pdf.name})" if vector and pdf.is_file() else ""))
         if not rep.rows:
             say(out, f"{rep.spec.name}: not yet run")
     say(out, f"index → {results / 'README.md'}")

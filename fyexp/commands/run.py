@@ -48,7 +48,8 @@ def run_command(name: str, options: Options, *, err: Console, ask: Callable[[str
         return True
     say(err, describe_plan(plan))
     what = f"fyexp run {name}"
-    reason = long_plan_reason(plan.to_run, plan.estimate_s, resolved.profile, plan.unestimated)
+    reason = long_plan_reason(plan.to_run, plan.estimate_s, resolved.profile, plan.unestimated, plan.scaled_s,
+                              plan.scaled)
     if not confirm(reason, options.yes, what, ask):
         say(err, f"{what}: not started")
         return False
@@ -57,10 +58,13 @@ def run_command(name: str, options: Options, *, err: Console, ask: Callable[[str
 
     summary = runner.run_experiment(resolved, experiment, device=device, data_dir=data_dir, results_dir=results,
                                     force=options.force, console=err, executor=options.executor, only=only,
-                                    progress=make_progress(err, live=options.progress, keys=plan.todo_keys))
+                                    progress=make_progress(err, live=options.progress, keys=plan.todo_keys),
+                                    pending=plan.pending)
     err.print(f"[green]{escape(f'{name} [{resolved.profile}]')}:[/] {summary.ran} cells run, {summary.skipped} already "
               f"finished, {summary.failed} failed, {summary.data_missing} skipped (data missing), "
-              f"{summary.wall_time_s:.1f} s → {escape(str(summary.results_csv))}")
+              f"{f'{summary.elsewhere} run by another process, ' if summary.elsewhere else ''}"
+              f"{summary.wall_time_s:.1f} s → {escape(str(summary.results_csv))}",
+              soft_wrap=not err.is_terminal)  # on a terminal wrapped between words, else one line for scripts
     return not (summary.failed or (options.strict and summary.data_missing))
 
 

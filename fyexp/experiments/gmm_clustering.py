@@ -72,6 +72,13 @@ class GMMClustering(GridExperiment):
 
     cell_config = staticmethod(cell_config)   # the settings scope, in the light config module
 
+    def memory_estimate(self, config: GMMClusteringConfig, cell: Cell) -> tuple[int, str]:
+        """The largest arrays of a cell (:func:`fyexp.domains.check_cell_memory`, before the run): float64 data
+        (n × d) and responsibilities (n × K) with their work copies, ≈ 4 (d + K) values per point of the
+        n = n_samples + n_outliers points (``n_samples=10**12`` is refused at the plan, not a MemoryError later)."""
+        n, d, k = config.n_samples + config.n_outliers, len(config.centers[0]), config.n_components
+        return 8 * 4 * (d + k) * n, f"n_samples + n_outliers = {n:,} points × (d={d} + K={k})"
+
     def measure(self, config: GMMClusteringConfig, cell: Cell, ctx):
         from fyexp.em.reference import single_threaded, sklearn_mixture
         from fyexp.metrics.clustering import clustering_scores

@@ -49,12 +49,13 @@ import dataclasses
 import fnmatch
 import functools
 import itertools
+import math
 import typing
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 from fyexp.constraints import problem, settings
-from fyexp.errors import ConfigValueError, require
+from fyexp.errors import ConfigValueError, FyexpError, require
 from fyexp.experiments.base import Experiment, RunContext
 from fyexp.results import Cell
 
@@ -62,6 +63,9 @@ __all__ = ["EMPTY_GRID", "GridExperiment", "Metric", "PaperKeys", "axes", "cells
            "check_method_grid", "expand", "metric"]
 
 RAGGED = ("include", "exclude")   # keys of an axes grid that are not axes
+# points one grid may expand to: beyond it a grid is refused before any point is built (10⁹ cells written as three
+# axes of 1,000 values would fill the memory while being listed); a run of more than domains.MAX_CELLS asks --yes
+MAX_GRID_POINTS = 1_000_000
 EMPTY_GRID = "a grid of at least one cell"   # a grid with no cell is refused (fyexp.plan.grid_cells)
 
 
@@ -214,6 +218,23 @@ def _product(values: Mapping[str, Any]) -> list[dict]:
     return [dict(zip(lists, chosen)) for chosen in itertools.product(*lists.values())]
 
 
+def _product_size(values: Mapping[str, Any]) -> int:
+    return math.prod(len(v) if isinstance(v, (list, tuple)) else 1 for v in values.values())
+
+
+def check_grid_points(names: Mapping[str, list], include: Sequence[Mapping], seeds: int = 1) -> None:
+    """Refuse (one line, exit 2) a grid whose points, counted from its axes' lengths before any is built (the
+    product of the axes plus each ``include`` entry's product, times ``seeds``), exceed :data:`MAX_GRID_POINTS`."""
+    from fyexp.errors import FyexpError
+
+    count = ((_product_size(names) if names else 0) + sum(_product_size(e) for e in include)) * max(seeds, 1)
+    if count > MAX_GRID_POINTS:
+        sizes = " × ".join(str(len(v)) for v in names.values()) or "its include entries"
+        raise FyexpError(f"the grid has up to {count:,} cells ({sizes}{f' × {seeds} seeds' if seeds > 1 else ''}), "
+                         f"more than the {MAX_GRID_POINTS:,} a run may list; narrow its axes (a spec's grid: or "
+                         f"--set grid.<axis>=[...])")
+
+
 def expand(grid: Any) -> list[dict]:
     """The grid's points (see the module docstring): every combination of the axes (the last axis varying fastest),
     less those matching an ``exclude`` entry, then each ``include`` entry's product not already there; a per-method
@@ -225,6 +246,7 @@ def expand(grid: Any) -> list[dict]:
     raw = _raw(grid)
     include, exclude = _ragged_of(raw)
     names = _axes_of(raw)
+    check_grid_points(names, include)
     points = [c for c in (_product(names) if names else []) if not any(_matches(c, e) for e in exclude)]
     for entry in include:
         points += [c for c in _product(entry) if c not in points]
@@ -237,7 +259,10 @@ def cells_of(grid: Any, seeds: Sequence[int], method: Callable[[dict], str | Non
     values and ``fixed`` as params, at each seed of the run, the seed innermost, or at the seeds the point pins.
     ``by_seed``: all of a method's points at one seed before the next seed (the written order kept otherwise)."""
     cells = []
-    for point in expand(grid):
+    points = expand(grid)
+    if len(points) * max(len(seeds), 1) > MAX_GRID_POINTS:
+        check_grid_points({"points": points}, (), len(seeds))
+    for point in points:
         name = point.pop("method", None)
         pinned = point.pop("seed", None)
         params = {k: v for k, v in point.items() if v is not None}

@@ -49,6 +49,7 @@ class NVDMExperiment(GridExperiment):
     Config = NVDMConfig
     cell_config = staticmethod(cell_config)   # the settings scope, in the light config module
     identity = IDENTITY
+    TRIAL_OBJECTIVE = "validation RE"  # FYVI Table 3: mean L1 reconstruction error per document
     PARAM_ALIASES = dict(IDENTITY)  # best_params.yaml of the first studies
     paper_keys = PaperKeys(tables=(("fyvi", "3"), ("fyvl", "3")), row=lambda cell: cell.method,
                            metrics=("avg_reconstruction_error", "avg_reconstruction_error_authors"),

@@ -46,7 +46,7 @@ from fyexp.experiments import register
 from fyexp.experiments.base import CellWork
 from fyexp.experiments.grid import GridExperiment, PaperKeys, metric
 from fyexp.experiments.vr_vae_frey import WeightPriorTask, normal_init
-from fyexp.experiments.vr_vae_config import (FREYFACE_ONLY, LEGACY_LISTING, PAPER_ROWS, Config,  # noqa: F401
+from fyexp.experiments.vr_vae_config import (FREYFACE_ONLY, PAPER_ROWS, Config,  # noqa: F401
                                              Grid, cell_config, cell_work)
 from fyexp.metrics.vr_bias import vr_bias
 from fyexp.models import build_vae

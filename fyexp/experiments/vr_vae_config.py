@@ -19,11 +19,6 @@ from fyexp.train import OptimizerConfig, ScheduleConfig, TrainConfig
 #: method → (paper table, paper row): Table 1's three methods and the in-text VR-0.5 and single-pass IWAE
 PAPER_ROWS = {"vae": ("1", "VAE"), "iwae": ("1", "IWAE"), "vr_max": ("1", "VR-max"), "vr_half": ("text", "VR-0.5"),
               "iwae_single": ("text", "IWAE (single backward pass)")}
-#: the listing of specs written before ``grid:`` and its defaults then (see :func:`legacy_grid`)
-LEGACY_LISTING = {"settings": ["freyface:1:5", "caltech:1:5", "caltech:1:50", "mnist:1:5", "mnist:1:50", "mnist:2:5",
-                               "mnist:2:50"], "methods": ["vae", "iwae", "vr_max"],
-                  "extra_methods": {"vr_half": ["freyface:1:5", "mnist:1:5"], "iwae_single": ["mnist:1:50"]},
-                  "folds": list(range(10))}
 #: the training and test images of each data set where no ``n_train`` / ``n_test`` cap is set: MNIST's 60,000 and
 #: 10,000 (torchvision), Caltech 101 Silhouettes' 4,100 and 2,307 (the .mat split), Frey Face's 90/10 split of 1,965
 #: faces, 1,768 and 197 (:func:`fyexp.data.vr_images.seeded_split`)
@@ -72,19 +67,6 @@ class Grid:
             require((c["fold"] is None) == (c["dataset"] != "freyface"), "grid", "a fold for Frey Face only", c)
 
 
-def legacy_grid(settings: list[str], methods: list[str], extra_methods: dict[str, list[str]], folds: list[int]) -> Grid:
-    """The grid a spec written before ``grid:`` listed: settings ``"dataset:L:K"`` × ``methods``, plus each extra
-    method on its own settings, the Frey Face ones × ``folds``; one include entry per setting, in that order."""
-    include = []
-    for setting in dict.fromkeys(settings + [s for chosen in extra_methods.values() for s in chosen]):
-        dataset, layers, k = setting.split(":")
-        chosen = [m for m in methods if setting in settings] + [
-            m for m, where in extra_methods.items() if setting in where and m not in methods]
-        include += [{"dataset": dataset, "L": int(layers), "K": int(k), "method": chosen,
-                     "fold": list(folds) if dataset == "freyface" else None}] if chosen else []
-    return Grid(include=include)
-
-
 @settings
 class Config:
     """The grid, the training blocks per data set, caps, the held-out part, evaluation and Figures 3–4."""
@@ -122,18 +104,8 @@ class Config:
     bias_points: int = 100
     bias_repetitions: int = 10
     n_figure_samples: int = 64
-    # The listing of a spec written before ``grid:`` (LEGACY_LISTING): accepted so that a committed row without a
-    # settings hash is still compared with the spec of its commit (fyexp.settings.legacy_settings_changed); it
-    # becomes ``grid`` and is no part of a cell's settings.
-    settings: list[str] | None = None
-    methods: list[str] | None = None
-    extra_methods: dict[str, list[str]] | None = None
-    folds: list[int] | None = None
 
     def __post_init__(self):
-        listing = {key: getattr(self, key) for key in LEGACY_LISTING}
-        if any(v is not None for v in listing.values()):
-            self.grid = legacy_grid(**{k: LEGACY_LISTING[k] if v is None else v for k, v in listing.items()})
         folds = [c["fold"] for c in expand(self.grid) if c["fold"] is not None]
         require(all(0 <= f < self.n_folds for f in folds), "grid", f"folds in 0..{self.n_folds - 1}", folds)
 
@@ -146,8 +118,7 @@ def cell_config(config: Config, cell) -> dict:
     from fyexp.settings import jsonable
 
     dataset, data = cell.params["dataset"], jsonable(config)
-    for key in ("grid", *LEGACY_LISTING):
-        data.pop(key)
+    data.pop("grid")
     for other in set(DATASETS) - {dataset}:
         data.pop(f"train_{other}")
     for key in ("n_train", "n_test", "validation"):

@@ -1,4 +1,4 @@
-"""A kit that turns a short GPU allocation into finished cells (``scripts/gpu_lease.py``, ``docs/gpu-lease.md``).
+"""A kit that turns a short GPU allocation into finished cells (``scripts/gpu_lease.py``, ``docs/contributing/gpu-lease.md``).
 
 An allocation is a few jobs of at most 10 minutes on a bare machine that receives the working tree (at most
 64 MiB with what is carried beside it) and returns a few files.  The kit's pieces, one job each:

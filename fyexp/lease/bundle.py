@@ -3,7 +3,7 @@
 ``collect`` packs, from the job's scratch results folder:
 
 - ``lease-cells.tar.gz``: every cell file the job wrote (finished or failed) with its run record
-  (``.record.json``; ``.settings.json`` and ``.code.json`` in the legacy form), and the artifacts of the
+  (``.record.json``), and the artifacts of the
   experiments' profiles;
   paths as under ``results/`` (``<experiment>/cells/<profile>/<cell>.csv``);
 - ``lease-work-<unit>-<member>.tar.gz.<piece>``: the work folders (checkpoints) of unfinished units, a folder
@@ -41,7 +41,7 @@ WORK_PREFIX = "lease-work-"
 MiB = 2 ** 20
 PART_LIMIT = 16 * MiB - 64 * 1024        # one returned file
 RETURN_LIMIT = 64 * MiB - 2 * MiB        # everything returned (the cells archive, status and log within the margin)
-SIDECARS = (".record.json", ".settings.json", ".code.json")  # a cell's run record, of either form
+SIDECARS = (".record.json",)  # a cell's run record
 
 
 def _add_tree(tar: tarfile.TarFile, root: Path, paths: Sequence[Path]) -> None:
@@ -126,6 +126,23 @@ def _archive(source: Path) -> Path:
     return path
 
 
+def _read_status(path: Path) -> dict | None:
+    """The job's status file (:data:`STATUS_FILE`) as a mapping, or None: absent, or damaged (not a regular file,
+    over the size or depth limits, not JSON, not a mapping: :func:`fyexp.damaged.read_json`), which is one warning
+    naming it; the cells merged before it is read are kept either way."""
+    from fyexp.damaged import read_json, warn_damaged
+
+    if not path.exists() and not path.is_symlink():
+        return None
+    status, problem = read_json(path)
+    if problem is None and not isinstance(status, dict):
+        problem = f"a JSON {type(status).__name__}, expected an object"
+    if problem is not None:
+        warn_damaged(path, "damaged status file", problem, "the merged cells are kept; its checkpoints are not")
+        return None
+    return status
+
+
 def merge(source: Path, results_dir: Path, lease_dir: Path | None = None, *, skip_conflicts: bool = False,
           state_room: int | None = None) -> MergeSummary:
     """Merge a job's cells (``source``: the returned folder or its cells archive) into ``results_dir``; keep its
@@ -182,7 +199,7 @@ def merge(source: Path, results_dir: Path, lease_dir: Path | None = None, *, ski
         ResultStore(results_dir, experiment).consolidate()
     folder = Path(source) if Path(source).is_dir() else Path(source).parent
     status_path = folder / STATUS_FILE
-    summary.status = json.loads(status_path.read_text(encoding="utf-8")) if status_path.is_file() else None
+    summary.status = _read_status(status_path)
     if lease_dir is not None and summary.status is not None and summary.status.get("collected"):
         state = Path(lease_dir) / "state"
         shutil.rmtree(state, ignore_errors=True)

@@ -7,7 +7,7 @@ with LZMA, and unpacking writes the same bytes back: the device's loaders read e
 through their own code (no second reader to keep in step).  LZMA, not deflate (our choice, measured 2026-11-29 on
 the raw idx files): Fashion-MNIST packs to 25.2 MiB instead of 29.2, MNIST to 9.0 instead of 10.7, at about twice
 the packing time (a minute, once per data set; unpacking takes seconds) — the 4 MiB that let Fashion-MNIST travel
-beside a 32 MiB tree (docs/gpu-lease.md).  Frey Face packs to 1.0 MiB, Caltech 0.8, 20 Newsgroups (an archive
+beside a 32 MiB tree (docs/contributing/gpu-lease.md).  Frey Face packs to 1.0 MiB, Caltech 0.8, 20 Newsgroups (an archive
 already gzipped) 14.6.
 """
 

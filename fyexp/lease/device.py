@@ -122,7 +122,8 @@ def run_unit(unit: Unit, *, results_dir: Path, data_dir: Path | None, device: st
         prefit_ensembles(together, experiment, pending.todo, store, device=device, data_dir=data_dir, force=False,
                          progress=progress)
     summary = run_experiment(resolved, experiment, device=device, data_dir=data_dir, results_dir=results_dir,
-                             console=console, show_progress=False, only=only)
+                             console=console, show_progress=False, only=only,
+                             pending=pending if unit.ensemble else None)  # prefit wrote no cell: as classified
     return STATUS_FAILED if summary.failed or summary.data_missing else STATUS_OK
 
 

@@ -3,7 +3,7 @@
 A cell is *missing* when ``results/`` holds no finished file for it at the settings the spec asks now.  Settings
 are compared without their ``environment`` part (device kind, torch and numpy versions, :func:`fyexp.settings.
 environment`): a cell finished on the CPU is not run again on the GPU, and the GPU's rows are not "missing" to a
-later pack on the CPU.  Rows without a settings record (legacy) follow the same rule (:func:`fyexp.provenance.freshness.settings_state`).
+later pack on the CPU (:func:`fyexp.provenance.freshness.settings_state`).
 
 Cells are grouped into **units**: the seeds of one cell (same method and parameters) where the experiment trains
 seeds together as an ensemble (it defines ``prefit``, :func:`fyexp.runner.prefit_ensembles`), else one cell per
@@ -65,6 +65,7 @@ class Unit:
     data: list[str] = field(default_factory=list)   # data sets it reads (:data:`fyexp.lease.data.DATA_FILES`)
     sets: list[str] = field(default_factory=list)   # ``--set`` overrides
     folder: str = ""                # the profile's folder name under cells/ and work/ (a variant's label)
+    entry_seeds: list[int] | None = None   # its queue entry's seeds (``--seeds``; None: the profile's)
 
     @property
     def name(self) -> str:
@@ -75,8 +76,10 @@ class Unit:
         return [Cell(self.method, s, dict(self.params)) for s in self.seeds]
 
     def entry(self) -> QueueEntry:
-        """The queue entry that resolves this unit's profile at its seeds."""
-        return QueueEntry(self.label, self.experiment, self.profile, seeds=tuple(self.seeds), sets=tuple(self.sets))
+        """The queue entry whose profile (or variant) this unit's cells belong to: its entry's seeds, not the unit's
+        own (a part of the entry's seeds, selected by :func:`unit_filter` as ``--only seed=...`` does)."""
+        seeds = None if self.entry_seeds is None else tuple(self.entry_seeds)
+        return QueueEntry(self.label, self.experiment, self.profile, seeds=seeds, sets=tuple(self.sets))
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -87,14 +90,15 @@ class Unit:
 
 
 def resolve_entry(entry: QueueEntry, experiments_dir: Path | None = None):
-    """``(experiment, resolved)`` of an entry's profile (``--seeds`` applied), as ``fyexp run`` resolves them."""
+    """``(experiment, resolved)`` of an entry's profile, as ``fyexp run --seeds ... --set ...`` resolves them (seeds
+    other than the profile's make a variant: :func:`fyexp.specs.resolve_variant`)."""
     from fyexp.experiments import get_experiment
-    from fyexp.specs import load_spec, parse_sets, resolve
+    from fyexp.specs import load_spec, parse_sets, resolve_variant
 
     spec = load_spec(entry.experiment, experiments_dir)
     experiment = get_experiment(spec.runner)
     seeds = list(entry.seeds) if entry.seeds is not None else None
-    return experiment, resolve(spec, entry.profile, experiment.Config, seeds, parse_sets(list(entry.sets)))
+    return experiment, resolve_variant(spec, entry.profile, experiment.Config, seeds, parse_sets(list(entry.sets)))
 
 
 def cell_state(store: ResultStore, resolved: Any, experiment: Any, cell: Cell) -> str:
@@ -141,5 +145,6 @@ def missing_units(entries: Iterable[QueueEntry], results_dir: Path, experiments_
             first = members[0]
             units.append(Unit(entry.label, resolved.name, entry.profile, first.method, dict(first.params),
                               [c.seed for c in members], ensemble and len(members) > 1,
-                              data_sets(resolved.name, first), list(entry.sets), resolved.profile))
+                              data_sets(resolved.name, first), list(entry.sets), resolved.profile,
+                              None if entry.seeds is None else list(entry.seeds)))
     return units

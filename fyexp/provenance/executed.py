@@ -12,7 +12,7 @@ Each function is identified as ``<path relative to the package's parent>:<qualna
 count; a method's hash includes its class's own statements (class attributes), and each module's top-level
 statements (imports, constants; function and class bodies aside) count as the pseudo-function ``<module>`` of every
 module whose functions ran.  The record (a mapping of functions to hashes, :func:`function_hashes`) is written
-as the ``code`` of the cell's run record (``<cell>.record.json``; ``<cell>.code.json`` in the legacy form) and
+as the ``code`` of the cell's run record (``<cell>.record.json``) and
 read back, checked, only by :mod:`fyexp.provenance.record`; a row is **stale** when one of them hashes differently
 at HEAD or is gone (:func:`changed_functions`, judged in :mod:`fyexp.provenance.freshness`).  Edits to functions
 the cell never ran, docstrings and comments flip no row.
@@ -37,7 +37,7 @@ ROOT = PACKAGE_DIR.parent
 MODULE = "<module>"
 
 
-ENV_SWITCH = "FYEXP_RECORD_CODE"  # "0": record nothing (rows then fall back to the file rule, fyexp.provenance.source)
+ENV_SWITCH = "FYEXP_RECORD_CODE"  # "0": record nothing (the rows' code is then unknown: fyexp.provenance.freshness)
 
 
 def recording_enabled() -> bool:

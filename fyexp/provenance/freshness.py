@@ -2,19 +2,21 @@
 provenance counts) and ``claims`` (which rows may be evidence).
 
 A cell's rows have one :class:`Freshness`, ``(kind, reason)``, judged from its run record
-(:func:`fyexp.provenance.record.load_record`) on two axes, by :func:`judge`:
+(:func:`fyexp.provenance.record.load_record`) on two axes, by :func:`judge`.  :func:`cell_freshness` is the one
+judgement of one cell (read its record, ask what it would run at now, judge): ``run`` reaches it through
+:meth:`fyexp.results.ResultStore.freshness` (its plan's classification, handed to the run), ``report`` and
+``claims`` through :func:`frame_freshness`, once per cell of a frame and both axes at once (the report's counts, its
+claims tables and the claims' evidence read the same judgement):
 
 - **settings** (:func:`settings_state`): the settings the record states against the settings the cell would run at
   now (:class:`Expected`, built from the spec by the caller).  Only the keys the expectation states are compared,
   each by its canonical JSON (equal keys ⇔ equal ``settings_hash``): ``run`` states every key, the machine's
   environment included (:func:`fyexp.settings.expectation`); ``report`` and ``claims`` state the config (they do
-  not know the machine that will run); the device queue states all but the environment.  A row without a settings
-  record (legacy) compares its profile in the spec at its commit with the spec now (``Expected.legacy``,
-  :func:`fyexp.settings.legacy_settings_changed`); where that cannot be told it is kept.
-- **code** (:func:`code_state`, report and claims only): by the fyexp functions the cell executed
-  (the record's ``code``, :func:`fyexp.provenance.executed.changed_functions` against HEAD's tree), else by the files
-  of its runner's import tree (:func:`fyexp.provenance.source.files_freshness`); a row stale by code whose
-  experiment's fingerprint at its commit (the one its run record stored, else the one committed at its commit) is
+  not know the machine that will run); the device queue states all but the environment.
+- **code** (:func:`code_state`, report and claims only): by the fyexp functions the cell executed, the one rule
+  (the record's ``code``, :func:`fyexp.provenance.executed.changed_functions` against HEAD's tree; a cell that
+  recorded none, ``FYEXP_RECORD_CODE=0``, cannot be told); a row stale by code whose
+  experiment's fingerprint at its commit (the one its run record stored) is
   the one committed at HEAD (:func:`fyexp.provenance.source.fingerprint_unchanged`) is *behaviour unchanged*, not
   stale.
 
@@ -53,12 +55,10 @@ class Expected:
 
     ``settings``: the keys to compare (a subset of :func:`fyexp.settings.cell_settings`'s), ``None`` when they
     cannot be told; ``gone``: why the cell's profile cannot be resolved now (its rows are then at old settings);
-    ``legacy``: for rows without a settings record, ``commit -> changed?`` (``None``: cannot tell, kept);
     ``tuned``: for a tuned profile, the same keys with its tuning study's best parameters, which ``run --best`` runs
     at (:func:`fyexp.tuning.with_best`): a cell at either is current."""
 
     settings: dict | None = None
-    legacy: Callable[[str | None], bool | None] | None = None
     gone: str | None = None
     tuned: dict | None = None
 
@@ -113,42 +113,30 @@ def settings_state(record: RunRecord, expected: Expected | None) -> tuple[bool |
             return True, (f"settings changed: {', '.join(differ)} (and from `run --best`'s: "
                           f"{', '.join(settings_differences(record.settings, expected.tuned))})")
         return True, f"settings changed: {', '.join(differ)}"
-    if record.settings_hash is not None:  # a hash whose record was not read (a superseded file) or is damaged
-        return None, "its settings record was not compared"
-    changed = expected.legacy(record.git_commit) if expected.legacy is not None else None
-    if changed is None:
-        return None, "no settings record, and the spec at its commit cannot be compared (kept)"
-    return changed, ("its profile changed since its commit" if changed else "its profile is as at its commit")
+    return None, "its settings record was not compared"   # not read (a superseded file)
 
 
-def code_state(record: RunRecord, code_hash: object, module: str, name: str | None, *,
-               head: Path | None = None, memo: dict | None = None) -> tuple[str, str] | tuple[str, str, str]:
+def code_state(record: RunRecord, name: str | None, *, head: Path | None = None,
+               memo: dict | None = None) -> tuple[str, str] | tuple[str, str, str]:
     """The code axis of ``record``'s rows: ``(FRESH | STALE | UNKNOWN | BEHAVIOUR_UNCHANGED, why)``, and for a stale
     row of a named experiment a third item, why its fingerprint does not clear it
     (:func:`fyexp.provenance.source.fingerprint_difference`).
 
-    By the functions the cell executed where it recorded them (compared in the tree ``head``: HEAD's, unpacked),
-    else by the files of ``module``'s import tree (the rows' ``code_hash``, or ``git diff <commit> HEAD``); a stale
-    row whose experiment ``name``'s fingerprint is the same at its commit and at HEAD is behaviour unchanged.
-    ``memo`` caches the file rule and the fingerprint per commit over one frame."""
+    By the functions the cell executed (compared in the tree ``head``: HEAD's, unpacked); :data:`UNKNOWN` where the
+    cell recorded none; a stale row whose experiment ``name``'s fingerprint is the same at its commit and at HEAD is
+    behaviour unchanged.  ``memo`` caches HEAD's function hashes and the fingerprint per commit over one frame."""
     from fyexp.provenance.executed import ROOT, changed_functions
-    from fyexp.provenance.source import fingerprint_difference, files_freshness
+    from fyexp.provenance.source import fingerprint_difference
 
     memo = {} if memo is None else memo
     commit = str(record.git_commit) if record.git_commit is not None else ""
-    if record.code is not None:
-        tree = head if head is not None else ROOT
-        files = memo.setdefault(("tree", str(tree)), {}) if head is not None else None  # HEAD's unpacked tree
-        changed = changed_functions(record.code, tree, files)
-        state, why = ((STALE, f"{len(changed)} executed function(s) differ at HEAD ({changed[0]})") if changed
-                      else (FRESH, "every executed function is as at HEAD"))
-    else:
-        key = ("files", commit, code_hash if isinstance(code_hash, str) and code_hash else None, module)
-        if key not in memo:
-            memo[key] = files_freshness(commit or None, key[2], module)
-        state = memo[key]
-        why = {FRESH: "its experiment's files are as at HEAD", STALE: "its experiment's files differ at HEAD",
-               UNKNOWN: "git cannot tell whether its experiment's files changed"}[state]
+    if record.code is None:
+        return UNKNOWN, "its cell recorded no executed code"
+    tree = head if head is not None else ROOT
+    files = memo.setdefault(("tree", str(tree)), {}) if head is not None else None  # HEAD's unpacked tree
+    changed = changed_functions(record.code, tree, files)
+    state, why = ((STALE, f"{len(changed)} executed function(s) differ at HEAD ({changed[0]})") if changed
+                  else (FRESH, "every executed function is as at HEAD"))
     if state == STALE and name is not None:
         stored = record.fingerprint
         key = ("fingerprint", name, commit, canonical(stored) if stored is not None else None)
@@ -178,14 +166,31 @@ def judge(record: RunRecord, expected: Expected | None, code: tuple[str, str] | 
     return Freshness(_CODE_KIND[state], code[1], state, changed, because)
 
 
+def cell_freshness(cell_file: Path, settings_hash: str | None, git_commit: str | None,
+                   expected: Expected | Callable[[RunRecord], Expected | None] | None = None, *, read: bool = True,
+                   settings: bool = True, code: bool = False, name: str | None = None, head: Path | None = None,
+                   memo: dict | None = None) -> Freshness:
+    """The one judgement of one finished cell: its run record beside ``cell_file`` (:func:`load_record`, checked
+    against the ``settings_hash`` and ``git_commit`` its rows name; ``settings=False`` leaves the settings unread, as
+    for a superseded file; ``read=False``: no record to read, the rows' identity only) judged by :func:`judge`
+    against ``expected`` (the :class:`Expected` settings, or a function of the record that gives them; ``None``:
+    settings not compared; not asked for a record that failed its check) and, with ``code``, on the code axis
+    (:func:`code_state`: ``name`` the experiment, ``head`` the tree, ``memo`` shared over one frame)."""
+    record = (load_record(cell_file, settings_hash, git_commit, settings=settings) if read
+              else RunRecord(Path(cell_file), settings_hash, git_commit))
+    wanted = expected(record) if callable(expected) and record.problem is None else (
+        None if callable(expected) else expected)
+    return judge(record, wanted, code_state(record, name, head=head, memo=memo) if code else None)
+
+
 # ---- a frame of rows ---------------------------------------------------------------------------------------------
-def frame_freshness(frame: pd.DataFrame, folder: Path | None, module: str, name: str | None = None,
+def frame_freshness(frame: pd.DataFrame, folder: Path | None, name: str | None = None,
                     expectation: Callable[[RunRecord, dict], Expected | None] | None = None, *,
                     code: bool = True, head: Path | None = None) -> pd.Series:
     """:func:`judge` of every row of one experiment's ``frame`` (a :class:`Freshness` each), reading each cell's
     record once from ``folder`` (the experiment's results folder; ``None``: rows without records).
 
-    ``module``: the runner module (the file rule); ``name``: the experiment (its fingerprint; ``None``: none);
+    ``name``: the experiment (its fingerprint; ``None``: none);
     ``expectation(record, row)``: the :class:`Expected` of a row's cell (``row``: its ``profile``, ``cell``,
     ``method``, ``seed``, ``params``), ``None`` not to judge settings; ``code=False`` leaves the code axis unjudged
     (``head``: the tree to compare executed functions with, default HEAD's, or the working tree outside git)."""
@@ -207,22 +212,20 @@ def frame_freshness(frame: pd.DataFrame, folder: Path | None, module: str, name:
 
     profiles, cells = frame["profile"].astype(str).tolist(), frame["cell"].astype(str).tolist()
     rows = zip(profiles, cells, [text(v) for v in column("git_commit")], [text(v) for v in column("settings_hash")],
-               column("code_hash"), column("method"), column("seed"), column("params"))
+               column("method"), column("seed"), column("params"))
     memo: dict = {}
     judged: dict = {}
     out = []
-    for profile, cell, commit, hash_, code_hash, method, seed, params in rows:
-        key = (profile, cell, commit, hash_, code_hash if isinstance(code_hash, str) else None)
+    for profile, cell, commit, hash_, method, seed, params in rows:
+        key = (profile, cell, commit, hash_)
         if key not in judged:
             superseded = SUPERSEDED_MARK in profile
-            cell_file = Path(folder) / "cells" / profile / f"{cell}.csv" if folder is not None else None
-            record = (load_record(cell_file, hash_, commit, settings=not superseded) if cell_file is not None
-                      else RunRecord(Path(cell), hash_, commit))
             row = {"profile": profile, "cell": cell, "method": method, "seed": seed, "params": params,
                    "superseded": superseded}
-            wanted = expectation(record, row) if expectation is not None and record.problem is None else None
-            state = code_state(record, code_hash, module, name, head=head, memo=memo) if code else None
-            judged[key] = judge(record, wanted, state)
+            asked = (lambda record, row=row: expectation(record, row)) if expectation is not None else None
+            judged[key] = cell_freshness(Path(folder) / "cells" / profile / f"{cell}.csv" if folder is not None
+                                         else Path(cell), hash_, commit, asked, read=folder is not None,
+                                         settings=not superseded, code=code, name=name, head=head, memo=memo)
         out.append(judged[key])
     return pd.Series(out, index=frame.index, dtype=object)
 

@@ -8,8 +8,8 @@ the package a relative import is resolved in) to the derived value; the map is o
 :mod:`fyexp.user_cache`, keyed by ``code_key(<the deriving module>)`` and the Python version (``ast`` dumps differ
 between versions), read once per process on first use and written back once, at exit, when it grew.
 
-At exit rather than at the end of a report: the same values are derived by ``fyexp run`` (a row's ``code_hash``, the
-functions it ran), ``fyexp claims`` and the fingerprint check too, and one write per process after all of them is
+At exit rather than at the end of a report: the same values are derived by ``fyexp run`` (the functions a cell
+ran), ``fyexp claims`` and the fingerprint check too, and one write per process after all of them is
 the fewest.  A process killed before exit loses only what it would have saved.  Two processes saving at once each
 merge what is on disk first, and the write is atomic, so at worst one's new values are derived again later.  The map
 keeps at most :data:`LIMIT` texts (those this process used last).  ``FYEXP_CACHE_DIR=off``: nothing is read or

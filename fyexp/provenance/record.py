@@ -14,15 +14,13 @@ A finished cell file ``cells/<profile>/<key>.csv`` has beside it ``<key>.record.
      "fingerprint": {...} | null} # the experiment's behaviour fingerprint in the source tree at write time
                                  # (fyexp/reference/fingerprints.json, fyexp.fingerprints); null where it has none
 
-The rows themselves carry the commit too, fyexp's version, the device, the wall time and, for rows before
-executed-code records, ``code_hash`` (:func:`fyexp.provenance.source.provenance_columns`).
+The rows themselves carry the commit too, fyexp's version, the device and the wall time
+(:func:`fyexp.provenance.source.provenance_columns`).
 
-**The legacy form.**  Cells written before this file (the committed results up to its introduction, and queue
-clones running older code) have two files instead: ``<key>.settings.json`` (the settings) and ``<key>.code.json``
-(the executed functions, optional); their fingerprint is the one committed at their commit, looked up in git
-(:func:`fyexp.provenance.source.fingerprint_unchanged`).  They are read, never rewritten, and judged as before.
-Where both forms lie beside a cell, the one-file record is read when it names the rows' commit, else the legacy
-files (an older clone rewrote the cell after a newer one).
+**One form.**  This is the only form read.  The committed cells of the earlier two-file form
+(``<key>.settings.json`` + ``<key>.code.json``) were upgraded once by ``scripts/migrate_records.py``; a cell with any
+other record beside it (or none) has *unknown provenance*, and ``run`` redoes it, as Snakemake's metadata of an
+unknown version triggers its job again.
 
 :func:`load_record` is the one reader: it checks each file against what the writer writes (the record an object of
 exactly :data:`RECORD_FIELDS`; the settings of the schema :data:`SETTINGS_FIELDS`, hashing to the rows' hash; the code
@@ -40,9 +38,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-RECORD_SUFFIX = ".record.json"     # the one-file record
-SETTINGS_SUFFIX = ".settings.json"  # the legacy form: settings ...
-CODE_SUFFIX = ".code.json"          # ... and executed code
+RECORD_SUFFIX = ".record.json"     # the run record
 SUPERSEDED_MARK = "~superseded-"   # a superseded file's rows get profile ``<profile>~superseded-<hash>``
 
 # the settings record's schema: each key of :func:`fyexp.settings.cell_settings` and its JSON type (None: any value)
@@ -74,24 +70,15 @@ def record_path(cell_file: Path) -> Path:
     return Path(cell_file).with_suffix(RECORD_SUFFIX)
 
 
-def settings_path(cell_file: Path) -> Path:
-    return Path(cell_file).with_suffix(SETTINGS_SUFFIX)
-
-
-def code_path(cell_file: Path) -> Path:
-    return Path(cell_file).with_suffix(CODE_SUFFIX)
-
-
 @dataclass(frozen=True)
 class RunRecord:
     """What :func:`load_record` found beside a cell file.
 
-    ``settings_hash`` and ``git_commit`` are the rows' (``None``: a legacy row, recorded before settings were);
-    ``settings``: the validated settings (``None`` for legacy rows and damaged records); ``code``: the validated
-    executed-code record (``None``: not recorded, or damaged); ``problem``: what is wrong with a record (``None``:
-    nothing), which makes the rows' provenance unknown; ``fingerprint``: the experiment's fingerprint stored at
-    write time (``None``: not stored: the legacy form, or none existed); ``form``: ``"record"`` (one file),
-    ``"legacy"`` (settings and code files) or ``None`` (nothing beside the cell)."""
+    ``settings_hash`` and ``git_commit`` are the rows' (``None`` where they name none); ``settings``: the validated
+    settings (``None``: not read, or a damaged record); ``code``: the validated executed-code record (``None``: not
+    recorded, or damaged); ``problem``: what is wrong with the record (``None``: nothing), which makes the rows'
+    provenance unknown; ``fingerprint``: the experiment's fingerprint stored at write time (``None``: none
+    existed)."""
 
     cell_file: Path
     settings_hash: str | None = None
@@ -100,7 +87,6 @@ class RunRecord:
     code: dict | None = None
     problem: str | None = None
     fingerprint: dict | None = None
-    form: str | None = None
 
     @property
     def environment(self) -> dict | None:
@@ -111,8 +97,7 @@ def write_record(cell_file: Path, settings: dict, functions: dict[str, str | Non
     """Write the run record beside ``cell_file``, in one atomic write: the settings, the executed functions with
     their hashes (``functions``: :func:`fyexp.provenance.executed.function_hashes`; ``None``: not recorded), the
     source tree's commit (:func:`fyexp.provenance.source.git_commit`, what the rows record) and the fingerprint of
-    the settings' experiment in the source tree (:func:`fyexp.provenance.source.current_fingerprint`).  A legacy
-    record of an older run of the cell is removed after the write, so one record describes the cell."""
+    the settings' experiment in the source tree (:func:`fyexp.provenance.source.current_fingerprint`)."""
     from fyexp.io import atomic_write_text
     from fyexp.provenance.source import current_fingerprint, git_commit
 
@@ -121,8 +106,6 @@ def write_record(cell_file: Path, settings: dict, functions: dict[str, str | Non
     record = {"settings": settings, "code": functions, "commit": git_commit(),
               "fingerprint": current_fingerprint(str(settings.get("experiment", "")))}
     atomic_write_text(record_path(cell_file), json.dumps(record, indent=1, sort_keys=True, default=str) + "\n")
-    settings_path(cell_file).unlink(missing_ok=True)
-    code_path(cell_file).unlink(missing_ok=True)
 
 
 def _keys_problem(parsed: object, fields: dict, what: str) -> str | None:
@@ -152,7 +135,7 @@ def settings_problem(settings: object, expected_hash: str) -> str | None:
 
 
 def code_problem(record: object) -> str | None:
-    """What is wrong with a parsed ``<cell>.code.json`` (``None``: nothing): it must be a JSON object mapping
+    """What is wrong with a parsed record's ``code`` (``None``: nothing): it must be a JSON object mapping
     :data:`CODE_KEY` names (``fyexp/train/loop.py:fit``) to a 12-hex-digit hash or ``null``."""
     if not isinstance(record, dict):
         return f"not a JSON object of functions (a JSON {type(record).__name__})"
@@ -203,97 +186,42 @@ def record_problem(record: object, expected_hash: str | None, commit: str | None
     return fingerprint_problem(record["fingerprint"])
 
 
-def _read_one_file(cell_file: Path, parsed: tuple[object, str | None], settings_hash: str | None,
-                   git_commit: str | None, settings: bool) -> RunRecord:
-    """The :class:`RunRecord` of a one-file record whose JSON (or why it is none) is ``parsed``."""
-    from fyexp.damaged import UNKNOWN_PROVENANCE_NOTE, warn_damaged
+def load_record(cell_file: Path, settings_hash: str | None, git_commit: str | None = None, *,
+                settings: bool = True) -> RunRecord:
+    """The run record beside ``cell_file``, whose rows name ``settings_hash`` and ``git_commit``, checked by
+    :func:`record_problem`.  ``settings=False`` leaves the settings unread (the rows of a superseded file: their
+    record is not beside a current cell), and then a missing record is no problem.  A damaged or missing record is
+    one warning line and the record's ``problem``."""
+    from fyexp.damaged import UNKNOWN_PROVENANCE_NOTE, read_json, warn_damaged
 
-    record, problem = parsed
+    cell_file = Path(cell_file)
+    path = record_path(cell_file)
+    if not path.exists():
+        if not settings:
+            return RunRecord(cell_file, settings_hash, git_commit)
+        problem = f"the rows of {cell_file.name} name settings {settings_hash}" if settings_hash else \
+            f"the rows of {cell_file.name} name no settings hash"
+        warn_damaged(path, "missing run record", problem, UNKNOWN_PROVENANCE_NOTE)
+        return RunRecord(cell_file, settings_hash, git_commit, problem=problem)
+    record, problem = read_json(path)
     if problem is None:
         problem = record_problem(record, settings_hash, git_commit, settings=settings)
     if problem is not None:
-        warn_damaged(record_path(cell_file), "damaged run record", problem, UNKNOWN_PROVENANCE_NOTE)
-        return RunRecord(cell_file, settings_hash, git_commit, problem=problem, form="record")
-    return RunRecord(cell_file, settings_hash, git_commit, record["settings"] if settings else None, record["code"],
-                     None, record["fingerprint"], "record")
-
-
-def _read_settings(cell_file: Path, expected_hash: str) -> tuple[dict | None, str | None]:
-    from fyexp.damaged import UNKNOWN_PROVENANCE_NOTE, read_json, warn_damaged
-
-    path = settings_path(cell_file)
-    what = "damaged settings record"
-    if not path.exists():
-        what, problem = "missing settings record", f"the rows of {Path(cell_file).name} name settings {expected_hash}"
-    else:
-        settings, problem = read_json(path)
-        if problem is None:
-            problem = settings_problem(settings, expected_hash)
-            if problem is None:
-                return settings, None
-    warn_damaged(path, what, problem, UNKNOWN_PROVENANCE_NOTE)
-    return None, problem
-
-
-def _read_code(cell_file: Path) -> tuple[dict | None, str | None]:
-    from fyexp.damaged import UNKNOWN_PROVENANCE_NOTE, read_json, warn_damaged
-
-    path = code_path(cell_file)
-    if not path.exists():
-        return None, None
-    record, problem = read_json(path)
-    if problem is None:
-        problem = code_problem(record)
-    if problem is None:
-        return record, None
-    warn_damaged(path, "damaged executed-code record", problem, UNKNOWN_PROVENANCE_NOTE)
-    return None, problem
-
-
-def load_record(cell_file: Path, settings_hash: str | None, git_commit: str | None = None, *,
-                settings: bool = True) -> RunRecord:
-    """The run record beside ``cell_file``, whose rows name ``settings_hash`` (``None``: legacy rows, no settings
-    record expected) and ``git_commit``: the one-file record, else the legacy files (see the module's docstring for
-    which when both lie there).  ``settings=False`` leaves the settings unread (the rows of a superseded file: their
-    record is not beside a current cell).  Each damaged record is one warning line and the record's ``problem``."""
-    from fyexp.damaged import read_json
-
-    cell_file = Path(cell_file)
-    one_file = record_path(cell_file)
-    legacy = settings_path(cell_file).exists() or code_path(cell_file).exists()
-    if one_file.exists():
-        parsed = read_json(one_file)
-        newer_clone = (legacy and parsed[1] is None and isinstance(parsed[0], dict)
-                       and git_commit is not None and parsed[0].get("commit") != git_commit)
-        if not newer_clone:
-            return _read_one_file(cell_file, parsed, settings_hash, git_commit, settings)
-    if not legacy:
-        if settings_hash is None or not settings:
-            return RunRecord(cell_file, settings_hash, git_commit)
-        from fyexp.damaged import UNKNOWN_PROVENANCE_NOTE, warn_damaged
-
-        problem = f"the rows of {cell_file.name} name settings {settings_hash}"
-        warn_damaged(one_file, "missing run record", problem, UNKNOWN_PROVENANCE_NOTE)
+        warn_damaged(path, "damaged run record", problem, UNKNOWN_PROVENANCE_NOTE)
         return RunRecord(cell_file, settings_hash, git_commit, problem=problem)
-    found, settings_why = (_read_settings(cell_file, settings_hash) if settings and settings_hash is not None
-                           else (None, None))
-    code, code_why = _read_code(cell_file)
-    return RunRecord(cell_file, settings_hash, git_commit, found, code, code_why or settings_why, None,
-                     "legacy" if legacy else None)
+    return RunRecord(cell_file, settings_hash, git_commit, record["settings"] if settings else None, record["code"],
+                     None, record["fingerprint"])
 
 
 def stated_settings(cell_file: Path) -> dict | None:
-    """The settings the run record beside ``cell_file`` states, of either form, unchecked against the rows (for an
-    estimate, never for a judgement: :func:`load_record` is the reader that checks); ``None`` where there is no
-    readable record."""
+    """The settings the run record beside ``cell_file`` states, unchecked against the rows (for an estimate, never
+    for a judgement: :func:`load_record` is the reader that checks); ``None`` where there is no readable record."""
     from fyexp.damaged import read_json
 
-    for path, pick in ((record_path(cell_file), lambda r: r.get("settings") if isinstance(r, dict) else None),
-                       (settings_path(cell_file), lambda r: r)):
-        if path.is_file():
-            found = pick(read_json(path)[0])
-            return found if isinstance(found, dict) else None
-    return None
+    path = record_path(cell_file)
+    found = read_json(path)[0] if path.is_file() else None
+    found = found.get("settings") if isinstance(found, dict) else None
+    return found if isinstance(found, dict) else None
 
 
 def rows_identity(frame) -> tuple[str | None, str | None]:

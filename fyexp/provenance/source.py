@@ -1,14 +1,12 @@
 """Where a number came from, from the source tree: its commit, the files its experiment imports, and the
 fingerprint committed with the code.
 
-Every result row records ``git_commit`` (``+dirty`` when the source tree had uncommitted changes), ``code_hash``
-(a hash of the files the experiment's module imports, see :func:`module_tree`), fyexp's version, the device, the
-wall time and a timestamp.  ``fyexp report`` calls a row **stale** when the code it ran differs from HEAD in those
-files: its ``code_hash`` differs from the same hash of HEAD's files, or, for rows recorded before ``code_hash``
-existed, ``git diff <commit> HEAD`` touches one of them.  The check is cheap and conservative: any edit of an
-imported module (a docstring included) makes a row stale.  This file rule (:func:`files_freshness`) is the fallback: rows whose cell recorded the
-functions it executed are judged by those alone (:mod:`fyexp.provenance.executed`); both are applied in one place,
-:func:`fyexp.provenance.freshness.judge`.
+Every result row records ``git_commit`` (``+dirty`` when the source tree had uncommitted changes), fyexp's version,
+the device, the wall time and a timestamp (:func:`provenance_columns`).  Whether a row's code is stale is decided by
+the functions its cell executed alone (:mod:`fyexp.provenance.executed`, in :func:`fyexp.provenance.freshness.
+code_state`), compared in HEAD's tree unpacked once (:func:`head_tree`); the import-tree rule (a ``code_hash`` of the
+files the runner imports, or ``git diff <commit> HEAD`` over them) went with the two-file record form
+(2026-12-01).  :func:`module_tree` still says which files a runner imports (the claims' source text).
 
 ``fyexp run --profile paper`` refuses to run on a dirty tree (:func:`require_clean_tree`) unless asked to; the
 rows of such a run carry ``+dirty``.
@@ -20,7 +18,6 @@ import ast
 import atexit
 import datetime as _dt
 import functools
-import hashlib
 import io
 import os
 import platform
@@ -74,8 +71,8 @@ def require_clean_tree(allow_dirty: bool, module: str = "fyexp", what: str = "--
     """Refuse (:class:`FyexpError`) to produce ``what`` results of an experiment of the ``fyexp`` package (``module``
     its runner module) from uncommitted code, unless ``allow_dirty``.
 
-    Outside a git checkout there is nothing to check (rows then carry ``$FYEXP_GIT_COMMIT`` or ``unknown`` and
-    their ``code_hash``); a runner outside the package (a user's own module) is not checked either.
+    Outside a git checkout there is nothing to check (rows then carry ``$FYEXP_GIT_COMMIT`` or ``unknown``); a
+    runner outside the package (a user's own module) is not checked either.
     """
     if allow_dirty or not (module == "fyexp" or module.startswith("fyexp.")):
         return
@@ -168,19 +165,6 @@ def runner_module(runner: str) -> str:
     return runner if "." in runner else f"fyexp.experiments.{runner}"
 
 
-def _digest(files: list[tuple[str, bytes]]) -> str:
-    h = hashlib.sha256()
-    for name, data in files:
-        h.update(name.encode() + b"\0" + hashlib.sha256(data).digest())
-    return h.hexdigest()[:16]
-
-
-def code_hash(module: str, root: Path = SOURCE_ROOT) -> str:
-    """Hash of the files of :func:`module_tree` as they are on disk (the code a run executes)."""
-    files = module_tree(module, root)
-    return _digest([(p.as_posix(), (root / p).read_bytes()) for p in files])
-
-
 @functools.lru_cache(maxsize=None)
 def head_tree(root: Path) -> Path | None:
     """The ``fyexp`` package as committed at HEAD, unpacked once per process into a temporary folder."""
@@ -194,41 +178,6 @@ def head_tree(root: Path) -> Path | None:
     return folder
 
 
-def head_code_hash(module: str, root: Path = SOURCE_ROOT) -> str | None:
-    """The same hash of the module tree as committed at HEAD (the imports read from HEAD's files too), ``None``
-    outside git: what a clean checkout would run, whatever is uncommitted in the working tree."""
-    if not in_git_checkout(root):
-        return None
-    head = head_tree(root)
-    return None if head is None else _frozen_code_hash(module, head)
-
-
-@functools.lru_cache(maxsize=None)
-def _frozen_code_hash(module: str, head: Path) -> str:
-    """:func:`code_hash` of an unpacked HEAD (its files never change: computed once per module and unpacking)."""
-    return code_hash(module, head)
-
-
-@functools.lru_cache(maxsize=None)
-def changed_since(commit: str, module: str, root: Path = SOURCE_ROOT) -> bool | None:
-    """Whether ``git diff <commit> HEAD`` touches the files of ``module``'s tree (``None`` if git cannot say)."""
-    if not in_git_checkout(root) or not commit or commit == "unknown":
-        return None
-    return gitinfo.changed_between(root, commit, tuple(p.as_posix() for p in module_tree(module, root)))
-
-
-def files_freshness(git_commit_value: object, code_hash_value: object, module: str, root: Path = SOURCE_ROOT) -> str:
-    """``fresh``, ``stale`` or ``unknown`` for a row with these provenance columns, against HEAD."""
-    recorded = str(code_hash_value) if isinstance(code_hash_value, str) and code_hash_value else None
-    if recorded is not None:
-        head = head_code_hash(module, root)
-        current = head if head is not None else code_hash(module, root)
-        return "fresh" if recorded == current else "stale"
-    commit = str(git_commit_value).split("+", 1)[0] if isinstance(git_commit_value, str) else ""
-    changed = changed_since(commit, module, root)
-    return "unknown" if changed is None else ("stale" if changed else "fresh")
-
-
 # ---- the provenance columns of a row --------------------------------------------------------------------------
 def device_description(device: str) -> str:
     """``cpu (2 cores)`` or ``cuda (NVIDIA H200)``."""
@@ -239,38 +188,34 @@ def device_description(device: str) -> str:
     return f"cpu ({os.cpu_count()} cores, {platform.machine()})"
 
 
-def provenance_columns(device: str, wall_time_s: float, experiment: object | None = None) -> dict:
-    """The provenance columns of one finished cell; ``experiment`` (the Experiment that ran it) adds ``code_hash``."""
-    record = {
+def provenance_columns(device: str, wall_time_s: float) -> dict:
+    """The provenance columns of one finished cell."""
+    return {
         "git_commit": git_commit(),
         "fyexp_version": __version__,
         "device": device_description(device),
         "wall_time_s": round(float(wall_time_s), 3),
         "timestamp": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
-    if experiment is not None:
-        record["code_hash"] = code_hash(type(experiment).__module__)
-    return record
 
 
-# ---- the fingerprint committed at a row's commit ----------------------------------------------------------------
+# ---- the fingerprint committed at HEAD ------------------------------------------------------------------------
 FINGERPRINTS = "fyexp/reference/fingerprints.json"   # :data:`fyexp.fingerprints.REFERENCE`, relative to the checkout
 FINGERPRINT_MOVES = "fyexp/reference/fingerprint-moves.json"   # :data:`fyexp.fingerprints.MOVES_REFERENCE`
 
 
-def committed_fingerprints(commit: str, root: Path | None = None, relative: str = FINGERPRINTS) -> dict | None:
-    """The behaviour fingerprints committed at ``commit`` (``git show <commit>:fyexp/reference/fingerprints.json`` in
-    the checkout ``root``, default the source tree's); ``None`` where the commit has no such file or git cannot say.
-    Cached per commit hash by :func:`fyexp.gitinfo.file_at_commit` (``HEAD`` is looked up each time: it moves).
-    ``relative``: another file of the same form (:data:`FINGERPRINT_MOVES`)."""
+def head_fingerprints(root: Path | None = None, relative: str = FINGERPRINTS) -> dict | None:
+    """The behaviour fingerprints committed at HEAD (``fyexp/reference/fingerprints.json`` of :func:`head_tree`, the
+    unpacked HEAD the executed functions are compared with) in the checkout ``root`` (default the source tree's);
+    ``None`` outside git or where HEAD has no readable such file.  ``relative``: another file of the same form
+    (:data:`FINGERPRINT_MOVES`)."""
     import json
 
-    shown = gitinfo.file_at_commit(Path(root).resolve() if root is not None else SOURCE_ROOT, commit, relative)
-    if shown is None:
-        return None
+    root = Path(root).resolve() if root is not None else SOURCE_ROOT
+    head = head_tree(root) if in_git_checkout(root) else None
     try:
-        found = json.loads(shown)
-    except json.JSONDecodeError:
+        found = json.loads((head / relative).read_text(encoding="utf-8")) if head is not None else None
+    except (OSError, ValueError):
         return None
     return found if isinstance(found, dict) else None
 
@@ -298,15 +243,15 @@ def fingerprint_difference(name: str, commit: str, root: Path | None = None,
     Equal fingerprints mean the slice's metrics did not move between the two commits (:mod:`fyexp.fingerprints`
     computes them; its test keeps HEAD's file true of HEAD's code, and a commit that changed behaviour had to update
     it).  A ``+dirty`` commit never counts: its tree was not the commit's.  The fingerprint at the commit is
-    ``recorded`` (stored in the run record at write time) where given, else the one committed at ``commit``."""
+    ``recorded``, stored in the run record at write time (``None``: none was kept)."""
     if not commit or commit in ("nan", "None", "unknown"):
         return "its commit is unknown"
     if commit.endswith("+dirty"):
         return "made from a tree with uncommitted changes"
-    now = (committed_fingerprints("HEAD", root) or {}).get(name)
+    now = (head_fingerprints(root) or {}).get(name)
     if not now:
         return f"HEAD keeps no fingerprint of {name}"
-    then = recorded if recorded is not None else (committed_fingerprints(commit, root) or {}).get(name)
+    then = recorded
     if not then:
         return f"no fingerprint of {name} was kept at {commit[:7]}"
     if then == now or then in settings_moves(name, root):
@@ -318,7 +263,7 @@ def settings_moves(name: str, root: Path | None = None) -> list[dict]:
     """Experiment ``name``'s fingerprints at HEAD's code under the settings from before each settings-only change
     committed at HEAD (:data:`fyexp.fingerprints.SETTINGS_MOVES`, stored in :data:`FINGERPRINT_MOVES`): a row whose
     fingerprint at its commit is one of them ran code that HEAD's reproduces at its settings."""
-    moves = (committed_fingerprints("HEAD", root, FINGERPRINT_MOVES) or {}).get(name)
+    moves = (head_fingerprints(root, FINGERPRINT_MOVES) or {}).get(name)
     if not isinstance(moves, list):
         return []
     return [m["fingerprint"] for m in moves if isinstance(m, dict) and isinstance(m.get("fingerprint"), dict)

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from importlib import resources
 
 import pandas as pd
-import yaml
+from fyexp.plain import safe_yaml
 
 from fyexp.reference import _to_float, load_paper_tables, printed_unit
 
@@ -67,8 +67,7 @@ class TableMeta:
 
 @functools.lru_cache(maxsize=1)
 def _meta() -> dict:
-    with resources.files("fyexp.reference").joinpath("paper_meta.yaml").open() as handle:
-        return yaml.safe_load(handle)
+    return safe_yaml(resources.files("fyexp.reference").joinpath("paper_meta.yaml").read_text(encoding="utf-8"))
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 from fyexp.reference.rows import joined_cells
-from fyexp.report.architectures import TEXT_TABLES, rendered, score_text, text_table_markdown
+from fyexp.report.architectures import TEXT_TABLES, rendered, score_text, text_status, text_table_markdown
 from fyexp.report.cache import Manifest, cached, table_key, write_text_if_changed
 from fyexp.report.coverage import coverage, declared_tables, parse_table_ref
 from fyexp.report.figures import FigureContext, draw_figures
@@ -29,8 +29,8 @@ from fyexp.report.index import index_markdown
 from fyexp.provenance.freshness import code_column
 from fyexp.spec_freshness import row_freshness
 from fyexp.report.runs import RunFacts, planned_seeds, run_facts
-from fyexp.report.tables import SUMMARY_COLUMNS, compare, summarize, table_stem, table_status, write_table
-from fyexp.report.tolerance import EXACT, NOT_RUN
+from fyexp.report.tables import SUMMARY_COLUMNS, compare, summarize, table_stem, write_table
+from fyexp.report.tolerance import EXACT
 from fyexp.results import ResultStore, atomic_write_text
 from fyexp.specs import ExperimentSpec, available_specs, load_spec
 
@@ -157,7 +157,7 @@ def _text_table(paper: str, table: str, title: str, folder: Path,
     ours = rendered(paper, table, manifest)
     statuses = score_text(pub, ours)
     exact = statuses.count(EXACT)
-    status = table_status(len(statuses), sum(s != NOT_RUN for s in statuses), exact, True)
+    status = text_status(statuses)
     path = folder / f"{paper}-table{table}-code.md"
     write_text_if_changed(path, text_table_markdown(title, pub, ours, statuses, status))
     counts = f"✓ exact {exact} of {len(statuses)} (text, compared as printed)"
@@ -245,10 +245,20 @@ def relink_claims_tables(written: dict, folder: Path) -> None:
 
 
 def build_report(names: list[str] | None, results_dir: Path, experiments_dir: Path | None = None,
-                 superseded: bool = False, cache: bool = True) -> list[ExperimentReport]:
+                 superseded: bool = False, cache: bool = True, vector: bool = False) -> list[ExperimentReport]:
     """Tables and figures of ``names`` (default: every experiment), and the index over every experiment; with
     ``superseded`` the rows of cells since rerun at other settings too, as profiles of their own.  Outputs whose
-    inputs did not change are kept (:mod:`fyexp.report.cache`); ``cache=False`` draws every one."""
+    inputs did not change are kept (:mod:`fyexp.report.cache`); ``cache=False`` draws every one; ``vector`` writes
+    a PDF beside each PNG (:class:`fyexp.report.figures.vector_copies`)."""
+    from fyexp.report.figures import vector_copies
+
+    with vector_copies(vector):
+        return _build_report(names, results_dir, experiments_dir, superseded, cache)
+
+
+def _build_report(names: list[str] | None, results_dir: Path, experiments_dir: Path | None, superseded: bool,
+                  cache: bool) -> list[ExperimentReport]:
+    """:func:`build_report`, with the figures' vector copies set."""
     every = available_specs(experiments_dir)
     names = names or every
     loaded = {name: _load(load_spec(name, experiments_dir), results_dir, superseded, write=True) for name in every}

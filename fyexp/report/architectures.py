@@ -92,6 +92,16 @@ def score_text(published, ours: dict[tuple[str, str, str], str]) -> list[str]:
     return out
 
 
+TEXT_STATUS = "architectures read from the code, not run"  # the status of a text table: never "reproduced"
+
+
+def text_status(statuses: list[str]) -> str:
+    """The status of a text table (:func:`score_text`'s ``statuses``): what it is, strings the code states and no
+    run produced, with how many of its cells read as printed: ``architectures read from the code, not run (12 of 12
+    cells as printed)``. It is never ``reproduced``: no run stands behind it, so no total counts it as one."""
+    return f"{TEXT_STATUS} ({statuses.count(EXACT)} of {len(statuses)} cells as printed)"
+
+
 def text_table_markdown(title: str, published, ours: dict[tuple[str, str, str], str], statuses: list[str],
                         status: str) -> str:
     """The Markdown of a text table: ours beside the paper's, with each cell's mark and the table's status."""

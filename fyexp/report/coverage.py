@@ -8,7 +8,9 @@ result rows present — so that a new experiment appears here by declaring its t
   (:mod:`fyexp.report.tolerance`, a cell within only by the authors' convention column counted and said);
 * a status from a fixed vocabulary: ``reproduced`` (every numeric published cell has a ``paper``-profile result
   within tolerance), ``partly reproduced (k of n cells)``, ``deviates`` (``paper`` results, none within),
-  ``reduced profile only``, ``not run`` (declared by a spec, no result), ``not implemented`` (no spec declares it).
+  ``reduced profile only``, ``not run`` (declared by a spec, no result), ``not implemented`` (no spec declares it);
+  a text table the code states (VR Table 4's architectures) is ``architectures read from the code, not run (k of n
+  cells as printed)``: no run stands behind it, so it counts in no total of results and is never ``reproduced``.
 """
 
 from __future__ import annotations
@@ -19,8 +21,8 @@ import pandas as pd
 
 from fyexp.reference.rows import home_of, joined_cells, papers, table_title
 from fyexp.report.tables import AUTHORS_ONLY, score_cells, table_status, tally
-from fyexp.report.architectures import TEXT_TABLES, rendered, score_text
-from fyexp.report.tolerance import EXACT, NOT_RUN, NOT_SCORED, WITHIN
+from fyexp.report.architectures import TEXT_TABLES, rendered, score_text, text_status
+from fyexp.report.tolerance import EXACT, NOT_SCORED, WITHIN
 
 SCORED_ROLES = ("result", "ratio")  # roles of fyexp.reference.rows.joined_cells that count for or against a table
 
@@ -44,6 +46,8 @@ class CoverageLine:
     inputs: int = 0  # settings the authors used (hyperparameters), shown, never scored
     restated: int = 0  # in-text numbers restating a table cell, scored once, as that cell
     stale: int = 0  # stale rows behind the paper-profile results of the line
+    from_code: int = 0  # cells of a text table read from the code (VR Table 4's architectures): no run, no score
+    from_code_as_printed: int = 0  # of those, the cells whose text is the paper's, character for character
 
 
 def parse_table_ref(text: str) -> tuple[str, str]:
@@ -100,13 +104,16 @@ def coverage(specs, summaries: pd.DataFrame, manifest=None) -> list[CoverageLine
                 c = tally(scored)
                 at_paper, within, exact = int(has.sum()), c[EXACT] + c[WITHIN], c[EXACT]
                 convention, stale = c[AUTHORS_ONLY], int(scored.loc[result, "stale"].sum())
-        if (paper, table) in TEXT_TABLES and owners:  # text the code states (VR Table 4): compared as text
-            numeric = len(pub)
+        from_code = as_printed = 0
+        text = ""
+        if (paper, table) in TEXT_TABLES and owners:  # text the code states (VR Table 4): read, not run, not scored
             statuses = score_text(pub, rendered(paper, table, manifest))
-            at_paper = sum(s != NOT_RUN for s in statuses)
-            at_any = set(range(at_paper))
-            within = exact = statuses.count(EXACT)
-        if not owners:
+            from_code, as_printed, text = len(pub), statuses.count(EXACT), text_status(statuses)
+            numeric = at_paper = within = exact = 0
+            at_any = set()
+        if text:
+            status = text
+        elif not owners:
             status = "not implemented"
         elif not at_any:
             status = "not run"
@@ -119,7 +126,8 @@ def coverage(specs, summaries: pd.DataFrame, manifest=None) -> list[CoverageLine
                                   reference=int(kinds.get("reference", 0)), at_paper=at_paper,
                                   at_any=len(at_any), within=within, exact=exact, by_convention=convention, status=status,
                                   experiments=tuple(owners), same_as=same, inputs=int(kinds.get("input", 0)),
-                                  restated=int(kinds.get("restates", 0)), stale=stale))
+                                  restated=int(kinds.get("restates", 0)), stale=stale, from_code=from_code,
+                                  from_code_as_printed=as_printed))
     return lines
 
 
@@ -146,6 +154,10 @@ def totals_line(lines: list[CoverageLine]) -> str:
         text += f"; {add('by_convention')} more match the authors' code only (its convention column)"
     if add("stale"):
         text += f"; {add('stale')} stale rows behind the `paper`-profile results"
+    if add("from_code"):
+        read = [line.part for line in once if line.from_code]
+        text += (f"; {add('from_code')} cells of {', '.join(read)} are architectures read from the code, not run "
+                 f"({add('from_code_as_printed')} of them as printed), counted in none of these")
     return text + "."
 
 
@@ -159,12 +171,19 @@ def coverage_markdown(lines: list[CoverageLine], links: dict[str, str] | None = 
         notes = ([f"{line.exact} exact"] if line.within else []) + \
             ([f"+{line.by_convention} matching the authors' code only"] if line.by_convention else [])
         within = str(line.within) + (f" ({', '.join(notes)})" if notes else "")
+        at_paper, at_any = str(line.at_paper), str(line.at_any)
+        if line.from_code:  # read from the code, not run: no result at any profile, nothing within tolerance
+            at_paper, at_any = "— (not run)", "— (not run)"
+            within = f"— ({line.from_code_as_printed} of {line.from_code} as printed, read from the code)"
         table = line.part.split(" ", 1)[1] if " " in line.part else line.part
         if line.same_as:
             table += f" (= {line.same_as})"
         kinds = []
-        if line.published - line.numeric - line.reference - line.inputs - line.restated:
-            kinds.append(f"{line.published - line.numeric - line.reference - line.inputs - line.restated} not numeric")
+        other = line.published - line.numeric - line.reference - line.inputs - line.restated - line.from_code
+        if other:
+            kinds.append(f"{other} not numeric")
+        if line.from_code:
+            kinds.append(f"{line.from_code} architectures read from the code")
         if line.reference:
             kinds.append(f"{line.reference} of other methods, for reference")
         if line.inputs:
@@ -173,7 +192,7 @@ def coverage_markdown(lines: list[CoverageLine], links: dict[str, str] | None = 
             kinds.append(f"{line.restated} restating a table cell, scored there")
         published = f"{line.published} ({', '.join(kinds)})" if kinds else str(line.published)
         experiments = ", ".join(f"[`{e}`]({links[e]})" if e in links else f"`{e}`" for e in line.experiments) or "—"
-        out.append(f"| {line.paper} | {table} | {published} | {line.at_paper} | {line.at_any} | {within} | "
+        out.append(f"| {line.paper} | {table} | {published} | {at_paper} | {at_any} | {within} | "
                    f"{line.status} | {experiments} |")
     out += ["", totals_line(lines)]
     counts: dict[str, int] = {}

@@ -1,15 +1,13 @@
 """What the reproduction found, per paper, as the README's generated block (rewritten by ``fyexp report``).
 
-The block counts each claim of ``fyexp/reference/claims.yaml`` (``kind: claim``; our own checks are never counted) once, by its verdict at the ``paper`` profile (the
-same verdicts ``fyexp claims`` prints, :func:`fyexp.claims.command.verdicts_for`):
-
-* *supported* — ``supported``;
-* *in direction only* — ``supported in direction, not in magnitude``;
-* *not resolved at this n* — the interval holds both 0 and the paper's difference;
-* *not supported* — ``not supported``;
-* *reversed* — ``reversed``;
-* *not yet run at paper* — no verdict at ``paper`` (``not run``, ``data missing``, or rows at reduced profiles
-  only).
+The block counts each claim of ``fyexp/reference/claims.yaml`` that the paper makes (``kind: claim`` and
+``table_reading``; checks of ours are never counted, checks of the paper's theorems on a line of their own) once per
+reading, by its headline
+verdict — the same verdicts, counts and profiles that ``fyexp claims`` prints and ``results/README.md`` opens with
+(:func:`fyexp.claims.render.summary_rows`): at the ``paper`` profile when it ran, else at the reduced profile
+``claims``, else at the reduced profile with the most rows, the *profiles* column saying which.  A paper whose claims
+a departure of the authors' code touches (``fyexp/reference/readings.yaml``) has a row for the paper's text and a
+row for the authors' code.
 
 ``fyexp report`` rewrites the block of the ``README.md`` beside a results folder named ``results``.  The block lies
 between :data:`START` and :data:`END`; :func:`rewrite_block` replaces only what
@@ -29,7 +27,9 @@ COLUMNS = ("supported", "in direction only", "not resolved at this n", "not supp
 
 
 def claim_outcome(verdicts: list) -> str:
-    """One claim's column of the block, from its verdicts at every profile (:data:`COLUMNS`)."""
+    """One claim's outcome at the ``paper`` profile alone (:data:`COLUMNS`): its verdict there, or ``not yet run at
+    paper``.  The block itself counts headline verdicts (:func:`findings_table`); this says whether a claim's
+    verdict is the paper profile's."""
     from fyexp.claims.verdicts import DIRECTION_ONLY, NOT_SUPPORTED, REVERSED, SUPPORTED, UNRESOLVED
 
     at_paper = [v.verdict for v in verdicts if v.profile == PAPER_PROFILE]
@@ -40,22 +40,36 @@ def claim_outcome(verdicts: list) -> str:
 
 
 def findings_table(verdicts: list, titles: dict[str, str]) -> list[str]:
-    """Markdown lines: one row per paper with claims, its claims counted by :func:`claim_outcome`."""
+    """Markdown lines: one row per paper, its claims counted by their headline verdicts — the counts of ``fyexp
+    claims`` and ``results/README.md`` (:func:`fyexp.claims.render.reading_heads`) — as ``text/authors`` where a
+    departure touches the paper's claims (one number where both readings agree on the count), and at which
+    profiles the paper's-text verdicts are (``paper 12, reduced cpu 6``); then one line per paper with checks of its
+    theorems (tvem's), their verdicts counted apart from the claims.  Compact, for the README's word budget;
+    ``titles`` is kept for the callers (the rows name the paper by its id)."""
     from fyexp.claims.model import PAPERS
+    from fyexp.claims.render import SHORT, reading_heads, readings_of, theorem_text
+    from fyexp.claims.verdicts import MISSING, NOT_RUN, VERDICTS
 
-    by_claim: dict[str, list] = {}
-    for v in verdicts:
-        if getattr(v.claim, "kind", "claim") == "claim":  # a check of ours is never tallied
-            by_claim.setdefault(v.claim.id, []).append(v)
-    lines = ["| paper | claims | " + " | ".join(COLUMNS) + " |", "|---|---:|" + "---:|" * len(COLUMNS)]
+    lines = ["| paper | claims | " + " | ".join(SHORT[k] for k in VERDICTS) + " | profiles |",
+             "|---|---:|" + "---:|" * len(VERDICTS) + "---|"]
     for paper in PAPERS:
-        outcomes = [claim_outcome(vs) for vs in by_claim.values() if vs[0].claim.paper == paper]
-        if not outcomes:
+        readings = readings_of(verdicts, paper)
+        heads = {r: reading_heads(verdicts, paper, r) for r in readings}
+        first = heads[readings[0]]
+        if not first:
             continue
-        counts = Counter(outcomes)
-        lines.append(f"| {titles.get(paper, paper)} (`{paper}`) | {len(outcomes)} | "
-                     + " | ".join(str(counts.get(c, 0)) for c in COLUMNS) + " |")
-    return lines
+        counts = {r: Counter(v.verdict for v in hs) for r, hs in heads.items()}
+        cells = ["/".join(dict.fromkeys(str(counts[r].get(k, 0)) for r in readings)) if len(readings) > 1
+                 else str(counts[readings[0]].get(k, 0)) for k in VERDICTS]
+        where = Counter(("reduced " if v.reduced else "variant " if v.variant else "") + str(v.profile)
+                        for v in first if v.verdict not in (NOT_RUN, MISSING))
+        profiles = ", ".join(f"{w} {n}" for w, n in sorted(where.items(), key=lambda x: (x[0] != "paper", x[0])))
+        lines.append(f"| `{paper}` | {len(first)} | " + " | ".join(cells) + f" | {profiles or '—'} |")
+    theorems = [f"`{paper}`: {text}, counted apart from the claims." for paper in PAPERS
+                for text in [theorem_text(verdicts, paper)] if text]
+    return lines + ["", "Each claim by its headline verdict (`fyexp claims` and `results/README.md` count the same); "
+                    "`a/b`: under the paper's text / the authors' code where they differ; *profiles*: where the "
+                    "text reading's verdicts are (reduced = a cheaper profile)."] + (["", *theorems] if theorems else [])
 
 
 def rewrite_block(text: str, lines: list[str]) -> str | None:

@@ -81,8 +81,8 @@ def profile_runs(spec: ExperimentSpec, frame: pd.DataFrame, folder: Path | None 
     """Per profile present in ``frame``: cells and seeds finished or failed, dirty and stale rows, commits.
 
     A row's freshness is judged by one rule (:func:`fyexp.spec_freshness.row_freshness`,
-    :func:`fyexp.provenance.freshness.judge`): stale by the code its cell executed where the cell recorded it, else
-    by the files of its runner's import tree; at old settings by its settings record against the spec now.
+    :func:`fyexp.provenance.freshness.judge`): stale by the code its cell executed (unknown where the cell recorded
+    none); at old settings by its settings record against the spec now.
     ``judged``: that rule's verdict per row of ``frame``, both axes, where the caller has it (else judged here)."""
     out = {}
     if frame.empty:

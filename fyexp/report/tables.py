@@ -7,7 +7,15 @@ runs that each side has (:mod:`fyexp.reference.rows` says what each paper's ± a
 
 A metric named ``<column>_authors`` (e.g. gmm-calibration's ``bound_authors``, the bound as the authors' code
 computes it) is an experiment's *convention column*: it is scored against the published ``<column>`` in a
-column of its own, labelled as the authors' convention, beside our ``<column>``.
+column of its own, labelled as the authors' convention, beside our ``<column>``.  Where the authors' code is a
+run of its own rather than a column (fy-vae's ``regularizer=authors`` cells, scored by Gaussian sampling), the
+departures of ``fyexp/reference/readings.yaml`` name it: :func:`reading_rows` copies those rows under the published
+row their text counterpart fills, as ``<column>_authors``.
+
+*Readings.* A published table whose numbers the authors' code produced (a departure's ``tables``) is scored against
+the authors' reading: each cell with a row of the authors' code is judged on it (the table's status and counts),
+and the paper's text reading — our own metric — is judged beside it; a cell without one (a Gaussian encoder,
+which no departure touches) is judged on ours, as both readings are the same there.
 """
 
 from __future__ import annotations
@@ -34,6 +42,66 @@ def _norm_table(series: pd.Series) -> pd.Series:
     return series.astype(str).str.replace(r"\.0$", "", regex=True)
 
 
+def authors_tables() -> set[tuple[str, str]]:
+    """(paper, table) of each published table whose numbers came from the authors' code (the departures'
+    ``tables``, :mod:`fyexp.claims.readings`); a twin printed in another paper (fyvl 1–3) is matched through its
+    home (:func:`fyexp.reference.rows.home_of`)."""
+    from fyexp.claims.readings import load_readings
+
+    return {(d.paper, str(t)) for d in load_readings().departures for t in d.tables}
+
+
+def reading_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the authors' code that realise a published row's authors reading, as ``<metric>_authors`` rows
+    of that published row: for every row with a ``paper_row`` that a departure of its experiment matches, the rows
+    of the same profile, method and seed whose params and metric are the authors' rewrite of its own
+    (:func:`fyexp.claims.readings.claim_under`'s rewrite of one side) get its ``paper``, ``table``, ``setting``,
+    ``paper_row`` and ``label``.  A rewrite that only renames the metric to ``<metric>_authors`` needs no copy (the
+    experiment writes that convention column itself); none where no departure applies."""
+    import dataclasses
+    import json
+
+    from fyexp.claims.model import Selector
+    from fyexp.claims.readings import AUTHORS, load_readings
+
+    if frame.empty or "paper_row" not in frame or "params" not in frame:
+        return frame.iloc[:0]
+    departures = load_readings().departures
+    names = {d.match[0][1][0] if d.match[0][0] == "experiment" else "" for d in departures}
+    mine = frame[frame["experiment"].isin(names) & frame["paper_row"].notna() & (frame["paper_row"].astype(str) != "")]
+    if mine.empty:
+        return frame.iloc[:0]
+    parsed = frame["params"].map(lambda p: tuple(sorted(json.loads(p).items())) if isinstance(p, str) and p else ())
+    index = {key: i for i, key in enumerate(zip(frame["experiment"], frame["profile"], frame["method"],
+                                                frame["seed"].astype(str), frame["metric"], parsed))}
+    published = {(p, t): set(g["column"]) for (p, t), g in joined_cells().groupby(["paper", "table"])}
+    copies = []
+    for i, row in mine.iterrows():
+        if row["metric"] not in published.get((row["paper"], _norm_table(pd.Series([row["table"]])).iloc[0]), ()):
+            continue   # a metric the table does not print: no published cell for its authors' reading
+        side = Selector(row["experiment"], row["metric"], method=str(row["method"]), paper_row=str(row["paper_row"]),
+                        params=parsed[i])
+        seen = side
+        for d in departures:
+            if d.matches(side):
+                rewrite = d.rewrite(AUTHORS)
+                if rewrite.none:
+                    seen = None
+                    break
+                seen = rewrite.apply(seen)
+        if seen is None or (seen.params == side.params and seen.metric in (side.metric, side.metric + CONVENTION)):
+            continue
+        at = index.get((row["experiment"], row["profile"], row["method"], str(row["seed"]), seen.metric,
+                        tuple(sorted(dict(seen.params).items()))))
+        if at is None:
+            continue
+        source = frame.iloc[at]
+        copies.append({**source.to_dict(), **{k: row[k] for k in ("paper", "table", "setting", "paper_row")
+                                              if k in row}, "label": row.get("label", row["paper_row"]),
+                       "metric": row["metric"] + CONVENTION})
+    return pd.DataFrame(copies) if copies else frame.iloc[:0]
+
+
 def summarize(frame: pd.DataFrame) -> pd.DataFrame:
     """Per (profile, paper, table, setting, row, label, metric): mean, std (``ddof=0``), sd (``ddof=1``), the number
     of values averaged ``n`` (seeds × data splits or folds), ``seeds`` (the distinct seeds, never the splits or
@@ -41,6 +109,9 @@ def summarize(frame: pd.DataFrame) -> pd.DataFrame:
     (``own_tol``), ``failed``: seeds of the same method and parameters whose cell failed (read from the failed
     cells' rows), and ``stale``: how many of the rows averaged are stale (``frame``'s column ``freshness``,
     :func:`fyexp.spec_freshness.row_states`)."""
+    extra = reading_rows(frame) if "experiment" in frame else frame.iloc[:0]
+    if len(extra):  # the authors' code's rows under the published rows they realise (readings.yaml)
+        frame = pd.concat([frame, extra], ignore_index=True)
     # object dtype before filling with text: a column read as all-NaN floats would not take it (pandas 3 warns)
     status = frame["status"].astype(object).fillna("ok") if "status" in frame else pd.Series("ok", index=frame.index)
     ok = frame[(status == "ok") & frame["table"].notna() & frame["paper"].notna()].copy()
@@ -152,6 +223,8 @@ class ComparedTable:
         parts = [f"✓ exact {c[EXACT]}", f"✓ within {c[WITHIN]}", f"✗ {c[OUTSIDE]}", f"— not run {c[NOT_RUN]}"]
         if c[AUTHORS_ONLY]:
             parts.append(f"matches the authors' code only {c[AUTHORS_ONLY]}")
+        if c[TEXT_ONLY]:
+            parts.append(f"matches the paper's text only {c[TEXT_ONLY]}")
         line = " · ".join(parts) + f" (of {c['published']} published cells"
         if c[NOT_SCORED] - c["reference"]:
             line += f"; {c[NOT_SCORED] - c['reference']} not numeric"
@@ -161,21 +234,26 @@ class ComparedTable:
 
 
 AUTHORS_ONLY = "authors only"  # outside (or missing) by our metric, within by the authors' convention column
+TEXT_ONLY = "text only"  # scored on the authors' code: outside (or missing) there, within by the text reading
 
 
 def tally(pub: pd.DataFrame) -> dict[str, int]:
     """Counts over scored published cells (columns ``status``, ``convention_agrees``, ``reference``, ``n``).
 
-    ``exact`` and ``within`` count **our** metric only.  A cell that agrees only through its authors' convention
-    column (``<column>_authors``) is counted once, under ``authors only`` ("matches the authors' code only"), and
-    not under ✗ or not run.  ``scorable`` = numeric cells that are not other methods' rows; ``with_result`` = those
+    ``exact`` and ``within`` count the reading a cell is scored on (``reading``: ours, or in a table the authors'
+    code produced the authors' reading).  A cell that agrees only through the other reading is counted once, under
+    ``authors only`` ("matches the authors' code only") or ``text only`` ("matches the paper's text only"), and
+    not under ✗ or not run; ``by_authors`` counts the cells scored on the authors' reading.  ``scorable`` = numeric cells that are not other methods' rows; ``with_result`` = those
     with a result of ours or of the authors' convention.
     """
     conv = pub["convention_agrees"].fillna(False).astype(bool) if "convention_agrees" in pub else \
         pd.Series(False, index=pub.index)
-    authors_only = pub["status"].isin([OUTSIDE, NOT_RUN]) & conv
-    c = {s: int(((pub["status"] == s) & ~authors_only).sum()) for s in (EXACT, WITHIN, OUTSIDE, NOT_RUN, NOT_SCORED)}
-    c[AUTHORS_ONLY] = int(authors_only.sum())
+    by_authors = (pub["reading"] == "authors") if "reading" in pub else pd.Series(False, index=pub.index)
+    other_only = pub["status"].isin([OUTSIDE, NOT_RUN]) & conv
+    c = {s: int(((pub["status"] == s) & ~other_only).sum()) for s in (EXACT, WITHIN, OUTSIDE, NOT_RUN, NOT_SCORED)}
+    c[AUTHORS_ONLY] = int((other_only & ~by_authors).sum())
+    c[TEXT_ONLY] = int((other_only & by_authors).sum())
+    c["by_authors"] = int(by_authors.sum())
     c["published"] = len(pub)
     c["reference"] = int(pub["reference"].fillna(False).astype(bool).sum()) if "reference" in pub else 0
     c["scorable"] = len(pub) - c[NOT_SCORED]
@@ -222,10 +300,13 @@ def score_cells(published: pd.DataFrame, ours: pd.DataFrame) -> pd.DataFrame:
     """Join ours (one profile) to published cells (rows of :func:`fyexp.reference.rows.joined_cells`) and judge each.
 
     A published cell takes our row with its own key, else the row of the cell it restates (``res_*``); its
-    convention column ``<column>_authors`` is looked up the same way.  Returns the published cells with ``mean``,
+    convention column ``<column>_authors`` is looked up the same way.  In a table the authors' code produced
+    (:func:`authors_tables`) a cell with both is scored on the convention column (the authors' reading) and ours
+    stands beside it (``reading``: ``authors``; else ``text``).  Returns the published cells with ``mean``,
     ``std``, ``sd``, ``n``, ``failed``, ``own_tol``, ``label``, the verdict (``status``, ``band``, ``spreads``,
     ``own_error_only``) and the convention's (``convention_mean``, ``convention_status``, ``convention_agrees``).
     """
+    authors = authors_tables()
     index = {}
     for row in ours.itertuples(index=False):
         if row.paper_row:
@@ -237,12 +318,16 @@ def score_cells(published: pd.DataFrame, ours: pd.DataFrame) -> pd.DataFrame:
         columns = [cell.column, cell.res_column]
         hit = next((index[k + (c,)] for k, c in zip(keys, columns) if k + (c,) in index), None)
         conv = next((index[k + (c + CONVENTION,)] for k, c in zip(keys, columns) if k + (c + CONVENTION,) in index), None)
+        theirs = bool({(cell.paper, str(cell.table)), home_of(cell.paper, str(cell.table))} & authors)
+        if conv is not None and theirs:   # the authors' code made the number: scored on it, the text beside
+            hit, conv = conv, hit
+        reading = "authors" if theirs and hit is not None and conv is not None else "text"
         meta = table_meta(cell.paper, cell.table)
         paper_se = meta.standard_error(cell.spread_num, cell.setting)
         rec = {"setting": cell.setting, "paper_row": cell.row, "metric": cell.column, "kind": "paper",
                "label": cell.row, "paper_text": cell.value, "spread_text": cell.spread, "paper_value": cell.value_num,
                "unit": cell.unit, "paper_se": paper_se, "mean": np.nan, "std": np.nan, "sd": np.nan, "n": 0,
-               "failed": 0, "own_tol": np.nan, "seeds": (), "stale": 0}
+               "failed": 0, "own_tol": np.nan, "seeds": (), "stale": 0, "reading": reading}
         if hit is not None:
             rec.update(mean=hit.mean, std=hit.std, sd=hit.sd, n=int(hit.n), failed=int(hit.failed),
                        own_tol=hit.own_tol, seeds=hit.seeds, stale=int(getattr(hit, "stale", 0) or 0))
@@ -373,11 +458,13 @@ def format_cells(table: ComparedTable) -> tuple[list[str], list[list[str]]]:
         if "convention_n" in pub else []
     extras = [m for m in dict.fromkeys(cells.loc[cells["kind"] == "ours", "metric"])
               if m not in metrics and m.removesuffix(CONVENTION) not in conventions]
+    by_authors = "reading" in pub and (pub["reading"] == "authors").any()   # scored on the authors' reading
     header = ["Setting", "Row", "seeds"]
     for metric in metrics:
-        header += [f"{metric} (ours)", f"{metric} (paper)"]
+        scored_on = by_authors and metric in conventions
+        header += [f"{metric} (ours, authors' code)" if scored_on else f"{metric} (ours)", f"{metric} (paper)"]
         if metric in conventions:
-            header.append(f"{metric}: authors' convention (ours)")
+            header.append(f"{metric}: paper's text (ours)" if scored_on else f"{metric}: authors' convention (ours)")
     header += [f"{m} (ours)" for m in extras]
     body = []
     for (setting, label), group in cells.groupby(["setting", "label"], sort=False, dropna=False):
@@ -478,8 +565,16 @@ def caption(table: ComparedTable) -> list[str]:
         lines.append(text)
     if "convention_n" in pub and pub["convention_n"].fillna(0).gt(0).any():
         cols = ", ".join(f"`{m}{CONVENTION}`" for m in dict.fromkeys(pub.loc[pub["convention_n"] > 0, "metric"]))
-        lines.append(f"**Authors' convention.** {cols}: the experiment's value under the authors' code convention "
-                     "(see the experiment's NOTES.md), scored against the same published column in a column of its own.")
+        if "reading" in pub and (pub["reading"] == "authors").any():
+            lines.append(f"**Readings.** The published numbers came from the authors' code "
+                         "(`fyexp/reference/readings.yaml`): each cell with a run of it is "
+                         f"scored on the authors' reading ({cols}, ours under the authors' code), and the paper's "
+                         "text reading (our own metric) is judged beside it; a cell no departure touches is scored "
+                         "on ours, the same under both.")
+        else:
+            lines.append(f"**Authors' convention.** {cols}: the experiment's value under the authors' code "
+                         "convention (see the experiment's NOTES.md), scored against the same published column in a "
+                         "column of its own.")
     diverged = cells[(cells["metric"] == DIVERGED_IN_EPOCH) & (cells["n"] > 0)]
     if len(diverged):
         rows = "; ".join(f"{r.setting} / {r.label}: {int(r.n)} seed(s), in epoch "
@@ -492,6 +587,9 @@ def caption(table: ComparedTable) -> list[str]:
         lines.append("✗† = outside the band, but within the experiment's own within-run error (twice a test-set or "
                      "Monte-Carlo standard error of one run), which a single run cannot vouch for.")
     c = table.counts()
+    if c[TEXT_ONLY]:
+        lines.append(f"**Matches the paper's text only:** {c[TEXT_ONLY]} cell(s) are outside (or missing) under the "
+                     "authors' reading and within tolerance under the text reading; counted apart, never as ✓.")
     if c[AUTHORS_ONLY]:
         lines.append(f"**Matches the authors' code only:** {c[AUTHORS_ONLY]} cell(s) are outside (or missing) by our "
                      "metric and within tolerance by the authors' convention column; they are counted apart, never as "

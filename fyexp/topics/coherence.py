@@ -77,10 +77,10 @@ class HashEmbedder:
 class SentenceTransformerEmbedder:
     """Words embedded by a sentence-transformers model loaded from a local folder or a hub name."""
 
-    def __init__(self, model: str, device: str = "cpu", batch_size: int = 256):
+    def __init__(self, model: str, device: str = "cpu", batch_size: int = 256, local_files_only: bool = False):
         from sentence_transformers import SentenceTransformer
 
-        self.model = SentenceTransformer(model, device=device)
+        self.model = SentenceTransformer(model, device=device, local_files_only=local_files_only)
         self.batch_size = batch_size
 
     def __call__(self, words: Sequence[str]) -> np.ndarray:
@@ -103,9 +103,35 @@ def load_embedder(spec_value: str = "", device: str = "cpu") -> tuple[Embedder |
     try:
         import sentence_transformers  # noqa: F401
     except ImportError:
-        return None, "sentence-transformers is not installed (pip install 'fyexp[text]')"
+        return None, "sentence-transformers is not installed (pip install --no-deps -r requirements.lock)"
+    try:                      # a folder, or a hub name already in the local Hugging Face cache: no network
+        return SentenceTransformerEmbedder(source, device=device, local_files_only=True), ""
+    except Exception as exc:  # a damaged model folder; a hub name not in the cache
+        if Path(source).exists():
+            return None, f"embedder {source} did not load ({_first_line(exc)})"
+    if not _reachable(HUB_HOST):  # the hub client would retry for about 80 s before giving up
+        return None, (f"embedder {source}: not in the local Hugging Face cache and {HUB_HOST} cannot be reached "
+                      f"(set the spec's embedder: or $FYEXP_EMBEDDER to a local copy of the model)")
     try:
         return SentenceTransformerEmbedder(source, device=device), ""
-    except Exception as exc:  # no network for a hub name, a damaged model folder
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        return None, f"embedder {source} did not load ({first[:160]})"
+    except Exception as exc:  # the hub answered but the download failed
+        return None, f"embedder {source} did not load ({_first_line(exc)})"
+
+
+HUB_HOST = "huggingface.co"
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip()
+    return (text.splitlines()[0] if text else type(exc).__name__)[:160]
+
+
+def _reachable(host: str, port: int = 443, timeout_s: float = 3.0) -> bool:
+    """Whether ``host`` resolves and accepts a TCP connection within ``timeout_s`` (one try)."""
+    import socket
+
+    try:
+        with socket.create_connection((host, port), timeout=timeout_s):
+            return True
+    except OSError:
+        return False

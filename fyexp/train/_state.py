@@ -4,13 +4,27 @@ The settings (:class:`~fyexp.train.config.TrainConfig`), the model-specific task
 (:class:`TensorBatches`), the global RNG states, the learning-rate schedule applied to the optimizers' groups,
 and the checkpoint format (``work_dir/checkpoint.pt`` + ``metrics.csv``) that both trainers write and read, so
 either resumes the other's.  Neither trainer imports the other for these (``tests/test_architecture.py``).
+
+A checkpoint is data, never code: it is read with ``torch.load(weights_only=True)`` (PyTorch's restricted
+unpickler: tensors, dicts, lists, tuples, numbers, strings; no class outside its allow-list is built, no function
+called), so a work folder from someone else cannot run a payload on resume or on ``run --force``.  Everything a
+checkpoint holds besides the tensors is plain data: numpy's RNG state is saved as a tensor of its 624 key words and
+numbers (:func:`rng_to_data`), python's as its tuple of integers.  A file refused by that reader, or one that is
+not a checkpoint of this format, is one warning naming it (:func:`read_checkpoint`) and the run trains from
+scratch: the checkpoint only saves time (a resumed run equals an uninterrupted one bit for bit), so discarding it
+loses minutes and refusing to go on would leave the user a folder that every later run stops on.  Checkpoints
+written before this format (numpy's state pickled as an ``ndarray``) still resume: the reader allows what numpy
+needs to rebuild that array (:data:`LEGACY_NUMPY_GLOBALS`: the array type, its uint32 dtype and their
+reconstructor), which build arrays and call nothing else.
 """
 
 from __future__ import annotations
 
 import io
 import math
+import pickle
 import random
+import re
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
@@ -42,13 +56,36 @@ def rng_state() -> dict:
     return state
 
 
+def rng_to_data(state: Mapping) -> dict:
+    """:func:`rng_state`'s value as plain data for a checkpoint: numpy's ``('MT19937', key, pos, has_gauss,
+    gauss)`` becomes a mapping with the 624 key words as an int64 tensor (the rest is as saved: tensors and
+    python's tuple of integers)."""
+    data = dict(state)
+    if "numpy" not in state:
+        return data
+    kind, key, pos, has_gauss, gauss = state["numpy"]
+    data["numpy"] = {"kind": str(kind), "key": torch.from_numpy(np.asarray(key, dtype=np.int64)),
+                     "pos": int(pos), "has_gauss": int(has_gauss), "gauss": float(gauss)}
+    return data
+
+
+def rng_from_data(data: Mapping) -> dict:
+    """The inverse of :func:`rng_to_data`; a legacy checkpoint's numpy tuple is returned as it is."""
+    state = dict(data)
+    saved = data.get("numpy")
+    if isinstance(saved, Mapping):
+        state["numpy"] = (saved["kind"], saved["key"].cpu().numpy().astype(np.uint32), int(saved["pos"]),
+                          int(saved["has_gauss"]), float(saved["gauss"]))
+    return state
+
+
 def set_rng_state(state: Mapping) -> None:
     """Restore what :func:`rng_state` saved."""
     random.setstate(state["python"])
     np.random.set_state(state["numpy"])
-    torch.set_rng_state(state["torch"])
+    torch.set_rng_state(state["torch"].cpu())  # a checkpoint loaded onto the GPU maps every tensor there
     if "cuda" in state and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(state["cuda"])
+        torch.cuda.set_rng_state_all([s.cpu() for s in state["cuda"]])
 
 
 # ------------------------------------------------------------------------------------------- the task
@@ -185,7 +222,7 @@ def save_checkpoint(work_dir: Path, task: TrainTask, optimizers: Mapping[str, to
     work_dir.mkdir(parents=True, exist_ok=True)
     state = {"epoch": epoch, "done": done, "model": task.model.state_dict(),
              "optimizers": {k: o.state_dict() for k, o in optimizers.items()},
-             "rng": dict(rng), "shuffle_rng": generator.get_state(), "history": history,
+             "rng": rng_to_data(rng), "shuffle_rng": generator.get_state(), "history": history,
              "extra": task.extra_state()}
     if stopped is not None:
         state["stopped"] = dict(stopped)
@@ -197,18 +234,58 @@ def save_checkpoint(work_dir: Path, task: TrainTask, optimizers: Mapping[str, to
     atomic_write_text(work_dir / METRICS, "\n".join(lines) + "\n")
 
 
+# the numpy globals a checkpoint written before rng_to_data needs (numpy's RNG state pickled as an ndarray)
+LEGACY_NUMPY_GLOBALS = (np.ndarray, np.dtype, np.dtypes.UInt32DType, np._core.multiarray._reconstruct)
+CHECKPOINT_KEYS = ("epoch", "done", "model", "optimizers", "rng", "shuffle_rng", "history", "extra")
+
+
+def read_checkpoint(path: Path, device: str = "cpu", mmap: bool = False, consequence: str = "training starts "
+                    "again from its first epoch") -> dict | None:
+    """The checkpoint at ``path`` read as data (``torch.load(weights_only=True)``), or None, after one warning
+    naming the file (:func:`fyexp.damaged.warn_damaged`), when it cannot be read that way: a pickled object the
+    restricted reader refuses (a crafted file; nothing in it runs), a damaged file, or a value that is not a
+    checkpoint of :func:`save_checkpoint` (a mapping with :data:`CHECKPOINT_KEYS`)."""
+    from fyexp.damaged import warn_damaged
+
+    try:
+        with torch.serialization.safe_globals(list(LEGACY_NUMPY_GLOBALS)):
+            state = torch.load(path, map_location=device, weights_only=True, mmap=mmap)
+    except pickle.UnpicklingError as exc:
+        refused = re.search(r"Unsupported global: GLOBAL (\S+)", str(exc))
+        if refused is None:  # not a refusal: a damaged file
+            warn_damaged(path, "damaged checkpoint", _first_line(exc), consequence)
+        else:
+            warn_damaged(path, "refused checkpoint", f"it holds the global {refused.group(1)}, not only tensors and "
+                         "plain data: loading it could run code", consequence)
+        return None
+    except Exception as exc:  # noqa: BLE001 (truncated, not a zip archive, unreadable: torch raises many kinds)
+        warn_damaged(path, "damaged checkpoint", _first_line(exc), consequence)
+        return None
+    if not isinstance(state, dict) or any(key not in state for key in CHECKPOINT_KEYS):
+        found = sorted(map(str, state)) if isinstance(state, dict) else type(state).__name__
+        warn_damaged(path, "damaged checkpoint", f"not a fyexp checkpoint: expected the keys "
+                     f"{list(CHECKPOINT_KEYS)}, found {found}", consequence)
+        return None
+    return state
+
+
+def _first_line(exc: Exception) -> str:
+    """What went wrong, in one phrase: the restricted reader's own reason where torch wraps it in advice."""
+    text = str(exc)
+    reason = re.search(r"WeightsUnpickler error:\s*([^\n]+)", text)
+    words = reason.group(1) if reason else text.strip().split("\n")[0].split(". ")[0]
+    return f"{type(exc).__name__}: {words[:120]}" if words else type(exc).__name__
+
+
 def training_finished(folder: Path) -> bool:
     """Whether every checkpoint under ``folder`` (``checkpoint.pt`` at any depth: a cell's own, its groups', its
     ensemble members') records a finished training (``done``); true when there is none.  A checkpoint that cannot
-    be read counts as finished (``run --force`` then discards it, as it discards every finished one)."""
+    be read as data counts as finished, after its warning (``run --force`` then discards it, as it discards every
+    finished one)."""
     paths = sorted(Path(folder).rglob(CHECKPOINT)) if Path(folder).is_dir() else []
     for path in paths:
-        try:
-            state = torch.load(path, map_location="cpu", weights_only=False, mmap=True)
-            done = bool(state["done"])
-        except Exception:  # noqa: BLE001 (damaged, foreign, cut short: discarded as before)
-            done = True
-        if not done:
+        state = read_checkpoint(path, mmap=True, consequence="`run --force` discards it")
+        if state is not None and not bool(state["done"]):
             return False
     return True
 
@@ -216,16 +293,21 @@ def training_finished(folder: Path) -> bool:
 def load_checkpoint(work_dir: Path | None, device: str, task: TrainTask,
                     optimizers: Mapping[str, torch.optim.Optimizer], generator: torch.Generator) -> dict | None:
     """Restore model, optimizers, shuffling generator and task state from ``work_dir/checkpoint.pt``; return the
-    checkpoint (its ``rng``, ``history``, ``epoch``, ``done`` for the caller), or None when there is none."""
+    checkpoint (its ``rng`` as :func:`rng_state` gives it, ``history``, ``epoch``, ``done`` for the caller), or None
+    when there is none or it cannot be read as data (:func:`read_checkpoint`: one warning, and the run starts
+    afresh; the file is overwritten by the first epoch's checkpoint)."""
     path = work_dir / CHECKPOINT if work_dir is not None else None
     if path is None or not path.is_file():
         return None
-    state = torch.load(path, map_location=device, weights_only=False)
+    state = read_checkpoint(path, device)
+    if state is None:
+        return None
     task.model.load_state_dict(state["model"])
     for name, opt in optimizers.items():
         opt.load_state_dict(state["optimizers"][name])
-    generator.set_state(state["shuffle_rng"])
+    generator.set_state(state["shuffle_rng"].cpu())  # a CPU generator's state, wherever the load mapped it
     task.load_extra_state(state["extra"])
+    state["rng"] = rng_from_data(state["rng"])
     return state
 
 

@@ -87,17 +87,43 @@ def get_figure(name: str) -> FigureFunction:
     return _registry()[name]
 
 
+_VECTOR: list[bool] = [False]   # whether save_figure writes a PDF beside each PNG (fyexp report --vector)
+
+
+class vector_copies:
+    """``with vector_copies(True):`` every figure saved inside (:func:`fyexp.report.figures.output.save_figure`) is
+    written as a PDF too, beside its PNG, from the same figure (``fyexp report --vector``: for a paper); the PNGs
+    stay what the index links."""
+
+    def __init__(self, on: bool):
+        self.on, self.before = bool(on), False
+
+    def __enter__(self) -> "vector_copies":
+        self.before, _VECTOR[0] = _VECTOR[0], self.on
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _VECTOR[0] = self.before
+
+
+def vector_on() -> bool:
+    """Whether figures are saved with a PDF copy now (:class:`vector_copies`)."""
+    return _VECTOR[0]
+
+
 def draw_figures(plots: tuple[tuple[str, dict], ...], ctx: FigureContext, manifest=None) -> list[Path]:
     """Every figure the spec names, in order; returns the PNG paths (drawn now or kept).
 
     With a :class:`fyexp.report.cache.Manifest`, an entry whose key (its code, options, the rows it read and the
     folder's input files: :func:`fyexp.report.cache.figure_key`) matches the manifest's, with its files unchanged,
-    is not drawn again; the others are drawn and recorded."""
+    is not drawn again; the others are drawn and recorded.  A report with PDF copies (:func:`vector_on`) keys its
+    entries apart, so that the first such report draws every figure with its PDF."""
     from fyexp.report.cache import figure_key, folder_files, frame_digest, recording
 
     if manifest is None or not plots:
         return [p for name, options in plots for p in get_figure(name)(ctx, **options)]
     own, files, digests = frame_digest(ctx.frame), folder_files(ctx.folder), {}
+    vector = "+pdf" if vector_on() else ""
 
     def digest_of(name: str) -> str:
         if name not in digests:
@@ -110,7 +136,7 @@ def draw_figures(plots: tuple[tuple[str, dict], ...], ctx: FigureContext, manife
         entry_id = f"figure:{manifest.rel(ctx.folder)}/{name}" + (json.dumps(options, sort_keys=True) if options else "")
         before = manifest.entries.get(entry_id) or {}
         reads = [n for n in before.get("reads", []) if isinstance(n, str)]
-        key = figure_key(name, options, fn.__module__, own, {n: digest_of(n) for n in reads}, files)
+        key = figure_key(name, options, fn.__module__, own, {n: digest_of(n) for n in reads}, files) + vector
         kept = manifest.lookup(entry_id, key)
         if kept is not None:
             paths += [manifest.root / p for p in kept.get("pngs", [])]
@@ -120,7 +146,7 @@ def draw_figures(plots: tuple[tuple[str, dict], ...], ctx: FigureContext, manife
         with recording() as wrote:
             pngs = fn(tracked, **options)
         reads = sorted(set(read))
-        key = figure_key(name, options, fn.__module__, own, {n: digest_of(n) for n in reads}, files)
+        key = figure_key(name, options, fn.__module__, own, {n: digest_of(n) for n in reads}, files) + vector
         manifest.record(entry_id, key, wrote + list(pngs), reads=reads, pngs=[manifest.rel(p) for p in pngs])
         paths += pngs
     return paths

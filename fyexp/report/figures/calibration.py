@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from fyexp.report.figures import FigureContext, figure
+from fyexp.report.figures.labels import profile_tag
 
 
 @figure("frac-coverage-length")
@@ -17,7 +18,7 @@ def coverage_length_figure(ctx: FigureContext) -> list[Path]:
     paths = []
     for profile in ctx.frame["profile"].dropna().unique():
         rows = ctx.frame[ctx.frame["profile"] == profile]
-        paths += coverage_and_length(rows, ctx.figures_dir / f"coverage-length-{profile}.png")
+        paths += coverage_and_length(rows, ctx.figures_dir / f"coverage-length-{profile}.png", profile)
     return paths
 
 
@@ -29,7 +30,7 @@ def figure2(ctx: FigureContext) -> list[Path]:
     for profile in ctx.frame["profile"].dropna().unique():
         series = figure2_series(ctx.artifacts / profile)
         if series is not None:
-            paths += interpolation(series, ctx.figures_dir / f"figure2-{profile}.png")
+            paths += interpolation(series, ctx.figures_dir / f"figure2-{profile}.png", profile)
     return paths
 
 
@@ -63,8 +64,23 @@ def notes(ctx: FigureContext) -> list[Path]:
     return []
 
 
-def coverage_and_length(rows: pd.DataFrame, path: Path) -> list[Path]:
-    """κ and ℓ of every component against γ for the ``L_γ`` rows of every setting, with the 1 − α line.
+def paper_coverage(setting: str) -> pd.DataFrame:
+    """frac Tables 4a–c's κ and ℓ of the setting ``setting`` (columns ``gamma``, ``metric``, ``component``,
+    ``value``, ``table``), read with :func:`fyexp.reference.load_paper_tables`; empty for a setting they lack."""
+    from fyexp.reference import load_paper_tables
+
+    table = load_paper_tables()
+    rows = table[(table["paper"] == "frac") & table["table"].astype(str).str.match(r"^4[abc]$")
+                 & (table["setting"] == setting) & table["row"].astype(str).str.match(r"^L_\d")
+                 & table["column"].astype(str).str.match(r"^(kappa|l)_mu\d+$")]
+    return pd.DataFrame({"gamma": pd.to_numeric(rows["row"].str[2:], errors="coerce"),
+                         "metric": rows["column"], "component": rows["column"].str.extract(r"(\d+)$")[0].astype(int),
+                         "value": rows["value_num"], "table": rows["table"]}).dropna(subset=["gamma"])
+
+
+def coverage_and_length(rows: pd.DataFrame, path: Path, profile: str = "") -> list[Path]:
+    """κ and ℓ of every component against γ for the ``L_γ`` rows of every setting, with the 1 − α line and, where
+    frac Tables 4a–c print the setting, the paper's values (:func:`paper_coverage`) as open squares.
 
     ``rows`` are the tidy rows of one profile; only ``label`` ``L_γ`` rows with ``kappa_mu*``/``l_mu*``
     metrics are used.
@@ -81,23 +97,31 @@ def coverage_and_length(rows: pd.DataFrame, path: Path) -> list[Path]:
     fig, axes = plt.subplots(2, len(settings), figsize=(3.6 * len(settings), 6.0), squeeze=False)
     for col, setting in enumerate(settings):
         here = fractional[fractional["setting"] == setting]
+        paper = paper_coverage(setting)
         for row, (prefix, ylabel) in enumerate((("kappa", "coverage κ"), ("l", "mean interval length ℓ"))):
             ax = axes[row, col]
             for component, curve in here[here["metric"].str.startswith(prefix + "_")].groupby("component"):
                 curve = curve.sort_values("gamma")
-                ax.plot(curve["gamma"], curve["value"], marker="o", ms=3, label=f"μ{component}")
+                line, = ax.plot(curve["gamma"], curve["value"], marker="o", ms=3, label=f"μ{component}")
+                printed = paper[(paper["component"] == component) & paper["metric"].str.startswith(prefix + "_")]
+                if not printed.empty:
+                    printed = printed.sort_values("gamma")
+                    ax.plot(printed["gamma"], printed["value"], ls="none", marker="s", ms=5, mfc="none",
+                            color=line.get_color(), label=f"μ{component}, paper (Table {printed['table'].iloc[0]})")
             if prefix == "kappa":
                 ax.axhline(0.95, color="k", ls="--", lw=1, label="1 − α")
-                ax.set_title(setting, fontsize=9)
+                title = setting.replace("mu=", "μ = ")   # the setting's label, in the paper's notation
+                ax.set_title(title + ("" if not paper.empty else "\n(not in the paper's Tables 4a–c)"), fontsize=9)
             ax.set_xlabel("γ")
             ax.set_ylabel(ylabel)
             ax.grid(alpha=0.3)
-        axes[0, col].legend(fontsize=7)
-    fig.suptitle("Fractional posteriors L_γ: coverage and interval length against γ (α = 0.05)")
+        axes[0, col].legend(fontsize=7, loc="lower left")   # the curves fall from the top left: that corner is free
+    fig.suptitle(f"frac Tables 4a–c {profile_tag(profile)}: fractional posteriors $L_\\gamma$, coverage and interval "
+                 f"length against γ (α = 0.05); squares: the paper's")
     return [save_figure(fig, path)]
 
 
-def interpolation(data: dict, path: Path) -> list[Path]:
+def interpolation(data: dict, path: Path, profile: str = "") -> list[Path]:
     """Figure 2 (§C.2, the series of :func:`figure2_series`): (a) histogram over data sets of log10 mean-squared
     differences between the precisions of the learnt q_γ and of the interpolations p^{1−γ} r^γ; (b) both
     precisions against γ for one data set."""
@@ -111,12 +135,13 @@ def interpolation(data: dict, path: Path) -> list[Path]:
     gammas = np.concatenate([data["gammas"], [1.0]])
     learnt = np.concatenate([data["learnt"], [data["elbo_precision"]]])
     interpolated = np.concatenate([data["interpolated"], [data["elbo_precision"]]])
-    right.plot(gammas, interpolated, marker="s", label="interpolated p^(1−γ) r^γ")
-    right.plot(gammas, learnt, marker="o", label="learnt with L_γ")
+    right.plot(gammas, interpolated, marker="s", label=r"interpolated $p^{1-\gamma}\, r^{\gamma}$")
+    right.plot(gammas, learnt, marker="o", label=r"learnt with $L_\gamma$")
     right.set_xlabel("γ")
     right.set_ylabel("precision of the first component")
     right.set_title(f"(b) data set #{int(data['replica'])} (largest difference)")
     right.legend()
     for ax in (left, right):
         ax.grid(alpha=0.3)
+    fig.suptitle(f"frac Figure 2 {profile_tag(profile)}: learnt precisions against the interpolations", fontsize=10)
     return [save_figure(fig, path)]

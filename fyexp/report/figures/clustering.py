@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from fyexp.report.figures import FigureContext, figure
+from fyexp.report.figures.labels import count, profile_tag
 
 FIGURE1_PANELS = (("standard", None, "Standard EM"), ("sparse", 2.0, "Sparse EM (ρ=2)"), ("hard", None, "Hard EM"))
 FIGURE2_METRICS = (("adjusted_mi", "adjusted MI"), ("adjusted_ri", "adjusted RI"),
@@ -25,7 +26,7 @@ def figure1(ctx: FigureContext) -> list[Path]:
     for profile, rows in ctx.frame.groupby("profile", sort=False):
         artifacts = ctx.artifacts / str(profile)
         if (artifacts / "dataset.npz").is_file() or (artifacts / "dataset.json").is_file():
-            paths.append(_draw_figure1(rows, artifacts, ctx.figures_dir / f"fyvi-figure1-{profile}.png"))
+            paths.append(_draw_figure1(rows, artifacts, ctx.figures_dir / f"fyvi-figure1-{profile}.png", profile))
     return paths
 
 
@@ -35,7 +36,7 @@ def figure2(ctx: FigureContext) -> list[Path]:
     over seeds)."""
     paths = []
     for profile, rows in ctx.frame.groupby("profile", sort=False):
-        paths += _draw_figure2(rows, ctx.figures_dir / f"fyvi-figure2-{profile}.png")
+        paths += _draw_figure2(rows, ctx.figures_dir / f"fyvi-figure2-{profile}.png", profile)
     return paths
 
 
@@ -75,7 +76,7 @@ def _dataset(artifacts: Path) -> dict:
     return {**arrays, "centers": np.asarray(meta["centers"], dtype=float), "outlier_box": meta["outlier_box"]}
 
 
-def _draw_figure1(rows: pd.DataFrame, artifacts: Path, path: Path) -> Path:
+def _draw_figure1(rows: pd.DataFrame, artifacts: Path, path: Path, profile: str = "") -> Path:
     from fyexp.report.figures.output import plt, save_figure
 
     data = _dataset(artifacts)
@@ -103,7 +104,7 @@ def _draw_figure1(rows: pd.DataFrame, artifacts: Path, path: Path) -> Path:
     box = data["outlier_box"]
     axes[0].set_xlim(-box, box)
     axes[0].set_ylim(-box, box)
-    fig.suptitle("2σ level curves: fitted (black), true (coloured); × outliers")
+    fig.suptitle(f"FYVI Figure 1 {profile_tag(profile)}: 2σ level curves, fitted (black), true (coloured); × outliers")
     return save_figure(fig, path)
 
 
@@ -133,7 +134,7 @@ def missing_note(metric_rhos: list[float], all_rhos: list[float], ami: dict[floa
     return f"no value at ρ = {where}"
 
 
-def _draw_figure2(rows: pd.DataFrame, path: Path) -> list[Path]:
+def _draw_figure2(rows: pd.DataFrame, path: Path, profile: str = "") -> list[Path]:
     """Sparse EM's metrics against ρ (mean ± std over seeds), the paper's printed points overlaid (Table 1 at
     ρ = 1 and 2, mean ± std), and under a panel without a value at some ρ, why."""
     from fyexp.report.figures.output import plt, save_figure
@@ -164,6 +165,6 @@ def _draw_figure2(rows: pd.DataFrame, path: Path) -> list[Path]:
         ax.set_xlabel("ρ" + (f"\n{note}" if note else ""))
         ax.set_title(title)
     axes[0].legend(fontsize=8, loc="lower right")
-    fig.suptitle(f"sparse EM against ρ (mean ± std over {sparse['seed'].nunique()} seeds); "
-                 "paper: FYVI Table 1 at ρ = 1 (standard EM) and ρ = 2")
+    fig.suptitle(f"FYVI Figure 2 {profile_tag(profile)}: sparse EM against ρ (mean ± std over "
+                 f"{count(sparse['seed'].nunique(), 'seed')}); paper: FYVI Table 1 at ρ = 1 (standard EM) and ρ = 2")
     return [save_figure(fig, path)]

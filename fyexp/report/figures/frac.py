@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from fyexp.report.figures import FigureContext, figure
+from fyexp.report.figures.labels import math_notation, profile_tag
 
 ORDER = {"L": 0, "Lh": 1, "Lbh": 2, "Lbh-alt": 3, "Lbeta": 4, "L-fixed-decoder": 5}
 
@@ -32,8 +33,23 @@ def _tile(images: np.ndarray, columns: int) -> np.ndarray:
     return canvas
 
 
+SUPERSCRIPT = {"Lh": "h", "Lbh": "bh", "Lbh-alt": "bh-alt", "Lbeta": "beta"}  # method → its symbol's superscript
+
+
+def _index(value: float) -> str:
+    """A table row's index: ``0.9``; a power of ten ``10^-5``."""
+    exponent = math.log10(value) if value > 0 else None
+    return f"10^{int(round(exponent))}" if exponent is not None and abs(exponent) >= 1 and \
+        math.isclose(exponent, round(exponent)) else f"{value:g}"
+
+
 def _title(method: str, params: dict, row_name: str) -> str:
-    text = row_name or f"{method} {params['value']:g}"
+    """A panel's title: the table row's name (``L_10^-5``, ``L^h_0.9``), else the method's symbol with its index,
+    in mathtext (:func:`fyexp.report.figures.labels.math_notation`)."""
+    sup = SUPERSCRIPT.get(method)
+    text = row_name or (f"L{'^' + sup if sup else ''}_{_index(params['value'])}" if method in ORDER and
+                        method != "L-fixed-decoder" else f"{method} {params['value']:g}")
+    text = math_notation(text)
     if params.get("latent", 2) != 2 and "dim" not in text:
         text += f" (dim z={params['latent']})"
     if params.get("parameterization") == "authors":
@@ -73,6 +89,13 @@ def _panels(items, draw, title: str, path: Path, columns: int = 4, size: float =
     for ax, item in zip(axes.flat, items):
         draw(ax, item)
     fig.suptitle(title, fontsize=10)
+    right = 1.0
+    if getattr(draw, "classes", False):   # scatter panels coloured by digit: say which colour is which
+        cmap = plt.get_cmap("tab10")
+        handles = [plt.Line2D([], [], marker="o", ls="none", ms=4, color=cmap(i), label=str(i)) for i in range(10)]
+        fig.legend(handles=handles, title="digit", loc="center right", fontsize=7, title_fontsize=8, frameon=False)
+        right = 1 - 0.5 / (size * columns)
+    fig.tight_layout(rect=(0, 0, right, 1 - 0.4 / (size * rows + 0.4)))   # titles clear of the row above's ticks
     return [save_figure(fig, path)]
 
 
@@ -98,6 +121,7 @@ def _scatter_panel(key: str):
         ax.axis("on")
         ax.tick_params(labelsize=6)
         ax.set_title(label, fontsize=8)
+    draw.classes = True   # _panels adds the legend of the digit colours
     return draw
 
 
@@ -126,7 +150,8 @@ def _figure(ctx: FigureContext, number: int, data_set: str, items, draw, title: 
     for profile in sorted(ctx.frame["profile"].dropna().unique()):
         found = [t for t in _artifacts(ctx.frame, profile, ctx.artifacts)
                  if t[1]["dataset"] == data_set and t[0] != "L-fixed-decoder"]
-        paths += _panels(items(found), draw, f"frac Figure {number}: " + title.format(profile=profile),
+        paths += _panels(items(found), draw, f"frac Figure {number} {profile_tag(profile)}: "
+                         + math_notation(title.format(profile=profile)),
                          ctx.figures_dir / f"frac-figure{number}-{profile}.png")
     return paths
 
@@ -161,39 +186,39 @@ def figure3(ctx: FigureContext) -> list[Path]:
     def panels(found):
         return _grids(found) + [("test images", found[0][2]["test_images"][:16])] if found else []
     return _figure(ctx, 3, "MNIST", panels, _grid_panel,
-                   "MNIST decoded mean images over the inverse-CDF grid (profile {profile})")
+                   "MNIST decoded mean images over the inverse-CDF grid")
 
 
 @figure("frac-figure7")
 def figure7(ctx: FigureContext) -> list[Path]:
     """Fashion-MNIST decoded mean images for the L_γ and β-VAE rows of Table 9 (2-D latents)."""
     return _figure(ctx, 7, "FashionMNIST", _grids, _grid_panel,
-                   "Fashion-MNIST decoded mean images (L_γ, then β-VAE; profile {profile})")
+                   "Fashion-MNIST decoded mean images ($L_\\gamma$, then β-VAE)")
 
 
 @figure("frac-figure1")
 def figure1(ctx: FigureContext) -> list[Path]:
     """Fashion-MNIST: test images, the γ = 1 and smallest-γ decoders' grids, and the prior density heat map."""
     return _figure(ctx, 1, "FashionMNIST", _figure1_panels, _grid_panel,
-                   "Bayes (γ = 1) vs fractional posterior decoders (profile {profile})")
+                   "Bayes (γ = 1) vs fractional posterior decoders")
 
 
 @figure("frac-figure4")
 def figure4(ctx: FigureContext) -> list[Path]:
     """Posterior means of the explicit posteriors of MNIST test images, coloured by class."""
     return _figure(ctx, 4, "MNIST", _arrays("means"), _scatter_panel("means"),
-                   "explicit posterior means of MNIST test images (profile {profile})")
+                   "explicit posterior means of MNIST test images")
 
 
 @figure("frac-figure5")
 def figure5(ctx: FigureContext) -> list[Path]:
     """One posterior sample per MNIST test image (the Bayes posterior r for L^bh and L^bh-alt)."""
     return _figure(ctx, 5, "MNIST", _arrays("samples"), _scatter_panel("samples"),
-                   "one posterior sample per MNIST test image (L^bh: the Bayes posterior r; profile {profile})")
+                   "one posterior sample per MNIST test image ($L^{{bh}}$: the Bayes posterior r)")
 
 
 @figure("frac-figure6")
 def figure6(ctx: FigureContext) -> list[Path]:
     """Implicit samples u ∈ (0, 1)² for 16 MNIST test images, one panel per semi-implicit row."""
     return _figure(ctx, 6, "MNIST", _arrays("implicit", whole=False), _implicit_panel,
-                   "implicit samples u ∈ (0,1)² for 16 MNIST test images (profile {profile})")
+                   "implicit samples u ∈ (0,1)² for 16 MNIST test images")

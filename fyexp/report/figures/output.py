@@ -1,4 +1,4 @@
-"""Figure output shared by every figure function: headless backend, one way to save a PNG."""
+"""Figure output shared by every figure function: headless backend, one way to save a PNG (and its PDF copy)."""
 
 from __future__ import annotations
 
@@ -21,16 +21,28 @@ PALETTE_COLOURS = 256
 
 def save_figure(fig: "plt.Figure", path: Path, dpi: int = 120) -> Path:
     """Lay out ``fig`` with every text inside the canvas (:func:`fit_canvas`), write it to ``path`` as a palette
-    PNG (:func:`write_palette_png`; creating the folder), close it, and return ``path`` (noted as written,
-    :func:`fyexp.report.cache.written`)."""
+    PNG (:func:`write_palette_png`; creating the folder) and, in a report with vector copies
+    (:func:`fyexp.report.figures.vector_on`, ``fyexp report --vector``), beside it as a PDF (:func:`save_pdf`),
+    close it, and return ``path`` (each file noted as written, :func:`fyexp.report.cache.written`)."""
+    from fyexp.report.figures import vector_on
+
     fit_canvas(fig)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=dpi)
+    if vector_on():
+        written(save_pdf(fig, path.with_suffix(".pdf")))
     plt.close(fig)
     write_palette_png(buffer, path)
     return written(path)
+
+
+def save_pdf(fig: "plt.Figure", path: Path) -> Path:
+    """Write ``fig`` (laid out already) to ``path`` as a PDF, its text and lines as vectors (for a paper), without a
+    creation date, so that the same figure gives the same bytes; returns ``path``."""
+    fig.savefig(path, format="pdf", metadata={"CreationDate": None, "ModDate": None})
+    return path
 
 
 def write_palette_png(rendered: "io.BytesIO | Path", path: Path) -> None:
@@ -38,7 +50,7 @@ def write_palette_png(rendered: "io.BytesIO | Path", path: Path) -> None:
     on.  A figure of that many colours or fewer (every grey-level sample grid) is kept exactly (Pillow's median
     cut then keeps each colour); one of more (anti-aliased plots, colour maps) goes through Pillow's fast-octree
     quantiser, without dithering, about one grey level off on average.  Both are deterministic.  Our choice, for
-    size: the committed results travel with the working tree to a lent GPU within 64 MiB (docs/gpu-lease.md), and
+    size: the committed results travel with the working tree to a lent GPU within 64 MiB (docs/contributing/gpu-lease.md), and
     the RGBA figures alone took 11 MiB of it; they now take about 6.5 MiB."""
     from PIL import Image
 

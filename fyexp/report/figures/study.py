@@ -13,10 +13,62 @@ from fyexp.report.figures import FigureContext, figure
 
 @figure("optuna-history")
 def optuna_history(ctx: FigureContext, *, title: str = "") -> list[Path]:
-    """The study named in ``results/<experiment>/best_params.yaml`` (default title: ``<experiment> tuning``)."""
+    """One figure per study of the experiment: each ``results/<experiment>/best_params-<profile>.yaml``, and the
+    first studies' ``best_params.yaml`` (its study once); titled ``<title or "<experiment> tuning"> [<profile>]``."""
     from fyexp.tuning import BEST_PARAMS
 
-    return report_study(ctx.folder / BEST_PARAMS, ctx.figures_dir, title=title or f"{ctx.experiment} tuning")
+    from fyexp.tuning import best_params_path
+
+    files = sorted(ctx.folder.glob("best_params-*.yaml")) + [ctx.folder / BEST_PARAMS]
+    drawn: list[Path] = []
+    for path in files:
+        profile = study_profile(path)
+        if path.name == BEST_PARAMS and best_params_path(ctx.folder, profile).is_file():
+            continue  # the first studies' file, since superseded by its profile's own
+        pngs = report_study(path, ctx.figures_dir, title=f"{title or f'{ctx.experiment} tuning'} [{profile}]")
+        drawn += [p for p in pngs if p not in drawn]
+    for name, study in local_studies(ctx.folder):   # a study no best-parameters file names any more is drawn too
+        profile = name.removeprefix(f"{ctx.experiment}-")
+        png = ctx.figures_dir / f"study_{name}.png"
+        if png in drawn or profile == name:
+            continue
+        drawn += draw_study(study, {}, ctx.figures_dir, f"{title or f'{ctx.experiment} tuning'} [{profile}]")
+    return drawn
+
+
+def local_studies(folder: Path) -> list[tuple[str, object]]:
+    """``(name, study)`` of every study in the folder's ``study.db`` (``fyexp tune`` names them
+    ``<experiment>-<profile>``), in name order; none without the file or where it cannot be read (the report warns
+    of a damaged study file apart: :func:`fyexp.report.runs.damaged_studies`)."""
+    import optuna
+
+    from fyexp.tuning import STUDY_DB
+
+    local = Path(folder) / STUDY_DB
+    if not local.is_file():
+        return []
+    url = f"sqlite:///{local.resolve()}"
+    try:
+        names = sorted(s.study_name for s in optuna.get_all_study_summaries(url))
+        return [(name, optuna.load_study(study_name=name, storage=url)) for name in names]
+    except Exception:  # a damaged or foreign file: no figure
+        return []
+
+
+def study_profile(best_params: Path) -> str:
+    """The profile a best-parameters file names (its ``profile``, else the part of its name after
+    ``best_params-``)."""
+    info = yaml.safe_load(best_params.read_text()) if best_params.is_file() else None
+    profile = (info or {}).get("profile")
+    return str(profile) if profile else best_params.stem.removeprefix("best_params-")
+
+
+def objective_label(study, info: dict) -> str:
+    """The y axis: what the trials return, as ``fyexp tune`` recorded it (the study's ``objective`` attribute or the
+    file's ``objective``), with the direction; a study that recorded neither says so."""
+    name = study.user_attrs.get("objective") or info.get("objective")
+    direction = "minimize" if study.direction.name == "MINIMIZE" else "maximize"
+    return f"{name} ({direction})" if name else f"trial value ({direction})\n(objective not recorded)"
 
 
 def report_study(best_params: Path, figures_dir: Path, title: str = "") -> list[Path]:
@@ -27,9 +79,8 @@ def report_study(best_params: Path, figures_dir: Path, title: str = "") -> list[
     to it as ``<stem>.md``.
     """
     import optuna
-    from optuna.trial import TrialState
 
-    from fyexp.tuning import STUDY_DB, study_summary
+    from fyexp.tuning import STUDY_DB
 
     best_params = Path(best_params)
     if not best_params.is_file():
@@ -43,14 +94,24 @@ def report_study(best_params: Path, figures_dir: Path, title: str = "") -> list[
         study = optuna.load_study(study_name=info["study"], storage=url)
     except Exception:  # a storage that is gone or unreachable: no figure
         return []
+    return draw_study(study, info, figures_dir, title)
+
+
+def draw_study(study, info: dict, figures_dir: Path, title: str = "") -> list[Path]:
+    """The optimization-history PNG of ``study`` (``info``: its best-parameters file's fields, ``{}`` for none) and
+    its Markdown summary beside it; the trial axis ticks whole trial numbers, one trial included."""
     import matplotlib.ticker
+    import optuna
+    from optuna.trial import TrialState
+
+    from fyexp.tuning import study_summary
 
     from fyexp.report.figures.output import plt, save_figure
 
     trials = study.get_trials(deepcopy=False)
     done = [t for t in trials if t.state == TrialState.COMPLETE and t.value is not None]
     pruned = [t for t in trials if t.state == TrialState.PRUNED and t.intermediate_values]
-    fig, ax = plt.subplots(figsize=(5.5, 3.4))
+    fig, ax = plt.subplots(figsize=(6.8, 3.4))   # room for the legend beside the axes
     if done:
         xs = [t.number for t in done]
         ys = [t.value for t in done]
@@ -61,11 +122,14 @@ def report_study(best_params: Path, figures_dir: Path, title: str = "") -> list[
     if pruned:
         ax.scatter([t.number for t in pruned], [t.intermediate_values[max(t.intermediate_values)] for t in pruned],
                    s=10, marker="x", color="0.6", label="pruned (last reported)")
-    ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
+    numbers = [t.number for t in done + pruned]
+    if numbers:   # whole trials: one trial alone gets the axis 0 ± 0.5, ticked at its number, not at ±0.045
+        ax.set_xlim(min(numbers) - 0.5, max(numbers) + 0.5)
+    ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True, min_n_ticks=1))
     ax.set_xlabel("trial")
-    ax.set_ylabel("objective")
+    ax.set_ylabel(objective_label(study, info))
     ax.set_title(title or study.study_name)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))   # beside the axes: over no trial
     stem = f"study_{study.study_name}"
     png = save_figure(fig, figures_dir / f"{stem}.png", dpi=150)
     summary = study_summary(study)

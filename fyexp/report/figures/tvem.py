@@ -12,6 +12,7 @@ import pandas as pd
 
 from fyexp.report.cache import write_text_if_changed
 from fyexp.report.figures import FigureContext, figure
+from fyexp.report.figures.labels import count, math_notation, profile_tag
 
 
 @figure("tvem-figure1")
@@ -21,7 +22,7 @@ def figure1(ctx: FigureContext) -> list[Path]:
     for profile, _ in ctx.frame.groupby("profile", sort=False):
         data = figure1_data(ctx.artifacts / str(profile))
         if data is not None:
-            paths.append(draw_figure1(data, ctx.figures_dir / f"tvem-figure1-{profile}.png"))
+            paths.append(draw_figure1(data, ctx.figures_dir / f"tvem-figure1-{profile}.png", profile))
     return paths
 
 
@@ -57,9 +58,10 @@ def bars_test(ctx: FigureContext) -> list[Path]:
         if fits and not bars.empty:
             fitted = [json.loads(p.read_text()) for p in fits]
             fitted = [f for f in fitted if f["seed"] in set(bars["seed"])]
-            paths.append(draw_free_energy(fitted, bars, ctx.figures_dir / f"tvem-bars-free-energy-{profile}.png"))
-            paths.append(draw_dictionaries(fitted, ctx.figures_dir / f"tvem-bars-dictionary-{profile}.png"))
-            paths.append(draw_recovery(bars, ctx.figures_dir / f"tvem-bars-recovery-{profile}.png"))
+            paths.append(draw_free_energy(fitted, bars, ctx.figures_dir / f"tvem-bars-free-energy-{profile}.png",
+                                          profile))
+            paths.append(draw_dictionaries(fitted, ctx.figures_dir / f"tvem-bars-dictionary-{profile}.png", profile))
+            paths.append(draw_recovery(bars, ctx.figures_dir / f"tvem-bars-recovery-{profile}.png", profile))
             write_recovery_table(bars, ctx.folder / "tables" / f"tvem-bars-recovery-{profile}.md")
     return paths
 
@@ -78,7 +80,7 @@ def _image(ax, pixels, cmap="gray", vmin=None, vmax=None) -> None:
     ax.set_yticks([])
 
 
-def draw_figure1(fig1: dict, path: Path) -> Path:
+def draw_figure1(fig1: dict, path: Path, profile: str = "") -> Path:
     """Lücke Figure 1 (the series of :func:`figure1_data`): the four patterns, the noisy image, the full posterior
     over the 16 states and its truncation."""
     from fyexp.report.figures.output import plt, save_figure
@@ -108,12 +110,13 @@ def draw_figure1(fig1: dict, path: Path) -> Path:
         ax.set_xlabel("state s = (s1 s2 s3 s4)")
         ax.set_ylim(0, 1.05 * max(posterior.max(), truncated.max()))
         ax.set_title(title)
-    fig.suptitle("Lücke 2019, Figure 1 (computed): binary sparse coding with the four patterns as fields; "
+    fig.suptitle(f"Lücke 2019, Figure 1 {profile_tag(profile)} (computed): binary sparse coding with the four "
+                 f"patterns as fields; "
                  f"orange = the {int(fig1['keep'])} most probable states (kept mass {posterior[truncated > 0].sum():.3f})")
     return save_figure(fig, path)
 
 
-def draw_free_energy(fitted: list[dict], rows: pd.DataFrame, path: Path) -> Path:
+def draw_free_energy(fitted: list[dict], rows: pd.DataFrame, path: Path, profile: str = "") -> Path:
     """Free energy (eq. 18) per data point after each M-step, one line per seed (green: all bars recovered)."""
     from fyexp.report.figures.output import plt, save_figure
 
@@ -129,18 +132,18 @@ def draw_free_energy(fitted: list[dict], rows: pd.DataFrame, path: Path) -> Path
         if runs:
             ax.axhline(np.mean([r["true_log_likelihood"] for r in runs]), color="0.3", ls=":", lw=1)
         n_ok = sum(recovered.get(k, 0.0) == 1.0 for k in rows[rows["label"] == label]["cell"].unique())
-        ax.set_title(f"{label}\nall bars: {n_ok}/{len(runs)} seeds", fontsize=10)
+        ax.set_title(f"{math_notation(label)}\nall bars: {n_ok}/{count(len(runs), 'seed')}", fontsize=10)
         ax.set_xlabel("EM iteration")
     axes[0][0].set_ylabel("free energy / N (eq. 18)")
     low = np.percentile([v for f in fitted for v in f["free_energy"][5:]], 1) if fitted else None
     if low is not None:
         axes[0][0].set_ylim(bottom=low)
-    fig.suptitle("bars test: free energy per iteration (green: all bars recovered, red: not; "
+    fig.suptitle(f"bars test {profile_tag(profile)}: free energy per iteration (green: all bars recovered, red: not; "
                  "dotted: log-likelihood at the true parameters)")
     return save_figure(fig, path)
 
 
-def draw_dictionaries(fitted: list[dict], path: Path) -> Path:
+def draw_dictionaries(fitted: list[dict], path: Path, profile: str = "") -> Path:
     """The true bars and, per method, the fields learned on the lowest seed, ordered by their matched bar."""
     from fyexp.report.figures.output import plt, save_figure
 
@@ -160,8 +163,9 @@ def draw_dictionaries(fitted: list[dict], path: Path) -> Path:
             _image(row[h], W[:, run["match"][h]], **scale)
             row[h].set_title(f"{run['cosine'][h]:.2f}", fontsize=7, pad=2,
                              color="black" if run["cosine"][h] >= 0.9 else "tab:red")
-        row[0].set_ylabel(run["label"].replace(" (", "\n("), rotation=0, ha="right", va="center", fontsize=8)
-    fig.suptitle(f"bars test, seed {seed}: learned fields W matched to the true bars (number = cosine; grey scale "
+        row[0].set_ylabel(math_notation(run["label"]).replace(" (", "\n("), rotation=0, ha="right", va="center",
+                          fontsize=8)
+    fig.suptitle(f"bars test {profile_tag(profile)}, seed {seed}: learned fields W matched to the true bars (number = cosine; grey scale "
                  f"0 to the bar height)", fontsize=10)
     return save_figure(fig, path)
 
@@ -176,7 +180,7 @@ def _recovery_summary(rows: pd.DataFrame) -> pd.DataFrame:
     return summary.loc[_method_order(rows)]
 
 
-def draw_recovery(rows: pd.DataFrame, path: Path) -> Path:
+def draw_recovery(rows: pd.DataFrame, path: Path, profile: str = "") -> Path:
     """Fraction of seeds with every bar recovered, per method, with its binomial standard error."""
     from fyexp.report.figures.output import plt, save_figure
 
@@ -184,10 +188,11 @@ def draw_recovery(rows: pd.DataFrame, path: Path) -> Path:
     se = np.sqrt(summary["rate"] * (1 - summary["rate"]) / summary["seeds"])
     fig, ax = plt.subplots(figsize=(1.5 * len(summary) + 2, 3.4))
     ax.bar(np.arange(len(summary)), summary["rate"], yerr=se, capsize=4, color="tab:blue")
-    ax.set_xticks(np.arange(len(summary)), summary.index, fontsize=9)
+    ax.set_xticks(np.arange(len(summary)), [math_notation(str(label)) for label in summary.index], fontsize=9)
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("seeds with all bars recovered")
-    ax.set_title(f"bars test: recovery over {int(summary['seeds'].max())} seeds (± binomial SE)", fontsize=10)
+    ax.set_title(f"bars test {profile_tag(profile)}: recovery over {count(int(summary['seeds'].max()), 'seed')} "
+                 f"(± binomial SE)", fontsize=10)
     return save_figure(fig, path)
 
 

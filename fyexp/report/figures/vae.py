@@ -51,7 +51,8 @@ def _grid(images: np.ndarray, columns: int) -> np.ndarray:
 def _title(key: tuple, method: str) -> str:
     """``Psi_2 ρ′=2 / Epanechnikov ρ=2 [authors' reg.]`` from the cell's method and params."""
     (obs_rho, latent_rho, regularizer), (observation, posterior) = key, method.split("-")
-    title = f"{observation.capitalize()} ρ′={obs_rho:g} / {posterior.capitalize()} ρ={latent_rho:g}"
+    name = r"$\Psi_2$" if observation.lower() == "psi_2" else observation.capitalize()
+    title = f"{name} $\\rho'$={obs_rho:g} / {posterior.capitalize()} ρ={latent_rho:g}"
     return title + (" [authors' reg.]" if regularizer == "authors" else "")
 
 
@@ -66,7 +67,7 @@ def prior_samples(ctx: FigureContext) -> list[Path]:
         if not fy:
             continue
         cols = min(3, len(fy))
-        fig, axes = plt.subplots(math.ceil(len(fy) / cols), cols, figsize=(3.2 * cols, 3.4 * math.ceil(len(fy) / cols)),
+        fig, axes = plt.subplots(math.ceil(len(fy) / cols), cols, figsize=(3.2 * cols, 3.8 * math.ceil(len(fy) / cols)),
                                  squeeze=False)
         for ax in axes.flat:
             ax.axis("off")
@@ -74,7 +75,7 @@ def prior_samples(ctx: FigureContext) -> list[Path]:
             path, method = models[key]
             ax.imshow(_grid(np.load(path)["samples"], 8), cmap="gray", vmin=0, vmax=1)
             ax.set_title(_title(key, method), fontsize=8)
-        fig.suptitle(f"FY β-VAE decoded prior samples, {dataset} (profile {profile})", fontsize=10)
+        fig.suptitle(f"FY β-VAE decoded prior samples, {dataset} [{profile}]", fontsize=10, y=0.995)
         paths.append(save_figure(fig, ctx.figures_dir / f"samples-{dataset}-{profile}.png"))
     return paths
 
@@ -96,6 +97,6 @@ def reconstructions(ctx: FigureContext) -> list[Path]:
             ax.set_ylabel(title, rotation=0, ha="right", va="center", fontsize=7)
             ax.set_xticks([])
             ax.set_yticks([])
-        fig.suptitle(f"Reconstructions at the posterior mode, {dataset} (profile {profile})", fontsize=10)
+        fig.suptitle(f"Reconstructions at the posterior mode, {dataset} [{profile}]", fontsize=10)
         paths.append(save_figure(fig, ctx.figures_dir / f"reconstructions-{dataset}-{profile}.png"))
     return paths

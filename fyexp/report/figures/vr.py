@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from fyexp.report.figures import FigureContext, figure
+from fyexp.report.figures.labels import count
 
 
 def _num(frame: pd.DataFrame, column: str) -> pd.Series:
@@ -35,11 +36,14 @@ def figure2b(ctx: FigureContext) -> list[Path]:
                             mean["value"] + std["value"].to_numpy(), color=line.get_color(), alpha=0.15)
         reps = int(_num(rows, "repetitions").max())
         ax.set_xlabel("α")
-        ax.set_ylabel("−D_α estimate")
-        ax.set_title(f"VR Figure 2(b): mean ± std over {reps} repetitions ({profile})", fontsize=9)
+        ax.set_ylabel(r"$-D_\alpha$ estimate")
+        ax.set_title(f"VR Figure 2(b) [{profile}]: mean ± std over {count(reps, 'repetition')}", fontsize=9)
         ax.legend(fontsize=8)
         paths.append(save_figure(fig, ctx.figures_dir / f"vr-figure2b-{profile}.png"))
     return paths
+
+
+FIGURE3_COLUMNS = 4  # panels per row of VR Figure 3
 
 
 @figure("vr-figure3")
@@ -52,14 +56,18 @@ def figure3(ctx: FigureContext) -> list[Path]:
         files = sorted((ctx.artifacts / str(profile)).glob("samples-vr_max*.npz"))
         if not files:
             continue
-        fig, axes = plt.subplots(1, len(files), figsize=(3.0 * len(files), 3.4), squeeze=False)
-        for ax, path in zip(axes[0], files):
+        columns = min(len(files), FIGURE3_COLUMNS)  # 7 panels: a 4 × 2 grid, not one 2520 × 408 row
+        rows = math.ceil(len(files) / columns)
+        fig, axes = plt.subplots(rows, columns, figsize=(3.0 * columns, 3.2 * rows + 0.4), squeeze=False)
+        for ax in axes.flat:
+            ax.axis("off")
+        for ax, path in zip(axes.flat, files):
             saved = np.load(path)
             height, width = (int(v) for v in saved["shape"])
             ax.imshow(_tile(saved["images"].reshape(-1, height, width), 8), cmap="gray", vmin=0, vmax=255)
             ax.set_title(str(saved["setting"]), fontsize=8)
             ax.axis("off")
-        fig.suptitle(f"VR Figure 3: samples from the VR-max models (profile {profile})", fontsize=9)
+        fig.suptitle(f"VR Figure 3 [{profile}]: samples from the VR-max models", fontsize=9)
         paths.append(save_figure(fig, ctx.figures_dir / f"vr-figure3-{profile}.png"))
     return paths
 
@@ -74,9 +82,18 @@ def _tile(images: np.ndarray, columns: int) -> np.ndarray:
     return canvas
 
 
+def alpha_label(alpha: float) -> str:
+    """A tick of VR Figure 4's α axis as the paper writes α: ``−500``, ``−1``, ``0``, ``0.5`` (a true minus sign)."""
+    text = f"{alpha:g}"
+    return text.replace("-", "\u2212")
+
+
 @figure("vr-figure4")
 def figure4(ctx: FigureContext) -> list[Path]:
-    """Per profile: the bias L̂_{0,S} − L̂_{α,K} against α (symlog axis), one panel per K, mean ± std."""
+    """Per profile: the bias L̂_{0,S} − L̂_{α,K} against α (symlog axis, a tick at each α drawn), one panel per K,
+    mean ± std."""
+    import matplotlib.ticker
+
     from fyexp.report.figures import plt, save_figure
 
     paths = []
@@ -91,10 +108,13 @@ def figure4(ctx: FigureContext) -> list[Path]:
             std = sub[sub["metric"] == "bias_std"].sort_values("alpha")
             ax.errorbar(mean["alpha"], mean["value"], yerr=std["value"].to_numpy(), marker="o", capsize=3)
             ax.set_xscale("symlog", linthresh=1.0)
+            alphas = sorted(mean["alpha"].dropna().unique())
+            ax.set_xticks(alphas, [alpha_label(a) for a in alphas])   # the α drawn, not −10⁰ between them
+            ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
             ax.axhline(0.0, color="0.6", lw=0.8)
             ax.set_xlabel("α")
             ax.set_ylabel(r"$\hat L_{0,S} - \hat L_{\alpha,K}$")
             ax.set_title(f"K = {int(k)}")
-        fig.suptitle(f"VR Figure 4: bias on Frey Face test points (profile {profile})", fontsize=9)
+        fig.suptitle(f"VR Figure 4: bias on Frey Face test points, mean ± std [{profile}]")
         paths.append(save_figure(fig, ctx.figures_dir / f"vr-figure4-{profile}.png"))
     return paths

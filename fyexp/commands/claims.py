@@ -1,0 +1,72 @@
+"""``fyexp claims`` as the command line runs it: the answer kept in the user cache.
+
+Judging every claim reads every result row and every cell's run record (seconds, and pandas and scipy to import).
+So the answer — the JSON text, or the table's lines at this width — is kept in the user cache
+(:mod:`fyexp.user_cache`, kind ``claims-answer``) under :func:`fyexp.derivation.derivation_inputs` of the results
+folder: fyexp's code and reference data (``claims.yaml``, ``readings.yaml``), the git commit, the versions, the
+specs, and every result file's path, size and modification time.  Asked again with none of that changed, it is
+read back without importing the claims package (well under a second); the warnings the judging printed (a damaged
+file, named once) are printed again.  A change to any of them judges afresh.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import sys
+from pathlib import Path
+
+from rich.console import Console
+
+from fyexp.progress import emit_answer, table_width
+
+
+def claims_command(paper: str | None, profile: str | None, json_out: bool, results_dir: Path,
+                   experiments_dir: Path | None, console: Console, long: bool = False,
+                   all_profiles: bool = False) -> None:
+    """Print ``paper``'s claims' verdicts (all papers: ``None``) at ``profile`` (module docstring)."""
+    from fyexp.derivation import derivation_inputs
+    from fyexp.user_cache import remembered
+
+    width = table_width(console)
+    args = (paper, profile, json_out, results_dir, experiments_dir, width, long, all_profiles)
+    key = derivation_inputs([results_dir], experiments_dir) if Path(results_dir).is_dir() else None
+    if key is None:
+        emit_answer(_answer(*args), console, width)
+        return
+    judged: list[bool] = []
+
+    def derive():
+        judged.append(True)
+        return _with_warnings(_answer, *args)
+
+    name = repr((paper, profile, json_out, None if json_out else width, long, all_profiles,
+                 str(Path(results_dir).resolve()), str(Path(experiments_dir).resolve()) if experiments_dir else None))
+    answer, warnings = remembered("claims-answer", name, key, derive)
+    if warnings and not judged:     # read back: what the judging said, said again
+        sys.stderr.write(warnings)
+        sys.stderr.flush()
+    emit_answer(answer, console, width)
+
+
+def _answer(*args):
+    from fyexp.claims.command import claims_answer
+
+    return claims_answer(*args)
+
+
+def _with_warnings(judge, *args):
+    """``judge(*args)`` and the text it wrote on stderr (which still goes there as it comes)."""
+    kept, real = io.StringIO(), sys.stderr
+
+    class Tee(io.TextIOBase):
+        def write(self, text: str) -> int:
+            kept.write(text)
+            return real.write(text)
+
+        def flush(self) -> None:
+            real.flush()
+
+    with contextlib.redirect_stderr(Tee()):
+        answer = judge(*args)
+    return answer, kept.getvalue()

@@ -1,0 +1,66 @@
+"""Which SLURM jobs have ended, asked of ``squeue`` — a cluster without accounting answers no ``sacct``.
+
+submitit's :class:`submitit.slurm.slurm.SlurmInfoWatcher` asks ``sacct`` for the states of its jobs.  A cluster
+without a ``slurmdbd`` (small clusters, the one-node cluster of ``scripts/ci_slurm.sh``) answers ``sacct`` with
+"Slurm accounting storage is disabled", so submitit never learns that a job ended without writing its result (a
+job cancelled, killed, past its time limit) and waits for ever.  :class:`SqueueWatcher` asks ``squeue`` instead,
+which every cluster answers: it lists pending and running jobs, and ended ones for ``MinJobAge`` seconds (their
+final state: ``CANCELLED``, ``TIMEOUT``, ``FAILED``, ...); a job it no longer lists has ended (state ``ENDED``).
+``squeue`` lists a job as soon as ``sbatch`` has returned, so a job never reads as ended before it started.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from typing import Iterable
+
+from submitit.core import logger
+from submitit.slurm.slurm import SlurmInfoWatcher
+
+ENDED = "ENDED"  # listed no more: ended, its final state forgotten by the controller
+
+
+class SqueueWatcher(SlurmInfoWatcher):
+    """submitit's watcher with ``squeue --array --states=all`` in place of ``sacct`` (one call for all jobs)."""
+
+    def _make_command(self) -> list[str] | None:
+        active = self._registered - self._finished
+        if not active:
+            return None
+        main_ids = sorted({job_id.split("_")[0] for job_id in active})
+        return ["squeue", "--noheader", "--array", "--states=all", "--format=%i|%T", "--jobs", ",".join(main_ids)]
+
+    def read_info(self, string: bytes | str) -> dict[str, dict[str, str]]:
+        """``JOBID|STATE`` lines (an array task as ``MAIN_INDEX``) → ``{job id: {"JobID": ..., "State": ...}}``."""
+        text = string.decode() if isinstance(string, bytes) else string
+        found = {}
+        for line in text.splitlines():
+            job_id, _, state = line.strip().partition("|")
+            if job_id and state:
+                found[job_id] = {"JobID": job_id, "State": state.split()[0]}
+        return found
+
+    def update(self) -> None:
+        command = self._make_command()
+        if command is None:
+            return
+        self._num_calls += 1
+        active = self._registered - self._finished
+        answer = subprocess.run(command, capture_output=True, text=True)
+        if answer.returncode == 0:
+            listed = self.read_info(answer.stdout)
+            self._info_dict.update(listed)
+            self._info_dict.update(_ended(active - set(listed)))
+        elif "Invalid job id" in answer.stderr:  # squeue lists none of them any more
+            self._info_dict.update(_ended(active))
+        else:  # the controller did not answer: keep the states known so far, ask again later
+            logger.get_logger().warning(f"squeue failed ({answer.stderr.strip()[:200]}); job states may be stale")
+        self._last_status_check = time.time()
+        for job_id in active:
+            if self.is_done(job_id, mode="cache"):
+                self._finished.add(job_id)
+
+
+def _ended(job_ids: Iterable[str]) -> dict[str, dict[str, str]]:
+    return {job_id: {"JobID": job_id, "State": ENDED} for job_id in job_ids}

@@ -1,0 +1,197 @@
+"""Issue 49: every figure of a profile names it (or its variant) in its title, the papers' notation is mathtext
+(``$L_{10^{-5}}$``, not ``L_10^-5``), counts agree with their noun, VR Figure 3's panels sit on a grid, and the
+calibration figure draws frac Tables 4a–c's coverages from the reference table."""
+
+from __future__ import annotations
+
+import re
+import shutil
+
+import numpy as np
+import pytest
+
+from fyexp.report.figures.labels import count, math_notation, profile_tag
+from tests.conftest import ROOT
+
+
+def test_math_notation_writes_the_papers_symbols_as_mathtext():
+    assert math_notation("L_10^-5") == "$L_{10^{-5}}$"
+    assert math_notation("L^h_0.9") == "$L^{h}_{0.9}$"
+    assert math_notation("L^beta_10^3 and L^bh-alt_0.1") == r"$L^{\beta}_{10^{3}}$ and $L^{bh\,alt}_{0.1}$"
+    assert math_notation("exact EM (|K|=2^10)") == r"exact EM ($|\mathcal{K}| = 2^{10}$)"
+    assert math_notation("TV-EM |K|=20") == r"TV-EM $|\mathcal{K}| = 20$"
+    assert math_notation("Lbeta 0.1, no symbol here") == "Lbeta 0.1, no symbol here"
+
+
+def test_counts_and_profile_tags():
+    assert count(1, "seed") == "1 seed" and count(5, "seed") == "5 seeds" and count(0, "seed") == "0 seeds"
+    assert count(2, "repetition") == "2 repetitions"
+    assert profile_tag("paper+n_iter=50") == "[paper+n_iter=50]"
+
+
+def test_the_study_axis_names_the_objective_recorded_and_says_when_none_was():
+    from types import SimpleNamespace
+
+    from fyexp.report.figures.study import objective_label
+
+    def study(attrs, direction="MINIMIZE"):
+        return SimpleNamespace(user_attrs=attrs, direction=SimpleNamespace(name=direction))
+
+    assert objective_label(study({"objective": "validation RE"}), {}) == "validation RE (minimize)"
+    assert objective_label(study({}, "MAXIMIZE"), {"objective": "ELBO"}) == "ELBO (maximize)"
+    assert objective_label(study({}), {}) == "trial value (minimize)\n(objective not recorded)"  # two lines: fits 3.4 in
+
+
+def test_the_calibration_figure_reads_the_papers_coverages_from_the_reference_table():
+    from fyexp.reference import load_paper_tables
+    from fyexp.report.figures.calibration import paper_coverage
+
+    printed = paper_coverage("n=30 K=2 mu=±2")
+    table = load_paper_tables()
+    expected = table[(table["table"] == "4a") & (table["column"] == "kappa_mu1") & (table["row"] == "L_0.5")]
+    got = printed[(printed["metric"] == "kappa_mu1") & (printed["gamma"] == 0.5)]
+    assert len(got) == 1 and got["value"].iloc[0] == expected["value_num"].iloc[0]
+    assert set(printed["table"]) == {"4a"} and set(printed["component"]) == {1, 2}
+    assert len(printed) == 2 * 2 * 10  # κ and ℓ of two components at ten γ
+    assert paper_coverage("n=400 K=2 mu=±2").empty  # a setting the paper's Tables 4a–c lack
+
+
+FIGURES = {"gmm-clustering", "gmm-calibration", "tvem-bsc", "vr-vae", "frac-vae", "fy-vae"}
+
+
+OVERLAPS: dict[str, list] = {}   # file name → the axes titles that overlap another axes' tick labels (drawn)
+
+
+def _title_overlaps(fig) -> list[str]:
+    """The titles of ``fig``'s axes whose drawn box overlaps a tick label of another axes (a title touching the
+    row above's ticks reads as one of them)."""
+    renderer = fig.canvas.get_renderer()
+    out = []
+    for ax in fig.axes:
+        if not ax.get_title():
+            continue
+        box = ax.title.get_window_extent(renderer)
+        for other in fig.axes:
+            if other is ax or not other.axison:
+                continue
+            ticks = [t for t in other.get_xticklabels() + other.get_yticklabels() if t.get_text()]
+            if any(box.overlaps(t.get_window_extent(renderer)) for t in ticks):
+                out.append(ax.get_title())
+                break
+    return out
+
+
+@pytest.fixture(scope="module")
+def drawn(tmp_path_factory):
+    """Every text of every figure of the experiments in FIGURES, drawn from the committed rows and artifacts: file
+    name → (texts, figure size in inches, the axes' data lines by label)."""
+    import fyexp.report.figures.output as output
+    from fyexp.report import _load, _loader, _ok
+    from fyexp.report.figures import FigureContext, draw_figures
+    from fyexp.specs import load_spec
+
+    tmp = tmp_path_factory.mktemp("titles")
+    found: dict = {}
+
+    def recording_save(fig, path, dpi=120):
+        output.fit_canvas(fig)
+        texts = [fig._suptitle.get_text()] if fig._suptitle is not None else []
+        lines = {}
+        for ax in fig.axes:
+            texts += [ax.get_title(), ax.get_xlabel(), ax.get_ylabel()]
+            texts += [t.get_text() for t in ax.get_xticklabels()]
+            for line in ax.get_lines():
+                lines.setdefault(line.get_label(), []).append(np.asarray(line.get_ydata(), dtype=float))
+        for legend in fig.legends:
+            texts += [legend.get_title().get_text()] + [t.get_text() for t in legend.get_texts()]
+        OVERLAPS[path.name] = _title_overlaps(fig)
+        found[path.name] = (texts, tuple(fig.get_size_inches()), lines, len(fig.axes))
+        output.plt.close(fig)
+        return path
+
+    mp = pytest.MonkeyPatch()
+    mp.setattr(output, "save_figure", recording_save)
+    try:
+        results = tmp / "committed"
+        for name in FIGURES:
+            shutil.copytree(ROOT / "results" / name, results / name, ignore=shutil.ignore_patterns("work"))
+        loaded = {name: _load(load_spec(name), results) for name in FIGURES}
+        for name in sorted(FIGURES):
+            spec = load_spec(name)
+            draw_figures(spec.plots, FigureContext(name, _ok(loaded[name].frame), results / name,
+                                                   _loader(loaded, results)))
+    finally:
+        mp.undo()
+    return found
+
+
+RAW = re.compile(r"(?<!\$)\bL(\^[a-z]+)?_\d|\|K\|=|\^-?\d|Psi_2|\b1 seeds\b|\(profile |\bmu=")
+
+
+@pytest.mark.slow
+def test_every_figure_names_its_profile_and_writes_notation_as_mathtext(drawn):
+    import pandas as pd
+
+    assert {"fyvi-figure1-paper.png", "fyvi-figure2-paper-text.png", "coverage-length-paper.png", "figure2-paper.png",
+            "frac-figure1-cpu.png", "frac-figure3-cpu.png", "tvem-bars-free-energy-paper.png",
+            "vr-figure3-cpu.png", "samples-MNIST-paper.png"} <= set(drawn)
+    profiles = {str(p) for name in FIGURES
+                for p in pd.read_csv(ROOT / "results" / name / "results.csv", usecols=["profile"])["profile"].unique()}
+    untagged, raw = [], {}
+    for name, (texts, *_rest) in drawn.items():
+        profile = max((p for p in profiles if name.removesuffix(".png").endswith("-" + p)), key=len, default=None)
+        if profile is not None and not any(f"[{profile}]" in t for t in texts):
+            untagged.append((name, texts[:1]))
+        outside_math = [t for t in texts if RAW.search(re.sub(r"\$[^$]*\$", "", t))]
+        if outside_math:
+            raw[name] = outside_math
+    assert not untagged and not raw, (untagged, raw)
+    frac3 = " ".join(drawn["frac-figure3-cpu.png"][0])
+    assert "$L^{h}_{0.9}$" in frac3 and "$L_{1.0}$" in frac3
+    tvem = " ".join(drawn["tvem-bars-free-energy-paper.png"][0])
+    assert r"$|\mathcal{K}| = 2^{10}$" in tvem and "20 seeds" in tvem
+    assert any("$L_{10^{" in t for t in drawn["frac-figure1-cpu.png"][0]) or \
+        any("$L_{" in t for t in drawn["frac-figure1-cpu.png"][0])
+
+
+@pytest.mark.slow
+def test_vr_figure3_puts_its_panels_on_a_grid(drawn):
+    texts, (width, height), _, axes = drawn["vr-figure3-cpu.png"]
+    assert axes == 8 and width / height < 3, (width, height)  # 7 panels on 4 × 2 (was one 2520 × 408 row)
+
+
+@pytest.mark.slow
+def test_the_calibration_figure_draws_the_papers_coverages(drawn):
+    from fyexp.report.figures.calibration import paper_coverage
+
+    texts, _, lines, _ = drawn["coverage-length-paper.png"]
+    assert "μ1, paper (Table 4a)" in lines and "μ4, paper (Table 4c)" in lines
+    printed = paper_coverage("n=30 K=2 mu=±2")
+    kappa = printed[printed["metric"] == "kappa_mu1"].sort_values("gamma")["value"].to_numpy()
+    assert any(np.allclose(y, kappa) for y in lines["μ1, paper (Table 4a)"])
+    assert any("not in the paper's Tables 4a–c" in t for t in texts)  # n = 400, K = 2, μ = ±2: fyexp's own setting
+
+
+@pytest.mark.slow
+def test_frac_scatter_figures_name_their_colours_and_no_title_touches_the_row_above(drawn):
+    for name in ("frac-figure4-claims.png", "frac-figure5-claims.png"):
+        texts = drawn[name][0]
+        assert "digit" in texts and all(str(d) in texts for d in range(10)), name   # the legend of the colours
+    assert not {name: found for name, found in OVERLAPS.items() if found}
+
+
+def test_the_overlap_check_sees_a_title_on_the_ticks_above():
+    from fyexp.report.figures import plt
+
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(3, 3))
+    top.set_xlim(0, 1)
+    top.set_xticks([0.5])   # one tick label, under the middle of the panel
+    fig.subplots_adjust(hspace=0.0)     # the top panel's tick labels hang just below the shared edge
+    try:
+        bottom.set_title("on the ticks", pad=-14)   # ... where this title sits
+        assert _title_overlaps(fig) == ["on the ticks"]
+        bottom.set_title("clear of them")
+        fig.subplots_adjust(hspace=0.6)
+        assert _title_overlaps(fig) == []
+    finally:
+        plt.close(fig)
