@@ -197,14 +197,14 @@ class LightWork:
 
     @classmethod
     def of(cls, runner: str) -> "LightWork | None":
-        """The :class:`LightWork` of ``runner``; ``None`` where its light module declares no ``cell_work`` (its
-        cells' times are never scaled: the plan's experiment declares no work either)."""
-        from fyexp.experiments import get_settings_scope
+        """The :class:`LightWork` of ``runner``; ``None`` where it has no light module or its module's ``cell_work``
+        is None (its cells' times are never scaled: the plan's experiment declares no work either)."""
+        from fyexp.experiments import get_config_module
 
-        scope = get_settings_scope(runner)
-        if not hasattr(scope, "cell_work") or not hasattr(scope, "cell_config"):
+        module = get_config_module(runner)
+        if module is None or module.cell_work is None:
             return None
-        return cls(scope)
+        return cls(module)
 
 
 __all__ = ["LightWork", "ScaledRecord", "scaled_cell_estimate", "scaled_cells", "scaled_estimate", "scaled_records",

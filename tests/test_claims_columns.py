@@ -142,14 +142,19 @@ def test_vr_figure_2b_and_4_on_the_committed_rows():
 # ---- data missing at every profile: which declared cells would supply the rows ------------------------------
 def test_supplying_cells_counts_each_profiles_declared_cells_of_the_sides_method_and_params():
     """frac-vae's Table 9 cells with a 4-D latent are declared at paper (both parameterizations, ten seeds) and
-    cpu, not at claims; the 2-D ones at claims too; a side naming neither method nor params cannot be told."""
+    cpu; at claims only at gamma 1 and 1e-3 (three seeds), so gamma 1e-5 is declared at neither claims nor quick;
+    the 2-D ones at claims too; a side naming neither method nor params cannot be told."""
     from fyexp.claims.progress import supplying_cells
     from fyexp.specs import load_spec
 
     spec = load_spec("frac-vae")
     four = Selector("frac-vae", "fid", method="L", table="9", params=(("latent", 4), ("value", 1.0)))
     assert supplying_cells(four, spec) == [
-        "its cells (frac-vae: method=L, table=9, latent=4, value=1.0): 20 at paper, 1 at cpu declared; none at "
+        "its cells (frac-vae: method=L, table=9, latent=4, value=1.0): 20 at paper, 1 at cpu, 3 at claims declared; "
+        "none at quick"]
+    four_small = Selector("frac-vae", "fid", method="L", table="9", params=(("latent", 4), ("value", 1e-5)))
+    assert supplying_cells(four_small, spec) == [
+        "its cells (frac-vae: method=L, table=9, latent=4, value=1e-05): 20 at paper, 1 at cpu declared; none at "
         "claims, quick"]
     two = Selector("frac-vae", "fid", method="L", table="9", params=(("latent", 2), ("value", "0.001")))
     assert "3 at claims" in supplying_cells(two, spec)[0]

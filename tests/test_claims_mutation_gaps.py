@@ -19,6 +19,7 @@ import yaml
 
 from fyexp.claims.model import load_claims
 from fyexp.errors import FyexpError
+from fyexp.plain import safe_yaml
 from tests.conftest import ROOT, TOY_SPECS
 from tests.test_claims_mutation_edges import a_claim, a_verdict, refused, toy
 from tests.test_claims_render import _results
@@ -434,7 +435,7 @@ def test_a_file_that_is_no_yaml_or_no_claims_mapping_is_named_with_the_yaml_prob
     bad = tmp_path / "bad.yaml"
     bad.write_text("claims:\n  - id: a\n   paper: [unclosed\n")
     with pytest.raises(yaml.YAMLError) as parsed:
-        yaml.safe_load(bad.read_text())
+        safe_yaml(bad.read_text())   # the parser fyexp reads claims with (libyaml's, where PyYAML has it)
     problem = " ".join(str(parsed.value).split())
     assert "line 3" in problem and "\n" in str(parsed.value)  # YAML's own message is several lines
     with pytest.raises(FyexpError) as info:

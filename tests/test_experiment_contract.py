@@ -12,6 +12,7 @@ import pytest
 from fyexp.domains import check_cell_memory
 from fyexp.errors import FyexpError
 from fyexp.experiments import Experiment, get_experiment, get_settings_scope
+from fyexp.plan_scaled import LightWork
 from fyexp.results import Cell
 from fyexp.settings import cell_settings, data_identity, scoped_config, settings_hash
 from fyexp.specs import available_specs, get_path, load_spec, resolve
@@ -43,6 +44,8 @@ def test_every_profile_of_every_experiment_keeps_the_protocol(name):
             assert estimate is None or (isinstance(estimate[0], int) and estimate[0] > 0 and estimate[1]), estimate
             work = experiment.work(scoped, cell.params)   # a plan's scaled estimate: positive where declared
             assert work is None or (len(work) == 2 and min(work) > 0), (name, profile, cell.key, work)
+            light = LightWork.of(spec.runner)   # fyexp show's, from the light module: the same work or none
+            assert (light.work(scoped, cell.params) if light else None) == work, (name, profile, cell.key)
         settings = cell_settings(resolved, cells[0], "cpu", data_identity(experiment, resolved.config, None),
                                  experiment)
         assert re.fullmatch(r"[0-9a-f]{12}", settings_hash(settings))

@@ -58,10 +58,17 @@ def get_experiment(runner: str) -> Experiment:
     return classes[0]()
 
 
+def get_config_module(runner: str):
+    """The light sibling module ``<runner>_config`` of the known runner ``runner`` (no torch), or None for a runner
+    without one.  Each of fyexp's defines ``Config``, ``cell_config`` and ``cell_work`` (None where its cells declare
+    no work: tests/test_experiment_contract.py)."""
+    return _import_if_present(_module_name(runner) + "_config")
+
+
 def get_config_class(runner: str) -> type:
     """The ``Config`` of ``runner``: from its sibling module ``<runner>_config`` when there is one (light: no runner
     import), else from the runner's experiment.  Both are the same class (tests/test_architecture.py)."""
-    config_module = _import_if_present(_module_name(runner) + "_config")
+    config_module = get_config_module(runner)
     if config_module is not None:
         return config_module.Config
     return get_experiment(runner).Config
@@ -72,9 +79,10 @@ def get_settings_scope(runner: str):
     (:func:`fyexp.settings.scoped_config` reads them), from the runner's light ``<runner>_config`` module where there
     is one (it defines both, and its experiment's ``cell_config`` is that function: tests/test_report_cache.py,
     tests/test_experiment_contract.py), else the runner's experiment (a runner without a config module)."""
-    config_module = _import_if_present(_module_name(runner) + "_config")
+    config_module = get_config_module(runner)
     return config_module if config_module is not None else get_experiment(runner)
 
 
-__all__ = ["Experiment", "RunContext", "register", "get_experiment", "get_config_class", "get_settings_scope",
+__all__ = ["Experiment", "RunContext", "register", "get_experiment", "get_config_class", "get_config_module",
+           "get_settings_scope",
            "RUNNERS", "known_runners", "check_runner"]

@@ -128,3 +128,8 @@ def cell_config(config, cell) -> dict:
     grid = data.pop("grid")
     settings = grid.get("calibration", grid.get("importance", {})).get("setting", [])
     return {**data, "settings": settings, "importance": "importance" in grid, "figure2": "interpolation" in grid}
+
+
+cell_work = None
+"""Its cells declare no work (the experiment's :meth:`~fyexp.experiments.base.Experiment.work` is None), so the
+plan never scales their times from another profile's cells (:class:`fyexp.plan_scaled.LightWork`)."""

@@ -76,3 +76,8 @@ def cell_config(config: GMMClusteringConfig, cell) -> dict:
     return {**data, "table_rhos": [r for r in TABLE1_SPARSE_RHOS if r in rhos], "sweep_rhos": rhos,
             "truncated_active": grid.get("truncated", {}).get("n_active", []),
             "sklearn_reference": "sklearn" in grid}
+
+
+cell_work = None
+"""Its cells declare no work (the experiment's :meth:`~fyexp.experiments.base.Experiment.work` is None), so the
+plan never scales their times from another profile's cells (:class:`fyexp.plan_scaled.LightWork`)."""

@@ -65,4 +65,9 @@ def cell_config(config: NVDMConfig, cell) -> dict:
     return data
 
 
-__all__ = ["cell_config", "Config", "IDENTITY", "NVDMConfig"]
+cell_work = None
+"""Its cells declare no work (the experiment's :meth:`~fyexp.experiments.base.Experiment.work` is None), so the
+plan never scales their times from another profile's cells (:class:`fyexp.plan_scaled.LightWork`)."""
+
+
+__all__ = ["cell_config", "cell_work", "Config", "IDENTITY", "NVDMConfig"]

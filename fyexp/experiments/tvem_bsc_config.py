@@ -68,3 +68,8 @@ def cell_config(config: TVEMBSCConfig, cell) -> dict:
     data, grid = asdict(config), config.grid
     return {**{k: v for k, v in data.items() if k != "grid"}, "n_states": grid.get("tvem", {}).get("n_states", []),
             "exact": "exact" in grid, "figure1": "figure1" in grid}
+
+
+cell_work = None
+"""Its cells declare no work (the experiment's :meth:`~fyexp.experiments.base.Experiment.work` is None), so the
+plan never scales their times from another profile's cells (:class:`fyexp.plan_scaled.LightWork`)."""

@@ -69,4 +69,9 @@ def cell_config(config: Config, cell) -> dict:
     return data
 
 
-__all__ = ["cell_config", "METHOD_CODES", "METHODS", "Config", "Grid"]
+cell_work = None
+"""Its cells declare no work (the experiment's :meth:`~fyexp.experiments.base.Experiment.work` is None), so the
+plan never scales their times from another profile's cells (:class:`fyexp.plan_scaled.LightWork`)."""
+
+
+__all__ = ["cell_config", "cell_work", "METHOD_CODES", "METHODS", "Config", "Grid"]

@@ -40,4 +40,9 @@ def cell_config(config: Config, cell) -> dict:
     return {**{k: v for k, v in data.items() if k != "grid"}, "n_samples": data["grid"]["K"]}
 
 
-__all__ = ["cell_config", "Config", "Grid"]
+cell_work = None
+"""Its cells declare no work (the experiment's :meth:`~fyexp.experiments.base.Experiment.work` is None), so the
+plan never scales their times from another profile's cells (:class:`fyexp.plan_scaled.LightWork`)."""
+
+
+__all__ = ["cell_config", "cell_work", "Config", "Grid"]
