@@ -120,8 +120,10 @@ def test_per_needs_per_run(tmp_path):
 @pytest.mark.slow
 def test_vr_figure_2b_and_4_on_the_committed_rows():
     """VR Figure 2(b) at ``paper`` (one 200-repetition mean per K and alpha): K = 1 estimates -KL at each of the
-    nine alphas; the bias of alpha < 1 falls from K = 10 to 100 at each alpha; the under-estimate holds at K = 10 but
-    not at K = 100, alpha = 0.25 (+0.009, inside its spread); Figure 4's bias falls with alpha at K = 5 and 50."""
+    nine alphas but two (by the 95% interval of each 200-repetition mean, its spread: the claims' ``spread``); the
+    bias of alpha < 1 falls from K = 10 to 100 at each alpha but 0.75 (a step inside the noise); the under-estimate
+    holds in 8 of 12 runs, not at K = 100, alpha = 0.25 (+0.009, inside its spread); Figure 4's bias falls with
+    alpha at K = 5 and 50."""
     from fyexp.claims.verdicts import judge_all, load_frames
     from tests.conftest import ROOT
 
@@ -130,10 +132,10 @@ def test_vr_figure_2b_and_4_on_the_committed_rows():
     claims = [c for c in load_claims().claims if c.id in ids]
     frames, specs = load_frames(ROOT / "results", names=["vr-renyi-gaussians", "vr-vae"])
     heads = {v.claim.id: v for v in judge_all(claims, frames, specs) if v.headline}
-    assert heads["vr-s41-k1-is-kl"].ours.startswith("holds in 9 of 9 runs")
-    assert heads["vr-f2b-bias-falls-with-k"].ours.startswith("holds in 6 of 6 runs")
+    assert heads["vr-s41-k1-is-kl"].ours.startswith("holds in 7 of 9 runs")   # alpha 0.75, 1.5: past the margin
+    assert heads["vr-f2b-bias-falls-with-k"].ours.startswith("holds in 5 of 6 runs")   # alpha 0.75: in the noise
     under = heads["vr-f2b-underestimates"]
-    assert under.verdict == NOT_SUPPORTED and under.ours.startswith("holds in 11 of 12 runs")
+    assert under.verdict == NOT_SUPPORTED and under.ours.startswith("holds in 8 of 12 runs")
     assert "K=100, alpha=0.25" in " ".join(under.notes)
     for cid in ids[3:]:
         assert heads[cid].verdict == SUPPORTED and heads[cid].profile == "paper", (cid, heads[cid].label)

@@ -153,11 +153,19 @@ class ClaimKeys:
     per_run: bool = False
     per: Annotated[list[str], Says("a list of result column names")] | None = None
     uncertainty: NonNegativeFloat | None = None
+    spread: Annotated[dict, Says("a mapping {of: a metric, sd: the metric of its standard deviation, n: the column "
+                                 "of its number of draws}")] | None = None
 
     def __post_init__(self) -> None:
         """The relations between keys: ``than`` stands in for ``b`` (never beside it) where a direction has a b;
         each key the direction needs is set; a series has an order; a claim quotes the paper, a check says why it
-        is ours."""
+        is ours; a ``spread`` names the metric whose rows are means, the metric of their standard deviation and
+        the column of their draw count, each a name."""
+        if self.spread is not None:
+            require(set(self.spread) == {"of", "sd", "n"} and all(isinstance(v, str) and v.strip()
+                                                                   for v in self.spread.values()),
+                    "spread", "exactly the keys of, sd and n, each a name (of: a metric, sd: the metric of its "
+                    "standard deviation, n: the column of its number of draws)", self.spread)
         needs = [k.strip() for k in DIRECTIONS[self.direction][0].split(",")]
         if self.than is not None:
             require(self.direction in AGAINST_CONSTANT, "than", f"no constant for direction '{self.direction}' "

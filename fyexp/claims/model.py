@@ -66,6 +66,18 @@ class Selector:
 
 
 @dataclass(frozen=True)
+class Spread:
+    """A claim's ``spread``: each row of metric ``of`` is the mean of the draws counted in its column ``n``, whose
+    sample standard deviation is the row of metric ``sd`` of the same cell (and the same values of the claim's
+    ``per`` columns); a side of one such row then has an interval (:func:`fyexp.claims.stats.summary_welch_interval`)
+    where it would have a sign only."""
+
+    of: str
+    sd: str
+    n: str
+
+
+@dataclass(frozen=True)
 class Claim:
     id: str
     paper: str
@@ -95,6 +107,7 @@ class Claim:
     per_run: bool = False             # judged on each run; the verdict from the share of runs that satisfy it
     per: tuple[str, ...] = ()         # per_run: result columns whose values each make a run too (alpha, K)
     uncertainty: float | None = None  # the paper's printed ± of magnitude (a standard error)
+    spread: Spread | None = None      # the rows of one metric are means of draws whose sd is recorded
 
     @property
     def place(self) -> str:
@@ -168,7 +181,8 @@ def _claim(path: Path, body: dict, where: str) -> Claim:
                  paper_numbers=keys.paper_numbers or "",
                  magnitude_kind=keys.magnitude_kind, better=keys.better or "greater",
                  trend=keys.trend or "increasing", note=keys.note or "", kind=keys.kind,
-                 quote=" ".join((keys.quote or "").split()), line=keys.line, **num)
+                 quote=" ".join((keys.quote or "").split()), line=keys.line,
+                 spread=Spread(**keys.spread) if keys.spread else None, **num)
 
 
 def _finding(path: Path, body: dict, claim_ids: set[str], where: str) -> Finding:

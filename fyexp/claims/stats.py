@@ -3,7 +3,10 @@
 Two sides *pair* when they have the same keys (the columns of :data:`PAIR_COLUMNS` present in both: seed, split,
 fold), each key once per side, and at least two keys in common: the interval is then the one-sample t interval of
 the differences d_i = a_i − b_i.  Otherwise it is Welch's interval for mean(a) − mean(b).  With one value on a side
-(or one pair) there is no interval: ``low``/``high`` are ``None`` and a verdict says so.
+(or one pair) there is no interval: ``low``/``high`` are ``None`` and a verdict says so — unless that one value is
+itself a mean of n draws whose standard deviation the results record (a claim's ``spread``: the columns
+:data:`SPREAD_SD` and :data:`SPREAD_N` beside ``value``), when the interval is Welch's from those summaries
+(:func:`summary_welch_interval`; a side without them is a constant, variance 0).
 
 The intervals are written out with :mod:`scipy.special` alone (importing :mod:`scipy.stats` costs about a second
 of every ``fyexp report``); each gives the numbers of the :mod:`scipy.stats` call it stands for, computed in the
@@ -11,6 +14,8 @@ same order (tests/test_claims_stats.py compares them over random inputs):
 
 * :func:`t_interval` — ``scipy.stats.ttest_1samp(d, 0).confidence_interval(0.95)``;
 * :func:`welch_interval` — ``scipy.stats.ttest_ind(a, b, equal_var=False).confidence_interval(0.95)``;
+* :func:`summary_welch_interval` — the same from each side's mean, standard deviation and n (a constant side:
+  ``ttest_1samp(a − c, 0)``'s interval);
 * :func:`clopper_pearson` — ``scipy.stats.binomtest(k, n).proportion_ci(0.95, method="exact")`` (to the
   tolerance of scipy's root finder, 2e-12: the closed form here is the exact root).
 """
@@ -25,6 +30,8 @@ from scipy import special
 
 PAIR_COLUMNS = ("seed", "split", "fold")
 LEVEL = 0.95
+#: a row's value is the mean of SPREAD_N draws with sample standard deviation SPREAD_SD (a claim's ``spread``)
+SPREAD_SD, SPREAD_N = "spread_sd", "spread_n"
 
 
 @dataclass(frozen=True)
@@ -79,6 +86,11 @@ def difference(a: pd.DataFrame, b: pd.DataFrame) -> Difference:
                           float(sa.mean()), float(sb.mean()))
     mean = float(va.mean() - vb.mean())
     if len(va) < 2 or len(vb) < 2:
+        summaries = _summary(a) if len(va) == 1 else None, _summary(b) if len(vb) == 1 else None
+        if len(va) == 1 and len(vb) == 1 and any(summaries):
+            (sd_a, n_a), (sd_b, n_b) = (x or (0.0, 1) for x in summaries)
+            low, high = summary_welch_interval(va[0], sd_a, n_a, vb[0], sd_b, n_b)
+            return Difference(mean, float(low), float(high), 1, 1, False, float(va[0]), float(vb[0]))
         return Difference(mean, None, None, len(va), len(vb), False, float(va.mean()), float(vb.mean()))
     if np.ptp(va) == 0 and np.ptp(vb) == 0:  # no spread at all on either side: the difference itself
         low = high = mean
@@ -86,6 +98,16 @@ def difference(a: pd.DataFrame, b: pd.DataFrame) -> Difference:
         low, high = welch_interval(va, vb)
     return Difference(mean, float(low), float(high), len(va), len(vb), False, float(va.mean()),
                       float(vb.mean()))
+
+
+def _summary(frame: pd.DataFrame) -> tuple[float, int] | None:
+    """(sd, n) of the one row of ``frame`` where it records them (:data:`SPREAD_SD`, :data:`SPREAD_N`: finite, sd
+    ≥ 0, n ≥ 2), else None (its value is then a constant)."""
+    if SPREAD_SD not in frame or SPREAD_N not in frame:
+        return None
+    sd = pd.to_numeric(frame[SPREAD_SD], errors="coerce").to_numpy(float)[0]
+    n = pd.to_numeric(frame[SPREAD_N], errors="coerce").to_numpy(float)[0]
+    return (float(sd), int(n)) if np.isfinite(sd) and np.isfinite(n) and sd >= 0 and n >= 2 else None
 
 
 # ---- the intervals, with scipy.special alone --------------------------------------------------------------------
@@ -128,6 +150,19 @@ def welch_interval(a: np.ndarray, b: np.ndarray, level: float = LEVEL) -> tuple[
         df = (va + vb) ** 2 / (va ** 2 / (na - 1) + vb ** 2 / (nb - 1))
     df = 1.0 if np.isnan(df) else df
     return _scaled(df, np.sqrt(va + vb), np.mean(a) - np.mean(b), level)
+
+
+def summary_welch_interval(mean_a: float, sd_a: float, n_a: int, mean_b: float, sd_b: float, n_b: int,
+                           level: float = LEVEL) -> tuple[float, float]:
+    """Welch's interval of mean_a − mean_b from summaries: each side the mean of n draws with sample standard
+    deviation sd (ddof 1), v = sd²/n, ν as in :func:`welch_interval`; a side with sd = 0 is a constant and adds
+    nothing to ν (against a constant c it is the one-sample t interval of a − c, ν = n_a − 1).  Both constant: the
+    point mean_a − mean_b."""
+    va, vb = sd_a ** 2 / n_a, sd_b ** 2 / n_b
+    if va + vb == 0:
+        return mean_a - mean_b, mean_a - mean_b
+    df = (va + vb) ** 2 / sum(v ** 2 / (n - 1) for v, n in ((va, n_a), (vb, n_b)) if v > 0)
+    return _scaled(df, np.sqrt(va + vb), mean_a - mean_b, level)
 
 
 def clopper_pearson(k: int, n: int, level: float = LEVEL) -> tuple[float, float]:

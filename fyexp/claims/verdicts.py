@@ -36,6 +36,7 @@ a verdict; stale and dirty rows are counted (:func:`fyexp.spec_freshness.row_sta
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from dataclasses import dataclass, field
@@ -45,7 +46,8 @@ import pandas as pd
 
 from fyexp.claims.model import Claim, Selector
 from fyexp.claims.progress import supplying_cells, unfinished
-from fyexp.claims.stats import PAIR_COLUMNS, Difference, clopper_pearson, difference, share_interval
+from fyexp.claims.stats import (PAIR_COLUMNS, SPREAD_N, SPREAD_SD, Difference, clopper_pearson, difference,
+                                 share_interval)
 from fyexp.fingerprints import TIMING as WALL_CLOCK   # the wall-clock metrics (time, seconds, wall, ..._s, ..._ms)
 
 SUPPORTED = "supported"
@@ -248,7 +250,12 @@ def own_interval(a: pd.DataFrame) -> Difference:
     """The interval of mean(a) itself (a against 0, paired with itself where a has run keys): what a claim against a
     constant prints, computed on a's values so that no round-off of a − than + than shows (``0 [2.1e-25, 2.1e-25]``
     was a's mean 0 with the interval of (a − 1e-9) shifted back)."""
-    return difference(a, a.assign(value=0.0))
+    return difference(a, _constant(a, 0.0))
+
+
+def _constant(frame: pd.DataFrame, value: float) -> pd.DataFrame:
+    """``frame``'s rows (their run keys) with the constant ``value``: no spread of their own."""
+    return frame.drop(columns=[SPREAD_SD, SPREAD_N], errors="ignore").assign(value=value)
 
 
 def _diff_text(claim: Claim, d: Difference, own: Difference | None = None) -> str:
@@ -293,7 +300,7 @@ def _pairwise(claim: Claim, rows: dict, profile: str) -> Verdict:
 
 def _against(claim: Claim, rows: dict) -> pd.DataFrame:
     """Side b, or ``than`` (a constant) in a's rows (so that it pairs with a)."""
-    return rows["b"] if "b" in rows else rows["a"].assign(value=claim.than)
+    return rows["b"] if "b" in rows else _constant(rows["a"], claim.than)
 
 
 def _approx(claim: Claim, rows: dict, profile: str) -> Verdict:
@@ -480,8 +487,9 @@ def _per_run(claim: Claim, rows: dict, profile: str) -> Verdict:
     columns: VR Figure 2(b)'s each alpha), its magnitude aside (one
     run cannot test it); the verdict from the k of n runs that satisfy it, with their exact interval: with
     ``at_least``, the share's interval above it holds, below it is reversed (as ``fraction``); without, the
-    statement is made of every run: all n hold → supported, none → reversed, some → not supported."""
-    import dataclasses
+    statement is made of every run: all n hold → supported, all n reversed → reversed, else not supported (a run
+    whose interval holds 0 neither holds nor reverses the statement; the note counts the reversed among the runs
+    that fail)."""
 
     columns = run_keys(rows)
     if not columns:
@@ -495,17 +503,19 @@ def _per_run(claim: Claim, rows: dict, profile: str) -> Verdict:
     if not runs:
         return Verdict(claim, profile, MISSING, notes=["per run: no run has rows on every side"])
     one = dataclasses.replace(claim, magnitude=None, per_run=False)
-    holds = [JUDGES[claim.direction](one, _slice(rows, columns, run), profile).verdict in HOLDS for run in runs]
-    k, n = sum(holds), len(holds)
+    each = [JUDGES[claim.direction](one, _slice(rows, columns, run), profile).verdict for run in runs]
+    holds = [v in HOLDS for v in each]
+    k, n, turned = sum(holds), len(holds), sum(v == REVERSED for v in each)
     low, high = clopper_pearson(k, n)
     if claim.at_least is not None:
         state = "ok" if low > claim.at_least else "reversed" if high < claim.at_least else "tie"
         verdict = _decide(state, True, False)
     else:
-        verdict = SUPPORTED if k == n else REVERSED if k == 0 else NOT_SUPPORTED
+        verdict = SUPPORTED if k == n else REVERSED if turned == n else NOT_SUPPORTED
     failing = [", ".join(f"{c}={v}" for c, v in zip(columns, run)) for run, ok in zip(runs, holds) if not ok]
-    notes = [f"fails in {len(failing)} run(s): " + "; ".join(failing[:3]) + ("; …" if len(failing) > 3 else "")] \
-        if failing else []
+    which = "" if turned == len(failing) else f" ({turned} reversed, the rest within their interval)"
+    notes = [f"fails in {len(failing)} run(s){which}: " + "; ".join(failing[:3]) +
+             ("; …" if len(failing) > 3 else "")] if failing else []
     text = f"holds in {k} of {n} runs [{low:.0%}, {high:.0%}]"
     return Verdict(claim, profile, verdict, text, f"{n} runs", notes, low, high, k / n)
 
@@ -531,11 +541,34 @@ def _rows_at(claim: Claim, by_metric: dict) -> dict:
         # an experiment none of whose rows is evidence (all of unknown provenance) has no frame: no rows, same columns
         return select(pd.DataFrame(columns=list(ROW_KEY)) if frame is None else frame, selector)
 
-    out: dict = {k: pick(s) for k, s in claim.sides.items()}
-    out["group"] = [pick(s) for s in claim.group]
-    out["others"] = [pick(s) for s in claim.others]
-    out["series"] = [pick(s) for s in claim.series]
+    def side(selector: Selector) -> pd.DataFrame:
+        rows = pick(selector)
+        if claim.spread is None or selector.metric != claim.spread.of:
+            return rows
+        return with_spread(rows, pick(dataclasses.replace(selector, metric=claim.spread.sd)), claim.spread.n,
+                           ("cell", *claim.per))
+
+    out: dict = {k: side(s) for k, s in claim.sides.items()}
+    out["group"] = [side(s) for s in claim.group]
+    out["others"] = [side(s) for s in claim.others]
+    out["series"] = [side(s) for s in claim.series]
     return out
+
+
+def with_spread(rows: pd.DataFrame, sds: pd.DataFrame, count: str, keys: tuple[str, ...]) -> pd.DataFrame:
+    """``rows`` (means) with the columns :data:`~fyexp.claims.stats.SPREAD_SD` (the value of the row of ``sds``
+    with the same ``keys``: its cell and the claim's ``per`` columns) and :data:`~fyexp.claims.stats.SPREAD_N`
+    (the row's column ``count``); a row without exactly one such sd row, or without ``count``, keeps none (NaN:
+    its value a sign only)."""
+    on = [k for k in keys if k in rows and k in sds]
+    if rows.empty or count not in rows or "cell" not in on:
+        return rows.assign(**{SPREAD_SD: np.nan, SPREAD_N: np.nan})
+    key = lambda frame: list(zip(*(frame[k].map(_norm).tolist() for k in on)))  # noqa: E731 (3 and 3.0 alike)
+    found: dict = {}
+    for k, v in zip(key(sds), sds["value"].tolist()):
+        found[k] = v if k not in found else np.nan   # two sd rows for one mean: which is its own is unknown
+    return rows.assign(**{SPREAD_SD: [found.get(k, np.nan) for k in key(rows)],
+                          SPREAD_N: pd.to_numeric(rows[count], errors="coerce").to_numpy(float)})
 
 
 def replicas_at(spec, profile: str) -> int | None:
