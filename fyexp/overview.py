@@ -6,8 +6,8 @@ A profile's cells are :func:`fyexp.experiments.declared.declared_cells`; its est
 epochs, which the cells' settings would need a runner to state; ``unknown`` without).  The recorded times are the
 results folder's, else the committed ``results/``'s, else the measured times of the ``quick`` profiles
 (:data:`fyexp.plan.PROFILE_TIMES`); those of the project's machine are scaled by this machine's speed
-(:mod:`fyexp.speed`), and ``fyexp list`` ends with the factor.  ``fyexp show`` states, as the plan does, the time
-of the cells that no recorded cell of the profile estimates, scaled from another profile's cells
+(:mod:`fyexp.speed`), and ``fyexp list`` ends with the factor.  ``fyexp list`` and ``fyexp show`` state, as the
+plan does, the time of the cells that no recorded cell of the profile estimates, scaled from another profile's cells
 (:func:`fyexp.plan_scaled.scaled_cells`: the same figure as ``fyexp run``'s plan and ``reproduce --dry-run``, and
 called an extrapolation).
 ``fyexp list`` lays each experiment out as a block of lines wrapped between words (:func:`list_blocks`), so that no
@@ -16,6 +16,7 @@ word is ever split, at any width of 60 columns or more.
 
 from __future__ import annotations
 
+import functools
 import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,10 +47,17 @@ class ProfileSummary:
         return self.axes.get("dataset", [])
 
     def line(self) -> str:
-        """``paper (60 cells, 30.7 h)``, its spaces non-breaking: :func:`list_blocks` keeps it on one line."""
-        when = duration(self.estimate_s) if self.estimate_s is not None else "time unknown"
-        if self.estimate_s is not None and self.unestimated:
-            when = f"{when} + {self.unestimated} unknown"
+        """``paper (60 cells, 30.7 h)``, its spaces non-breaking: :func:`list_blocks` keeps it on one line.  The
+        cells no recorded cell of the profile estimates add their scaled time (``+ ~706 h scaled``, alone where no
+        cell has a recorded estimate: ``~158,000 h scaled``) where another profile's cells scale them, else are
+        counted unknown."""
+        known = duration(self.estimate_s) if self.estimate_s is not None else None
+        scaled = f"~{duration(self.scaled_s)} scaled" if self.scaled and self.scaled_s is not None else None
+        rest = self.unestimated - (self.scaled if scaled else 0)
+        parts = [p for p in (known, scaled) if p]
+        when = " + ".join(parts) if parts else "time unknown"
+        if parts and rest > 0:
+            when = f"{when} + {rest} unknown"
         return f"{self.name} ({self.cells} cells, {when})".replace(" ", "\u00a0")
 
 
@@ -57,10 +65,12 @@ def _values(cells, key: str) -> list:
     return list(dict.fromkeys(str(c.params[key]) for c in cells if c.params.get(key) is not None))
 
 
-def summarize(spec, resolved, results_dir: Path, scaled: bool = False) -> ProfileSummary:
-    """The summary of one resolved profile of ``spec``; with ``scaled`` (``fyexp show``), the cells without a
-    recorded time are scaled from another profile's cells as the plan scales them
-    (:func:`fyexp.plan_scaled.scaled_cells`, through the runner's light config module: no runner import)."""
+def summarize(spec, resolved, results_dir: Path, scaled: bool = False, inputs=None) -> ProfileSummary:
+    """The summary of one resolved profile of ``spec``; with ``scaled`` (``fyexp list``, ``fyexp show``), the cells
+    without a recorded time are scaled from another profile's cells as the plan scales them
+    (:func:`fyexp.plan_scaled.scaled_cells`, through the runner's light config module: no runner import).
+    ``inputs``: a callable giving :func:`fyexp.plan.plan_inputs` of ``results_dir`` (``list`` asks once for every
+    experiment: hashing fyexp's files is a fifth of a second)."""
     from fyexp.experiments.declared import declared_cells
 
     cells = declared_cells(resolved.config, resolved.seeds)
@@ -82,7 +92,7 @@ def summarize(spec, resolved, results_dir: Path, scaled: bool = False) -> Profil
         if light is not None:
             scaled_s, scaled_n, scaled_from = _remembered_scaled(
                 spec, resolved, results_dir, found.unestimated,
-                lambda: scaled_cells([cells[i] for i in found.unestimated], resolved, light, results_dir))
+                lambda: scaled_cells([cells[i] for i in found.unestimated], resolved, light, results_dir), inputs)
     return ProfileSummary(resolved.profile, len(cells), tuple(resolved.seeds), found.seconds, len(times), methods,
                           {k: _values(cells, k) for k in keys},
                           {m: {k: _values(cs, k) for k in dict.fromkeys(k for c in cs for k in c.params)}
@@ -90,7 +100,7 @@ def summarize(spec, resolved, results_dir: Path, scaled: bool = False) -> Profil
                           str(folder) if folder is not None else "", scaled_s, scaled_n, scaled_from)
 
 
-def _remembered_scaled(spec, resolved, results_dir: Path, positions, derive):
+def _remembered_scaled(spec, resolved, results_dir: Path, positions, derive, inputs=None):
     """``derive()`` (the scaled figure of the cells at ``positions``: reading every other profile's cell files and
     each cell's scoped config takes seconds), kept in the user cache (kind ``show-scaled``) under what the dry run's
     plan is kept under (:func:`fyexp.plan.plan_inputs`: the package, the specs, the results folders, this
@@ -102,7 +112,7 @@ def _remembered_scaled(spec, resolved, results_dir: Path, positions, derive):
     from fyexp.plan import plan_inputs
     from fyexp.user_cache import remembered
 
-    inputs = plan_inputs(results_dir, None)
+    inputs = inputs() if inputs is not None else plan_inputs(results_dir, None)
     if inputs is None:
         return derive()
     settings = hashlib.sha256(json.dumps(jsonable(resolved.config), sort_keys=True, default=str).encode())
@@ -112,8 +122,9 @@ def _remembered_scaled(spec, resolved, results_dir: Path, positions, derive):
     return seconds, count, tuple(profiles)
 
 
-def profile_summaries(spec, results_dir: Path) -> list[ProfileSummary]:
-    """Every profile of ``spec``, summarized; a profile that does not resolve is left out."""
+def profile_summaries(spec, results_dir: Path, inputs=None) -> list[ProfileSummary]:
+    """Every profile of ``spec``, summarized with the scaled time of its unestimated cells (:func:`summarize`); a
+    profile that does not resolve is left out."""
     from fyexp.errors import FyexpError
     from fyexp.experiments import get_config_class
     from fyexp.specs import resolve
@@ -122,7 +133,8 @@ def profile_summaries(spec, results_dir: Path) -> list[ProfileSummary]:
     out = []
     for name in spec.profile_names():
         try:
-            out.append(summarize(spec, resolve(spec, name, config_class, None, ()), results_dir))
+            out.append(summarize(spec, resolve(spec, name, config_class, None, ()), results_dir, scaled=True,
+                                 inputs=inputs))
         except FyexpError:
             continue
     return out
@@ -199,26 +211,32 @@ def list_json(experiments_dir: Path | None, results_dir: Path) -> str:
     """``fyexp list --json``: per experiment its name, title, tables, figures and profiles with cells and estimate."""
     import json
 
+    from fyexp.plan import plan_inputs
     from fyexp.speed import machine_speed
 
     machine_speed()   # a bad $FYEXP_MACHINE_SPEED is an error here, not a profile left out below
+    inputs = functools.cache(lambda: plan_inputs(results_dir, None))
     body = []
     for s in _specs(experiments_dir):
-        summaries = profile_summaries(s, results_dir)
+        summaries = profile_summaries(s, results_dir, inputs)
         body.append({"name": s.name, "title": s.title, "tables": list(s.tables), "figures": list(s.figures),
                      "profiles": s.profile_names(), "cells": {p.name: p.cells for p in summaries},
                      "estimate_s": {p.name: p.estimate_s for p in summaries},
-                     "unestimated_cells": {p.name: p.unestimated for p in summaries}})
+                     "unestimated_cells": {p.name: p.unestimated for p in summaries},
+                     "scaled_s": {p.name: p.scaled_s for p in summaries if p.scaled},
+                     "scaled_cells": {p.name: p.scaled for p in summaries if p.scaled}})
     return json.dumps(body, indent=1, ensure_ascii=False)
 
 
 def list_text(experiments_dir: Path | None, results_dir: Path, width: int) -> list[str]:
     """``fyexp list`` at a terminal of ``width`` columns: :func:`list_blocks` of every experiment."""
+    from fyexp.plan import plan_inputs
     from fyexp.speed import machine_speed, speed_text
 
     speed = machine_speed()   # before the profiles: a bad $FYEXP_MACHINE_SPEED is an error, not a profile left out
     specs = _specs(experiments_dir)
-    lines = list_blocks(specs, {s.name: profile_summaries(s, results_dir) for s in specs}, width)
+    inputs = functools.cache(lambda: plan_inputs(results_dir, None))   # once, and only if a profile needs it
+    lines = list_blocks(specs, {s.name: profile_summaries(s, results_dir, inputs) for s in specs}, width)
     note = (f"Times: the cells' wall times recorded in {results_dir} where it has them, else those recorded on the "
             f"project's machine {speed_text(speed)}; `fyexp show NAME --profile PROFILE` says which.")
     return lines + [""] + textwrap.wrap(note, width=width, break_long_words=False, break_on_hyphens=False)

@@ -68,6 +68,27 @@ def test_list_json_counts_cells_per_profile():
     assert entry["unestimated_cells"]["paper"] == 0
     vr = next(e for e in listed if e["name"] == "vr-vae")  # Frey Face and MNIST: no paper cell of theirs recorded
     assert vr["cells"]["paper"] == 60 and 0 < vr["unestimated_cells"]["paper"] < 60
+    # those cells scaled from the cpu profile's, as reproduce --dry-run and show scale them
+    assert vr["scaled_cells"]["paper"] == vr["unestimated_cells"]["paper"] and vr["scaled_s"]["paper"] > 100 * 3600
+    assert "paper" not in entry["scaled_cells"]
+
+
+def test_a_profiles_line_adds_the_scaled_time_of_its_unestimated_cells():
+    """``fyexp list``'s short line: the recorded estimate, the scaled one of the cells it leaves out (as ``show``
+    and the plan scale them), and only the cells neither covers counted unknown."""
+    from fyexp.overview import ProfileSummary
+
+    def line(estimate, unestimated, scaled_s=None, scaled=0):
+        return ProfileSummary("paper", 20, (0,), estimate, 4, unestimated=unestimated, scaled_s=scaled_s,
+                              scaled=scaled).line().replace("\u00a0", " ")
+
+    assert line(3600.0, 0) == "paper (20 cells, 60 min)"
+    assert line(3600.0, 6) == "paper (20 cells, 60 min + 6 unknown)"
+    assert line(3600.0, 6, 7200.0 * 1000, 6) == "paper (20 cells, 60 min + ~2,000 h scaled)"
+    assert line(3600.0, 6, 7200.0, 4) == "paper (20 cells, 60 min + ~2.0 h scaled + 2 unknown)"
+    assert line(None, 20, 36000.0, 20) == "paper (20 cells, ~10.0 h scaled)"
+    assert line(None, 20) == "paper (20 cells, time unknown)"
+    assert line(None, 20, None, 0) == line(None, 20, 5.0, 0)   # no scaled cell: no scaled time, whatever the field
 
 
 def test_show_names_the_settings_no_recorded_cell_had():
