@@ -158,6 +158,7 @@ def test_a_spread_without_its_three_names_is_one_line(tmp_path, spread, expected
     assert expected in str(info.value) and "\n" not in str(info.value)
 
 
+@pytest.mark.slow
 def test_the_committed_figure_2b_rows_are_judged_by_their_intervals():
     """The claim's own rows: at K = 100 and alpha = 0.5 the bias (-1e-3) is a tenth of its standard error, so the run
     does not hold, where its sign alone said it did; at alpha = -1 (bias -0.27, se 0.03) it holds."""
