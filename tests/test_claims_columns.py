@@ -48,7 +48,9 @@ def test_a_side_names_its_columns_and_overrides_the_rows(tmp_path):
 @pytest.mark.parametrize("columns, message", [
     ("{value: 1}", "a.columns.value: expected a result column other than experiment, metric"),
     ("{setting: x}", "a.columns.setting: expected a result column other than"),
+    ("{setting: x}", "(name those by their own key), got 'setting'"),   # the line ends with what the file gave
     ("{rho: []}", "a.columns.rho: expected a value or a non-empty list of values"),
+    ("{rho: []}", "a value or a non-empty list of values (numbers or text), got []"),
     ("{rho: true}", "a.columns: expected a mapping of result columns"),     # a bool is no value
     ("{rho: [1, {x: 2}]}", "a.columns.rho: expected a value or a non-empty list of values"),
     ("[rho]", "a.columns: expected a mapping of result columns to a value or a list of values"),
@@ -166,6 +168,16 @@ def test_supplying_cells_counts_each_profiles_declared_cells_of_the_sides_method
     assert supplying_cells(other_table, spec)[0].endswith("declared at no profile")
     assert supplying_cells(Selector("frac-vae", "fid", paper_row="L_1.0"), spec) == []
     assert supplying_cells(four, None) == []
+    every = Selector("frac-vae", "fid", method="L", params=(("latent", 2), ("value", "0.001")))
+    assert supplying_cells(every, spec) == [   # declared at every profile: no "none at"
+        "its cells (frac-vae: method=L, latent=2, value=0.001): 20 at paper, 1 at cpu, 3 at claims, 1 at quick "
+        "declared"]
+    assert supplying_cells(Selector("frac-vae", "fid", params=(("latent", 4),)), spec) == [   # no method: not named
+        "its cells (frac-vae: latent=4): 60 at paper, 3 at cpu, 6 at claims, 1 at quick declared"]
+    import dataclasses
+
+    broken = dataclasses.replace(spec, profiles={"broken": {"set": {"no_such_setting": 1}}, **spec.profiles})
+    assert supplying_cells(four, broken) == supplying_cells(four, spec)   # a profile that does not resolve: skipped
 
 
 def test_a_side_no_profile_has_names_its_cells_or_every_runs_progress(tmp_path):

@@ -60,8 +60,16 @@ def test_one_row_a_side_has_an_interval_only_with_its_spread():
     assert (d.low, d.high) == pytest.approx(expected, abs=1e-12)
     both = difference(_row(1.0, sd=2.0, n=200), _row(0.5, sd=1.0, n=20))
     assert (both.low, both.high) == pytest.approx(summary_welch_interval(1.0, 2.0, 200, 0.5, 1.0, 20), abs=1e-12)
-    for sd, n in ((np.nan, 200), (2.0, 1), (-1.0, 200), (2.0, np.nan)):   # no usable spread: a sign only again
-        assert not difference(_row(1.0, sd=sd, n=n), _row(0.5)).has_interval, (sd, n)
+    for sd, n in ((np.nan, 200), (2.0, 1), (-1.0, 200), (2.0, np.nan), ("n/a", 200), (2.0, "many")):
+        assert not difference(_row(1.0, sd=sd, n=n), _row(0.5)).has_interval, (sd, n)   # a sign only again
+    assert d.n_a == d.n_b == 1 and not d.paired and d.n_text() == "1 vs 1"   # one value a side, unpaired
+    small = difference(_row(1.0, sd=0.3, n=2), _row(0.5))   # the smallest sd and n that still count
+    assert (small.low, small.high) == pytest.approx(summary_welch_interval(1.0, 0.3, 2, 0.5, 0.0, 1), abs=1e-12)
+    assert difference(_row(1.0, sd=0.0, n=50), _row(0.5)).low == pytest.approx(0.5)   # no spread: the point
+    half = pd.DataFrame([{"value": 1.0, "seed": 0, SPREAD_SD: 2.0}])   # an sd without its n: no interval, no error
+    assert not difference(half, _row(0.5)).has_interval
+    nothing = difference(_row(1.0, sd=2.0, n=200).iloc[:0], _row(0.5))   # an empty side: no interval, no error
+    assert not nothing.has_interval and nothing.n_a == 0
 
 
 # ---- the sd rows joined to their means ----------------------------------------------------------------------------
@@ -74,6 +82,8 @@ def test_each_mean_gets_the_sd_of_its_own_cell_and_per_column_values():
     twice = with_spread(means, pd.concat([sds, sds.iloc[:1]]), "repetitions", ("cell", "alpha"))
     assert np.isnan(twice[SPREAD_SD].iloc[2]) and twice[SPREAD_SD].iloc[0] == 0.1   # two sd rows for c2: none
     assert with_spread(means, sds, "draws", ("cell", "alpha"))[SPREAD_SD].isna().all()   # no count column
+    texts = with_spread(means.assign(repetitions=["200", "many", 50]), sds, "repetitions", ("cell", "alpha"))
+    assert texts[SPREAD_N].iloc[0] == 200 and np.isnan(texts[SPREAD_N].iloc[1])   # a count that is no number
     assert with_spread(means.drop(columns="cell"), sds, "repetitions", ("cell", "alpha"))[SPREAD_SD].isna().all()
 
 
@@ -156,6 +166,15 @@ def test_a_spread_without_its_three_names_is_one_line(tmp_path, spread, expected
     with pytest.raises(FyexpError) as info:
         _claim(tmp_path, BELOW + f"    spread: {spread}\n")
     assert expected in str(info.value) and "\n" not in str(info.value)
+
+
+def test_a_spreads_refusal_names_what_was_expected_and_what_the_file_gave(tmp_path):
+    with pytest.raises(FyexpError) as info:
+        _claim(tmp_path, BELOW + "    spread: {of: neg_renyi_mc_mean, sd: neg_renyi_mc_std}\n")
+    assert str(info.value).endswith(
+        "claim 'toy-spread': spread: expected exactly the keys of, sd and n, each a name (of: a metric, sd: the "
+        "metric of its standard deviation, n: the column of its number of draws), got {'of': 'neg_renyi_mc_mean', "
+        "'sd': 'neg_renyi_mc_std'}")
 
 
 @pytest.mark.slow
