@@ -70,6 +70,7 @@ def test_one_row_a_side_has_an_interval_only_with_its_spread():
     assert not difference(half, _row(0.5)).has_interval
     nothing = difference(_row(1.0, sd=2.0, n=200).iloc[:0], _row(0.5))   # an empty side: no interval, no error
     assert not nothing.has_interval and nothing.n_a == 0
+    assert difference(_row(1.0, sd=2.0, n=200), _row(0.5, sd=1.0, n=9).iloc[:0]).n_b == 0   # either side
 
 
 # ---- the sd rows joined to their means ----------------------------------------------------------------------------
