@@ -98,6 +98,9 @@ def test_group_best_needs_a_group_and_others(tmp_path):
         claim_of(tmp_path, "    direction: group_best\n    better: less\n    others: [{method: y}]\n")
     with pytest.raises(FyexpError, match="group: expected at least one selector"):
         claim_of(tmp_path, "    direction: group_best\n    better: less\n    group: []\n    others: [{method: y}]\n")
+    one = claim_of(tmp_path, "    direction: group_best\n    better: less\n    group: [{method: x}]\n"
+                             "    others: [{method: y}]\n")   # one side is a group too: the bar is one, not two
+    assert [s.method for s in one.group] == ["x"]
 
 
 # ---- coverage ------------------------------------------------------------------------------------------------
