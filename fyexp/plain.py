@@ -13,6 +13,13 @@ from pathlib import Path
 from typing import Any
 
 
+def jsonable_fields(obj: Any, without: tuple[str, ...] = ()) -> dict:
+    """``jsonable(obj)`` of the dataclass ``obj`` less its fields ``without``, the same mapping in the same order,
+    without converting those fields first (a spec's grid: its ``include`` list is the bulk of a config, and a cell's
+    settings leave it out)."""
+    return {f.name: jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj) if f.name not in without}
+
+
 def jsonable(obj: Any) -> Any:
     """Dataclasses, tuples and paths as plain JSON values (tuples become lists, keys strings)."""
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):

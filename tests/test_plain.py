@@ -31,3 +31,24 @@ def test_the_settings_hash_reads_this_one_function():
     import fyexp.settings
 
     assert fyexp.settings.jsonable is jsonable
+
+
+def test_jsonable_fields_is_jsonable_less_the_fields_in_the_same_order():
+    """Every profile's Config of every experiment: the cheap conversion (the grid never converted) gives the mapping
+    and key order ``jsonable`` gives once the field is dropped, so a cell's settings hash cannot move."""
+    from fyexp.experiments import get_config_class
+    from fyexp.plain import jsonable, jsonable_fields
+    from fyexp.specs import available_specs, load_spec, resolve
+
+    checked = 0
+    for name in available_specs():
+        spec = load_spec(name)
+        for profile in spec.profile_names():
+            config = resolve(spec, profile, get_config_class(spec.runner)).config
+            whole = jsonable(config)
+            for without in ((), ("grid",), tuple(whole)[:2]):
+                expected = {k: v for k, v in whole.items() if k not in without}
+                got = jsonable_fields(config, without)
+                assert got == expected and list(got) == list(expected), (name, profile, without)
+            checked += 1
+    assert checked >= 20

@@ -141,10 +141,9 @@ def cell_config(config: Config, cell=None) -> dict:
     """The part of the settings a cell's numbers depend on: the config less its grid, whose values the cell carries
     in its params (so adding a value to the grid changes no other cell's settings; the pre-grid Config's listing of
     the grid left the stored records once, by ``scripts/migrate_frac_grid_settings.py``)."""
-    from fyexp.settings import jsonable
+    from fyexp.plain import jsonable_fields
 
-    data = jsonable(config)
-    data.pop("grid")
+    data = jsonable_fields(config, without=("grid",))
     if cell is not None and cell.params.get("dataset") != "FashionMNIST":
         for key in FID_FIELDS:        # only Fashion-MNIST cells measure FID: the others' settings stay as they were
             data.pop(key, None)

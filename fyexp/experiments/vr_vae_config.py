@@ -115,10 +115,9 @@ def cell_config(config: Config, cell) -> dict:
     training block, caps and held-out part, and the evaluation; not the grid (the cell's own values are its
     params) nor the other data sets' blocks; the fold split and Figure 4's settings for Frey Face only.  (The
     JSON the Config of "dataset:L:K" settings gave, less its grid listing: committed cells keep their hash.)"""
-    from fyexp.settings import jsonable
+    from fyexp.plain import jsonable_fields
 
-    dataset, data = cell.params["dataset"], jsonable(config)
-    data.pop("grid")
+    dataset, data = cell.params["dataset"], jsonable_fields(config, without=("grid",))
     for other in set(DATASETS) - {dataset}:
         data.pop(f"train_{other}")
     for key in ("n_train", "n_test", "validation"):
