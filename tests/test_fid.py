@@ -136,3 +136,25 @@ def test_training_the_proxy_leaves_the_global_random_stream_alone(tmp_path):
         F.cached_proxy(tmp_path, images, labels, images, labels, settings)
         draws.append(torch.randn(5))
     assert torch.equal(draws[0], draws[1])
+
+
+def test_the_hub_cache_block_leaves_torch_hub_as_it_found_it(monkeypatch, tmp_path):
+    """Inside, torch.hub looks in a temporary folder holding the weights; after, an unset torch.hub follows
+    ``$TORCH_HOME`` again (not pinned to the folder of that moment) and a folder set before is set again."""
+    import torch
+
+    from fyexp.metrics.fid import FID_WEIGHTS_FILE, _in_hub_cache
+
+    weights = tmp_path / "w.pth"
+    weights.write_bytes(b"x")
+    monkeypatch.setattr(torch.hub, "_hub_dir", None)
+    monkeypatch.setenv("TORCH_HOME", str(tmp_path / "first"))
+    with _in_hub_cache(weights):
+        inside = torch.hub.get_dir()
+        assert (tmp_path / inside / "checkpoints" / FID_WEIGHTS_FILE).read_bytes() == b"x"
+    monkeypatch.setenv("TORCH_HOME", str(tmp_path / "second"))
+    assert torch.hub.get_dir() == str(tmp_path / "second" / "hub")
+    torch.hub.set_dir(str(tmp_path / "mine"))
+    with _in_hub_cache(weights):
+        assert torch.hub.get_dir() != str(tmp_path / "mine")
+    assert torch.hub.get_dir() == str(tmp_path / "mine")

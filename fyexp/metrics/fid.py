@@ -132,8 +132,11 @@ def inception_network(weights: Path | str, dims: int = 2048) -> nn.Module:
 @contextmanager
 def _in_hub_cache(weights: Path) -> Iterator[None]:
     """torch.hub's folder (``torch.hub.set_dir``) pointed, for the block, at a temporary one whose
-    ``checkpoints/`` holds ``weights`` under pytorch-fid's file name (a link, or a copy where links fail)."""
-    previous = torch.hub.get_dir()
+    ``checkpoints/`` holds ``weights`` under pytorch-fid's file name (a link, or a copy where links fail).  On exit
+    torch.hub is left as it was: unset where no folder was set (``set_dir(get_dir())`` would pin the process to
+    the ``$TORCH_HOME`` of that moment, and a later ``$TORCH_HOME`` would be ignored); torch keeps the folder set
+    in ``torch.hub._hub_dir``, which has no public getter."""
+    previous = torch.hub.__dict__.get("_hub_dir")
     with tempfile.TemporaryDirectory(prefix="fyexp-fid-hub-") as tmp:
         target = Path(tmp) / "checkpoints" / FID_WEIGHTS_FILE
         target.parent.mkdir()
@@ -145,7 +148,7 @@ def _in_hub_cache(weights: Path) -> Iterator[None]:
         try:
             yield
         finally:
-            torch.hub.set_dir(previous)
+            torch.hub._hub_dir = previous
 
 
 def network_digest(net: nn.Module) -> str:
