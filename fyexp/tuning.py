@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
+import os
 import time
 import warnings
 from dataclasses import dataclass
@@ -326,11 +327,99 @@ def best_params_path(folder: Path, profile: str) -> Path:
 
 
 def read_best_params(path: Path) -> dict:
-    """The ``params`` of a best-parameters file written by :func:`write_best_params`."""
-    data = yaml.safe_load(Path(path).read_text())
-    if not data or not data.get("params"):
-        raise ValueError(f"{path}: no completed trial yet")
+    """The ``params`` of a best-parameters file written by :func:`write_best_params`
+    (:func:`read_best_params_file`); :class:`FyexpError` when it holds none (no completed trial yet)."""
+    data = read_best_params_file(path)
+    if not data.get("params"):
+        raise FyexpError(f"--best: {path}: no completed trial yet")
     return dict(data["params"])
+
+
+MAX_BEST_PARAMS_BYTES = 1 << 20   # a best-parameters file fyexp writes: under 1 KB
+BEST_PARAMS_EXPECTED = ("expected the best-parameters file `fyexp tune` writes (a YAML mapping whose params map "
+                        "config paths to values)")
+SQLITE_HEADER = b"SQLite format 3\x00"   # the first 16 bytes of every SQLite 3 database
+
+
+def read_best_params_file(path: Path) -> dict:
+    """The mapping of a best-parameters file, read as data from someone else: a regular file (no link, FIFO or
+    device: :func:`fyexp.damaged.read_record_text`) of at most :data:`MAX_BEST_PARAMS_BYTES` of UTF-8, YAML within
+    :func:`fyexp.specs.yaml_bound_problem`'s bounds, a mapping whose ``params`` (if any) maps dotted config paths
+    (text) to plain values (numbers, text, booleans).  Anything else: :class:`FyexpError` naming the file and what
+    was expected (one line, exit 2)."""
+    from fyexp.damaged import read_record_text
+    from fyexp.specs import yaml_bound_problem
+
+    text, problem = read_record_text(Path(path), MAX_BEST_PARAMS_BYTES)
+    if problem is None:
+        problem = yaml_bound_problem(text)
+    if problem is None:
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError:
+            problem = "not valid YAML"
+    if problem is None:
+        problem = _best_params_shape_problem(data)
+    if problem is not None:
+        raise FyexpError(f"--best: {path}: {problem}; {BEST_PARAMS_EXPECTED}")
+    return data or {}
+
+
+def _best_params_shape_problem(data: Any) -> str | None:
+    """What makes the parsed best-parameters file ``data`` no mapping of the shape :func:`write_best_params` writes,
+    or None (an empty file is an empty mapping)."""
+    if data is None:
+        return None
+    if not isinstance(data, dict):
+        return f"a YAML {type(data).__name__}, not a mapping"
+    params = data.get("params")
+    if params is None:
+        return None
+    if not isinstance(params, dict):
+        return f"its params is a {type(params).__name__}, not a mapping"
+    for key, value in params.items():
+        if not isinstance(key, str) or not all(part.isidentifier() for part in key.split(".")):
+            return f"its params key {key!r} is not a config path (e.g. train.optimizer.lr)"
+        if isinstance(value, (dict, list)) or not isinstance(value, (str, int, float, bool)):
+            return f"its params.{key} is a {type(value).__name__}, not a number, text or boolean"
+    return None
+
+
+def study_file_problem(path: Path) -> str | None:
+    """What makes ``path`` no SQLite study file, or None; checked before Optuna opens it (Optuna would create its
+    tables in an empty file, and a FIFO would block): a regular file (not a symbolic link, FIFO or device), not
+    empty, beginning with :data:`SQLITE_HEADER`.  Only its first 16 bytes are read."""
+    import errno
+    import os
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        return ("a symbolic link, not a file fyexp wrote; it is not followed" if exc.errno == errno.ELOOP
+                else f"cannot be read ({exc.strerror})")
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return "not a regular file (a FIFO, a device or a folder)"
+        if st.st_size == 0:
+            return "empty (0 bytes)"
+        return None if os.read(fd, len(SQLITE_HEADER)) == SQLITE_HEADER else "not an SQLite database"
+    finally:
+        os.close(fd)
+
+
+def read_only_storage(path: Path) -> RDBStorage:
+    """An Optuna storage over the SQLite file ``path`` opened read-only (``mode=ro``: a damaged or foreign file is
+    never written to, no table is created); the caller disposes of its engine."""
+    import sqlite3
+    from urllib.parse import quote
+
+    import optuna
+
+    uri = f"file:{quote(str(Path(path).resolve()))}?mode=ro"   # read-only; any character of the path quoted
+    return optuna.storages.RDBStorage("sqlite://", {"creator": lambda: sqlite3.connect(uri, uri=True)},
+                                      skip_compatibility_check=True, skip_table_creation=True)
 
 
 def trials_frame(storage: str, name: str):
@@ -545,24 +634,17 @@ def best_params_of(name: str, profile: str, results_dir: Path) -> tuple[dict, st
 
     folder = Path(results_dir) / name
     own = best_params_path(folder, profile)
-    if own.is_file():
-        try:
-            return read_best_params(own), str(own)
-        except ValueError as exc:
-            raise FyexpError(f"--best: {exc}") from None
+    if os.path.lexists(own):   # a FIFO or a link too: refused by read_best_params_file, never skipped
+        return read_best_params(own), str(own)
     path = folder / BEST_PARAMS
     tuned_last = None
-    if path.is_file():
-        data = yaml.safe_load(path.read_text()) or {}
-        tuned_last = data.get("profile")
+    if os.path.lexists(path):
+        tuned_last = read_best_params_file(path).get("profile")
         if tuned_last == profile:
-            try:
-                return read_best_params(path), str(path)
-            except ValueError as exc:
-                raise FyexpError(f"--best: {exc}") from None
-    database = folder / "study.db"
+            return read_best_params(path), str(path)
+    database = folder / STUDY_DB
     study_name = f"{name}-{profile}"
-    if database.is_file():
+    if os.path.lexists(database):
         found, params = _study_best_params(database, study_name)
         if found and params:
             return dict(params), f"{database} (study {study_name})"
@@ -580,12 +662,29 @@ def _study_best_params(database: Path, study_name: str) -> tuple[bool, dict]:
     runs at, and opening a study costs about a second, most of it importing Optuna and SQLAlchemy."""
     from fyexp.user_cache import code_key, file_signature, remembered
 
-    def read() -> tuple[bool, dict]:
-        import optuna
+    problem = study_file_problem(database)
+    if problem is not None:
+        raise FyexpError(f"--best: {database}: {problem}; expected the SQLite study file `fyexp tune` writes")
 
-        url = f"sqlite:///{database.resolve()}"
-        found = study_name in optuna.get_all_study_names(storage=url)
-        params = study_summary(optuna.load_study(study_name=study_name, storage=url))["params"] if found else {}
+    def read() -> tuple[bool, dict]:
+        import sqlite3
+
+        import optuna
+        from optuna.exceptions import OptunaError
+        from sqlalchemy.exc import SQLAlchemyError
+
+        storage = None
+        try:
+            storage = read_only_storage(database)
+            found = study_name in optuna.get_all_study_names(storage=storage)
+            params = study_summary(optuna.load_study(study_name=study_name, storage=storage))["params"] if found else {}
+        except (OptunaError, SQLAlchemyError, sqlite3.Error, ValueError) as exc:
+            reason = " ".join(str(getattr(exc, "orig", None) or exc).split("[SQL:")[0].split())
+            raise FyexpError(f"--best: {database}: not a readable Optuna study ({reason}); expected the SQLite "
+                             f"study file `fyexp tune` writes") from None
+        finally:
+            if storage is not None:
+                storage.engine.dispose()
         return found, dict(params or {})
 
     return remembered("study-best", f"{database.resolve()}::{study_name}",
@@ -602,6 +701,18 @@ def with_best(resolved: Any, results_dir: Path, aliases: dict[str, str] | None =
         aliases = getattr(type(resolved.config), "PARAM_ALIASES", {})
     params, source = best_params_of(resolved.name, resolved.profile, results_dir)
     params = {aliases.get(k, k): v for k, v in params.items()}
+    _check_param_paths(type(resolved.config), params, source)
     config = config_with(resolved.config, params, source, "params")
     return ResolvedSpec(spec=resolved.spec, profile=resolved.profile, seeds=resolved.seeds, config=config,
                         raw={**resolved.raw, **params}, overrides=resolved.overrides, base=resolved.base)
+
+
+def _check_param_paths(config_cls: type, params: dict, source: str) -> None:
+    """:class:`FyexpError` for a best parameter (read from ``source``) whose path names no parameter of
+    ``config_cls`` (a file from another experiment, or edited): refused before any value is set."""
+    for path in params:
+        try:
+            _hint_at(config_cls, path)
+        except (KeyError, TypeError, AttributeError):
+            raise FyexpError(f"--best: {source}: its params key '{path}' is not a parameter of the experiment's "
+                             f"config; {BEST_PARAMS_EXPECTED}") from None
