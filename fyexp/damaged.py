@@ -136,6 +136,11 @@ def is_path_part(text: str) -> bool:
     return bool(text) and text not in (".", "..") and not any(c in text for c in ("/", "\\", "\x00"))
 
 
+def warned() -> bool:
+    """Whether this process has said any :func:`warn_damaged` line."""
+    return bool(_WARNED)
+
+
 def warn_damaged(path: Path, what: str, problem: str, consequence: str) -> None:
     """One line on stderr naming the damaged file ``path``, what it is and ``problem`` (once per file and problem)."""
     key = (str(path), problem)

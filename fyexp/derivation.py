@@ -35,11 +35,10 @@ def _installed(name: str) -> str:
         return ""
 
 
-def derivation_inputs(results_folders: list[Path], experiments_dir: Path | None) -> tuple | None:
-    """The key of an answer derived from fyexp's code and data, the specs and ``results_folders`` (module
-    docstring); ``None`` where a spec names a runner outside fyexp."""
+def code_digest(experiments_dir: Path | None) -> str | None:
+    """SHA-256 of fyexp's version, every file of the package (code and reference data) and every spec file;
+    ``None`` where a spec names a runner outside fyexp (its code is not among the files hashed)."""
     from fyexp import __version__
-    from fyexp.gitinfo import head_commit
     from fyexp.specs import experiments_dir as default_experiments_dir
 
     package = Path(__file__).resolve().parent
@@ -54,6 +53,22 @@ def derivation_inputs(results_folders: list[Path], experiments_dir: Path | None)
                                       for line in text.splitlines() if line.startswith(b"runner:")):
             return None
         digest.update(path.name.encode() + b"\0" + text)
+    return digest.hexdigest()
+
+
+def environment() -> tuple[str, str, str]:
+    """Python's, torch's and numpy's versions: the cells' environment, part of their freshness."""
+    return sys.version, _installed("torch"), _installed("numpy")
+
+
+def derivation_inputs(results_folders: list[Path], experiments_dir: Path | None) -> tuple | None:
+    """The key of an answer derived from fyexp's code and data, the specs and ``results_folders`` (module
+    docstring); ``None`` where a spec names a runner outside fyexp."""
+    from fyexp.gitinfo import head_commit
+
+    digest = code_digest(experiments_dir)
+    if digest is None:
+        return None
     folders = dict.fromkeys(Path(f).resolve() for f in results_folders)
-    return (digest.hexdigest(), head_commit(package.parent), sys.version, _installed("torch"), _installed("numpy"),
+    return (digest, head_commit(Path(__file__).resolve().parent.parent), *environment(),
             tuple((str(f), tree_signature(f)) for f in folders))

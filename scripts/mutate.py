@@ -28,7 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
 #: the in-process tests of the claims' rules (issue 46's directions, selectors and per-run statements)
 CLAIMS_RULE_TESTS = ("tests/test_claims.py", "tests/test_claims_columns.py", "tests/test_claims_sentence_rules.py",
                      "tests/test_claims_rules.py", "tests/test_claims_mutation_gaps.py",
-                     "tests/test_claims_mutation_edges.py", "tests/test_claims_progress.py")
+                     "tests/test_claims_mutation_edges.py", "tests/test_claims_progress.py",
+                     "tests/test_claims_key_messages.py")
 #: target -> (the file mutated, the in-process tests that reach it)
 TARGETS = {
     "plan": ("fyexp/plan.py", ("tests/test_plan.py", "tests/test_plan_start.py", "tests/test_list_show.py",
@@ -66,6 +67,8 @@ TARGETS = {
     "claims-keys": ("fyexp/claims/keys.py", CLAIMS_RULE_TESTS),
     "claims-model": ("fyexp/claims/model.py", CLAIMS_RULE_TESTS),
     "claims-progress": ("fyexp/claims/progress.py", CLAIMS_RULE_TESTS),
+    # the verdicts kept beside the results: their file form and content key
+    "claims-stored": ("fyexp/claims/stored.py", ("tests/test_claims_stored.py",)),
 }
 SECTION = """[mutmut]
 source_paths=fyexp

@@ -56,6 +56,18 @@ def test_run_shows_a_live_bar_runs_every_cell_and_report_reads_them(tmp_path):
                                    "--experiments-dir", str(EXPERIMENTS))
     assert code == 0 and "Traceback" not in screen, screen
     assert (results / "gmm-clustering" / "tables" / "fyvi-table1-quick.md").is_file()
+    # the report kept the claims' verdicts; `fyexp claims` on an empty user cache prints them as it would judge them
+    assert (results / "claims" / "verdicts.json").is_file() and "claims' verdicts" in strip_ansi(screen)
+    answers = []
+    for cache in ("kept", "judged"):
+        (tmp_path / cache).mkdir()
+        answers.append(run_cli("claims", "--json", "--results-dir", str(results), "--experiments-dir",
+                               str(EXPERIMENTS), env={"FYEXP_CACHE_DIR": str(tmp_path / cache),
+                                                      "PYTHONPROFILEIMPORTTIME": "1"}))
+        (results / "claims" / "verdicts.json").unlink(missing_ok=True)
+    assert [a.returncode for a in answers] == [0, 0] and answers[0].stdout == answers[1].stdout
+    assert " pandas\n" not in answers[0].stderr and " pandas\n" in answers[1].stderr   # read back, then judged
+    assert '"verdict": "supported"' in answers[0].stdout
 
 
 @pytest.mark.slow

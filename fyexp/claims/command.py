@@ -7,7 +7,7 @@ from pathlib import Path
 
 from fyexp.claims.model import load_claims
 from fyexp.claims.readings import load_readings
-from fyexp.claims.render import as_json, table_lines
+from fyexp.claims.render import answer
 from fyexp.claims.verdicts import judge_all, load_frames
 from fyexp.errors import FyexpError
 from fyexp.progress import emit_answer, table_width
@@ -37,10 +37,9 @@ def verdicts_for(results_dir: Path, paper: str | None = None, profile: str | Non
 
 def claims_answer(paper: str | None, profile: str | None, json_out: bool, results_dir: Path,
                   experiments_dir: Path | None, width: int, long: bool = False, all_profiles: bool = False):
-    """What ``fyexp claims`` prints: the verdicts as JSON text (``json_out``), else the table's ``(text, style)``
-    lines at ``width`` (:func:`fyexp.claims.render.table_lines`)."""
+    """What ``fyexp claims`` prints (:func:`fyexp.claims.render.answer`), judged now."""
     claims, verdicts = verdicts_for(results_dir, paper, profile, experiments_dir)
-    return as_json(verdicts) if json_out else table_lines(verdicts, width, long, all_profiles, claims.findings)
+    return answer(verdicts, claims.findings, json_out, width, long, all_profiles)
 
 
 def claims_command(paper: str | None, profile: str | None, json_out: bool, results_dir: Path,

@@ -26,7 +26,7 @@ from typing import Annotated, Any
 
 from fyexp.constraints import NonNegativeFloat, PositiveFloat, Interval, OneOf, settings
 from fyexp.errors import ConfigValueError, FyexpError, require
-from fyexp.reference.rows import papers
+from fyexp.reference.meta import papers
 from fyexp.specs import conforms, describe_type
 
 PAPERS = tuple(papers())   # the ids of paper_meta.yaml's `papers:`, in its order

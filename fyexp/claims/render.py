@@ -18,7 +18,7 @@ from collections import Counter
 from pathlib import Path
 
 from fyexp.claims.model import PAPERS
-from fyexp.claims.verdicts import (DIRECTION_ONLY, MISSING, NOT_RUN, NOT_SUPPORTED, REVERSED, SUPPORTED, UNRESOLVED,
+from fyexp.claims.verdict import (DIRECTION_ONLY, MISSING, NOT_RUN, NOT_SUPPORTED, REVERSED, SUPPORTED, UNRESOLVED,
                                    VERDICTS, Verdict)
 from fyexp.latex import escape as tex_escape
 from fyexp.progress import MIN_TABLE_WIDTH, TABLE_WIDTH, print_lines, table_width
@@ -319,6 +319,13 @@ def print_table(verdicts: list[Verdict], console, long: bool = False, all_profil
     """The table on ``console`` (:func:`table_lines`), wrapped at :func:`fyexp.progress.table_width`."""
     width = table_width(console)
     print_lines(table_lines(verdicts, width, long, all_profiles, findings), console, width)
+
+
+def answer(verdicts: list[Verdict], findings, json_out: bool, width: int, long: bool = False,
+           all_profiles: bool = False):
+    """What ``fyexp claims`` prints: the verdicts as JSON text (``json_out``), else the table's ``(text, style)``
+    lines at ``width`` (:func:`table_lines`), whether judged now or kept (:mod:`fyexp.claims.stored`)."""
+    return as_json(verdicts) if json_out else table_lines(verdicts, width, long, all_profiles, findings)
 
 
 def as_json(verdicts: list[Verdict]) -> str:

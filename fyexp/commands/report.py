@@ -3,7 +3,8 @@
 Tables and figures are :func:`fyexp.report.build_report`'s; this prints one line per file written (on ``out``), a
 warning per damaged study file (on ``err``), and rewrites the findings block of the README beside a results folder
 named ``results`` (:func:`fyexp.report.findings.update_findings`; a folder of another name, such as
-``my-results``, leaves the README alone).
+``my-results``, leaves the README alone).  Last, every claim is judged as ``fyexp claims`` judges it and the
+verdicts are kept beside the results under the key of their contents (:func:`fyexp.claims.stored.keep_verdicts`).
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ def report_command(names: list[str] | None, results: Path, experiments_dir: Path
                    out: Console, err: Console, cache: bool = True, vector: bool = False) -> None:
     """Report the experiments ``names`` (None: all) of the results folder ``results``; ``cache=False`` draws every
     table and figure again (:mod:`fyexp.report.cache`); ``vector`` writes a PDF beside each PNG."""
+    from fyexp.claims.stored import keep_verdicts
     from fyexp.report import build_report
-    from fyexp.report.findings import update_findings
+    from fyexp.report.findings import judged_claims, update_findings
     from fyexp.report.runs import damaged_studies
     from fyexp.results import ResultStore
     from fyexp.specs import available_specs
@@ -39,5 +41,9 @@ def report_command(names: list[str] | None, results: Path, experiments_dir: Path
     say(out, f"index → {results / 'README.md'}")
     folder = results.resolve()
     readme = folder.parent / "README.md"
+    # the claims' verdicts, judged from the report's rows, kept last: their key covers every file written above
+    kept = keep_verdicts(results, experiments_dir, judge=lambda: judged_claims(results, experiments_dir))
+    if kept is not None:
+        say(out, f"claims' verdicts → {kept}")
     if folder.name == "results" and update_findings(readme, results, experiments_dir):
         say(out, f"findings → {readme}")

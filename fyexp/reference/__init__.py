@@ -8,10 +8,8 @@ standard deviation, i.e. ``3std`` spreads divided by three).
 from __future__ import annotations
 
 import functools
+import math
 from importlib import resources
-
-import numpy as np
-import pandas as pd
 
 
 def _to_float(text: object) -> float:
@@ -24,7 +22,7 @@ def _to_float(text: object) -> float:
 def printed_unit(text: object) -> float:
     """The value of one unit in the last printed digit: ``0.606`` → 0.001, ``-832.5`` → 0.1, ``12`` → 1."""
     text = str(text).strip().lower()
-    if not np.isfinite(_to_float(text)):
+    if not math.isfinite(_to_float(text)):
         return float("nan")
     if "e" in text:
         mantissa, exponent = text.split("e", 1)
@@ -36,6 +34,9 @@ def printed_unit(text: object) -> float:
 
 @functools.lru_cache(maxsize=1)
 def load_paper_tables() -> pd.DataFrame:
+    import numpy as np
+    import pandas as pd
+
     with resources.files("fyexp.reference").joinpath("paper_tables.csv").open() as handle:
         frame = pd.read_csv(handle, dtype=str, keep_default_na=False)
     frame["value_num"] = frame["value"].map(_to_float)

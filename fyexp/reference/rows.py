@@ -25,12 +25,11 @@ import functools
 import math
 import re
 from dataclasses import dataclass
-from importlib import resources
 
 import pandas as pd
-from fyexp.plain import safe_yaml
 
 from fyexp.reference import _to_float, load_paper_tables, printed_unit
+from fyexp.reference.meta import Paper, _meta, papers  # noqa: F401  (read here as before)
 
 KEY = ["paper", "table", "setting", "row", "column"]
 
@@ -63,25 +62,6 @@ class TableMeta:
             return float(spread)
         s = spread / 3.0 if self.spread == "3std" else float(spread)
         return s / math.sqrt(self.runs(setting) or 1)
-
-
-@functools.lru_cache(maxsize=1)
-def _meta() -> dict:
-    return safe_yaml(resources.files("fyexp.reference").joinpath("paper_meta.yaml").read_text(encoding="utf-8"))
-
-
-@dataclass(frozen=True)
-class Paper:
-    """One paper of the project (``papers:`` of ``paper_meta.yaml``): its id, printed title, and how specs cite it."""
-
-    id: str
-    title: str
-    cited_as: str
-
-
-def papers() -> dict[str, Paper]:
-    """The five papers, by id, in the order of ``paper_meta.yaml`` (the project's one list of them)."""
-    return {key: Paper(key, entry["title"], entry["cited_as"]) for key, entry in _meta()["papers"].items()}
 
 
 def table_ref(paper: str, table: str) -> str:

@@ -105,6 +105,23 @@ def keep_evidence(results_dir: Path, experiments_dir: Path | None, evidence: Evi
     _KEPT[(Path(results_dir).resolve(), experiments_dir)] = evidence
 
 
+def judged_claims(results_dir: Path, experiments_dir: Path | None = None):
+    """Every claim's verdicts and the findings, as ``fyexp claims`` gives them: from the rows of this command's report
+    of ``results_dir`` where it kept them (:func:`keep_evidence`; left for :func:`update_findings`, so that no claim
+    is judged twice), else judged (:func:`fyexp.claims.command.verdicts_for`).  Raises
+    :class:`~fyexp.errors.FyexpError` where the claims name experiments without a spec here."""
+    evidence = _KEPT.get((Path(results_dir).resolve(), experiments_dir))
+    if evidence is None:
+        from fyexp.claims.command import verdicts_for
+
+        claims, verdicts = verdicts_for(results_dir, None, None, experiments_dir)
+        return verdicts, claims.findings
+    from fyexp.claims.model import load_claims
+
+    claims = load_claims(experiments_dir=experiments_dir)
+    return evidence.verdicts(claims.claims), claims.findings
+
+
 def update_findings(readme: Path, results_dir: Path, experiments_dir: Path | None = None) -> bool:
     """Rewrite ``readme``'s findings block from the rows under ``results_dir``; False where it has no block.  The
     verdicts are those ``fyexp claims`` gives (:func:`fyexp.claims.command.verdicts_for`); after a report of the
