@@ -89,10 +89,11 @@ pytest_add_cli_args=
 """
 
 
-def section(target: str) -> str:
+def section(target: str, tests: tuple[str, ...] = ()) -> str:
     """The ``[mutmut]`` section of ``target``'s run (a ``claims-`` target without the slow tests, which read the
-    committed results: a minute a mutant on a loaded machine)."""
-    source, tests = TARGETS[target]
+    committed results: a minute a mutant on a loaded machine); ``tests``: these instead of the target's own."""
+    source, own = TARGETS[target]
+    tests = tests or own
     text = SECTION.format(source=source, tests="\n".join(f"    {t}" for t in tests))
     return text + "    -m\n    not slow\n" if target.startswith("claims-") else text
 
@@ -103,7 +104,7 @@ def with_section(setup_cfg: str, section: str) -> str:
     return (setup_cfg[:start] if start >= 0 else setup_cfg.rstrip("\n") + "\n") + section
 
 
-def prepare(folder: Path, target: str) -> None:
+def prepare(folder: Path, target: str, tests: tuple[str, ...] = ()) -> None:
     """A detached worktree of HEAD in ``folder`` (made once, then moved to HEAD), with ``target``'s section."""
     if not (folder / ".git").exists():
         subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "--force", str(folder), "HEAD"],
@@ -113,7 +114,7 @@ def prepare(folder: Path, target: str) -> None:
                         subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], check=True,
                                        capture_output=True, text=True).stdout.strip()], check=True)
     cfg = folder / "setup.cfg"
-    cfg.write_text(with_section(cfg.read_text(encoding="utf-8"), section(target)), encoding="utf-8")
+    cfg.write_text(with_section(cfg.read_text(encoding="utf-8"), section(target, tests)), encoding="utf-8")
 
 
 def mutant_patterns(target: str, functions: list[str]) -> list[str]:
@@ -136,6 +137,9 @@ def main(argv: list[str] | None = None) -> int:
                              "survivor's result when only the tests changed, so a new test would not be seen)")
     parser.add_argument("--only", action="append", default=[], metavar="FUNCTION",
                         help="mutate only this function of the file (Class.method for a method); repeat for more")
+    parser.add_argument("--tests", action="append", default=[], metavar="FILE",
+                        help="run these test files instead of the target's own (repeat for more): the mutants one "
+                             "new test file kills, in minutes rather than the hours of the whole selection")
     args = parser.parse_args(argv)
     if importlib.util.find_spec("mutmut") is None:
         print(f"error: mutmut is not installed for {sys.executable} (pip install mutmut==3.8.1)", file=sys.stderr)
@@ -143,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     folder = args.folder or ROOT / f".mutate-{args.target}"
     mutmut = [sys.executable, "-m", "mutmut"]
     if not args.results_only:
-        prepare(folder, args.target)
+        prepare(folder, args.target, tuple(args.tests))
         if not args.keep_cache:
             shutil.rmtree(folder / "mutants", ignore_errors=True)
         subprocess.run([*mutmut, "run", "--max-children", str(args.jobs), *mutant_patterns(args.target, args.only)],

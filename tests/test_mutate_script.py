@@ -51,7 +51,8 @@ def test_only_names_the_mutants_of_a_function_or_a_method():
     assert script.mutant_patterns("freshness", []) == []
 
 
-@pytest.mark.parametrize("target", ["claims-verdicts", "claims-keys", "claims-model", "claims-progress"])
+@pytest.mark.parametrize("target", ["claims-verdicts", "claims-keys", "claims-model", "claims-progress",
+                                    "claims-stored"])
 def test_a_claims_rules_target_mutates_its_one_file_without_the_slow_tests(target):
     """Issue 46's claims targets mutate one file of fyexp/claims each (setup.cfg's section mutates them all) and
     leave out the tests marked slow (they read the committed results); another target keeps every test."""
@@ -62,3 +63,12 @@ def test_a_claims_rules_target_mutates_its_one_file_without_the_slow_tests(targe
     assert section.endswith("    -q\n    -m\n    not slow\n")
     assert all(f"    {test}\n" in section for test in tests) and all((ROOT / p).is_file() for p in (source, *tests))
     assert "not slow" not in script.section("plan")
+
+
+def test_tests_given_replace_the_targets_own():
+    """``--tests``: the section runs the files given and none of the target's own."""
+    script = _script()
+    section = script.section("claims-keys", ("tests/test_claims_key_messages.py",))
+    selection = section.split("pytest_add_cli_args_test_selection=\n", 1)[1].split("pytest_add_cli_args=", 1)[0]
+    assert selection == "    tests/test_claims_key_messages.py\n"
+    assert "tests/test_claims_rules.py" in script.section("claims-keys")
