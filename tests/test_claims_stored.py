@@ -20,7 +20,7 @@ from fyexp.claims.model import Claim, Finding, Selector, Spread
 from fyexp.claims.render import answer
 from fyexp.claims.verdict import REVERSED, SUPPORTED, Verdict
 from fyexp.errors import FyexpError
-from tests.conftest import REPO_RESULTS, run_cli
+from tests.conftest import REPO_RESULTS, ROOT, run_cli
 
 
 def _selector(metric: str) -> Selector:
@@ -85,13 +85,16 @@ def test_a_verdict_of_another_form_is_refused():
 
 @pytest.fixture(scope="module")
 def judged(tmp_path_factory):
-    """The committed gmm-calibration results, copied, with their verdicts kept; and each paper's verdicts as
-    ``fyexp claims`` judges them (:func:`~fyexp.claims.command.verdicts_for`)."""
+    """The committed gmm-calibration and vr-bnn results (the latter at two profiles), copied, with their verdicts
+    kept (twice: a second report rewrites them); and each paper's verdicts as ``fyexp claims`` judges them
+    (:func:`~fyexp.claims.command.verdicts_for`)."""
     folder = tmp_path_factory.mktemp("kept") / "results"
-    shutil.copytree(REPO_RESULTS / "gmm-calibration", folder / "gmm-calibration")
+    for name in ("gmm-calibration", "vr-bnn"):
+        shutil.copytree(REPO_RESULTS / name, folder / name)
     with mock.patch.object(damaged, "_WARNED", set()):   # what earlier tests of this process warned of
-        assert stored.keep_verdicts(folder, None) == stored.store_path(folder)
-    return folder, {paper: verdicts_for(folder, paper, None, None) for paper in (None, "frac")}
+        for _ in range(2):
+            assert stored.keep_verdicts(folder, None) == stored.store_path(folder)
+    return folder, {paper: verdicts_for(folder, paper, None, None) for paper in (None, "frac", "vr")}
 
 
 @pytest.fixture(scope="module")
@@ -99,11 +102,14 @@ def kept_folder(judged):
     return judged[0]
 
 
-@pytest.mark.parametrize("paper", [None, "frac"])
+@pytest.mark.parametrize("paper", [None, "frac", "vr"])
 def test_the_kept_answer_is_the_judged_answer(judged, paper):
     folder, by_paper = judged
     claims, verdicts = by_paper[paper]
     assert any(v.verdict not in ("not run", "data missing") for v in verdicts)   # rows were judged
+    if paper == "vr":   # a claim judged at two profiles: --all-profiles prints more than the headline
+        assert answer(verdicts, claims.findings, False, 80, False, True) != answer(verdicts, claims.findings,
+                                                                                    False, 80, False, False)
     for json_out, width, long, every in [(True, 80, False, False), (False, 80, False, False),
                                          (False, 120, True, True), (False, 57, False, True)]:
         kept = stored.kept_answer(paper, None, json_out, folder, None, width, long, every)
@@ -113,11 +119,11 @@ def test_the_kept_answer_is_the_judged_answer(judged, paper):
 
 def test_an_unknown_paper_is_the_judgings_one_line(kept_folder):
     with pytest.raises(FyexpError, match="unknown paper 'nope'"):
-        stored.kept_answer("nope", None, False, kept_folder, None, 80)
+        stored.kept_answer("nope", None, False, kept_folder, None, 80, False, False)
 
 
 def test_a_profile_asked_for_is_judged(kept_folder):
-    assert stored.kept_answer(None, "paper", False, kept_folder, None, 80) is None
+    assert stored.kept_answer(None, "paper", False, kept_folder, None, 80, False, False) is None
 
 
 def test_the_key_follows_the_bytes_not_the_times(kept_folder, tmp_path, monkeypatch):
@@ -180,3 +186,56 @@ def test_claims_from_the_installed_script_reads_them_without_pandas(judged, tmp_
     imported = {line.rsplit("|", 1)[-1].strip() for line in out.stderr.splitlines() if line.startswith("import time")}
     assert "fyexp.claims.stored" in imported
     assert not {"pandas", "scipy", "fyexp.claims.verdicts"} & imported
+
+
+def test_a_numpy_number_is_written_as_the_number_and_anything_else_refused():
+    assert stored._plain(np.float32(0.5)) == 0.5 and type(stored._plain(np.int64(3))) is int
+    with pytest.raises(TypeError, match="object is not a JSON value"):
+        stored._plain(object())
+
+
+def test_the_specs_are_in_the_key(kept_folder, tmp_path):
+    """Verdicts kept with another experiments folder are not this one's, and are that one's."""
+    specs = tmp_path / "experiments"
+    shutil.copytree(ROOT / "experiments", specs)
+    spec = next(iter(sorted(specs.glob("*.yaml"))))
+    spec.write_text(spec.read_text() + "# one byte more\n")
+    copy = tmp_path / "results"
+    shutil.copytree(kept_folder, copy)
+    with mock.patch.object(damaged, "_WARNED", set()):
+        assert stored.keep_verdicts(copy, specs) == stored.store_path(copy)
+    assert stored.read_store(copy, specs) is not None and stored.read_store(copy, None) is None
+    assert stored.kept_answer(None, None, True, copy, specs, 80, False, False) is not None
+    assert stored.kept_answer(None, None, True, copy, None, 80, False, False) is None
+
+
+def test_a_folder_whose_claims_cannot_be_judged_keeps_none(kept_folder, tmp_path):
+    """Specs without the claims' experiments (a folder of one's own): no verdicts, and the old file goes."""
+    copy = tmp_path / "results"
+    shutil.copytree(kept_folder, copy)
+    assert stored.keep_verdicts(copy, ROOT / "tests" / "specs") is None
+    assert not stored.store_path(copy).exists()
+
+
+def test_links_special_files_and_odd_names_are_named_never_followed(tmp_path):
+    folder = tmp_path / "results"
+    (folder / "x").mkdir(parents=True)
+    (folder / "x" / "a.csv").write_text("1")
+    base = stored.content_key(folder, None)
+    os.symlink("a.csv", folder / "x" / "link")
+    linked = stored.content_key(folder, None)
+    (folder / "x" / "link").unlink()
+    os.symlink("elsewhere", folder / "x" / "link")
+    moved = stored.content_key(folder, None)
+    (folder / "x" / "link").unlink()
+    (folder / "x" / "link").write_text("1")   # a file of the same name and the link target's bytes
+    as_file = stored.content_key(folder, None)
+    (folder / "x" / "link").unlink()
+    os.mkfifo(folder / "x" / "link")          # opened, it would block
+    as_fifo = stored.content_key(folder, None)
+    assert len({base, linked, moved, as_file, as_fifo}) == 5
+    (folder / "x" / "link").unlink()
+    odd = os.path.join(os.fsencode(folder / "x"), b"\xff.csv")   # a name that is no UTF-8
+    with open(odd, "wb") as handle:
+        handle.write(b"1")
+    assert stored.content_key(folder, None) not in {base, linked, moved, as_file, as_fifo}

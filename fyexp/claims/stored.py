@@ -28,7 +28,6 @@ from fyexp.claims.verdict import Verdict
 
 STORE = Path("claims") / "verdicts.json"   # under the results folder
 FORMAT = 1
-MAX_STORE_BYTES = 64 << 20
 
 
 def store_path(results_dir: Path) -> Path:
@@ -54,20 +53,24 @@ def content_key(results_dir: Path, experiments_dir: Path | None) -> str | None:
             if os.path.normpath(path) != skip:
                 found.append(path)
     for path in sorted(found):
-        digest.update(os.path.relpath(path, root).encode("utf-8", "surrogateescape") + b"\0")
-        if os.path.islink(path) or not os.path.isfile(path):   # named, never followed
-            digest.update(b"link\0" + os.readlink(path).encode("utf-8", "surrogateescape")
-                          if os.path.islink(path) else b"other\0")
-            continue
-        with open(path, "rb") as handle:
-            digest.update(hashlib.file_digest(handle, "sha256").digest())
+        digest.update(os.fsencode(os.path.relpath(path, root)) + b"\0")
+        if os.path.islink(path):   # named with its target, never followed
+            digest.update(b"link\0" + os.readlink(os.fsencode(path)))
+        elif not os.path.isfile(path):   # a FIFO, a socket: named, never opened
+            digest.update(b"other\0")
+        else:
+            with open(path, "rb") as handle:
+                digest.update(hashlib.file_digest(handle, hashlib.sha256).digest())
     return digest.hexdigest()
 
 
 # ---- verdicts as plain values --------------------------------------------------------------------------------
 def _plain(value):
-    """numpy scalars (a verdict's estimate may be one) as the Python numbers they equal."""
-    return value.item() if hasattr(value, "item") and not isinstance(value, (list, tuple, dict, str)) else value
+    """A numpy scalar (a verdict's estimate may be one) as the Python number it equals (``json.dumps``'s
+    ``default``: called for what JSON cannot hold)."""
+    if hasattr(value, "item"):
+        return value.item()
+    raise TypeError(f"{type(value).__name__} is not a JSON value")
 
 
 def _selector_from(d: dict) -> Selector:
@@ -109,7 +112,7 @@ def as_plain(verdicts: list[Verdict], findings: list[Finding]) -> dict:
         for f in dataclasses.fields(Verdict):
             value = getattr(v, f.name)
             if f.name == "claim":
-                text = json.dumps(dataclasses.asdict(value), sort_keys=True, default=_plain)
+                text = json.dumps(dataclasses.asdict(value), default=_plain)
                 if text not in claims:
                     claims[text] = len(claim_list)
                     claim_list.append(json.loads(text))
@@ -118,8 +121,6 @@ def as_plain(verdicts: list[Verdict], findings: list[Finding]) -> dict:
                 value = sorted(list(k) for k in value)
             elif f.name == "by_reading":
                 value = {r: index[id(o)] for r, o in value.items()}
-            elif f.name == "departures":
-                value = list(value)
             row[f.name] = value
         rows.append(row)
     return {"format": FORMAT, "claims": claim_list, "findings": [dataclasses.asdict(f) for f in findings],
@@ -132,8 +133,8 @@ def from_plain(data: dict) -> tuple[list[Verdict], list[Finding]]:
     names = {f.name for f in dataclasses.fields(Verdict)}
     built = []
     for row in data["verdicts"]:
-        if set(row) != names:
-            raise ValueError("another verdict form")
+        if set(row) != names:   # another verdict form
+            raise ValueError
         built.append(Verdict(**{**row, "claim": claims[row["claim"]], "by_reading": {},
                                 "stale": frozenset(tuple(k) for k in row["stale"]),
                                 "dirty": frozenset(tuple(k) for k in row["dirty"]),
@@ -156,8 +157,8 @@ def write_store(results_dir: Path, experiments_dir: Path | None, verdicts: list[
         forget_store(results_dir)
         return None
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, json.dumps({"key": key, **as_plain(verdicts, findings)}, ensure_ascii=False,
-                                       default=_plain, separators=(",", ":")) + "\n")
+    atomic_write_text(path, json.dumps({"key": key, **as_plain(verdicts, findings)}, default=_plain,
+                                       separators=(",", ":")) + "\n")
     return path
 
 
@@ -175,7 +176,7 @@ def read_store(results_dir: Path, experiments_dir: Path | None) -> tuple[list[Ve
     path = store_path(results_dir)
     if not os.path.lexists(path):
         return None
-    data, problem = read_json(path, limit=MAX_STORE_BYTES)
+    data, problem = read_json(path)
     if problem is not None or not isinstance(data, dict) or data.get("format") != FORMAT:
         return None
     if data.get("key") != content_key(results_dir, experiments_dir):
@@ -187,7 +188,7 @@ def read_store(results_dir: Path, experiments_dir: Path | None) -> tuple[list[Ve
 
 
 def kept_answer(paper: str | None, profile: str | None, json_out: bool, results_dir: Path,
-                experiments_dir: Path | None, width: int, long: bool = False, all_profiles: bool = False):
+                experiments_dir: Path | None, width: int, long: bool, all_profiles: bool):
     """What ``fyexp claims`` prints (:func:`fyexp.claims.render.answer`) from the kept verdicts, or ``None`` where
     they cannot answer: a ``profile`` asked for (they are the headline profile's), or no current kept file."""
     from fyexp.claims.model import ClaimsFile
@@ -221,8 +222,9 @@ def keep_verdicts(results_dir: Path, experiments_dir: Path | None, judge=None) -
     try:
         (verdicts, findings), said = with_stderr(judge)
     except FyexpError:
-        verdicts, said = None, ""
-    if verdicts is None or said or damaged.warned():
+        forget_store(results_dir)
+        return None
+    if said or damaged.warned():
         forget_store(results_dir)
         return None
     return write_store(results_dir, experiments_dir, verdicts, findings)
