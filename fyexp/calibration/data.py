@@ -9,10 +9,8 @@ the assignments and differs only in the noise.  That is why the interval lengths
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:   # numpy is imported where a data set is drawn: `fyexp list` and `show` read MixtureSetting only
-    import numpy as np
+import numpy as np
 
 
 @dataclass(frozen=True)
@@ -46,8 +44,6 @@ class Replicas:
 
 def simulate(setting: MixtureSetting, n_replicas: int, seed: int) -> Replicas:
     """Draw ``n_replicas`` data sets with the authors' stream: ``choice`` of one ``c``, then ``normal``."""
-    import numpy as np
-
     rng = np.random.RandomState(seed)
     K = setting.K
     assignments = rng.choice(range(K), setting.n, p=[1.0 / K] * K)
