@@ -82,13 +82,14 @@ def json_depth(text: str, stop: int | None = None) -> int:
 _JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
 
 
-def read_json(path: Path, limit: int = MAX_RECORD_BYTES) -> tuple[object, str | None]:
+def read_json(path: Path, limit: int = MAX_RECORD_BYTES, member: str | None = None) -> tuple[object, str | None]:
     """A record file's JSON value and ``None``, or ``None`` and what is wrong with the file (one phrase): the
     checks of :func:`read_record_bytes`, UTF-8, at most :data:`MAX_JSON_DEPTH` nested levels, valid JSON.
+    ``member``: only that member of the file's JSON object (``None`` where the value is no object or has none).
 
     Parsed once per process while the file is unchanged (:func:`fyexp.user_cache.file_signature`, a ``stat`` that
     never opens the file; a :func:`functools.lru_cache`): ``fyexp run``'s judgement of a cell and its
-    plan's time estimate read the same run record.  A copy of the value is returned each time."""
+    plan's time estimate read the same run record.  A copy of the value (of the member) is returned each time."""
     from fyexp.user_cache import file_signature
 
     try:
@@ -96,6 +97,8 @@ def read_json(path: Path, limit: int = MAX_RECORD_BYTES) -> tuple[object, str | 
     except OSError as exc:
         return None, f"cannot be read ({exc.strerror})"
     value, problem = _read_once(os.path.abspath(path), signature, limit)
+    if member is not None:
+        value = value.get(member) if isinstance(value, dict) else None
     return copy.deepcopy(value), problem
 
 
@@ -121,7 +124,8 @@ def _parse_json(path: Path, limit: int) -> tuple[object, str | None]:
     text, problem = read_record_text(path, limit)
     if problem is not None:
         return None, problem
-    if json_depth(text, stop=MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
+    # no text nests deeper than it has "[" and "{" (a run record has under 20): the scan only where it might
+    if text.count("[") + text.count("{") > MAX_JSON_DEPTH and json_depth(text, stop=MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
         return None, f"nested deeper than {MAX_JSON_DEPTH} levels"
     try:
         return json.loads(text), None

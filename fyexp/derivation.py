@@ -3,9 +3,9 @@
 :func:`derivation_inputs` gathers fyexp's version and every file of the package (its code and reference data:
 ``claims.yaml``, ``readings.yaml``, the published tables), the git commit of the source tree (rows are judged
 against it), Python's, torch's and numpy's versions (the cells' environment, part of their freshness), every spec
-file, and every file of the given results folders by path, size and modification time.  Two calls that return the
-same tuple derive the same answer, so it may be read from the user cache (:func:`fyexp.user_cache.remembered`)
-instead of judged again.  ``None`` (do not cache) where a spec's runner is a module outside fyexp: its code is not
+file, and every file of the given results folders by path, size, modification time, inode and change time.  Two
+calls that return the same tuple derive the same answer, so it may be read from the user cache
+(:func:`fyexp.user_cache.remembered`) instead of judged again.  ``None`` (do not cache) where a spec's runner is a module outside fyexp: its code is not
 among the files hashed.
 """
 
@@ -19,12 +19,18 @@ from pathlib import Path
 
 
 def tree_signature(folder: Path) -> tuple:
-    """Every file under ``folder`` with its size and modification time (``()`` for no folder)."""
+    """Every file under ``folder`` with its size, modification time, inode and change time (``()`` for no folder):
+    :func:`fyexp.user_cache.file_signature`'s, so that a file rewritten at the same size within one tick of the
+    clock (an atomic write is a new inode) or given back its old modification time (``touch -d``: a new change
+    time) is a changed file.  Each file's path relative to ``folder`` is its folder's (one ``relpath`` per folder,
+    not per file: ``fyexp list`` keys its summaries on this walk of the ~1,700 files of the results)."""
     found = []
     for root, _, files in os.walk(folder):
+        rel = os.path.relpath(root, folder)
         for f in files:
             st = os.stat(os.path.join(root, f))
-            found.append((os.path.relpath(os.path.join(root, f), folder), st.st_size, st.st_mtime_ns))
+            found.append((f if rel == os.curdir else os.path.join(rel, f), st.st_size, st.st_mtime_ns, st.st_ino,
+                          st.st_ctime_ns))
     return tuple(sorted(found))
 
 

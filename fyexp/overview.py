@@ -124,7 +124,30 @@ def _remembered_scaled(spec, resolved, results_dir: Path, positions, derive, inp
 
 def profile_summaries(spec, results_dir: Path, inputs=None) -> list[ProfileSummary]:
     """Every profile of ``spec``, summarized with the scaled time of its unestimated cells (:func:`summarize`); a
-    profile that does not resolve is left out."""
+    profile that does not resolve is left out.
+
+    Kept in the user cache (kind ``list-summaries``: ``fyexp list`` at a terminal and ``--json`` summarize every
+    profile of every experiment, some 750 reads of cell files) under what ``show``'s scaled figure is kept under
+    (:func:`fyexp.plan.plan_inputs`: fyexp's files, the specs, every file of the results folders, the library
+    versions, this machine's speed factor) and the spec itself as loaded (the ``--experiments-dir`` one too); computed
+    afresh where the plan is never cached."""
+    import hashlib
+
+    from fyexp.user_cache import remembered
+
+    key = inputs() if inputs is not None else None
+    if inputs is None:
+        from fyexp.plan import plan_inputs
+
+        key = plan_inputs(results_dir, None)
+    if key is None:
+        return _profile_summaries(spec, results_dir, inputs)
+    name = repr((spec.name, str(results_dir), str(Path(results_dir).resolve())))
+    spec_key = hashlib.sha256(repr(spec).encode()).hexdigest()
+    return remembered("list-summaries", name, (key, spec_key), lambda: _profile_summaries(spec, results_dir, inputs))
+
+
+def _profile_summaries(spec, results_dir: Path, inputs=None) -> list[ProfileSummary]:
     from fyexp.errors import FyexpError
     from fyexp.experiments import get_config_class
     from fyexp.specs import resolve

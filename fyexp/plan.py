@@ -35,6 +35,8 @@ like an empty grid axis: the ``--set`` override or the spec key that emptied it)
 
 from __future__ import annotations
 
+import functools
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, NamedTuple
@@ -144,19 +146,35 @@ def stated_epochs(cell_file: Path) -> int | None:
 
 def _csv_rows(path: Path) -> list[dict]:
     """The rows of a cell file or ``results.csv`` for an estimate; none where it cannot be read as one (a FIFO, a
-    device or a link is never opened: :func:`fyexp.damaged.read_record_text`)."""
+    device or a link is never opened: :func:`fyexp.damaged.read_record_text`).
+
+    Read once per process while the file is unchanged (its :func:`fyexp.user_cache.file_signature`, a ``stat``;
+    a :func:`functools.lru_cache`, as :func:`fyexp.damaged.read_json`): ``fyexp list`` estimates every profile of
+    an experiment from the same cell files and ``results.csv``.  The rows (dicts) are shared between the calls:
+    read them, never change them."""
+    from fyexp.user_cache import file_signature
+
+    try:
+        signature = file_signature(path)
+    except OSError:
+        return []   # gone, or a link to nothing: nothing to read (read_record_text would say so)
+    return list(_csv_rows_once(os.path.abspath(path), signature))
+
+
+@functools.lru_cache(maxsize=8192)
+def _csv_rows_once(path: str, signature: tuple) -> tuple[dict, ...]:
     import csv
     import io
 
     from fyexp.damaged import MAX_TABLE_BYTES, read_record_text
 
-    text, problem = read_record_text(path, MAX_TABLE_BYTES)
+    text, problem = read_record_text(Path(path), MAX_TABLE_BYTES)
     if problem is not None:
-        return []
+        return ()
     try:
-        return list(csv.DictReader(io.StringIO(text, newline="")))
+        return tuple(csv.DictReader(io.StringIO(text, newline="")))
     except csv.Error:
-        return []
+        return ()
 
 
 def recorded_times(results_dir: Path, experiment: str, profiles: list[str], *,
@@ -259,6 +277,24 @@ def nearest(method: str, params: dict | None, times: list[Recorded]) -> list[Rec
     return [t for t in times if shared(t) == best]
 
 
+def nearest_once(times: list) -> Callable[[str, dict | None], list]:
+    """:func:`nearest` over the same recorded cells ``times``, found once per distinct method and parameters (a
+    profile's seeds repeat every cell's parameters: frac-vae's 528 paper cells are 53 distinct ones).  The lists
+    it returns are shared: read them, never change them."""
+    found: dict = {}
+
+    def find(method: str, params: dict | None) -> list:
+        try:
+            key = (method, repr(sorted((params or {}).items())))
+        except TypeError:   # parameters whose names do not sort: found every time
+            return nearest(method, params, times)
+        if key not in found:
+            found[key] = nearest(method, params, times)
+        return found[key]
+
+    return find
+
+
 class CellsEstimate(NamedTuple):
     """:func:`estimate_cells` of some cells: their estimated seconds (``None`` when none of them has a nearest
     recorded cell), the positions of those without (*unestimated*), how many are estimated from recorded cells that
@@ -278,9 +314,10 @@ def estimate_cells(methods: list[str], times: list[Recorded], epochs: list[int |
     The plan (:func:`run_plan`), ``fyexp list`` and ``show`` (:mod:`fyexp.overview`) read it."""
     times = [Recorded(*t) for t in times]
     total, unestimated, extrapolated, keys = 0.0, [], 0, set()
+    find = nearest_once(times)
     for i, method in enumerate(methods):
         cell_params = (params[i] if params is not None else None) or {}
-        pool = nearest(method, cell_params, times)
+        pool = find(method, cell_params)
         if not pool:
             unestimated.append(i)
             continue

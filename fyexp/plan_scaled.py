@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from fyexp.experiments.base import CellWork
-from fyexp.plan import _csv_rows, committed_results, nearest, recorded_factor
+from fyexp.plan import _csv_rows, committed_results, nearest, nearest_once, recorded_factor
 
 
 @dataclass(frozen=True)
@@ -125,14 +125,15 @@ def scaled_time(train_s: float, rest_s: float, epochs: int, work, target_epochs:
             + rest_s * target_work.eval_units / work.eval_units)
 
 
-def scaled_cell_estimate(method: str, params: dict, epochs: int | None, work, records: list[ScaledRecord]
-                         ) -> tuple[float, str] | None:
+def scaled_cell_estimate(method: str, params: dict, epochs: int | None, work, records: list[ScaledRecord],
+                         find=None) -> tuple[float, str] | None:
     """``(seconds, profile)``: the module's T(c) for a cell of ``method``, ``params``, ``epochs`` and ``work``
     (:class:`~fyexp.experiments.base.CellWork`), the mean over its nearest records of the profile that trained the
-    most; ``None`` without epochs, work or a nearest record."""
+    most; ``None`` without epochs, work or a nearest record.  ``find``: :func:`fyexp.plan.nearest_once` of
+    ``records`` (the same nearest records, found once for a profile's cells)."""
     if not epochs or work is None:
         return None
-    pool = nearest(method, params, records)
+    pool = find(method, params) if find is not None else nearest(method, params, records)
     if not pool:
         return None
     profile = max(pool, key=lambda r: (r.trained, r.profile)).profile
@@ -148,8 +149,9 @@ def scaled_estimate(cells: list[tuple[str, dict, int | None, Any]], records: lis
     epochs, work)`` each) that have one (``None`` when none has), how many have, and the profiles they were scaled
     from (sorted)."""
     total, count, profiles = 0.0, 0, set()
+    find = nearest_once(records)
     for method, params, epochs, work in cells:
-        found = scaled_cell_estimate(method, params, epochs, work, records)
+        found = scaled_cell_estimate(method, params, epochs, work, records, find)
         if found is not None:
             total, count = total + found[0], count + 1
             profiles.add(found[1])

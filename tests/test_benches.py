@@ -20,7 +20,8 @@ SCRIPTS = ROOT / "scripts"
 RATIO_LINES = {
     "bench_cli": [r"fyexp --help\s+[\d.]+ s  ratio\s+[\d.]+x python -c pass",
                   r"fyexp list\s+[\d.]+ s  ratio\s+[\d.]+x", r"fyexp show \S+\s+[\d.]+ s  ratio\s+[\d.]+x"],
-    "bench_readonly": [r"fyexp list\s+[\d.]+\s+[\d.]+\s+[\d.]+", r"fyexp reproduce all --dry-run\s+[\d.]+\s+[\d.]+\s+[\d.]+"],
+    "bench_readonly": [r"fyexp list\s+[\d.]+\s+[\d.]+\s+[\d.]+", r"fyexp reproduce all --dry-run\s+[\d.]+\s+[\d.]+\s+[\d.]+",
+                       r"on a terminal \(pty, 80 columns", r"fyexp list(\s+[\d.]+){8}"],
     "bench_calibration": [r"speed-up ×\s*[\d.]+ \(3 replicas; identical results: True\)"],
     "bench_entmax": [r"entmax_newton .*× softmax\s+[\d.]+.*× entmax_bisect\s+[\d.]+"],
     "bench_figure_png": [r"grids: RGBA [\d.]+ s, palette [\d.]+ s, ratio palette / RGBA time [\d.]+x",

@@ -127,3 +127,52 @@ def test_show_opens_with_a_summary_and_stays_yaml():
     assert first[0].endswith(" from 12 recorded cells; times in fyexp's measured profile times, recorded on the "
                              "project's machine, × 1 for this machine's speed ($FYEXP_MACHINE_SPEED)")  # the measured
     assert "#   sparse: 4 cells (rho 1.0, 2.0)" in first and "#   standard: 2 cells (no grid parameters)" in first
+
+
+def test_list_summaries_are_kept_in_the_user_cache_and_never_served_stale(tmp_path, monkeypatch):
+    """`fyexp list`'s profile summaries (recorded-time lookups over every cell file) are kept in the user cache:
+    served from it while nothing they are derived from changed, derived again after a results file or the spec
+    changed.  A cell file rewritten at its size with its modification time put back is a changed file too (its
+    change time and its bytes differ)."""
+    import os
+    import shutil
+
+    from fyexp import overview
+
+    monkeypatch.setenv("FYEXP_CACHE_DIR", str(tmp_path / "cache"))
+    specs, results = tmp_path / "experiments", tmp_path / "results"
+    specs.mkdir()
+    shutil.copy(EXPERIMENTS / "vr-renyi-gaussians.yaml", specs)
+    shutil.copytree(ROOT / "results" / "vr-renyi-gaussians" / "cells", results / "vr-renyi-gaussians" / "cells")
+    derive = overview._profile_summaries
+    spec = load_spec("vr-renyi-gaussians", specs)
+    first = overview.profile_summaries(spec, results)
+    assert first == derive(spec, results) and first[0].name == "paper" and first[0].estimate_s is not None
+    assert (tmp_path / "cache" / "list-summaries").is_dir()
+
+    def derived_again(*args, **kwargs):
+        raise AssertionError("derived again although nothing changed")
+
+    monkeypatch.setattr(overview, "_profile_summaries", derived_again)
+    assert overview.profile_summaries(spec, results) == first        # nothing changed: served from the cache
+    monkeypatch.setattr(overview, "_profile_summaries", derive)
+
+    # a results file changed: one cell's recorded wall time 0.446 s → 0.947 s, same size, old modification time
+    cell = results / "vr-renyi-gaussians" / "cells" / "paper" / "mc__K=100__seed=0.csv"
+    before = cell.stat()
+    text = cell.read_text()
+    assert ",0.446," in text
+    cell.write_text(text.replace(",0.446,", ",0.947,"))
+    os.utime(cell, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert cell.stat().st_size == before.st_size and cell.stat().st_mtime_ns == before.st_mtime_ns
+    changed = overview.profile_summaries(spec, results)
+    assert changed == derive(spec, results) and changed != first
+    assert abs(changed[0].estimate_s - first[0].estimate_s - 0.501) < 1e-9
+
+    # the spec changed (outside the default experiments folder): paper at seeds 0 and 1, twice the cells
+    path = specs / "vr-renyi-gaussians.yaml"
+    path.write_text(path.read_text().replace("  paper:\n    seeds: [0]\n", "  paper:\n    seeds: [0, 1]\n"))
+    respec = load_spec("vr-renyi-gaussians", specs)
+    assert respec.profiles["paper"]["seeds"] == [0, 1]
+    again = overview.profile_summaries(respec, results)
+    assert again == derive(respec, results) and again[0].cells == 2 * changed[0].cells

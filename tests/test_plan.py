@@ -217,6 +217,48 @@ def test_the_one_estimate_finds_each_cells_nearest_recorded_cells_once(monkeypat
     assert plan.estimate_cells(["c"], times, None, [{"dataset": "e"}]).seconds is None   # none has a record
 
 
+
+def test_cells_of_the_same_method_and_parameters_share_one_search(monkeypatch):
+    """A profile's seeds repeat its cells' parameters: estimate_cells searches once per distinct method and
+    parameters (in any order of the parameters) and sums exactly what one search per cell sums."""
+    import fyexp.plan as plan
+
+    times = [Recorded("a", 10.0, None, {"dataset": "d", "K": 5}), Recorded("a", 14.0, None, {"dataset": "d", "K": 5}),
+             Recorded("b", 30.0, None, {"dataset": "d", "K": 50})]
+    params = [{"dataset": "d", "K": 5}, {"K": 5, "dataset": "d"}, {"dataset": "d", "K": 50}, {"dataset": "d", "K": 5.0},
+              {"dataset": "e"}]
+    methods = ["a", "a", "b", "a", "a"]
+    per_cell = [sum(t.seconds for t in pool) / len(pool) for m, p in zip(methods, params)
+                if (pool := plan.nearest(m, p, times))]
+    asked, real = [], plan.nearest
+    monkeypatch.setattr(plan, "nearest", lambda method, p, *a: asked.append((method, p)) or real(method, p, *a))
+    found = plan.estimate_cells(methods, times, None, params)
+    assert len(asked) == 4     # the second cell is the first's parameters in another order; 5.0 is not 5 for this
+    assert found.seconds == sum(per_cell) and found.unestimated == (4,)
+
+
+def test_a_csv_file_is_read_once_while_unchanged_and_again_once_changed(tmp_path, monkeypatch):
+    """plan._csv_rows keeps a file's rows for the process under its stat signature: a file rewritten at the same
+    size with its modification time put back is read again (its inode or change time differ)."""
+    import os
+
+    import fyexp.damaged as damaged
+    from fyexp.plan import _csv_rows
+
+    path = tmp_path / "cell.csv"
+    path.write_text("profile,wall_time_s\npaper,0.446\n")
+    reads, real = [], damaged.read_record_text
+    monkeypatch.setattr(damaged, "read_record_text", lambda *a: reads.append(a) or real(*a))
+    assert _csv_rows(path) == [{"profile": "paper", "wall_time_s": "0.446"}] == _csv_rows(path)
+    assert len(reads) == 1
+    before = path.stat()
+    path.write_text("profile,wall_time_s\npaper,0.947\n")
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert _csv_rows(path) == [{"profile": "paper", "wall_time_s": "0.947"}] and len(reads) == 2
+    assert _csv_rows(tmp_path / "missing.csv") == []
+    (tmp_path / "link.csv").symlink_to(path)
+    assert _csv_rows(tmp_path / "link.csv") == []      # a link is never followed
+
 def test_extrapolated_keys_pools_by_method_first_and_gathers_the_settings_of_every_cell():
     from fyexp.plan import extrapolated_text
 

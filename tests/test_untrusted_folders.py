@@ -295,6 +295,10 @@ def test_read_json_limits_on_both_sides(tmp_path):
     assert read_json(path)[1] is None
     path.write_text("[" * (MAX_JSON_DEPTH + 1) + "]" * (MAX_JSON_DEPTH + 1))
     assert read_json(path) == (None, f"nested deeper than {MAX_JSON_DEPTH} levels")
+    shallow = '{"a": "%s", "b": [[1]]}' % ("[" * (2 * MAX_JSON_DEPTH))             # many brackets, depth 3: scanned
+    path.write_text(shallow)
+    assert read_json(path) == ({"a": "[" * (2 * MAX_JSON_DEPTH), "b": [[1]]}, None)
+    assert read_json(path, member="b") == ([[1]], None) and read_json(path, member="c") == (None, None)
     path.write_text('{"a": "[[[[[[[[", "b": [1]}')                                   # brackets in a string
     assert json_depth(path.read_text()) == 2 and read_json(path) == ({"a": "[[[[[[[[", "b": [1]}, None)
     path.write_text('"\\\\"')                                                         # an escaped backslash

@@ -219,8 +219,7 @@ def stated_settings(cell_file: Path) -> dict | None:
     from fyexp.damaged import read_json
 
     path = record_path(cell_file)
-    found = read_json(path)[0] if path.is_file() else None
-    found = found.get("settings") if isinstance(found, dict) else None
+    found = read_json(path, member="settings")[0] if path.is_file() else None   # not a copy of the code's hashes
     return found if isinstance(found, dict) else None
 
 
