@@ -474,6 +474,42 @@ def check_search(search: dict, config_cls: type, tunable: tuple[str, ...] | None
         if not (isinstance(space, dict) and ("choices" in space or {"low", "high"} <= set(space))):
             raise ConfigValueError(f"search.{path}", "a mapping with 'choices', or 'low' and 'high' (and optionally "
                                    "'log', 'step')", space)
+        problem = _space_problem(space)
+        if problem is not None:
+            key, expected, got = problem
+            raise ConfigValueError(f"search.{path}.{key}", expected, got)
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _space_problem(space: dict) -> tuple[str, str, Any] | None:
+    """``(key, expected, got)`` for the first entry of one search space that Optuna would refuse only at the first
+    trial (or draw from silently): choices a non-empty list; low and high finite numbers, low <= high; a log scale
+    only over low > 0; a step a finite number > 0.  None when the space is well formed."""
+    if "choices" in space:
+        choices = space["choices"]
+        if not isinstance(choices, list) or not choices:
+            return "choices", "a non-empty list of values", choices
+        return None
+    low, high = space["low"], space["high"]
+    for key, value in (("low", low), ("high", high)):
+        if not _number(value):
+            return key, "a finite number", value
+    if low > high:
+        return "low", f"a number <= high ({high!r})", low
+    if "log" in space and not isinstance(space["log"], bool):
+        return "log", "true or false", space["log"]
+    if space.get("log") and low <= 0:
+        return "low", "a number > 0 (the space has log: true)", low
+    if "step" in space:
+        step = space["step"]
+        if not _number(step) or step <= 0:
+            return "step", "a finite number > 0", step
+        if space.get("log"):
+            return "step", "no step with log: true (Optuna draws a log scale without one)", step
+    return None
 
 
 def suggest(trial: Trial, search: dict, config: Any) -> dict:
