@@ -163,3 +163,114 @@ def test_report_skips_a_damaged_figure_artifact_with_one_warning(tmp_path, exper
     assert warnings[0].startswith(f"warning: skipped damaged figure artifact {path} ({says}"), warnings[0]
     assert warnings[0].endswith("; its figure is not drawn"), warnings[0]
     assert not (folder / "figures" / png).exists() and not marker.exists()
+
+
+# ---------------------------------------------------------------------------------------------- 4, 5. the GPU kit
+KIT = ROOT / "scripts" / "gpu_lease.py"
+CELL = "interpolation__seed=23"
+
+
+def _kit(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(KIT), *args], capture_output=True, text=True, env=cli_env(),
+                          cwd=ROOT, timeout=timeout)
+
+
+def _returned_job(tmp_path: Path) -> Path:
+    """A job's returned folder: one finished gmm-calibration cell in the cells archive, a status file."""
+    import tarfile
+
+    from fyexp.lease.bundle import CELLS_ARCHIVE, STATUS_FILE
+
+    out = tmp_path / "out"
+    out.mkdir()
+    with tarfile.open(out / CELLS_ARCHIVE, "w:gz") as tar:
+        for path in (ROOT / "results" / "gmm-calibration" / "cells" / "paper").glob(f"{CELL}.*"):
+            tar.add(path, arcname=f"gmm-calibration/cells/paper/{path.name}")
+    (out / STATUS_FILE).write_text(json.dumps({"collected": True, "machine": {"gpu": "H200", "torch": "2.x"}}))
+    return out
+
+
+def _unit(**changes) -> dict:
+    unit = {"label": "calibration", "experiment": "gmm-calibration", "profile": "paper", "method": "interpolation",
+            "params": {}, "seeds": [23], "ensemble": False, "data": [], "sets": [], "folder": "paper",
+            "entry_seeds": None}
+    return {**unit, **changes}
+
+
+def _manifest(value) -> bytes:
+    return json.dumps(value).encode()
+
+
+STATUS_CASES = [("machine a text", "its machine is a str, not an object", '"H200"'),
+                ("machine a list", "its machine is a list, not an object", '["H200"]'),
+                ("machine a number", "its machine is a int, not an object", "5")]
+MANIFEST_CASES = [
+    ("garbage", b"\x00garbage", "not JSON"),
+    ("a list", _manifest([1, 2]), "a JSON list, not an object"),
+    ("units not a list", _manifest({"units": {"a": 1}}), "its units is a dict, not a list"),
+    ("a unit a number", _manifest({"units": [3]}), "its units[0] is a int, not an object"),
+    ("a unit without seeds", _manifest({"units": [{k: v for k, v in _unit().items() if k != "seeds"}]}),
+     "its units[0] has no seeds"),
+    ("seeds text", _manifest({"units": [_unit(seeds=["0"])]}), "its units[0].seeds holds a value that is not"),
+    ("an unknown field", _manifest({"units": [_unit(extra=1)]}), "its units[0] has the unknown field 'extra'"),
+    ("an unknown experiment", _manifest({"units": [_unit(experiment="no-such-experiment")]}), "no-such-experiment"),
+    ("a FIFO", None, "not a regular file"),
+]
+
+
+@pytest.mark.parametrize("name, says, machine", STATUS_CASES, ids=[c[0] for c in STATUS_CASES])
+def test_the_kits_merge_refuses_a_status_file_whose_machine_is_no_mapping_before_merging(tmp_path, name, says,
+                                                                                       machine):
+    from fyexp.lease.bundle import STATUS_FILE
+
+    out = _returned_job(tmp_path)
+    (out / STATUS_FILE).write_text('{"collected": true, "machine": ' + machine + "}")
+    home = tmp_path / "home"
+    result = _kit("merge", str(out), "--lease-dir", str(tmp_path / "lease"), "--results-dir", str(home))
+    line = _one_error(result)
+    assert line.startswith(f"error: merge: {out / STATUS_FILE}: {says}") and "nothing merged" in line, line
+    assert not home.exists() or not list(home.rglob("*.csv"))                            # nothing merged
+
+
+@pytest.mark.parametrize("name, content, says", MANIFEST_CASES, ids=[c[0] for c in MANIFEST_CASES])
+def test_the_kits_merge_refuses_a_damaged_manifest_before_merging(tmp_path, name, content, says):
+    out = _returned_job(tmp_path)
+    lease = tmp_path / "lease"
+    lease.mkdir()
+    manifest = lease / "manifest.json"
+    if content is None:
+        os.mkfifo(manifest)
+    else:
+        manifest.write_bytes(content)
+    home = tmp_path / "home"
+    result = _kit("merge", str(out), "--lease-dir", str(lease), "--results-dir", str(home))
+    line = _one_error(result)
+    assert says in line, line
+    assert not home.exists() or not list(home.rglob("*.csv"))                            # nothing merged
+
+
+def test_the_kits_merge_of_a_good_job_still_merges(tmp_path):
+    out = _returned_job(tmp_path)
+    lease = tmp_path / "lease"
+    lease.mkdir()
+    (lease / "manifest.json").write_bytes(_manifest({"units": [_unit()]}))
+    home = tmp_path / "home"
+    result = _kit("merge", str(out), "--lease-dir", str(lease), "--results-dir", str(home))
+    assert result.returncode == 0, result.stderr
+    assert "merge: 1 cells into" in result.stdout and "(run on H200, torch 2.x)" in result.stdout, result.stdout
+    assert (home / "gmm-calibration" / "cells" / "paper" / f"{CELL}.csv").is_file()
+
+
+PACK_CASES = [("--speedup", "0", "a finite number > 0"), ("--speedup", "nan", "a finite number > 0"),
+              ("--speedup", "inf", "a finite number > 0"), ("--max-mib", "-1", "a finite number > 0"),
+              ("--max-mib", "0", "a finite number > 0"), ("--jobs", "0", "an integer >= 1"),
+              ("--jobs-per-allocation", "0", "an integer >= 1"), ("--budget-s", "-5", "a finite number > 0")]
+
+
+@pytest.mark.parametrize("option, value, expected", PACK_CASES, ids=[f"{c[0]} {c[1]}" for c in PACK_CASES])
+def test_the_kits_pack_refuses_an_option_outside_its_domain(tmp_path, option, value, expected):
+    result = _kit("pack", "--dry-run", "--experiment", "gmm-calibration", "--lease-dir", str(tmp_path / "lease"),
+                  "--results-dir", str(tmp_path / "results"), option, value)
+    line = _one_error(result)
+    assert line.startswith(f"error: {option}: expected {expected}, got "), line
+    assert not (tmp_path / "lease").exists()
