@@ -347,12 +347,23 @@ def read_best_params_file(path: Path) -> dict:
     :func:`fyexp.specs.yaml_bound_problem`'s bounds, a mapping whose ``params`` (if any) maps dotted config paths
     (text) to plain values (numbers, text, booleans).  Anything else: :class:`FyexpError` naming the file and what
     was expected (one line, exit 2)."""
+    data, problem = best_params_file_problem(path)
+    if problem is not None:
+        raise FyexpError(f"--best: {path}: {problem}; {BEST_PARAMS_EXPECTED}")
+    return data
+
+
+def best_params_file_problem(path: Path) -> tuple[dict, str | None]:
+    """``(the mapping, None)`` of the best-parameters file ``path`` (the checks of :func:`read_best_params_file`),
+    or ``({}, what is wrong)`` (one phrase): for readers that skip a damaged file with one warning (the report's
+    study figure) rather than stop."""
     from fyexp.damaged import read_record_text
     from fyexp.specs import yaml_bound_problem
 
     text, problem = read_record_text(Path(path), MAX_BEST_PARAMS_BYTES)
     if problem is None:
         problem = yaml_bound_problem(text)
+    data = None
     if problem is None:
         try:
             data = yaml.safe_load(text)
@@ -360,9 +371,7 @@ def read_best_params_file(path: Path) -> dict:
             problem = "not valid YAML"
     if problem is None:
         problem = _best_params_shape_problem(data)
-    if problem is not None:
-        raise FyexpError(f"--best: {path}: {problem}; {BEST_PARAMS_EXPECTED}")
-    return data or {}
+    return ({}, problem) if problem is not None else (data or {}, None)
 
 
 def _best_params_shape_problem(data: Any) -> str | None:

@@ -274,3 +274,59 @@ def test_the_kits_pack_refuses_an_option_outside_its_domain(tmp_path, option, va
     line = _one_error(result)
     assert line.startswith(f"error: {option}: expected {expected}, got "), line
     assert not (tmp_path / "lease").exists()
+
+
+# ---------------------------------------------------------------------------------------------- 6. the study figure
+def _fifo_file(path: Path) -> None:
+    path.unlink()
+    os.mkfifo(path)
+
+
+def _linked_file(path: Path) -> None:
+    inside = path.parents[1] / f"elsewhere{path.suffix}"   # inside the results folder: not refused as leaving it
+    shutil.copy(path, inside)
+    path.unlink()
+    path.symlink_to(inside)
+
+
+STUDY_CASES = [
+    ("best params broken YAML", "best_params.yaml", lambda p: p.write_bytes(b"study: [unclosed\n"),
+     "skipped damaged best-parameters file", "not valid YAML"),
+    ("best params a list", "best_params.yaml", lambda p: p.write_bytes(b"- 1\n- 2\n"),
+     "skipped damaged best-parameters file", "a YAML list, not a mapping"),
+    ("best params not UTF-8", "best_params.yaml", lambda p: p.write_bytes(b"study: \xff\xfe\n"),
+     "skipped damaged best-parameters file", "not UTF-8 text"),
+    ("best params a FIFO", "best_params.yaml", _fifo_file, "skipped damaged best-parameters file",
+     "not a regular file"),
+    ("best params a symlink", "best_params.yaml", _linked_file, "skipped damaged best-parameters file",
+     "a symbolic link, not a file fyexp wrote"),
+    ("study.db 0 bytes", "study.db", lambda p: p.write_bytes(b""), "skipped damaged study file", "empty (0 bytes)"),
+    ("study.db garbage", "study.db", lambda p: p.write_bytes(b"garbage\n" * 100), "skipped damaged study file",
+     "not an SQLite database"),
+    ("study.db a FIFO", "study.db", _fifo_file, "skipped damaged study file", "not a regular file"),
+]
+
+
+@pytest.mark.parametrize("name, file, damage, what, says", STUDY_CASES, ids=[c[0] for c in STUDY_CASES])
+def test_reports_study_figure_reads_a_damaged_study_or_best_params_file_as_one_warning(tmp_path, name, file, damage,
+                                                                                        what, says):
+    home = ROOT / "results" / "fy-nvdm"
+    folder = tmp_path / "results" / "fy-nvdm"
+    (folder / "cells" / "cpu-long").mkdir(parents=True)
+    cell = sorted((home / "cells" / "cpu-long").glob("*.csv"))[0]
+    for path in (cell, cell.with_suffix(".record.json")):
+        shutil.copy(path, folder / "cells" / "cpu-long" / path.name)
+    for kept in ("best_params.yaml", "study.db"):
+        shutil.copy(home / kept, folder / kept)
+    path = folder / file
+    damage(path)
+    before = path.read_bytes() if path.is_file() and not path.is_symlink() else None
+    result = run_cli("report", "fy-nvdm", "--results-dir", str(tmp_path / "results"), timeout=120)
+    assert result.returncode == 0, result.stderr
+    _no_traceback(result)
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 1 and warnings[0].startswith(f"warning: {what} {path} ({says}"), result.stderr
+    if before is not None:
+        assert path.read_bytes() == before                     # never written: a 0-byte study.db stays 0 bytes
+    if file == "study.db":
+        assert not list((folder / "figures").glob("study_*.png"))
