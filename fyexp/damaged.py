@@ -157,6 +157,7 @@ def is_leftover(path: Path, now: float | None = None) -> bool:
     return (time.time() if now is None else now) - modified > LEFTOVER_AGE_S
 
 
+PANEL_LEFT_OUT = "its panel is left out of the figure"   # a figure of several cells' artifacts drawn without it
 MAX_ARTIFACT_BYTES = 1 << 30   # a figure artifact (.npz) fyexp writes: the largest committed is under 1 MB
 
 

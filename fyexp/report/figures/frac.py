@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from fyexp.damaged import read_npz
+from fyexp.damaged import PANEL_LEFT_OUT, read_npz
 from fyexp.report.figures import FigureContext, figure
 from fyexp.report.figures.labels import math_notation, profile_tag
 
@@ -71,7 +71,7 @@ def _artifacts(frame: pd.DataFrame, profile: str, artifacts_root: Path) -> list[
         params = json.loads(first["params"])
         names = cell_rows["paper_row"].dropna().astype(str) if "paper_row" in cell_rows else pd.Series(dtype=str)
         names = [n for n in names if n and "reference" not in n]
-        arrays = read_npz(path)
+        arrays = read_npz(path, consequence=PANEL_LEFT_OUT)
         if arrays is not None:   # a damaged artifact: one warning naming it, its panels left out
             found.append((first["method"], params, arrays, _title(first["method"], params, names[0] if names else "")))
     found.sort(key=lambda t: (t[1]["dataset"], t[1].get("latent", 2), ORDER.get(t[0], 9), t[1].get("parameterization"),

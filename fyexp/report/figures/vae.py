@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fyexp.damaged import read_npz
+from fyexp.damaged import PANEL_LEFT_OUT, read_npz
 from fyexp.report.figures import FigureContext, figure
 
 SIDE = 28
@@ -64,7 +64,8 @@ def prior_samples(ctx: FigureContext) -> list[Path]:
 
     paths = []
     for (profile, dataset), models in _models(ctx).items():
-        samples = {key: read_npz(models[key][0], ("samples",)) for key in models if key[2] == "fy"}
+        samples = {key: read_npz(models[key][0], ("samples",), consequence=PANEL_LEFT_OUT)
+                   for key in models if key[2] == "fy"}
         fy = [key for key, arrays in samples.items() if arrays is not None]   # a damaged artifact: one warning
         if not fy:
             continue
@@ -89,7 +90,8 @@ def reconstructions(ctx: FigureContext) -> list[Path]:
 
     paths = []
     for (profile, dataset), models in _models(ctx).items():
-        arrays = {key: read_npz(path, ("originals", "reconstructions")) for key, (path, _) in models.items()}
+        arrays = {key: read_npz(path, ("originals", "reconstructions"), consequence=PANEL_LEFT_OUT)
+                  for key, (path, _) in models.items()}
         arrays = {key: saved for key, saved in arrays.items() if saved is not None}   # a damaged one: one warning
         if not arrays:
             continue

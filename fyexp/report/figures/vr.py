@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from fyexp.damaged import read_npz
+from fyexp.damaged import PANEL_LEFT_OUT, read_npz
 from fyexp.report.figures import FigureContext, figure
 from fyexp.report.figures.labels import count
 
@@ -55,7 +55,8 @@ def figure3(ctx: FigureContext) -> list[Path]:
     paths = []
     for profile in sorted(ctx.frame["profile"].dropna().unique()):
         files = sorted((ctx.artifacts / str(profile)).glob("samples-vr_max*.npz"))
-        arrays = [saved for path in files if (saved := read_npz(path, ("shape", "images", "setting"))) is not None]
+        arrays = [read_npz(path, ("shape", "images", "setting"), consequence=PANEL_LEFT_OUT) for path in files]
+        arrays = [saved for saved in arrays if saved is not None]
         if not arrays:   # a damaged artifact: one warning naming it, its panel left out
             continue
         columns = min(len(arrays), FIGURE3_COLUMNS)  # 7 panels: a 4 × 2 grid, not one 2520 × 408 row
