@@ -164,3 +164,51 @@ def is_leftover(path: Path, now: float | None = None) -> bool:
     except OSError:  # renamed or removed meanwhile: a write in flight finished
         return False
     return (time.time() if now is None else now) - modified > LEFTOVER_AGE_S
+
+
+PANEL_LEFT_OUT = "its panel is left out of the figure"   # a figure of several cells' artifacts drawn without it
+MAX_ARTIFACT_BYTES = 1 << 30   # a figure artifact (.npz) fyexp writes: the largest committed is under 1 MB
+
+
+def read_npz(path: Path, keys: tuple[str, ...] = (), what: str = "figure artifact",
+             consequence: str = "its figure is not drawn") -> dict | None:
+    """The arrays of the ``.npz`` artifact ``path`` (a cell's figure data), read as data from someone else, or None
+    with one warning naming the file (:func:`warn_damaged`): a regular file inside the folder it is read from (no
+    link, FIFO or device: the checks of :func:`read_record_bytes`, at most :data:`MAX_ARTIFACT_BYTES`), a zip
+    archive of arrays loaded with ``allow_pickle=False`` (an object array is refused, never unpickled), holding
+    every one of ``keys``.  Absent (and no dangling link): None without a warning."""
+    import io
+    import zipfile
+    import zlib
+
+    import numpy as np
+
+    if not os.path.lexists(path):
+        return None
+    data, problem = read_record_bytes(Path(path), MAX_ARTIFACT_BYTES)
+    arrays: dict = {}
+    if problem is None and not data.startswith(b"PK"):
+        problem = "not a .npz archive (no zip header)"
+    if problem is None:
+        try:
+            with zipfile.ZipFile(io.BytesIO(data)) as archive:   # what it unpacks to, declared before it is unpacked
+                unpacked = sum(info.file_size for info in archive.infolist())
+            if unpacked > MAX_ARTIFACT_BYTES:
+                problem = f"unpacks to {unpacked:,} bytes, more than the {MAX_ARTIFACT_BYTES:,} an artifact may have"
+        except (zipfile.BadZipFile, ValueError, OSError, EOFError) as exc:
+            problem = f"not a readable .npz archive ({type(exc).__name__})"
+    if problem is None:
+        try:
+            with np.load(io.BytesIO(data), allow_pickle=False) as saved:
+                arrays = {key: saved[key] for key in saved.files}
+        except (zipfile.BadZipFile, ValueError, OSError, EOFError, KeyError, zlib.error) as exc:
+            problem = ("holds an object array, which is never unpickled" if "allow_pickle" in str(exc) else
+                       f"not a readable .npz archive of arrays ({type(exc).__name__})")
+    if problem is None:
+        missing = [key for key in keys if key not in arrays]
+        if missing:
+            problem = f"no array {', '.join(map(repr, missing))}"
+    if problem is not None:
+        warn_damaged(path, f"skipped damaged {what}", problem, consequence)
+        return None
+    return arrays

@@ -66,6 +66,15 @@ OPTION_DOMAINS: dict[str, Interval] = {
     "--slurm-mem-gb": Interval(float, 0, None, closed="neither"),
     "--slurm-time": Interval(int, 1, None),
     "--seeds": Interval(int, 0, MAX_SEED),
+    # the GPU kit's (scripts/gpu_lease.py pack / run / merge)
+    "--speedup": Interval(float, 0, None, closed="neither"),
+    "--ensemble-cost": Interval(float, 0, None),
+    "--concurrency-gain": Interval(float, 0, None, closed="neither"),
+    "--jobs-per-allocation": Interval(int, 1, None),
+    "--budget-s": Interval(float, 0, None, closed="neither"),
+    "--max-mib": Interval(float, 0, None, closed="neither"),
+    "--reserve-mib": Interval(float, 0, None),
+    "--min-start-s": Interval(float, 0, None),
 }
 
 

@@ -39,3 +39,18 @@ def safe_yaml(text: str) -> Any:
     import yaml
 
     return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
+def read_yaml_file(path: Path, what: str) -> Any:
+    """The plain data of the YAML file ``path`` (:func:`safe_yaml`; an empty file is ``{}``), or one-line
+    :class:`fyexp.errors.FyexpError` naming it: ``<path>: no such <what>`` or ``<path>: not valid YAML (...)``."""
+    import yaml
+
+    from fyexp.errors import FyexpError
+
+    try:
+        return safe_yaml(Path(path).read_text(encoding="utf-8")) or {}
+    except FileNotFoundError:
+        raise FyexpError(f"{path}: no such {what}") from None
+    except yaml.YAMLError as exc:
+        raise FyexpError(f"{path}: not valid YAML ({' '.join(str(exc).split())})") from None

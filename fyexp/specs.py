@@ -435,7 +435,13 @@ def build_config(config_cls: type, values: dict, path: Path, where: str, generic
             raise SpecError(path, at(name), problem, value)
         kwargs[name] = _coerce(value, hints[name])
     try:
-        return config_cls(**kwargs)
+        config = config_cls(**kwargs)
+        search = kwargs.get("search")
+        if search and isinstance(search, dict):   # a tuning study's space, for every tuned experiment (`fyexp tune`,
+            from fyexp.tuning import check_search  # its plan, `run --best`): refused here, never at the first trial
+
+            check_search(search, config_cls)
+        return config
     except ConfigValueError as exc:
         raise SpecError(path, at(exc.key), exc.expected, exc.got) from None
 

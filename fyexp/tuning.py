@@ -347,12 +347,23 @@ def read_best_params_file(path: Path) -> dict:
     :func:`fyexp.specs.yaml_bound_problem`'s bounds, a mapping whose ``params`` (if any) maps dotted config paths
     (text) to plain values (numbers, text, booleans).  Anything else: :class:`FyexpError` naming the file and what
     was expected (one line, exit 2)."""
+    data, problem = best_params_file_problem(path)
+    if problem is not None:
+        raise FyexpError(f"--best: {path}: {problem}; {BEST_PARAMS_EXPECTED}")
+    return data
+
+
+def best_params_file_problem(path: Path) -> tuple[dict, str | None]:
+    """``(the mapping, None)`` of the best-parameters file ``path`` (the checks of :func:`read_best_params_file`),
+    or ``({}, what is wrong)`` (one phrase): for readers that skip a damaged file with one warning (the report's
+    study figure) rather than stop."""
     from fyexp.damaged import read_record_text
     from fyexp.specs import yaml_bound_problem
 
     text, problem = read_record_text(Path(path), MAX_BEST_PARAMS_BYTES)
     if problem is None:
         problem = yaml_bound_problem(text)
+    data = None
     if problem is None:
         try:
             data = yaml.safe_load(text)
@@ -360,9 +371,7 @@ def read_best_params_file(path: Path) -> dict:
             problem = "not valid YAML"
     if problem is None:
         problem = _best_params_shape_problem(data)
-    if problem is not None:
-        raise FyexpError(f"--best: {path}: {problem}; {BEST_PARAMS_EXPECTED}")
-    return data or {}
+    return ({}, problem) if problem is not None else (data or {}, None)
 
 
 def _best_params_shape_problem(data: Any) -> str | None:
@@ -474,6 +483,42 @@ def check_search(search: dict, config_cls: type, tunable: tuple[str, ...] | None
         if not (isinstance(space, dict) and ("choices" in space or {"low", "high"} <= set(space))):
             raise ConfigValueError(f"search.{path}", "a mapping with 'choices', or 'low' and 'high' (and optionally "
                                    "'log', 'step')", space)
+        problem = _space_problem(space)
+        if problem is not None:
+            key, expected, got = problem
+            raise ConfigValueError(f"search.{path}.{key}", expected, got)
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _space_problem(space: dict) -> tuple[str, str, Any] | None:
+    """``(key, expected, got)`` for the first entry of one search space that Optuna would refuse only at the first
+    trial (or draw from silently): choices a non-empty list; low and high finite numbers, low <= high; a log scale
+    only over low > 0; a step a finite number > 0.  None when the space is well formed."""
+    if "choices" in space:
+        choices = space["choices"]
+        if not isinstance(choices, list) or not choices:
+            return "choices", "a non-empty list of values", choices
+        return None
+    low, high = space["low"], space["high"]
+    for key, value in (("low", low), ("high", high)):
+        if not _number(value):
+            return key, "a finite number", value
+    if low > high:
+        return "low", f"a number <= high ({high!r})", low
+    if "log" in space and not isinstance(space["log"], bool):
+        return "log", "true or false", space["log"]
+    if space.get("log") and low <= 0:
+        return "low", "a number > 0 (the space has log: true)", low
+    if "step" in space:
+        step = space["step"]
+        if not _number(step) or step <= 0:
+            return "step", "a finite number > 0", step
+        if space.get("log"):
+            return "step", "no step with log: true (Optuna draws a log scale without one)", step
+    return None
 
 
 def suggest(trial: Trial, search: dict, config: Any) -> dict:

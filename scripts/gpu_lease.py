@@ -382,10 +382,16 @@ def cmd_collect(args) -> int:
 
 def cmd_merge(args) -> int:
     from fyexp.lease.bundle import merge
-    from fyexp.lease.device import pending_units
-    from fyexp.lease.queue import Unit
+    from fyexp.lease.device import pending_units, read_manifest
+    from fyexp.lease.queue import Unit, resolve_entry
 
     lease = args.lease_dir
+    manifest = args.lease_dir / "manifest.json"
+    units = None
+    if os.path.lexists(manifest):   # checked before anything is merged: a damaged one is one line, nothing merged
+        units = [Unit.from_json(u) for u in read_manifest(manifest)["units"]]
+        for entry in {(u.experiment, u.profile, tuple(u.entry_seeds or ()), tuple(u.sets)): u for u in units}.values():
+            resolve_entry(entry.entry())   # an experiment or profile that does not resolve: one line, before merging
     tree = travelling_bytes()
     carried = folder_bytes(lease) - folder_bytes(lease / "state")
     room = None if tree is None else int(args.max_mib * MiB - tree - carried - MiB)
@@ -399,9 +405,7 @@ def cmd_merge(args) -> int:
              f"{args.lease_dir}/state for the next job")
           + (f"; checkpoints of {summary.state_dropped} unit(s) dropped: with the tree and data they would "
              f"exceed {args.max_mib:g} MiB (those units restart)" if summary.state_dropped else ""))
-    manifest = args.lease_dir / "manifest.json"
-    if manifest.is_file():
-        units = [Unit.from_json(u) for u in json.loads(manifest.read_text())["units"]]
+    if units is not None:
         left = pending_units(units, args.results_dir)
         print(f"merge: {len(left)} of the pack's {len(units)} units still have missing cells "
               f"({sum(len(u.seeds) for u in left)} cells); run the device command again, or pack anew")
@@ -470,6 +474,9 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+# the numeric options, checked against their domains (fyexp.domains.OPTION_DOMAINS) before any command starts
+NUMBER_OPTIONS = ("--speedup", "--ensemble-cost", "--jobs", "--concurrency-gain", "--jobs-per-allocation",
+                  "--budget-s", "--max-mib", "--reserve-mib", "--min-start-s")
 COMMANDS = {"pack": cmd_pack, "run": cmd_run, "worker": cmd_worker, "collect": cmd_collect, "merge": cmd_merge}
 
 
@@ -480,6 +487,10 @@ def main(argv: list[str] | None = None, clock=time.time) -> int:
     if getattr(args, "vendor", "absent") is None:
         args.vendor = ["entmax"]
     try:
+        from fyexp.domains import check_options
+
+        check_options({option: getattr(args, option[2:].replace("-", "_")) for option in NUMBER_OPTIONS
+                       if hasattr(args, option[2:].replace("-", "_"))})   # --jobs 0, --speedup nan: one line
         if args.command == "run":
             return cmd_run(args, clock=clock)
         return COMMANDS[args.command](args)

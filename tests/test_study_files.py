@@ -55,8 +55,8 @@ def test_a_damaged_or_foreign_file_is_named_and_left_untouched(tmp_path):
         conn.execute("CREATE TABLE x (a)")
     before = {p.name: _sha(p) for p in tmp_path.iterdir()}
     damaged = dict((p.name, why) for p, why in damaged_studies(tmp_path))
-    assert damaged == {"empty.db": "not a readable Optuna study (no such table: version_info)",
-                       "garbage.db": "not a readable Optuna study (file is not a database)",
+    assert damaged == {"empty.db": "empty (0 bytes)",               # told before SQLite opens it (as run --best)
+                       "garbage.db": "not an SQLite database",
                        "other.db": "not a readable Optuna study (no such table: version_info)"}
     assert studies(tmp_path) == []
     assert {p.name: _sha(p) for p in tmp_path.iterdir()} == before   # no table created, nothing written

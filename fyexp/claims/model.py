@@ -35,11 +35,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
 
 from fyexp.claims.keys import PAPERS, ClaimKeys, FindingKeys, SelectorKeys, error, read
 from fyexp.errors import FyexpError
-from fyexp.plain import safe_yaml
+from fyexp.plain import read_yaml_file
 
 CLAIMS_FILE = Path(__file__).resolve().parent.parent / "reference" / "claims.yaml"
 
@@ -264,12 +263,7 @@ def check_selector(selector: Selector, owner: str, path: Path, experiments_dir: 
 def load_claims(path: Path | None = None, experiments_dir: Path | None = None, check: bool = True) -> ClaimsFile:
     """Read and check the claims file; every problem is one line naming the claim (exit 2)."""
     path = Path(path or CLAIMS_FILE)
-    try:
-        data = safe_yaml(path.read_text(encoding="utf-8")) or {}
-    except FileNotFoundError:
-        raise FyexpError(f"{path}: no such claims file") from None
-    except yaml.YAMLError as exc:
-        raise FyexpError(f"{path}: not valid YAML ({' '.join(str(exc).split())})") from None
+    data = read_yaml_file(path, "claims file")
     if not isinstance(data, dict) or not isinstance(data.get("claims"), list):
         raise error(path, "top level", "a mapping with a list 'claims' (and optionally 'findings')")
     claims = [_claim(path, c if isinstance(c, dict) else {}, f"claims[{i}]") for i, c in enumerate(data["claims"])]

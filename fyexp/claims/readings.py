@@ -20,11 +20,10 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
 
 from fyexp.claims.model import Claim, Selector
 from fyexp.errors import FyexpError
-from fyexp.plain import safe_yaml
+from fyexp.plain import read_yaml_file
 
 READINGS_FILE = Path(__file__).resolve().parent.parent / "reference" / "readings.yaml"
 TEXT, AUTHORS = "text", "authors"
@@ -125,12 +124,7 @@ def _departure(path: Path, i: int, body: object, readings: tuple[str, ...], find
 
 @functools.lru_cache(maxsize=None)
 def _load_cached(path: Path, findings: frozenset | None) -> Readings:
-    try:
-        data = safe_yaml(path.read_text(encoding="utf-8")) or {}
-    except FileNotFoundError:
-        raise FyexpError(f"{path}: no such readings file") from None
-    except yaml.YAMLError as exc:
-        raise FyexpError(f"{path}: not valid YAML ({' '.join(str(exc).split())})") from None
+    data = read_yaml_file(path, "readings file")
     names = data.get("readings") if isinstance(data, dict) else None
     if not isinstance(names, dict) or tuple(names) != READINGS:
         raise _error(path, "readings", f"a mapping of the readings {', '.join(READINGS)} (in that order) to what "

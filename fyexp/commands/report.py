@@ -27,6 +27,8 @@ def report_command(names: list[str] | None, results: Path, experiments_dir: Path
     from fyexp.results import ResultStore
     from fyexp.specs import available_specs
 
+    for name in names or available_specs(experiments_dir):   # read and written only inside the results folder
+        ResultStore(results, name).refuse_links_leaving()
     for name in names or available_specs(experiments_dir):  # damaged cell files and records: ResultStore.load warns
         for path, problem in damaged_studies(ResultStore(results, name).folder):
             say(err, f"warning: skipped damaged study file {path} ({problem}); move it away and rerun `fyexp tune`")

@@ -140,6 +140,10 @@ def _read_status(path: Path) -> dict | None:
     if problem is not None:
         warn_damaged(path, "damaged status file", problem, "the merged cells are kept; its checkpoints are not")
         return None
+    machine = status.get("machine")
+    if machine is not None and not isinstance(machine, dict):   # what merge prints: one line, nothing merged
+        raise FyexpError(f"merge: {path}: its machine is a {type(machine).__name__}, not an object; expected the "
+                         f"status file `gpu_lease.py run` writes; nothing merged")
     return status
 
 
@@ -151,6 +155,9 @@ def merge(source: Path, results_dir: Path, lease_dir: Path | None = None, *, ski
     from fyexp.results import ResultStore, read_cell_file
 
     archive, summary = _archive(source), MergeSummary()
+    folder = Path(source) if Path(source).is_dir() else Path(source).parent
+    status_path = folder / STATUS_FILE
+    summary.status = _read_status(status_path)   # checked before anything is merged
     with tempfile.TemporaryDirectory(prefix="fyexp-lease-merge-") as tmp:
         staged = Path(tmp)
         try:
@@ -197,9 +204,6 @@ def merge(source: Path, results_dir: Path, lease_dir: Path | None = None, *, ski
             summary.experiments.add(experiment)
     for experiment in sorted(summary.experiments):
         ResultStore(results_dir, experiment).consolidate()
-    folder = Path(source) if Path(source).is_dir() else Path(source).parent
-    status_path = folder / STATUS_FILE
-    summary.status = _read_status(status_path)
     if lease_dir is not None and summary.status is not None and summary.status.get("collected"):
         state = Path(lease_dir) / "state"
         shutil.rmtree(state, ignore_errors=True)

@@ -187,8 +187,57 @@ def clear(folder: Path) -> None:
     folder.mkdir(parents=True, exist_ok=True)
 
 
+MANIFEST_EXPECTED = "expected the manifest `scripts/gpu_lease.py pack` writes (pack anew)"
+_UNIT_FIELDS = {"label": str, "experiment": str, "profile": str, "method": str, "params": dict, "seeds": list,
+                "ensemble": bool, "data": list, "sets": list, "folder": str, "entry_seeds": (list, type(None))}
+
+
 def load_manifest(lease_dir: Path) -> dict:
+    """The pack's ``manifest.json`` in ``lease_dir``, read as data (:func:`read_manifest`)."""
     path = Path(lease_dir) / "manifest.json"
-    if not path.is_file():
+    if not os.path.lexists(path):
         raise FyexpError(f"{path}: no manifest (run `scripts/gpu_lease.py pack` first, and carry its folder)")
-    return json.loads(path.read_text(encoding="utf-8"))
+    return read_manifest(path)
+
+
+def read_manifest(path: Path) -> dict:
+    """The manifest ``path`` as a mapping whose ``units`` are units (:class:`fyexp.lease.queue.Unit`'s fields, of
+    their types; seeds integers), read as data: a regular JSON file (:func:`fyexp.damaged.read_json`).  Anything
+    else is one-line :class:`FyexpError` naming the file, before the caller acts on any of it."""
+    from fyexp.damaged import read_json
+
+    data, problem = read_json(Path(path))
+    if problem is None:
+        problem = _manifest_problem(data)
+    if problem is not None:
+        raise FyexpError(f"{path}: {problem}; {MANIFEST_EXPECTED}")
+    return data
+
+
+def _manifest_problem(data: object) -> str | None:
+    if not isinstance(data, dict):
+        return f"a JSON {type(data).__name__}, not an object"
+    units = data.get("units")
+    if not isinstance(units, list):
+        return f"its units is a {type(units).__name__}, not a list"
+    for i, unit in enumerate(units):
+        if not isinstance(unit, dict):
+            return f"its units[{i}] is a {type(unit).__name__}, not an object"
+        unknown = sorted(set(unit) - set(_UNIT_FIELDS))
+        if unknown:
+            return f"its units[{i}] has the unknown field {unknown[0]!r}"
+        for key, kind in _UNIT_FIELDS.items():
+            if key not in unit:
+                if key in ("label", "experiment", "profile", "method", "params", "seeds", "ensemble"):
+                    return f"its units[{i}] has no {key}"
+                continue
+            if not isinstance(unit[key], kind) or (kind is not bool and isinstance(unit[key], bool)):
+                return f"its units[{i}].{key} is a {type(unit[key]).__name__}"
+        for key in ("seeds", "entry_seeds"):
+            if any(isinstance(s, bool) or not isinstance(s, int) for s in unit.get(key) or []):
+                return f"its units[{i}].{key} holds a value that is not an integer seed"
+        if not unit["seeds"]:
+            return f"its units[{i}].seeds is empty"
+        if any(not isinstance(v, str) for key in ("data", "sets") for v in unit.get(key, [])):
+            return f"its units[{i}] lists a data set or --set that is not text"
+    return None

@@ -261,6 +261,8 @@ def _build_report(names: list[str] | None, results_dir: Path, experiments_dir: P
     """:func:`build_report`, with the figures' vector copies set."""
     every = available_specs(experiments_dir)
     names = names or every
+    for name in dict.fromkeys([*every, *names]):   # tables and figures are written under each folder: never through
+        ResultStore(results_dir, name).refuse_links_leaving()   # a link out of the results folder (as `run`)
     loaded = {name: _load(load_spec(name, experiments_dir), results_dir, superseded, write=True) for name in every}
     for name in names:
         if name not in loaded:  # an unknown name: load_spec raises the one-line error

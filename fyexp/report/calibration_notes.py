@@ -51,6 +51,8 @@ averaged over components.
 
 def write_notes(frame: pd.DataFrame, path: Path) -> Path:
     """Write the notes, quoting the range of the κ standard errors actually used per profile and setting."""
+    if not {"metric", "tolerance", "profile", "setting"} <= set(frame.columns):   # e.g. only the interpolation cell
+        frame = frame.iloc[0:0].reindex(columns=["metric", "tolerance", "profile", "setting"])
     kappa = frame[frame["metric"].astype(str).str.startswith("kappa_mu") & frame["tolerance"].notna()]
     lines = []
     for (profile, setting), group in kappa.groupby(["profile", "setting"], sort=False):

@@ -168,6 +168,11 @@ def _read_study_states(path: Path) -> tuple[dict[str, tuple[tuple[str, int], ...
     from optuna.exceptions import OptunaError
     from sqlalchemy.exc import SQLAlchemyError
 
+    from fyexp.tuning import study_file_problem
+
+    problem = study_file_problem(path)   # a link, a FIFO (sqlite would wait on it), an empty or foreign file
+    if problem is not None:
+        return None, problem
     storage = None
     try:
         uri = f"file:{quote(str(path.resolve()))}?mode=ro"   # read-only; any character of the path quoted

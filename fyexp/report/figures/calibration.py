@@ -3,11 +3,13 @@ artifact (Figure 2's series computed here), and the notes that go with its table
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from fyexp.damaged import read_npz
 from fyexp.report.figures import FigureContext, figure
 from fyexp.report.figures.labels import profile_tag
 
@@ -40,18 +42,19 @@ def figure2_series(folder: Path) -> dict | None:
     interpolated precisions (:func:`fyexp.calibration.strategies.interpolation_gap`), and for panel (b) the data
     set where it is largest (``replica``) with both precision curves and the ELBO's precision.  A folder written
     before ``interpolation.npz`` holds these series as ``figure2.npz``; ``None`` when there is neither."""
-    if (folder / "interpolation.npz").is_file():
+    if os.path.lexists(folder / "interpolation.npz"):   # a dangling link or a FIFO too: one warning
         from fyexp.calibration.strategies import interpolation_gap
 
-        with np.load(folder / "interpolation.npz") as saved:
-            gammas, learnt, bayes_var = saved["gammas"], saved["learnt_precision"], saved["elbo_variance"]
-            interpolated, log10_msd = interpolation_gap(float(saved["prior_var"]), bayes_var, gammas, learnt)
+        saved = read_npz(folder / "interpolation.npz", ("gammas", "learnt_precision", "elbo_variance", "prior_var"))
+        if saved is None:
+            return None
+        gammas, learnt, bayes_var = saved["gammas"], saved["learnt_precision"], saved["elbo_variance"]
+        interpolated, log10_msd = interpolation_gap(float(saved["prior_var"]), bayes_var, gammas, learnt)
         shown = int(np.argmax(log10_msd))
         return {"gammas": gammas, "log10_msd": log10_msd, "replica": shown, "learnt": learnt[:, shown],
                 "interpolated": interpolated[:, shown], "elbo_precision": 1.0 / bayes_var[shown]}
-    if (folder / "figure2.npz").is_file():
-        with np.load(folder / "figure2.npz") as saved:
-            return {key: saved[key] for key in saved.files}
+    if os.path.lexists(folder / "figure2.npz"):
+        return read_npz(folder / "figure2.npz")
     return None
 
 

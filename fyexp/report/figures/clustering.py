@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from fyexp.damaged import read_npz
 from fyexp.report.figures import FigureContext, figure
 from fyexp.report.figures.labels import count, profile_tag
 
@@ -25,7 +26,7 @@ def figure1(ctx: FigureContext) -> list[Path]:
     paths = []
     for profile, rows in ctx.frame.groupby("profile", sort=False):
         artifacts = ctx.artifacts / str(profile)
-        if (artifacts / "dataset.npz").is_file() or (artifacts / "dataset.json").is_file():
+        if (artifacts / "dataset.json").is_file():   # beside dataset.npz, or alone (written before it)
             paths.append(_draw_figure1(rows, artifacts, ctx.figures_dir / f"fyvi-figure1-{profile}.png", profile))
     return paths
 
@@ -62,10 +63,9 @@ def _dataset(artifacts: Path) -> dict:
     (``dataset.npz`` with ``dataset.json``); results written before ``dataset.npz`` existed are redrawn from the
     generating spec in ``dataset.json`` (:mod:`fyexp.data.gmm_blobs`)."""
     meta = json.loads((artifacts / "dataset.json").read_text())
-    if (artifacts / "dataset.npz").is_file():
-        with np.load(artifacts / "dataset.npz") as saved:
-            arrays = {key: saved[key] for key in saved.files}
-    else:
+    arrays = read_npz(artifacts / "dataset.npz", ("X", "labels", "inliers", "true_covariances"),
+                      consequence="the data are drawn again from dataset.json")
+    if arrays is None:   # absent (results written before it), or damaged (one warning): redrawn from the spec
         from fyexp.data.gmm_blobs import BlobsSpec, make_gmm_blobs
 
         spec = BlobsSpec.from_lists(meta["centers"], meta["spread"],

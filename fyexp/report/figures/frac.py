@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from fyexp.damaged import PANEL_LEFT_OUT, read_npz
 from fyexp.report.figures import FigureContext, figure
 from fyexp.report.figures.labels import math_notation, profile_tag
 
@@ -63,15 +65,15 @@ def _artifacts(frame: pd.DataFrame, profile: str, artifacts_root: Path) -> list[
     found = []
     for cell, cell_rows in rows.groupby("cell", sort=False):
         path = artifacts_root / profile / f"{cell}.npz"
-        if not path.is_file():
+        if not os.path.lexists(path):   # a dangling link or a FIFO is read (refused, one warning), not skipped
             continue
         first = cell_rows.iloc[0]
         params = json.loads(first["params"])
         names = cell_rows["paper_row"].dropna().astype(str) if "paper_row" in cell_rows else pd.Series(dtype=str)
         names = [n for n in names if n and "reference" not in n]
-        with np.load(path) as npz:
-            found.append((first["method"], params, {k: npz[k] for k in npz.files},
-                          _title(first["method"], params, names[0] if names else "")))
+        arrays = read_npz(path, consequence=PANEL_LEFT_OUT)
+        if arrays is not None:   # a damaged artifact: one warning naming it, its panels left out
+            found.append((first["method"], params, arrays, _title(first["method"], params, names[0] if names else "")))
     found.sort(key=lambda t: (t[1]["dataset"], t[1].get("latent", 2), ORDER.get(t[0], 9), t[1].get("parameterization"),
                               -t[1]["value"] if t[0] != "Lbeta" else t[1]["value"]))
     return found

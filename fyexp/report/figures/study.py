@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
-import yaml
 
 from fyexp.report.cache import write_text_if_changed
 from fyexp.report.figures import FigureContext, figure
@@ -23,7 +23,7 @@ def optuna_history(ctx: FigureContext, *, title: str = "") -> list[Path]:
     drawn: list[Path] = []
     for path in files:
         profile = study_profile(path)
-        if path.name == BEST_PARAMS and best_params_path(ctx.folder, profile).is_file():
+        if path.name == BEST_PARAMS and os.path.lexists(best_params_path(ctx.folder, profile)):
             continue  # the first studies' file, since superseded by its profile's own
         pngs = report_study(path, ctx.figures_dir, title=f"{title or f'{ctx.experiment} tuning'} [{profile}]")
         drawn += [p for p in pngs if p not in drawn]
@@ -38,28 +38,55 @@ def optuna_history(ctx: FigureContext, *, title: str = "") -> list[Path]:
 
 def local_studies(folder: Path) -> list[tuple[str, object]]:
     """``(name, study)`` of every study in the folder's ``study.db`` (``fyexp tune`` names them
-    ``<experiment>-<profile>``), in name order; none without the file or where it cannot be read (the report warns
-    of a damaged study file apart: :func:`fyexp.report.runs.damaged_studies`)."""
-    import optuna
-
+    ``<experiment>-<profile>``), in name order, the file opened read-only (:func:`fyexp.tuning.read_only_storage`:
+    never written, a 0-byte file stays 0 bytes); none without the file or where it is no study file
+    (:func:`fyexp.tuning.study_file_problem`) or cannot be read: the report warns of a damaged study file once, apart
+    (:func:`fyexp.report.runs.damaged_studies`)."""
     from fyexp.tuning import STUDY_DB
 
-    local = Path(folder) / STUDY_DB
-    if not local.is_file():
+    storage = _study_storage(Path(folder) / STUDY_DB)
+    if storage is None:
         return []
-    url = f"sqlite:///{local.resolve()}"
+    import optuna
+
     try:
-        names = sorted(s.study_name for s in optuna.get_all_study_summaries(url))
-        return [(name, optuna.load_study(study_name=name, storage=url)) for name in names]
-    except Exception:  # a damaged or foreign file: no figure
+        names = sorted(s.study_name for s in optuna.get_all_study_summaries(storage, include_best_trial=False))
+        return [(name, optuna.load_study(study_name=name, storage=storage)) for name in names]
+    except Exception:  # a damaged or foreign file: no figure (warned of by damaged_studies)
         return []
+
+
+def _study_storage(path: Path):
+    """A read-only Optuna storage over the study file ``path``, or None (absent, or not a study file)."""
+    from fyexp.tuning import read_only_storage, study_file_problem
+
+    if not os.path.lexists(path) or study_file_problem(path) is not None:
+        return None
+    try:
+        return read_only_storage(path)
+    except Exception:  # a file the storage cannot open: no figure
+        return None
+
+
+def _best_params_info(best_params: Path) -> dict | None:
+    """The best-parameters file as a mapping (:func:`fyexp.tuning.best_params_file_problem`), or None: absent, or
+    damaged (one warning naming it; its study's figure is skipped)."""
+    from fyexp.damaged import warn_damaged
+    from fyexp.tuning import best_params_file_problem
+
+    if not os.path.lexists(best_params):
+        return None
+    info, problem = best_params_file_problem(best_params)
+    if problem is not None:
+        warn_damaged(best_params, "skipped damaged best-parameters file", problem, "its study's figure is not drawn")
+        return None
+    return info
 
 
 def study_profile(best_params: Path) -> str:
     """The profile a best-parameters file names (its ``profile``, else the part of its name after
     ``best_params-``)."""
-    info = yaml.safe_load(best_params.read_text()) if best_params.is_file() else None
-    profile = (info or {}).get("profile")
+    profile = (_best_params_info(best_params) or {}).get("profile")
     return str(profile) if profile else best_params.stem.removeprefix("best_params-")
 
 
@@ -74,25 +101,35 @@ def objective_label(study, info: dict) -> str:
 def report_study(best_params: Path, figures_dir: Path, title: str = "") -> list[Path]:
     """Optimization-history PNG and a Markdown summary of the study named in a best-parameters file.
 
-    The study is read from the SQLite file beside ``best_params`` (``study.db``) or else from the storage URL
-    recorded in the file.  Returns the PNG path (nothing when there is no study yet); the Markdown goes next
-    to it as ``<stem>.md``.
+    The study is read from the SQLite file beside ``best_params`` (``study.db``, read-only) or else from the
+    storage URL recorded in the file: a database server's, never a file's (a ``sqlite:`` or ``journal:`` URL from
+    someone else's file may name any path).  Returns the PNG path (nothing when there is no study yet, or the file
+    is damaged: one warning); the Markdown goes next to it as ``<stem>.md``.
     """
     import optuna
 
     from fyexp.tuning import STUDY_DB
 
     best_params = Path(best_params)
-    if not best_params.is_file():
+    info = _best_params_info(best_params)
+    if info is None or not isinstance(info.get("study"), str):
         return []
-    info = yaml.safe_load(best_params.read_text()) or {}
     local = best_params.parent / STUDY_DB
-    url = f"sqlite:///{local.resolve()}" if local.is_file() else info.get("storage")
-    if not url or "***" in url:
+    if os.path.lexists(local):
+        storage = _study_storage(local)   # a damaged study file: no figure (warned of by damaged_studies)
+    else:
+        url = info.get("storage")
+        if not isinstance(url, str) or "***" in url or url.startswith(("sqlite", "journal:")):
+            return []
+        try:
+            storage = optuna.storages.RDBStorage(url, skip_compatibility_check=True, skip_table_creation=True)
+        except Exception:  # a storage that is gone or unreachable: no figure
+            return []
+    if storage is None:
         return []
     try:
-        study = optuna.load_study(study_name=info["study"], storage=url)
-    except Exception:  # a storage that is gone or unreachable: no figure
+        study = optuna.load_study(study_name=info["study"], storage=storage)
+    except Exception:  # no such study in it, or unreadable: no figure
         return []
     return draw_study(study, info, figures_dir, title)
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from fyexp.report.cache import write_text_if_changed
+from fyexp.damaged import read_npz
 from fyexp.report.figures import FigureContext, figure
 from fyexp.report.figures.labels import count, math_notation, profile_tag
 
@@ -32,11 +34,12 @@ def figure1_data(folder: Path) -> dict | None:
     p(\vec s', \vec y)` over the 16 states and its truncation to the ``keep`` most probable states (eq. 3 with the
     optimal :math:`\mathcal{K}` of that size, Prop. 7): ``posterior``, ``truncated`` added.  A folder written before
     ``figure1.npz`` holds the series as ``figure1.json``; ``None`` when there is neither."""
-    if (folder / "figure1.npz").is_file():
+    if os.path.lexists(folder / "figure1.npz"):   # a dangling link or a FIFO too: one warning, never followed
         from fyexp.em.tvem import keep_top, truncated_posterior
 
-        with np.load(folder / "figure1.npz") as saved:
-            data = {key: saved[key] for key in saved.files}
+        data = read_npz(folder / "figure1.npz", ("log_joint", "keep"))
+        if data is None:
+            return None
         joint = data["log_joint"][None, :]
         data["posterior"] = truncated_posterior(joint)[0][0]
         data["truncated"] = truncated_posterior(keep_top(joint, int(data["keep"])))[0][0]

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from fyexp.damaged import PANEL_LEFT_OUT, read_npz
 from fyexp.report.figures import FigureContext, figure
 from fyexp.report.figures.labels import count
 
@@ -54,15 +55,16 @@ def figure3(ctx: FigureContext) -> list[Path]:
     paths = []
     for profile in sorted(ctx.frame["profile"].dropna().unique()):
         files = sorted((ctx.artifacts / str(profile)).glob("samples-vr_max*.npz"))
-        if not files:
+        arrays = [read_npz(path, ("shape", "images", "setting"), consequence=PANEL_LEFT_OUT) for path in files]
+        arrays = [saved for saved in arrays if saved is not None]
+        if not arrays:   # a damaged artifact: one warning naming it, its panel left out
             continue
-        columns = min(len(files), FIGURE3_COLUMNS)  # 7 panels: a 4 × 2 grid, not one 2520 × 408 row
-        rows = math.ceil(len(files) / columns)
+        columns = min(len(arrays), FIGURE3_COLUMNS)  # 7 panels: a 4 × 2 grid, not one 2520 × 408 row
+        rows = math.ceil(len(arrays) / columns)
         fig, axes = plt.subplots(rows, columns, figsize=(3.0 * columns, 3.2 * rows + 0.4), squeeze=False)
         for ax in axes.flat:
             ax.axis("off")
-        for ax, path in zip(axes.flat, files):
-            saved = np.load(path)
+        for ax, saved in zip(axes.flat, arrays):
             height, width = (int(v) for v in saved["shape"])
             ax.imshow(_tile(saved["images"].reshape(-1, height, width), 8), cmap="gray", vmin=0, vmax=255)
             ax.set_title(str(saved["setting"]), fontsize=8)
