@@ -170,6 +170,27 @@ PANEL_LEFT_OUT = "its panel is left out of the figure"   # a figure of several c
 MAX_ARTIFACT_BYTES = 1 << 30   # a figure artifact (.npz) fyexp writes: the largest committed is under 1 MB
 
 
+def read_artifact_json(path: Path, keys: tuple[str, ...] = (), what: str = "figure artifact",
+                       consequence: str = "its figure is not drawn") -> dict | None:
+    """The JSON object of the artifact ``path`` (a cell's figure data: a fit, a data set's spec), read as data from
+    someone else, or None with one warning naming the file (:func:`warn_damaged`): the checks of
+    :func:`read_json` (a regular file, no link or FIFO, bounded size and depth, UTF-8, JSON), an object holding
+    every one of ``keys``.  Absent (and no dangling link): None without a warning."""
+    if not os.path.lexists(path):
+        return None
+    value, problem = read_json(Path(path))
+    if problem is None and not isinstance(value, dict):
+        problem = f"a JSON {type(value).__name__}, not an object"
+    if problem is None:
+        missing = [key for key in keys if key not in value]
+        if missing:
+            problem = f"no key {', '.join(map(repr, missing))}"
+    if problem is not None:
+        warn_damaged(path, f"skipped damaged {what}", problem, consequence)
+        return None
+    return value
+
+
 def read_npz(path: Path, keys: tuple[str, ...] = (), what: str = "figure artifact",
              consequence: str = "its figure is not drawn") -> dict | None:
     """The arrays of the ``.npz`` artifact ``path`` (a cell's figure data), read as data from someone else, or None

@@ -169,13 +169,14 @@ def never_fits(later: list, chosen: list[str], room: int, size) -> list[str]:
 def cmd_pack(args) -> int:
     from fyexp.errors import FyexpError
     from fyexp.lease.data import PACK_SUFFIX, TYPICAL_PACKED_MIB, choose_units, pack_data_set
+    from fyexp.lease.device import read_manifest
     from fyexp.lease.queue import missing_units
     from fyexp.provenance.source import dirty_files, git_commit
 
     entries, only = _entries(args)
     units = missing_units(entries, args.results_dir, only=only)
     lease = args.lease_dir
-    old = json.loads((lease / "manifest.json").read_text()) if (lease / "manifest.json").is_file() else {}
+    old = read_manifest(lease / "manifest.json") if os.path.lexists(lease / "manifest.json") else {}   # as data
     if args.dry_run:
         from fyexp.lease.estimate import describe, estimate
 

@@ -330,3 +330,75 @@ def test_reports_study_figure_reads_a_damaged_study_or_best_params_file_as_one_w
         assert path.read_bytes() == before                     # never written: a 0-byte study.db stays 0 bytes
     if file == "study.db":
         assert not list((folder / "figures").glob("study_*.png"))
+
+
+# ------------------------------------------------------------------- 2b. figure artifacts that are JSON, the kit's manifest
+JSON_DAMAGE = {
+    "garbage": (lambda path: path.write_bytes(b"{not json\n"), "not JSON"),
+    "a list": (lambda path: path.write_text("[1, 2]"), "a JSON list, not an object"),
+    "a FIFO": (lambda path: (path.unlink(), os.mkfifo(path)), "not a regular file (a FIFO, a device or a folder)"),
+}
+
+
+def _report_one(tmp_path, experiment, cells_glob):
+    """A results folder of ``experiment``'s committed paper cells named by ``cells_glob`` and all its paper
+    artifacts."""
+    home = ROOT / "results" / experiment
+    folder = tmp_path / "results" / experiment
+    (folder / "cells" / "paper").mkdir(parents=True)
+    for path in (home / "cells" / "paper").glob(cells_glob):
+        shutil.copy(path, folder / "cells" / "paper" / path.name)
+    shutil.copytree(home / "artifacts" / "paper", folder / "artifacts" / "paper")
+    return folder
+
+
+@pytest.mark.parametrize("damage", sorted(JSON_DAMAGE))
+def test_report_skips_a_damaged_json_figure_artifact_with_one_warning(tmp_path, damage):
+    """tvem Figure 1 from its older ``figure1.json`` (no ``figure1.npz``): damaged, one warning, no figure."""
+    folder = _report_one(tmp_path, "tvem-bsc", "figure1__seed=0.*")
+    (folder / "artifacts" / "paper" / "figure1.npz").unlink()
+    path = folder / "artifacts" / "paper" / "figure1.json"
+    how, says = JSON_DAMAGE[damage]
+    how(path)
+    result = run_cli("report", "tvem-bsc", "--results-dir", str(tmp_path / "results"), timeout=300)
+    assert result.returncode == 0, result.stderr
+    _no_traceback(result)
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
+    assert warnings == [f"warning: skipped damaged figure artifact {path} ({says}); its figure is not drawn"], \
+        result.stderr
+    assert not (folder / "figures" / "tvem-figure1-paper.png").exists()
+
+
+def test_a_damaged_fit_leaves_its_curves_out_and_a_damaged_data_set_its_figure(tmp_path):
+    """FYVI Figure 1: a fit without its means is one warning and the panel is drawn without it; a ``dataset.json``
+    that is no object is one warning and no figure."""
+    folder = _report_one(tmp_path, "gmm-clustering", "*")
+    artifacts = folder / "artifacts" / "paper"
+    fit = next(iter(sorted((artifacts / "fits").glob("standard*seed=0.json"))))
+    fit.write_text('{"weights": [1.0]}')
+    result = run_cli("report", "gmm-clustering", "--results-dir", str(tmp_path / "results"), timeout=300)
+    _no_traceback(result)
+    assert f"warning: skipped damaged figure artifact {fit} (no key 'means', 'covariances'); its panel shows " \
+           "no fitted curves" in result.stderr.splitlines()
+    assert (folder / "figures" / "fyvi-figure1-paper.png").is_file()
+    (folder / "figures" / "fyvi-figure1-paper.png").unlink()
+    (artifacts / "dataset.json").write_text('"a text"')
+    result = run_cli("report", "gmm-clustering", "--results-dir", str(tmp_path / "results"), "--no-cache",
+                     timeout=300)
+    _no_traceback(result)
+    assert f"warning: skipped damaged figure artifact {artifacts / 'dataset.json'} (a JSON str, not an object); " \
+           "its figure is not drawn" in result.stderr.splitlines()
+    assert not (folder / "figures" / "fyvi-figure1-paper.png").exists()
+
+
+@pytest.mark.parametrize("text, says", [("[1]", "a JSON list, not an object"),
+                                        ('{"units": [], "data": {"x": {"packed_bytes": "big"}}}',
+                                         "its data is not a mapping of data sets to records")])
+def test_the_kits_pack_reads_an_earlier_manifest_as_data(tmp_path, text, says):
+    lease = tmp_path / "lease"
+    lease.mkdir()
+    (lease / "manifest.json").write_text(text)
+    result = _kit("pack", "--dry-run", "--experiment", "gmm-calibration", "--lease-dir", str(lease),
+                  "--results-dir", str(tmp_path / "results"))
+    line = _one_error(result)
+    assert line.startswith(f"error: {lease / 'manifest.json'}: {says}"), line

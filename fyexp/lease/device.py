@@ -240,4 +240,8 @@ def _manifest_problem(data: object) -> str | None:
             return f"its units[{i}].seeds is empty"
         if any(not isinstance(v, str) for key in ("data", "sets") for v in unit.get(key, [])):
             return f"its units[{i}] lists a data set or --set that is not text"
+    packed = data.get("data", {})   # the data sets a pack wrote: name -> {"packed_bytes": n, ...}
+    if not isinstance(packed, dict) or any(not isinstance(r, dict) or isinstance(r.get("packed_bytes"), bool)
+                                           or not isinstance(r.get("packed_bytes"), int) for r in packed.values()):
+        return "its data is not a mapping of data sets to records with their packed_bytes (an integer)"
     return None

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import math
+import os
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from fyexp.damaged import read_npz
+from fyexp.damaged import read_artifact_json, read_npz
 from fyexp.report.figures import FigureContext, figure
 from fyexp.report.figures.labels import count, profile_tag
 
@@ -26,8 +26,9 @@ def figure1(ctx: FigureContext) -> list[Path]:
     paths = []
     for profile, rows in ctx.frame.groupby("profile", sort=False):
         artifacts = ctx.artifacts / str(profile)
-        if (artifacts / "dataset.json").is_file():   # beside dataset.npz, or alone (written before it)
-            paths.append(_draw_figure1(rows, artifacts, ctx.figures_dir / f"fyvi-figure1-{profile}.png", profile))
+        if os.path.lexists(artifacts / "dataset.json"):   # beside dataset.npz, or alone (written before it)
+            drawn = _draw_figure1(rows, artifacts, ctx.figures_dir / f"fyvi-figure1-{profile}.png", profile)
+            paths += [drawn] if drawn is not None else []
     return paths
 
 
@@ -58,11 +59,14 @@ def _select(rows: pd.DataFrame, method: str, rho: float | None) -> pd.DataFrame:
     return chosen
 
 
-def _dataset(artifacts: Path) -> dict:
+def _dataset(artifacts: Path) -> dict | None:
     """The points, true labels, inlier mask, centres, true covariances and outlier box the runner saved
     (``dataset.npz`` with ``dataset.json``); results written before ``dataset.npz`` existed are redrawn from the
-    generating spec in ``dataset.json`` (:mod:`fyexp.data.gmm_blobs`)."""
-    meta = json.loads((artifacts / "dataset.json").read_text())
+    generating spec in ``dataset.json`` (:mod:`fyexp.data.gmm_blobs`).  ``None`` (one warning) where
+    ``dataset.json`` is damaged."""
+    meta = read_artifact_json(artifacts / "dataset.json", ("centers", "spread", "outlier_box"))
+    if meta is None:
+        return None
     arrays = read_npz(artifacts / "dataset.npz", ("X", "labels", "inliers", "true_covariances"),
                       consequence="the data are drawn again from dataset.json")
     if arrays is None:   # absent (results written before it), or damaged (one warning): redrawn from the spec
@@ -76,10 +80,12 @@ def _dataset(artifacts: Path) -> dict:
     return {**arrays, "centers": np.asarray(meta["centers"], dtype=float), "outlier_box": meta["outlier_box"]}
 
 
-def _draw_figure1(rows: pd.DataFrame, artifacts: Path, path: Path, profile: str = "") -> Path:
+def _draw_figure1(rows: pd.DataFrame, artifacts: Path, path: Path, profile: str = "") -> Path | None:
     from fyexp.report.figures.output import plt, save_figure
 
     data = _dataset(artifacts)
+    if data is None:
+        return None
     colours = plt.get_cmap("tab10").colors
     fig, axes = plt.subplots(1, len(FIGURE1_PANELS), figsize=(4.2 * len(FIGURE1_PANELS), 4.2), sharex=True,
                              sharey=True)
@@ -93,8 +99,9 @@ def _draw_figure1(rows: pd.DataFrame, artifacts: Path, path: Path, profile: str 
         if not chosen.empty:
             seed = int(chosen["seed"].min())
             fit_file = artifacts / "fits" / f"{chosen[chosen['seed'] == seed]['cell'].iloc[0]}.json"
-            if fit_file.is_file():
-                fitted = json.loads(fit_file.read_text())
+            fitted = read_artifact_json(fit_file, ("means", "covariances", "weights"),
+                                        consequence="its panel shows no fitted curves")
+            if fitted is not None:
                 for mean, cov, weight in zip(fitted["means"], fitted["covariances"], fitted["weights"]):
                     if weight > 0:
                         _ellipse(ax, mean, cov, color="black", lw=1.2)

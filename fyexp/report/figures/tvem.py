@@ -3,7 +3,6 @@ recovery over seeds, and the recovery table), from the rows and the artifacts th
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from pathlib import Path
@@ -12,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from fyexp.report.cache import write_text_if_changed
-from fyexp.damaged import read_npz
+from fyexp.damaged import read_artifact_json, read_npz
 from fyexp.report.figures import FigureContext, figure
 from fyexp.report.figures.labels import count, math_notation, profile_tag
 
@@ -44,9 +43,12 @@ def figure1_data(folder: Path) -> dict | None:
         data["posterior"] = truncated_posterior(joint)[0][0]
         data["truncated"] = truncated_posterior(keep_top(joint, int(data["keep"])))[0][0]
         return data
-    if (folder / "figure1.json").is_file():
-        return {key: np.asarray(value) for key, value in json.loads((folder / "figure1.json").read_text()).items()}
-    return None
+    old = read_artifact_json(folder / "figure1.json")
+    return None if old is None else {key: np.asarray(value) for key, value in old.items()}
+
+
+#: what a bars cell's fit (``fits/<cell>.json``) holds for the figures
+FIT_KEYS = ("method", "seed", "n_states", "label", "W", "free_energy")
 
 
 @figure("tvem-bars")
@@ -59,11 +61,13 @@ def bars_test(ctx: FigureContext) -> list[Path]:
         fits = sorted(fits_dir.glob("*.json")) if fits_dir.is_dir() else []
         bars = rows[rows["method"].isin(["tvem", "exact"])]
         if fits and not bars.empty:
-            fitted = [json.loads(p.read_text()) for p in fits]
-            fitted = [f for f in fitted if f["seed"] in set(bars["seed"])]
-            paths.append(draw_free_energy(fitted, bars, ctx.figures_dir / f"tvem-bars-free-energy-{profile}.png",
-                                          profile))
-            paths.append(draw_dictionaries(fitted, ctx.figures_dir / f"tvem-bars-dictionary-{profile}.png", profile))
+            fitted = [read_artifact_json(p, FIT_KEYS, consequence="its run is left out of the figures") for p in fits]
+            fitted = [f for f in fitted if f is not None and f["seed"] in set(bars["seed"])]
+            if fitted:
+                paths.append(draw_free_energy(fitted, bars, ctx.figures_dir / f"tvem-bars-free-energy-{profile}.png",
+                                              profile))
+                paths.append(draw_dictionaries(fitted, ctx.figures_dir / f"tvem-bars-dictionary-{profile}.png",
+                                               profile))
             paths.append(draw_recovery(bars, ctx.figures_dir / f"tvem-bars-recovery-{profile}.png", profile))
             write_recovery_table(bars, ctx.folder / "tables" / f"tvem-bars-recovery-{profile}.md")
     return paths
