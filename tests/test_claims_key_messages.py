@@ -34,6 +34,8 @@ CASES = {
               "    others: [{method: y}]\n", "group: expected at least one selector"),
     "others": (QUOTED + "    direction: best_of\n    better: greater\n    a: {method: x}\n    others: []\n",
                "others: expected at least one selector"),
+    "group-others": (QUOTED + "    direction: group_best\n    better: greater\n    a: {method: x}\n"
+                     "    group: [{method: y}]\n    others: []\n", "others: expected at least one selector"),
     "uncertainty": (QUOTED + "    direction: greater\n    a: {method: x}\n    b: {method: y}\n    uncertainty: 0.25\n",
                     "uncertainty: expected the paper's printed ± of magnitude (set magnitude too), got 0.25"),
     "per": (QUOTED + "    direction: greater\n    a: {method: x}\n    b: {method: y}\n    per: [alpha]\n",
@@ -71,7 +73,12 @@ def test_the_same_claims_with_their_relations_kept_load(tmp_path):
               "than-and-b": QUOTED + "    direction: greater\n    a: {method: x}\n    than: 0.5\n",
               "per": QUOTED + "    direction: greater\n    a: {method: x}\n    b: {method: y}\n    per: [alpha]\n"
                      "    per_run: true\n",
-              "note": "    kind: check\n    note: ours\n    direction: greater\n    a: {method: x}\n    b: {method: y}\n"}
+              "note": "    kind: check\n    note: ours\n    direction: greater\n    a: {method: x}\n    b: {method: y}\n",
+              # one selector is enough for a group and for the others (the bounds of "at least one")
+              "group-of-one": QUOTED + "    direction: group_best\n    better: greater\n    a: {method: x}\n"
+                              "    group: [{method: y}]\n    others: [{method: z}]\n",
+              "others-of-one": QUOTED + "    direction: best_of\n    better: greater\n    a: {method: x}\n"
+                               "    others: [{method: z}]\n"}
     for name, body in mended.items():
         path = tmp_path / f"{name}.yaml"
         path.write_text(HEAD + body)
