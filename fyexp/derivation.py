@@ -11,6 +11,7 @@ among the files hashed.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import sys
@@ -34,6 +35,7 @@ def tree_signature(folder: Path) -> tuple:
     return tuple(sorted(found))
 
 
+@functools.lru_cache(maxsize=None)
 def _installed(name: str) -> str:
     try:
         return version(name)

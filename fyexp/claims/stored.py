@@ -43,25 +43,32 @@ def content_key(results_dir: Path, experiments_dir: Path | None) -> str | None:
     if code is None:
         return None
     digest = hashlib.sha256(json.dumps([FORMAT, code, *environment()]).encode())
-    root = Path(results_dir)
-    skip = os.path.normpath(str(store_path(root)))
-    found = []
-    for folder, dirs, files in os.walk(root):
-        dirs.sort()
-        for name in files:
-            path = os.path.join(folder, name)
-            if os.path.normpath(path) != skip:
-                found.append(path)
-    for path in sorted(found):
-        digest.update(os.fsencode(os.path.relpath(path, root)) + b"\0")
-        if os.path.islink(path):   # named with its target, never followed
-            digest.update(b"link\0" + os.readlink(os.fsencode(path)))
-        elif not os.path.isfile(path):   # a FIFO, a socket: named, never opened
+    root = os.path.normpath(str(results_dir))
+    skip = os.path.join(root, *STORE.parts)
+    for entry in sorted(_entries(root), key=lambda e: os.fsencode(e.path)):
+        if entry.path == skip:
+            continue
+        digest.update(os.fsencode(entry.path[len(root) + 1:]) + b"\0")   # the path inside the folder
+        if entry.is_symlink():   # named with its target, never followed
+            digest.update(b"link\0" + os.readlink(os.fsencode(entry.path)))
+        elif not entry.is_file(follow_symlinks=False):   # a FIFO, a socket: named, never opened
             digest.update(b"other\0")
         else:
-            with open(path, "rb") as handle:
-                digest.update(hashlib.file_digest(handle, hashlib.sha256).digest())
+            with open(entry.path, "rb", buffering=0) as handle:
+                digest.update(hashlib.sha256(handle.read()).digest())
     return digest.hexdigest()
+
+
+def _entries(folder: str) -> list[os.DirEntry]:
+    """Every entry under ``folder`` but its folders (a link to a folder is an entry, never entered)."""
+    found = []
+    with os.scandir(folder) as listing:
+        for entry in listing:
+            if entry.is_dir(follow_symlinks=False):
+                found += _entries(entry.path)
+            else:
+                found.append(entry)
+    return found
 
 
 # ---- verdicts as plain values --------------------------------------------------------------------------------
@@ -171,13 +178,17 @@ def forget_store(results_dir: Path) -> None:
 def read_store(results_dir: Path, experiments_dir: Path | None) -> tuple[list[Verdict], list[Finding]] | None:
     """The kept verdicts and findings, where the file is of this format and its key is the folder's content key
     now; else ``None`` (judge afresh)."""
-    from fyexp.damaged import read_json
+    from fyexp.damaged import read_record_text
 
     path = store_path(results_dir)
     if not os.path.lexists(path):
         return None
-    data, problem = read_json(path)
-    if problem is not None or not isinstance(data, dict) or data.get("format") != FORMAT:
+    text, problem = read_record_text(path)   # a regular file, bounded, UTF-8 (never a link, FIFO or device)
+    try:
+        data = json.loads(text) if problem is None else None
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
         return None
     if data.get("key") != content_key(results_dir, experiments_dir):
         return None
