@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 import os
 import re
 import types
@@ -438,9 +439,7 @@ def build_config(config_cls: type, values: dict, path: Path, where: str, generic
         config = config_cls(**kwargs)
         search = kwargs.get("search")
         if search and isinstance(search, dict):   # a tuning study's space, for every tuned experiment (`fyexp tune`,
-            from fyexp.tuning import check_search  # its plan, `run --best`): refused here, never at the first trial
-
-            check_search(search, config_cls)
+            check_search(search, config_cls)       # its plan, `run --best`): refused here, never at the first trial
         return config
     except ConfigValueError as exc:
         raise SpecError(path, at(exc.key), exc.expected, exc.got) from None
@@ -622,3 +621,63 @@ def parse_seeds(text: str | None) -> list[int] | None:
     if len(set(seeds)) != len(seeds):
         raise FyexpError(f"--seeds: a seed is repeated in '{text}'")
     return seeds
+
+
+# ---- a tuning study's search space (checked when the spec is read: fyexp.tuning draws from it) ----------
+def hint_at(config_cls: type, path: str) -> Any:
+    """The annotation of the config field at the dotted ``path`` (``train.optimizer.lr``)."""
+    hint: Any = config_cls
+    for part in path.split("."):
+        hint = typing.get_type_hints(hint)[part]
+    return hint
+
+
+def check_search(search: dict, config_cls: type, tunable: tuple[str, ...] | None = None) -> None:
+    """Raise :class:`fyexp.errors.ConfigValueError` for a search entry that names no config path or is malformed."""
+    for path, space in search.items():
+        try:
+            hint_at(config_cls, path)
+        except (KeyError, TypeError, AttributeError):
+            raise ConfigValueError(f"search.{path}", "a path of the config's parameters (e.g. train.optimizer.lr)",
+                                   path) from None
+        if tunable is not None and path not in tunable:
+            raise ConfigValueError(f"search.{path}", f"one of {list(tunable)}", path)
+        if not (isinstance(space, dict) and ("choices" in space or {"low", "high"} <= set(space))):
+            raise ConfigValueError(f"search.{path}", "a mapping with 'choices', or 'low' and 'high' (and optionally "
+                                   "'log', 'step')", space)
+        problem = _space_problem(space)
+        if problem is not None:
+            key, expected, got = problem
+            raise ConfigValueError(f"search.{path}.{key}", expected, got)
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _space_problem(space: dict) -> tuple[str, str, Any] | None:
+    """``(key, expected, got)`` for the first entry of one search space that Optuna would refuse only at the first
+    trial (or draw from silently): choices a non-empty list; low and high finite numbers, low <= high; a log scale
+    only over low > 0; a step a finite number > 0.  None when the space is well formed."""
+    if "choices" in space:
+        choices = space["choices"]
+        if not isinstance(choices, list) or not choices:
+            return "choices", "a non-empty list of values", choices
+        return None
+    low, high = space["low"], space["high"]
+    for key, value in (("low", low), ("high", high)):
+        if not _number(value):
+            return key, "a finite number", value
+    if low > high:
+        return "low", f"a number <= high ({high!r})", low
+    if "log" in space and not isinstance(space["log"], bool):
+        return "log", "true or false", space["log"]
+    if space.get("log") and low <= 0:
+        return "low", "a number > 0 (the space has log: true)", low
+    if "step" in space:
+        step = space["step"]
+        if not _number(step) or step <= 0:
+            return "step", "a finite number > 0", step
+        if space.get("log"):
+            return "step", "no step with log: true (Optuna draws a log scale without one)", step
+    return None

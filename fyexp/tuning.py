@@ -35,6 +35,7 @@ import yaml
 
 from fyexp.errors import FyexpError, RunFailed
 from fyexp.io import atomic_write_text
+from fyexp.specs import check_search, hint_at  # noqa: F401  (check_search: read here by the tests and nvdm's config)
 
 # optuna and SQLAlchemy are imported by the functions that open or run a study: checking a spec's search: space
 # (a Config's __post_init__, `fyexp show`) needs neither
@@ -444,15 +445,6 @@ BEST_PARAMS = "best_params.yaml"
 OBJECTIVE_ATTR = "objective"   # the study's user attribute naming what its trials return (TRIAL_OBJECTIVE)
 
 
-def _hint_at(config_cls: type, path: str) -> Any:
-    import typing
-
-    hint: Any = config_cls
-    for part in path.split("."):
-        hint = typing.get_type_hints(hint)[part]
-    return hint
-
-
 def config_with(config: Any, params: dict, source: Path | str, where: str = "params") -> Any:
     """``config`` with the values of ``params`` (dotted paths) set, validated like a spec (errors name ``source``)."""
     from fyexp.plain import jsonable
@@ -468,66 +460,13 @@ def config_with(config: Any, params: dict, source: Path | str, where: str = "par
     return build_config(type(config), values, Path(source), where)
 
 
-def check_search(search: dict, config_cls: type, tunable: tuple[str, ...] | None = None) -> None:
-    """Raise :class:`fyexp.errors.ConfigValueError` for a search entry that names no config path or is malformed."""
-    from fyexp.errors import ConfigValueError
-
-    for path, space in search.items():
-        try:
-            _hint_at(config_cls, path)
-        except (KeyError, TypeError, AttributeError):
-            raise ConfigValueError(f"search.{path}", "a path of the config's parameters (e.g. train.optimizer.lr)",
-                                   path) from None
-        if tunable is not None and path not in tunable:
-            raise ConfigValueError(f"search.{path}", f"one of {list(tunable)}", path)
-        if not (isinstance(space, dict) and ("choices" in space or {"low", "high"} <= set(space))):
-            raise ConfigValueError(f"search.{path}", "a mapping with 'choices', or 'low' and 'high' (and optionally "
-                                   "'log', 'step')", space)
-        problem = _space_problem(space)
-        if problem is not None:
-            key, expected, got = problem
-            raise ConfigValueError(f"search.{path}.{key}", expected, got)
-
-
-def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _space_problem(space: dict) -> tuple[str, str, Any] | None:
-    """``(key, expected, got)`` for the first entry of one search space that Optuna would refuse only at the first
-    trial (or draw from silently): choices a non-empty list; low and high finite numbers, low <= high; a log scale
-    only over low > 0; a step a finite number > 0.  None when the space is well formed."""
-    if "choices" in space:
-        choices = space["choices"]
-        if not isinstance(choices, list) or not choices:
-            return "choices", "a non-empty list of values", choices
-        return None
-    low, high = space["low"], space["high"]
-    for key, value in (("low", low), ("high", high)):
-        if not _number(value):
-            return key, "a finite number", value
-    if low > high:
-        return "low", f"a number <= high ({high!r})", low
-    if "log" in space and not isinstance(space["log"], bool):
-        return "log", "true or false", space["log"]
-    if space.get("log") and low <= 0:
-        return "low", "a number > 0 (the space has log: true)", low
-    if "step" in space:
-        step = space["step"]
-        if not _number(step) or step <= 0:
-            return "step", "a finite number > 0", step
-        if space.get("log"):
-            return "step", "no step with log: true (Optuna draws a log scale without one)", step
-    return None
-
-
 def suggest(trial: Trial, search: dict, config: Any) -> dict:
     """One value per entry of ``search``, typed by the config's annotation at that path."""
     values = {}
     for path, space in search.items():
         if "choices" in space:
             values[path] = trial.suggest_categorical(path, list(space["choices"]))
-        elif _hint_at(type(config), path) is int:
+        elif hint_at(type(config), path) is int:
             values[path] = trial.suggest_int(path, int(space["low"]), int(space["high"]),
                                              step=int(space.get("step", 1)), log=bool(space.get("log")))
         else:
@@ -757,7 +696,7 @@ def _check_param_paths(config_cls: type, params: dict, source: str) -> None:
     ``config_cls`` (a file from another experiment, or edited): refused before any value is set."""
     for path in params:
         try:
-            _hint_at(config_cls, path)
+            hint_at(config_cls, path)
         except (KeyError, TypeError, AttributeError):
             raise FyexpError(f"--best: {source}: its params key '{path}' is not a parameter of the experiment's "
                              f"config; {BEST_PARAMS_EXPECTED}") from None
