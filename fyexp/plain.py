@@ -21,9 +21,15 @@ def jsonable_fields(obj: Any, without: tuple[str, ...] = ()) -> dict:
 
 
 def jsonable(obj: Any) -> Any:
-    """Dataclasses, tuples and paths as plain JSON values (tuples become lists, keys strings)."""
+    """Dataclasses, tuples and paths as plain JSON values (tuples become lists, keys strings).
+
+    A dataclass becomes the mapping of its fields in their order, each converted in turn: what
+    ``jsonable(dataclasses.asdict(obj))`` gives, without ``asdict``'s deep copy of every value first (a frac-vae
+    config is 100-odd values; ``fyexp list`` converts one for each of its 528 paper cells)."""
+    if isinstance(obj, (str, int, float, bool, type(None))):
+        return obj
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return jsonable(dataclasses.asdict(obj))
+        return {f.name: jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
     if isinstance(obj, dict):
         return {str(k): jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):

@@ -42,7 +42,29 @@ def snapshot_changes(before: dict, after: dict) -> list[str]:
     return out
 
 
+# ---- tests in parallel (pytest -n 2, pytest-xdist): each worker sees the terminal settings of the command ----------
+_TERMINAL_ENV = ("COLUMNS", "LINES", "TERM")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    """xdist's hook, on the controller: hand each worker the terminal variables of ``pytest``'s own environment
+    (a worker starts with ``COLUMNS=80``, ``LINES=24`` and ``TERM=xterm`` of its own, which would lay piped tables
+    out at another width than a plain ``pytest`` run)."""
+    node.workerinput["fyexp_terminal_env"] = {k: os.environ.get(k) for k in _TERMINAL_ENV}
+
+
+def _terminal_env_of_the_controller(config) -> None:
+    given = getattr(config, "workerinput", {}).get("fyexp_terminal_env")
+    for key, value in (given or {}).items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+
+
 def pytest_sessionstart(session):
+    _terminal_env_of_the_controller(session.config)
     session.config._fyexp_results_before = results_snapshot()
     # fyexp's cache of derived values (fyexp.user_cache) goes to a folder of this session, not the user's ~/.cache;
     # subprocesses inherit it, so the installed-script tests exercise it as well
