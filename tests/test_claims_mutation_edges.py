@@ -616,6 +616,7 @@ def test_the_command_judges_the_paper_and_profile_asked_for(tmp_path, capsys):
     assert {r["paper"] for r in _command(results, capsys, paper="vr")} == {"vr"}
 
 
+@pytest.mark.slow
 def test_the_commands_table_is_the_short_one_unless_asked(tmp_path, capsys):
     results = _results(tmp_path)
     short = _command(results, capsys, json_out=False)

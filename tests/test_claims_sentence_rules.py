@@ -135,6 +135,7 @@ def top(claim, f):
     return v
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("side", ["conservative", "overconfident"])
 def test_coverage_is_judged_by_the_exact_interval_over_the_replicas(tmp_path, side):
     above, below = boundaries(REPLICAS, NOMINAL)
@@ -149,6 +150,7 @@ def test_coverage_is_judged_by_the_exact_interval_over_the_replicas(tmp_path, si
     assert v.n == f"{REPLICAS} replicas" and f"({above} of {REPLICAS})" in v.ours
 
 
+@pytest.mark.slow
 def test_coverage_tie_holding_the_printed_coverage_is_unresolved(tmp_path):
     above, _ = boundaries(REPLICAS, NOMINAL)
     claim = coverage_claim(tmp_path, extra=f"    magnitude: {NOMINAL + 0.001}\n")

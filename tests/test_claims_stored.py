@@ -102,6 +102,7 @@ def kept_folder(judged):
     return judged[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("paper", [None, "frac", "vr"])
 def test_the_kept_answer_is_the_judged_answer(judged, paper):
     folder, by_paper = judged
@@ -167,6 +168,7 @@ def test_a_damaged_kept_file_is_a_miss(kept_folder, tmp_path, damage):
     assert stored.read_store(copy, None) is None
 
 
+@pytest.mark.slow
 def test_a_folder_that_warned_keeps_no_verdicts(kept_folder, tmp_path, monkeypatch):
     copy = tmp_path / "results"
     shutil.copytree(kept_folder, copy)
@@ -194,6 +196,7 @@ def test_a_numpy_number_is_written_as_the_number_and_anything_else_refused():
         stored._plain(object())
 
 
+@pytest.mark.slow
 def test_the_specs_are_in_the_key(kept_folder, tmp_path):
     """Verdicts kept with another experiments folder are not this one's, and are that one's."""
     specs = tmp_path / "experiments"

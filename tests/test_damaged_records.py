@@ -109,6 +109,7 @@ def _warnings(stderr: str) -> list[str]:
     return [" ".join(line.split()) for line in text.splitlines() if line.startswith("warning:")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["report", "claims"])
 def test_each_damaged_record_is_one_warning_line_and_the_command_succeeds(damaged, command):
     results, cases, report, claims = damaged

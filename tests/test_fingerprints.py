@@ -18,6 +18,7 @@ def test_every_experiment_has_a_slice_and_a_committed_fingerprint():
     assert all(REFERENCE[n] for n in names), "an empty fingerprint checks nothing"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(fingerprints.SLICES))
 def test_fingerprint_matches_the_committed_one(name):
     lines = fingerprints.differences(name, REFERENCE.get(name, {}), fingerprints.compute(name))

@@ -43,6 +43,7 @@ def test_read_feat(tmp_path):
     assert read_feat(path, 3).toarray().tolist() == [[2, 0, 1], [0, 5, 0]]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not (NEWSGROUPS / "nvdm" / "test.feat").is_file() or not (NEWSGROUPS / "20news-bydate.tar.gz").is_file(),
                     reason="20 Newsgroups archive or NVDM's test.feat not under $FYEXP_DATA_DIR/20newsgroups")
 def test_rebuilt_test_split_contains_every_nvdm_test_document():

@@ -50,6 +50,7 @@ def _derive_all(cache_dir: str) -> dict:
     return json.loads(done.stdout)
 
 
+@pytest.mark.slow
 def test_kept_values_are_the_derived_values_of_every_module(tmp_path):
     """Three processes: no cache (everything parsed), a cold cache (parsed, then saved at exit), a warm cache (not one
     parse): the function hashes and import sets of every fyexp module are the same in all three."""

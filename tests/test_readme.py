@@ -10,7 +10,7 @@ import pytest
 from fyexp.report.findings import END, START, claim_outcome, findings_table, rewrite_block
 from tests.conftest import ROOT, run_cli
 
-TEST_COMMAND = "pip install --no-deps -r requirements-test.lock && pip install --no-deps -e . && python -m pytest -q"
+TEST_COMMAND = "pip install --no-deps -r requirements-test.lock && pip install --no-deps -e . && python -m pytest -q -n auto --dist loadfile"
 
 
 def test_readme_is_short_with_the_main_job_first_and_links_that_resolve():
@@ -19,7 +19,9 @@ def test_readme_is_short_with_the_main_job_first_and_links_that_resolve():
     assert len(words) <= 800
     first = " ".join(words[:150])
     assert "pip install --no-deps -r requirements.lock" in first and "fyexp run gmm-clustering" in first
-    assert TEST_COMMAND in text  # CI runs it verbatim
+    assert TEST_COMMAND in text
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").strip().splitlines()[-1]
+    assert ci == TEST_COMMAND.replace("pip install ", "pip install -q "), ci  # CI runs it verbatim, quietly
     assert START in text and END in text
     for command in ("fyexp claims", "fyexp reproduce", "--dry-run", "fyexp run", "--set"):
         assert command in text

@@ -145,6 +145,7 @@ def test_a_cells_settings_cover_only_the_configuration_it_depends_on():
     assert scoped_config(fy, dataclasses.replace(fy_config, beta=0.5), cell) != scoped_config(fy, fy_config, cell)
 
 
+@pytest.mark.slow
 def test_settings_hashes_lists_every_cell_and_moves_only_with_the_settings(tmp_path):
     """``scripts/settings_hashes.py`` (the proof that a refactoring moved no committed cell's settings hash): one
     line per cell and per profile; a default written out changes no line, a changed value changes its lines."""

@@ -153,6 +153,7 @@ def test_a_quick_profile_is_estimated_from_its_measured_times_scaled(monkeypatch
     assert sum(t.seconds for t in doubled) == pytest.approx(2 * sum(t.seconds for t in times))
 
 
+@pytest.mark.slow
 def test_list_and_show_through_the_script_state_the_factor(tmp_path):
     env = {"FYEXP_MACHINE_SPEED": "0.5", "COLUMNS": "120"}
     shown = run_cli("show", "gmm-clustering", "--profile", "quick", "--results-dir", str(tmp_path), env=env)

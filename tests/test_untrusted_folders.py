@@ -75,6 +75,7 @@ def _popen_toy(tmp_path: Path, *sets: str) -> subprocess.Popen:
                             env=cli_env(_env(tmp_path)))
 
 
+@pytest.mark.slow
 def test_sigterm_keeps_finished_cells_removes_temporaries_and_exits_143(tmp_path):
     log = tmp_path / "ran.log"
     sets = ("values=[1, 2, 3]", "sleep_s=2", f"log={log}")
@@ -99,6 +100,7 @@ def test_sigterm_keeps_finished_cells_removes_temporaries_and_exits_143(tmp_path
     assert ran["toy__x=1__seed=0"] == 1 and ran["toy__x=3__seed=0"] == 1             # resumed, not redone
 
 
+@pytest.mark.slow
 def test_two_concurrent_runs_into_one_folder_finish_every_cell_once(tmp_path):
     log = tmp_path / "ran.log"
     sets = ("values=[1, 2, 3, 4, 5, 6]", "sleep_s=1", f"log={log}")
@@ -125,6 +127,7 @@ def _forged(marker: Path, signed_with: bytes | None) -> bytes:
     return user_cache.MAGIC + user_cache._tag(signed_with, payload) + payload
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("forgery", ["plain pickle", "signed with another key"])
 def test_a_foreign_cache_entry_is_never_unpickled_by_a_run(tmp_path, forgery):
     env = _env(tmp_path, FYEXP_CACHE_DIR=str(tmp_path / "cache"), FYEXP_CACHE_KEY_FILE=str(tmp_path / "key"))
@@ -190,6 +193,7 @@ def _rewrite_hash(cell_file: Path, new: str) -> str:
     return row["settings_hash"]
 
 
+@pytest.mark.slow
 def test_a_settings_hash_that_is_a_path_is_a_damaged_file_never_a_path_part(tmp_path):
     first = _toy(tmp_path)
     assert first.returncode == 0, first.stderr
@@ -204,6 +208,7 @@ def test_a_settings_hash_that_is_a_path_is_a_damaged_file_never_a_path_part(tmp_
     assert "x/../" not in cell.read_text()                                            # redone at its own settings
 
 
+@pytest.mark.slow
 def test_a_settings_hash_of_the_fixed_pattern_names_its_superseded_file_inside_the_folder(tmp_path):
     first = _toy(tmp_path)
     assert first.returncode == 0, first.stderr
@@ -215,6 +220,7 @@ def test_a_settings_hash_of_the_fixed_pattern_names_its_superseded_file_inside_t
     assert (tmp_path / "results" / "toy" / "superseded" / "quick" / "toy__x=0.5__seed=0.0123456789ab.csv").is_file()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("linked", ["work/quick", "cells/quick"])
 def test_a_symlink_leaving_the_results_folder_stops_the_run_before_any_write(tmp_path, linked):
     outside = tmp_path / "precious"
@@ -276,6 +282,7 @@ DAMAGED_RECORDS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, suffix, damage, options, what, problem", DAMAGED_RECORDS,
                          ids=[c[0] for c in DAMAGED_RECORDS])
 def test_a_damaged_record_is_one_warning_and_no_hang(tmp_path, name, suffix, damage, options, what, problem):
@@ -370,6 +377,7 @@ PLAN_CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, command, line", PLAN_CASES, ids=[c[0] for c in PLAN_CASES])
 def test_what_cannot_fit_is_refused_at_the_plan(tmp_path, name, command, line):
     result = run_cli(*command, env={"FYEXP_RESULTS_DIR": str(tmp_path / "results")}, timeout=300)

@@ -162,6 +162,7 @@ def test_a_tensor_file_that_is_not_a_checkpoint_is_refused(tmp_path, capsys):
     assert "not a fyexp checkpoint: expected the keys ['epoch', 'done'" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_run_force_over_a_crafted_checkpoint_runs_nothing_of_it(toy_env, tmp_path):
     results = Path(toy_env["FYEXP_RESULTS_DIR"])
     first = run_cli("run", "toy", "--profile", "quick", "--no-progress", env=toy_env)
@@ -332,6 +333,7 @@ def test_an_empty_experiments_dir_variable_is_an_error(tmp_path, command):
                                              "spec files (or unset it to use ./experiments)")
 
 
+@pytest.mark.slow
 def test_a_crafted_frey_face_pickle_stops_the_run_with_one_line(tmp_path):
     marker = tmp_path / "marker"
     (tmp_path / "data" / freyface.FILE).parent.mkdir(parents=True)

@@ -141,6 +141,7 @@ NPZ_CASES = [(experiment, cell, artifact, png, damage) for experiment, cell, art
              for damage in damages]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("experiment, cell, artifact, png, damage", NPZ_CASES,
                          ids=[f"{c[0]}-{c[4]}" for c in NPZ_CASES])
 def test_report_skips_a_damaged_figure_artifact_with_one_warning(tmp_path, experiment, cell, artifact, png, damage):
@@ -249,6 +250,7 @@ def test_the_kits_merge_refuses_a_damaged_manifest_before_merging(tmp_path, name
     assert not home.exists() or not list(home.rglob("*.csv"))                            # nothing merged
 
 
+@pytest.mark.slow
 def test_the_kits_merge_of_a_good_job_still_merges(tmp_path):
     out = _returned_job(tmp_path)
     lease = tmp_path / "lease"
@@ -307,6 +309,7 @@ STUDY_CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, file, damage, what, says", STUDY_CASES, ids=[c[0] for c in STUDY_CASES])
 def test_reports_study_figure_reads_a_damaged_study_or_best_params_file_as_one_warning(tmp_path, name, file, damage,
                                                                                         what, says):
@@ -352,6 +355,7 @@ def _report_one(tmp_path, experiment, cells_glob):
     return folder
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", sorted(JSON_DAMAGE))
 def test_report_skips_a_damaged_json_figure_artifact_with_one_warning(tmp_path, damage):
     """tvem Figure 1 from its older ``figure1.json`` (no ``figure1.npz``): damaged, one warning, no figure."""
@@ -369,6 +373,7 @@ def test_report_skips_a_damaged_json_figure_artifact_with_one_warning(tmp_path, 
     assert not (folder / "figures" / "tvem-figure1-paper.png").exists()
 
 
+@pytest.mark.slow
 def test_a_damaged_fit_leaves_its_curves_out_and_a_damaged_data_set_its_figure(tmp_path):
     """FYVI Figure 1: a fit without its means is one warning and the panel is drawn without it; a ``dataset.json``
     that is no object is one warning and no figure."""
@@ -391,6 +396,7 @@ def test_a_damaged_fit_leaves_its_curves_out_and_a_damaged_data_set_its_figure(t
     assert not (folder / "figures" / "fyvi-figure1-paper.png").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("text, says", [("[1]", "a JSON list, not an object"),
                                         ('{"units": [], "data": {"x": {"packed_bytes": "big"}}}',
                                          "its data is not a mapping of data sets to records")])

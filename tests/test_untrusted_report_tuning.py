@@ -61,6 +61,7 @@ CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, file, damage, says", CASES, ids=[c[0] for c in CASES])
 def test_run_best_over_damaged_tuning_output_is_one_line(tmp_path, name, file, damage, says):
     folder = tmp_path / "results" / "fy-nvdm"
