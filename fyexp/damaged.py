@@ -82,14 +82,17 @@ def json_depth(text: str, stop: int | None = None) -> int:
 _JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
 
 
-def read_json(path: Path, limit: int = MAX_RECORD_BYTES, member: str | None = None) -> tuple[object, str | None]:
+def read_json(path: Path, limit: int = MAX_RECORD_BYTES, member: str | None = None, *,
+              shared: bool = False) -> tuple[object, str | None]:
     """A record file's JSON value and ``None``, or ``None`` and what is wrong with the file (one phrase): the
     checks of :func:`read_record_bytes`, UTF-8, at most :data:`MAX_JSON_DEPTH` nested levels, valid JSON.
     ``member``: only that member of the file's JSON object (``None`` where the value is no object or has none).
 
     Parsed once per process while the file is unchanged (:func:`fyexp.user_cache.file_signature`, a ``stat`` that
     never opens the file; a :func:`functools.lru_cache`): ``fyexp run``'s judgement of a cell and its
-    plan's time estimate read the same run record.  A copy of the value (of the member) is returned each time."""
+    plan's time estimate read the same run record.  A copy of the value (of the member) is returned each time;
+    with ``shared``, the parsed value itself, shared by every caller in the process (for readers that only read, such
+    as an estimate over a hundred run records: the copy costs more than the parse)."""
     from fyexp.user_cache import file_signature
 
     try:
@@ -99,7 +102,7 @@ def read_json(path: Path, limit: int = MAX_RECORD_BYTES, member: str | None = No
     value, problem = _read_once(os.path.abspath(path), signature, limit)
     if member is not None:
         value = value.get(member) if isinstance(value, dict) else None
-    return copy.deepcopy(value), problem
+    return (value if shared else copy.deepcopy(value)), problem
 
 
 @functools.lru_cache(maxsize=8192)

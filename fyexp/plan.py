@@ -273,8 +273,9 @@ def nearest(method: str, params: dict | None, times: list[Recorded]) -> list[Rec
     def shared(t: Recorded) -> int:
         return (t.method == method) + sum((t.params or {}).get(k) == v for k, v in params.items())
 
-    best = max(map(shared, times))
-    return [t for t in times if shared(t) == best]
+    scores = [shared(t) for t in times]
+    best = max(scores)
+    return [t for t, score in zip(times, scores) if score == best]
 
 
 def nearest_once(times: list) -> Callable[[str, dict | None], list]:

@@ -167,10 +167,13 @@ def scaled_cells(cells, resolved, experiment, results_dir: Path) -> tuple[float 
 
     if not cells:
         return None, 0, ()
-    todo = []
-    for cell in cells:
-        config = scoped_config(experiment, resolved.config, cell)
-        todo.append((cell.method, cell.params, training_epochs(config), experiment.work(config, cell.params)))
+    todo, derived = [], {}
+    for cell in cells:   # a cell's epochs and work do not depend on its seed: derived once per method and params
+        key = (cell.method, cell.params_json)
+        if key not in derived:
+            config = scoped_config(experiment, resolved.config, cell)
+            derived[key] = (training_epochs(config), experiment.work(config, cell.params))
+        todo.append((cell.method, cell.params, *derived[key]))
     skip = list(dict.fromkeys([resolved.profile, getattr(resolved, "base_profile", resolved.profile)]))
     return scaled_estimate(todo, scaled_records(results_dir, resolved.name, experiment, skip))
 

@@ -3,10 +3,11 @@ into an estimate for this one.
 
 The committed ``results/`` (and :data:`fyexp.plan.PROFILE_TIMES`, the measured times of the ``quick`` profiles) were
 recorded on the project's machine; a cell takes another time on a faster or slower one.  fyexp measures this
-machine with a short fixed workload (:func:`workload_seconds`, about 0.2 s in all: a loop of Python arithmetic and small
+machine with a short fixed workload (:func:`workload_seconds`, about 0.1 s in all: a loop of Python arithmetic and small
 ``float32`` matrix products in numpy, the two kinds of work fyexp's cells spend their time on; both single-threaded,
 as a cell is by default), timed in CPU seconds (``time.process_time``: the time other processes take the core is not
-counted) and the best of :data:`REPEATS` runs, so that load on a shared machine counts as little as it can.
+counted), the least of up to :data:`REPEATS` runs (stopping once the two least agree), so that load on a shared
+machine counts as little as it can.
 The estimate of a recorded cell is then
 
     wall_time_s(recorded) × factor,   factor = seconds(this machine) / :data:`REFERENCE_SECONDS`,
@@ -36,14 +37,16 @@ import os
 import time
 from dataclasses import dataclass
 
-__all__ = ["KEEP_S", "LOADED_KEEP_S", "REFERENCE_SECONDS", "REPEATS", "Speed", "is_loaded", "load_average",
-           "machine_speed", "speed_text", "workload_seconds"]
+__all__ = ["AGREE", "KEEP_S", "LOADED_KEEP_S", "MIN_REPEATS", "REFERENCE_SECONDS", "REPEATS", "Speed", "is_loaded",
+           "load_average", "machine_speed", "speed_text", "workload_seconds"]
 
 #: CPU seconds of :func:`workload_seconds` on the machine that recorded the committed times (the least of 20
 #: measurements on 2026-12-02; at the load of the project's background runs they ranged 0.031-0.052 s: two
 #: hyperthreads shared with eight busy processes, so a factor measured under such load reads up to ~1.7)
 REFERENCE_SECONDS = 0.031
 REPEATS = 5
+MIN_REPEATS = 3           # the first timing runs on cold caches: never the only one compared
+AGREE = 0.03              # two least timings this close (relative): the least of them is the machine's
 KEEP_S = 7 * 24 * 3600.0          # a quiet measurement is kept a week
 LOADED_KEEP_S = 24 * 3600.0       # a loaded one a day, or until a command finds the machine quiet
 WORKLOAD_VERSION = 1      # change it with the workload: a measurement of another workload is never reused
@@ -85,13 +88,17 @@ def is_loaded(load: float | None, cores: int | None) -> bool:
 
 
 def workload_seconds(repeats: int = REPEATS) -> float:
-    """The least CPU seconds of ``repeats`` timings of the fixed workload: 180,000 steps of Python arithmetic and 1,200 products of
-    two 64 × 64 ``float32`` matrices (small enough that numpy's BLAS runs them on one thread)."""
+    """The least CPU seconds of up to ``repeats`` timings of the fixed workload: 180,000 steps of Python arithmetic
+    and 1,200 products of two 64 × 64 ``float32`` matrices (small enough that numpy's BLAS runs them on one thread).
+
+    It stops early, after :data:`MIN_REPEATS` timings, once the two least agree to within :data:`AGREE` (relative):
+    on a quiet machine the first timing (cold caches) is the slowest and the next two agree, so the calibration costs
+    three timings, not five; under load the timings scatter and it takes all ``repeats`` (:func:`_settled`)."""
     import numpy as np
 
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal((64, 64), dtype=np.float32), rng.standard_normal((64, 64), dtype=np.float32)
-    best = float("inf")
+    timings: list[float] = []
     for _ in range(repeats):
         start = time.process_time()
         total = 0.0
@@ -100,8 +107,19 @@ def workload_seconds(repeats: int = REPEATS) -> float:
         c = a
         for _ in range(1200):
             c = np.tanh(c @ b)   # saturates near ±1: no decay into slow subnormal numbers
-        best = min(best, time.process_time() - start)
-    return best
+        timings.append(time.process_time() - start)
+        if _settled(timings):
+            break
+    return min(timings)
+
+
+def _settled(timings: list[float]) -> bool:
+    """Whether the calibration may stop: at least :data:`MIN_REPEATS` timings, the two least within :data:`AGREE`
+    of each other (relative to the least)."""
+    if len(timings) < MIN_REPEATS:
+        return False
+    first, second = sorted(timings)[:2]
+    return second - first <= AGREE * first
 
 
 def _machine() -> str:

@@ -73,3 +73,15 @@ def test_a_temporary_file_is_a_leftover_only_when_untouched_for_longer_than_the_
     os.utime(named_otherwise, (modified, modified))
     assert not is_leftover(named_otherwise, now=modified + 10 * LEFTOVER_AGE_S)
     assert not is_leftover(tmp_path / ".gone.a1B2c3D4.tmp", now=modified + 10 * LEFTOVER_AGE_S)
+
+
+def test_read_json_copies_unless_asked_to_share(tmp_path):
+    path = tmp_path / "record.json"
+    path.write_text('{"settings": {"config": {"epochs": 3}}}')
+    copied = read_json(path, member="settings")[0]
+    copied["config"]["epochs"] = 99                                       # a caller's change stays its own
+    assert read_json(path, member="settings")[0] == {"config": {"epochs": 3}}
+    shared = read_json(path, member="settings", shared=True)[0]
+    assert shared == {"config": {"epochs": 3}}
+    assert read_json(path, member="settings", shared=True)[0] is shared  # one value for the process, no copy
+    assert read_json(path, member="settings")[0] is not shared

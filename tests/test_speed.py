@@ -183,3 +183,21 @@ def test_show_prints_the_rule_that_kept_the_measured_factor(tmp_path):
     head = shown.stdout.splitlines()[0]
     assert re.search(r"× [\d.e+-]+ for this machine's speed \(calibration(, kept a week| at load [\d.]+ on \d+ cores, "
                      r"kept a day or until the machine is quiet)\)", head), head
+
+
+def test_the_calibration_stops_once_its_two_least_timings_agree():
+    agree = speed.AGREE
+    assert not speed._settled([0.050, 0.040])                                   # too few, however close
+    assert not speed._settled([0.050, 0.040, 0.040 * (1 + agree) * 1.01])       # three, the two least too far apart
+    assert speed._settled([0.050, 0.040, 0.040 * (1 + agree) * 0.99])           # three, the two least within AGREE
+    assert speed._settled([0.040 * (1 + agree), 0.090, 0.040])                  # in any order, at the bound itself
+    assert not speed._settled([0.080, 0.070, 0.060, 0.050])                     # scattered: go on
+
+
+def test_the_calibration_takes_the_least_timing_and_every_repeat_when_they_scatter(monkeypatch):
+    clock = iter([0.0, 0.9, 1.0, 1.5, 2.0, 2.3, 3.0, 3.2, 4.0, 4.15])   # timings 0.9, 0.5, 0.3, 0.2, 0.15
+    monkeypatch.setattr(speed.time, "process_time", lambda: next(clock))
+    assert speed.workload_seconds(repeats=5) == pytest.approx(0.15)
+    clock = iter([0.0, 0.9, 1.0, 1.5, 2.0, 2.501])                        # 0.9, 0.5, 0.501: settled at three
+    monkeypatch.setattr(speed.time, "process_time", lambda: next(clock))
+    assert speed.workload_seconds(repeats=5) == pytest.approx(0.5)

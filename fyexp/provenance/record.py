@@ -215,11 +215,13 @@ def load_record(cell_file: Path, settings_hash: str | None, git_commit: str | No
 
 def stated_settings(cell_file: Path) -> dict | None:
     """The settings the run record beside ``cell_file`` states, unchecked against the rows (for an estimate, never
-    for a judgement: :func:`load_record` is the reader that checks); ``None`` where there is no readable record."""
+    for a judgement: :func:`load_record` is the reader that checks); ``None`` where there is no readable record.
+    The mapping is the one :func:`fyexp.damaged.read_json` keeps for the process (``shared``): read it, never
+    change it."""
     from fyexp.damaged import read_json
 
     path = record_path(cell_file)
-    found = read_json(path, member="settings")[0] if path.is_file() else None   # not a copy of the code's hashes
+    found = read_json(path, member="settings", shared=True)[0] if path.is_file() else None
     return found if isinstance(found, dict) else None
 
 
