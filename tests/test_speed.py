@@ -185,13 +185,20 @@ def test_show_prints_the_rule_that_kept_the_measured_factor(tmp_path):
                      r"kept a day or until the machine is quiet)\)", head), head
 
 
-def test_the_calibration_stops_once_its_two_least_timings_agree():
-    agree = speed.AGREE
-    assert not speed._settled([0.050, 0.040])                                   # too few, however close
-    assert not speed._settled([0.050, 0.040, 0.040 * (1 + agree) * 1.01])       # three, the two least too far apart
-    assert speed._settled([0.050, 0.040, 0.040 * (1 + agree) * 0.99])           # three, the two least within AGREE
-    assert speed._settled([0.040 * (1 + agree), 0.090, 0.040])                  # in any order, at the bound itself
-    assert not speed._settled([0.080, 0.070, 0.060, 0.050])                     # scattered: go on
+def test_the_calibration_stops_once_its_two_least_timings_agree(monkeypatch):
+    monkeypatch.setattr(speed, "AGREE", 0.25)          # binary-exact bounds: 0.5 and 0.625 differ by 0.25 × 0.5
+    assert not speed._settled([0.75, 0.5])              # too few, however close
+    assert speed._settled([0.75, 0.5, 0.625])           # three, the two least exactly AGREE apart: settled
+    assert not speed._settled([0.75, 0.5, 0.6250001])   # just beyond
+    assert speed._settled([0.625, 0.875, 0.5])          # in any order
+    assert speed._settled([0.875, 0.5, 0.625, 0.75])    # more than three
+    assert not speed._settled([1.0, 0.875, 0.75, 0.5])  # scattered: go on (the two least 0.5 apart)
+
+
+def test_the_calibration_agreement_is_a_few_percent():
+    assert speed.MIN_REPEATS == 3 and 0 < speed.AGREE <= 0.05 and speed.REPEATS >= speed.MIN_REPEATS
+    assert speed._settled([0.05, 0.040, 0.040 * (1 + speed.AGREE / 2)])
+    assert not speed._settled([0.05, 0.040, 0.040 * (1 + speed.AGREE * 2)])
 
 
 def test_the_calibration_takes_the_least_timing_and_every_repeat_when_they_scatter(monkeypatch):
