@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import functools
 import textwrap
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from fyexp.plan import duration, estimate_cells, extrapolated_text, recorded_times, scaled_text, source_text
+from fyexp.plan import (duration, estimate_cells, extrapolated_text, recorded_factor, scaled_text, source_text,
+                        times_as_recorded)
 
 
 @dataclass
@@ -41,6 +42,17 @@ class ProfileSummary:
     scaled_s: float | None = None  # of the unestimated cells: the time scaled from another profile's (plan_scaled)
     scaled: int = 0          # how many of them have one
     scaled_from: tuple[str, ...] = ()  # the profiles scaled from
+    scaled_source: str = ""  # where the records scaled from were read
+
+    def at_speed(self) -> ProfileSummary:
+        """The summary with its times on this machine: ``estimate_s`` and ``scaled_s`` as recorded (what
+        :func:`summary_as_recorded` gives and the user cache keeps) × :func:`fyexp.plan.recorded_factor` of the
+        folder each was read from (this machine's speed for the project's times, 1 for a folder of this machine)."""
+        def scaled(seconds: float | None, folder: str) -> float | None:
+            return seconds * recorded_factor(folder or None) if seconds is not None else None
+
+        return replace(self, estimate_s=scaled(self.estimate_s, self.source),
+                       scaled_s=scaled(self.scaled_s, self.scaled_source))
 
     @property
     def datasets(self) -> list:
@@ -58,7 +70,12 @@ class ProfileSummary:
         when = " + ".join(parts) if parts else "time unknown"
         if parts and rest > 0:
             when = f"{when} + {rest} unknown"
-        return f"{self.name} ({self.cells} cells, {when})".replace(" ", "\u00a0")
+        return f"{self.name} ({cells_text(self.cells)}, {when})".replace(" ", "\u00a0")
+
+
+def cells_text(count: int, noun: str = "cell") -> str:
+    """``1 cell``, ``2 cells`` (``1 recorded cell``): a count with its noun in the number it takes."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def _values(cells, key: str) -> list:
@@ -66,16 +83,23 @@ def _values(cells, key: str) -> list:
 
 
 def summarize(spec, resolved, results_dir: Path, scaled: bool = False, inputs=None) -> ProfileSummary:
-    """The summary of one resolved profile of ``spec``; with ``scaled`` (``fyexp list``, ``fyexp show``), the cells
-    without a recorded time are scaled from another profile's cells as the plan scales them
-    (:func:`fyexp.plan_scaled.scaled_cells`, through the runner's light config module: no runner import).
-    ``inputs``: a callable giving :func:`fyexp.plan.plan_inputs` of ``results_dir`` (``list`` asks once for every
-    experiment: hashing fyexp's files is a fifth of a second)."""
+    """The summary of one resolved profile of ``spec``, its times on this machine
+    (:meth:`ProfileSummary.at_speed` of :func:`summary_as_recorded`)."""
+    return summary_as_recorded(spec, resolved, results_dir, scaled, inputs).at_speed()
+
+
+def summary_as_recorded(spec, resolved, results_dir: Path, scaled: bool = False, inputs=None) -> ProfileSummary:
+    """The summary of one resolved profile of ``spec``, its times as recorded (the estimates are sums and means of
+    recorded seconds, linear in them: :meth:`ProfileSummary.at_speed` scales them after); with ``scaled``
+    (``fyexp list``, ``fyexp show``), the cells without a recorded time are scaled from another profile's cells as
+    the plan scales them (:func:`fyexp.plan_scaled.scaled_cells_as_recorded`, through the runner's light config
+    module: no runner import).  ``inputs``: a callable giving :func:`fyexp.plan.recorded_inputs` of
+    ``results_dir`` (``list`` asks once for every experiment: hashing fyexp's files is a fifth of a second)."""
     from fyexp.experiments.declared import declared_cells
 
     cells = declared_cells(resolved.config, resolved.seeds)
     profiles = list(dict.fromkeys([resolved.profile, getattr(resolved, "base_profile", resolved.profile)]))
-    times, folder = recorded_times(results_dir, spec.name, profiles)
+    times, folder = times_as_recorded(results_dir, spec.name, profiles)
     methods: dict[str, int] = {}
     per_method: dict[str, list] = {}
     for c in cells:
@@ -84,67 +108,81 @@ def summarize(spec, resolved, results_dir: Path, scaled: bool = False, inputs=No
     keys = list(dict.fromkeys(k for c in cells for k in c.params))
     names, params = [c.method or "" for c in cells], [c.params for c in cells]
     found = estimate_cells(names, times, None, params)
-    scaled_s, scaled_n, scaled_from = None, 0, ()
+    scaled_s, scaled_n, scaled_from, scaled_source = None, 0, (), ""
     if scaled and found.unestimated:
-        from fyexp.plan_scaled import LightWork, scaled_cells
+        from fyexp.plan_scaled import LightWork, scaled_cells_as_recorded
 
         light = LightWork.of(spec.runner)
         if light is not None:
-            scaled_s, scaled_n, scaled_from = _remembered_scaled(
+            scaled_s, scaled_n, scaled_from, scaled_source = _remembered_scaled(
                 spec, resolved, results_dir, found.unestimated,
-                lambda: scaled_cells([cells[i] for i in found.unestimated], resolved, light, results_dir), inputs)
+                lambda: scaled_cells_as_recorded([cells[i] for i in found.unestimated], resolved, light,
+                                                 results_dir), inputs)
     return ProfileSummary(resolved.profile, len(cells), tuple(resolved.seeds), found.seconds, len(times), methods,
                           {k: _values(cells, k) for k in keys},
                           {m: {k: _values(cs, k) for k in dict.fromkeys(k for c in cs for k in c.params)}
                            for m, cs in per_method.items()}, len(found.unestimated), found.extrapolated, found.keys,
-                          str(folder) if folder is not None else "", scaled_s, scaled_n, scaled_from)
+                          str(folder) if folder is not None else "", scaled_s, scaled_n, scaled_from, scaled_source)
 
 
 def _remembered_scaled(spec, resolved, results_dir: Path, positions, derive, inputs=None):
-    """``derive()`` (the scaled figure of the cells at ``positions``: reading every other profile's cell files and
-    each cell's scoped config takes seconds), kept in the user cache (kind ``show-scaled``) under what the dry run's
-    plan is kept under (:func:`fyexp.plan.plan_inputs`: the package, the specs, the results folders, this
-    machine's speed) and the resolved profile's settings; computed afresh where the plan is never cached."""
+    """``derive()`` (the scaled figure of the cells at ``positions``, as recorded, and the folder read: reading every
+    other profile's cell files and each cell's scoped config takes seconds), kept in the user cache (kind
+    ``show-scaled``) under :func:`fyexp.plan.recorded_inputs` (the package, the specs, the results folders; not this
+    machine's speed, applied after) and the resolved profile's settings; computed afresh where nothing is cached
+    (a runner outside fyexp)."""
     import hashlib
     import json
 
     from fyexp.plain import jsonable
-    from fyexp.plan import plan_inputs
+    from fyexp.plan import recorded_inputs
     from fyexp.user_cache import remembered
 
-    inputs = inputs() if inputs is not None else plan_inputs(results_dir, None)
+    inputs = inputs() if inputs is not None else recorded_inputs(results_dir, None)
     if inputs is None:
-        return derive()
+        seconds, count, profiles, folder = derive()
+        return seconds, count, tuple(profiles), str(folder) if folder is not None else ""
     settings = hashlib.sha256(json.dumps(jsonable(resolved.config), sort_keys=True, default=str).encode())
     name = repr((spec.name, resolved.profile, str(Path(results_dir).resolve())))
     key = (inputs, settings.hexdigest(), tuple(resolved.seeds), tuple(positions))
-    seconds, count, profiles = remembered("show-scaled", name, key, lambda: list(derive()))
-    return seconds, count, tuple(profiles)
+
+    def kept() -> list:
+        seconds, count, profiles, folder = derive()
+        return [seconds, count, list(profiles), str(folder) if folder is not None else ""]
+
+    seconds, count, profiles, folder = remembered("show-scaled", name, key, kept)
+    return seconds, count, tuple(profiles), folder
 
 
 def profile_summaries(spec, results_dir: Path, inputs=None) -> list[ProfileSummary]:
     """Every profile of ``spec``, summarized with the scaled time of its unestimated cells (:func:`summarize`); a
     profile that does not resolve is left out.
 
-    Kept in the user cache (kind ``list-summaries``: ``fyexp list`` at a terminal and ``--json`` summarize every
-    profile of every experiment, some 750 reads of cell files) under what ``show``'s scaled figure is kept under
-    (:func:`fyexp.plan.plan_inputs`: fyexp's files, the specs, every file of the results folders, the library
-    versions, this machine's speed factor) and the spec itself as loaded (the ``--experiments-dir`` one too); computed
-    afresh where the plan is never cached."""
+    The summaries as recorded are kept in the user cache (kind ``list-summaries``: ``fyexp list`` at a terminal and
+    ``--json`` summarize every profile of every experiment, some 750 reads of cell files) under
+    :func:`fyexp.plan.recorded_inputs` (fyexp's files, the specs, every file of the results folders, the library
+    versions; not this machine's speed, so a new calibration keeps them) and the spec itself as loaded (the
+    ``--experiments-dir`` one too), and scaled to this machine as they are read (:meth:`ProfileSummary.at_speed`);
+    computed afresh where nothing is cached (a runner outside fyexp).  ``inputs``: a callable giving
+    :func:`fyexp.plan.recorded_inputs` of ``results_dir``."""
     import hashlib
 
     from fyexp.user_cache import remembered
 
-    key = inputs() if inputs is not None else None
     if inputs is None:
-        from fyexp.plan import plan_inputs
+        from fyexp.plan import recorded_inputs
 
-        key = plan_inputs(results_dir, None)
+        key = recorded_inputs(results_dir, None)
+        inputs = lambda: key   # noqa: E731 (the same key for the scaled figures within)
+    key = inputs()
     if key is None:
-        return _profile_summaries(spec, results_dir, inputs)
-    name = repr((spec.name, str(results_dir), str(Path(results_dir).resolve())))
-    spec_key = hashlib.sha256(repr(spec).encode()).hexdigest()
-    return remembered("list-summaries", name, (key, spec_key), lambda: _profile_summaries(spec, results_dir, inputs))
+        found = _profile_summaries(spec, results_dir, inputs)
+    else:
+        name = repr((spec.name, str(results_dir), str(Path(results_dir).resolve())))
+        spec_key = hashlib.sha256(repr(spec).encode()).hexdigest()
+        found = remembered("list-summaries", name, (key, spec_key),
+                           lambda: _profile_summaries(spec, results_dir, inputs))
+    return [summary.at_speed() for summary in found]
 
 
 def _profile_summaries(spec, results_dir: Path, inputs=None) -> list[ProfileSummary]:
@@ -156,8 +194,8 @@ def _profile_summaries(spec, results_dir: Path, inputs=None) -> list[ProfileSumm
     out = []
     for name in spec.profile_names():
         try:
-            out.append(summarize(spec, resolve(spec, name, config_class, None, ()), results_dir, scaled=True,
-                                 inputs=inputs))
+            out.append(summary_as_recorded(spec, resolve(spec, name, config_class, None, ()), results_dir,
+                                           scaled=True, inputs=inputs))
         except FyexpError:
             continue
     return out
@@ -174,21 +212,23 @@ def show_summary(spec, summary: ProfileSummary) -> list[str]:
         when = ("estimate unknown (no finished cell of this profile recorded"
                 + (" on these data)" if summary.recorded else ")"))
     elif summary.unestimated:
-        when = (f"estimate {duration(summary.estimate_s)} for {summary.cells - summary.unestimated} cells from "
-                f"{summary.recorded} recorded cells, unknown for {summary.unestimated} on data none of them used")
+        when = (f"estimate {duration(summary.estimate_s)} for {cells_text(summary.cells - summary.unestimated)} "
+                f"from {cells_text(summary.recorded, 'recorded cell')}, unknown for {summary.unestimated} on data "
+                f"none of them used")
     else:
-        when = f"estimate {duration(summary.estimate_s)} from {summary.recorded} recorded cells"
+        when = f"estimate {duration(summary.estimate_s)} from {cells_text(summary.recorded, 'recorded cell')}"
     if summary.estimate_s is not None and summary.source:
         when += f"; times {source_text(summary.source)}"
     if summary.estimate_s is not None and summary.extrapolated:
         when += f"; {extrapolated_text(summary.extrapolated, summary.extrapolated_keys)}"
     if summary.scaled:   # the cells without a recorded time, scaled as the plan scales them: the plan's figure
         when += f"; {scaled_text(summary.scaled_s, summary.scaled, summary.scaled_from)}"
-    lines = [f"{spec.name} [{summary.name}]: {summary.cells} cells (seeds {seeds}); {when}"]
+    lines = [f"{spec.name} [{summary.name}]: {cells_text(summary.cells)} "
+             f"({'seed' if len(summary.seeds) == 1 else 'seeds'} {seeds}); {when}"]
     named = {m: n for m, n in summary.methods.items() if m}
     if named:
         lines.append("methods:")
-        lines += [f"  {m}: {n} cells ({_axes_text(summary.methods_axes[m])})" for m, n in named.items()]
+        lines += [f"  {m}: {cells_text(n)} ({_axes_text(summary.methods_axes[m])})" for m, n in named.items()]
     else:
         lines.append(f"cells vary over: {_axes_text(summary.axes)}")
     lines.append("data sets: " + (", ".join(summary.datasets) if summary.datasets
@@ -234,11 +274,11 @@ def list_json(experiments_dir: Path | None, results_dir: Path) -> str:
     """``fyexp list --json``: per experiment its name, title, tables, figures and profiles with cells and estimate."""
     import json
 
-    from fyexp.plan import plan_inputs
+    from fyexp.plan import recorded_inputs
     from fyexp.speed import machine_speed
 
     machine_speed()   # a bad $FYEXP_MACHINE_SPEED is an error here, not a profile left out below
-    inputs = functools.cache(lambda: plan_inputs(results_dir, None))
+    inputs = functools.cache(lambda: recorded_inputs(results_dir, None))
     body = []
     for s in _specs(experiments_dir):
         summaries = profile_summaries(s, results_dir, inputs)
@@ -253,12 +293,12 @@ def list_json(experiments_dir: Path | None, results_dir: Path) -> str:
 
 def list_text(experiments_dir: Path | None, results_dir: Path, width: int) -> list[str]:
     """``fyexp list`` at a terminal of ``width`` columns: :func:`list_blocks` of every experiment."""
-    from fyexp.plan import plan_inputs
+    from fyexp.plan import recorded_inputs
     from fyexp.speed import machine_speed, speed_text
 
     speed = machine_speed()   # before the profiles: a bad $FYEXP_MACHINE_SPEED is an error, not a profile left out
     specs = _specs(experiments_dir)
-    inputs = functools.cache(lambda: plan_inputs(results_dir, None))   # once, and only if a profile needs it
+    inputs = functools.cache(lambda: recorded_inputs(results_dir, None))   # once, and only if a profile needs it
     lines = list_blocks(specs, {s.name: profile_summaries(s, results_dir, inputs) for s in specs}, width)
     note = (f"Times: the cells' wall times recorded in {results_dir} where it has them, else those recorded on the "
             f"project's machine {speed_text(speed)}; `fyexp show NAME --profile PROFILE` says which.")

@@ -179,10 +179,20 @@ def _csv_rows_once(path: str, signature: tuple) -> tuple[dict, ...]:
 
 def recorded_times(results_dir: Path, experiment: str, profiles: list[str], *,
                    with_epochs: bool = False) -> tuple[list[Recorded], Path | None]:
+    """:func:`times_as_recorded`, each time × :func:`recorded_factor` of the folder it was read from (this machine's
+    speed for the project's times, 1 for a results folder of this machine)."""
+    times, folder = times_as_recorded(results_dir, experiment, profiles, with_epochs=with_epochs)
+    factor = recorded_factor(folder)
+    return [t._replace(seconds=t.seconds * factor) for t in times], folder
+
+
+def times_as_recorded(results_dir: Path, experiment: str, profiles: list[str], *,
+                      with_epochs: bool = False) -> tuple[list[Recorded], Path | None]:
     """A :class:`Recorded` per finished (``ok``) cell at the first of ``profiles`` with any — read from its cell
     files (``cells/<profile>/``, written the moment a cell finishes), else from ``results.csv`` — in the results
-    folder, else in :func:`committed_results`; and the folder read (None if none).  ``with_epochs``: each cell
-    file's epochs from its run record (``results.csv`` rows state none).
+    folder, else in :func:`committed_results`, else in :data:`PROFILE_TIMES`; and the folder read (None if none).
+    The seconds are as recorded, on the machine that recorded them (:func:`recorded_times` scales them to this
+    one).  ``with_epochs``: each cell file's epochs from its run record (``results.csv`` rows state none).
 
     Plain ``csv`` (no pandas): ``fyexp list`` and ``show`` read it too and stay light."""
     folders = [Path(results_dir)]
@@ -199,12 +209,10 @@ def recorded_times(results_dir: Path, experiment: str, profiles: list[str], *,
                 table = _csv_rows(folder / experiment / "results.csv") if table is None else table
                 times = _finished_times(table, profile)
             if times:
-                factor = recorded_factor(folder)
-                return [t._replace(seconds=t.seconds * factor) for t in times], folder
+                return times, folder
     profile_times = [t for p in profiles for t in measured_profile_times(experiment, p)]
     if profile_times:
-        factor = recorded_factor(PROFILE_TIMES)
-        return [t._replace(seconds=t.seconds * factor) for t in profile_times], PROFILE_TIMES
+        return profile_times, PROFILE_TIMES
     return [], None
 
 
@@ -503,8 +511,16 @@ def plan_inputs(results_dir: Path, experiments_dir: Path | None) -> tuple | None
     versions, the specs, every file of the results folder and of the committed ``results/``, whose finished cells'
     recorded times it scales) and this machine's speed factor.  ``None`` (do not cache) where a spec's runner is a
     module outside fyexp."""
-    from fyexp.derivation import derivation_inputs
     from fyexp.speed import machine_speed
 
-    key = derivation_inputs([results_dir, committed_results()], experiments_dir)
+    key = recorded_inputs(results_dir, experiments_dir)
     return None if key is None else (*key, machine_speed().factor)
+
+
+def recorded_inputs(results_dir: Path, experiments_dir: Path | None) -> tuple | None:
+    """:func:`plan_inputs` without this machine's speed: the key of what is derived from the recorded times as
+    recorded (``fyexp list`` and ``show`` keep their summaries so, and scale them when they print: a new
+    calibration keeps them)."""
+    from fyexp.derivation import derivation_inputs
+
+    return derivation_inputs([results_dir, committed_results()], experiments_dir)

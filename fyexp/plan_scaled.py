@@ -73,11 +73,20 @@ def _cell_times(rows: list[dict]) -> tuple[str, dict, float, float | None, float
 
 
 def scaled_records(results_dir: Path, name: str, experiment: Any, skip_profiles: list[str]) -> list[ScaledRecord]:
+    """:func:`records_as_recorded`, their seconds × :func:`fyexp.plan.recorded_factor` of the folder they were read
+    from (this machine's speed, for the committed times)."""
+    found, folder = records_as_recorded(results_dir, name, experiment, skip_profiles)
+    factor = recorded_factor(folder)
+    return [replace(r, train_s=r.train_s * factor, rest_s=r.rest_s * factor) for r in found]
+
+
+def records_as_recorded(results_dir: Path, name: str, experiment: Any, skip_profiles: list[str]
+                        ) -> tuple[list[ScaledRecord], Path | None]:
     """The finished cells of experiment ``name`` at every profile but ``skip_profiles``, from the cell files and
     run records under ``cells/`` of the results folder, else of the committed ``results/`` (the first with any),
-    each with the work :meth:`experiment.work` gives its stated config, its seconds × :func:`fyexp.plan.recorded_factor`
-    (this machine's speed, for the committed times); cells without a run record, a training
-    time or a declared work are left out."""
+    each with the work :meth:`experiment.work` gives its stated config and its seconds as recorded; and the folder
+    read (``None`` where none has any).  Cells without a run record, a training time or a declared work are left
+    out."""
     from fyexp.provenance.record import stated_settings
     from fyexp.settings import training_epochs
 
@@ -103,9 +112,8 @@ def scaled_records(results_dir: Path, name: str, experiment: Any, skip_profiles:
                 found.append(ScaledRecord(profile_dir.name, method, params, train_s, max(wall - train_s, 0.0),
                                           epochs, *work))
         if found:
-            factor = recorded_factor(folder)   # this machine's speed, for the times of the project's machine
-            return [replace(r, train_s=r.train_s * factor, rest_s=r.rest_s * factor) for r in found]
-    return []
+            return found, folder
+    return [], None
 
 
 def training_seconds(train_time: float | None, epoch_time: float | None, epochs: int | None) -> float | None:
@@ -159,14 +167,24 @@ def scaled_estimate(cells: list[tuple[str, dict, int | None, Any]], records: lis
 
 
 def scaled_cells(cells, resolved, experiment, results_dir: Path) -> tuple[float | None, int, tuple[str, ...]]:
+    """:func:`scaled_cells_as_recorded`, its seconds × :func:`fyexp.plan.recorded_factor` of the folder its records
+    were read from (this machine's speed, for the committed times): the figure of the plan, ``fyexp show`` and
+    ``fyexp list`` alike."""
+    seconds, count, profiles, folder = scaled_cells_as_recorded(cells, resolved, experiment, results_dir)
+    return (seconds * recorded_factor(folder) if seconds is not None else None), count, profiles
+
+
+def scaled_cells_as_recorded(cells, resolved, experiment, results_dir: Path
+                             ) -> tuple[float | None, int, tuple[str, ...], Path | None]:
     """:func:`scaled_estimate` of ``cells`` (:class:`fyexp.results.Cell`) of the resolved profile ``resolved``, each at
     the scoped config the spec gives it now, from the experiment's recorded cells at every profile but ``resolved``'s
-    own and its base profile.  ``experiment`` needs only ``cell_config`` and ``work``: the runner's experiment (the
-    plan) or :class:`LightWork` (``fyexp show``, no runner import); both give the same figure."""
+    own and its base profile, in the seconds of the machine that recorded them (T(c) is linear in them); and the
+    folder they were read from.  ``experiment`` needs only ``cell_config`` and ``work``: the runner's experiment
+    (the plan) or :class:`LightWork` (``fyexp show``, no runner import); both give the same figure."""
     from fyexp.settings import scoped_config, training_epochs
 
     if not cells:
-        return None, 0, ()
+        return None, 0, (), None
     todo, derived = [], {}
     for cell in cells:   # a cell's epochs and work do not depend on its seed: derived once per method and params
         key = (cell.method, cell.params_json)
@@ -175,7 +193,8 @@ def scaled_cells(cells, resolved, experiment, results_dir: Path) -> tuple[float 
             derived[key] = (training_epochs(config), experiment.work(config, cell.params))
         todo.append((cell.method, cell.params, *derived[key]))
     skip = list(dict.fromkeys([resolved.profile, getattr(resolved, "base_profile", resolved.profile)]))
-    return scaled_estimate(todo, scaled_records(results_dir, resolved.name, experiment, skip))
+    records, folder = records_as_recorded(results_dir, resolved.name, experiment, skip)
+    return (*scaled_estimate(todo, records), folder)
 
 
 def with_scaled(plan, resolved, experiment, results_dir: Path):
@@ -212,5 +231,6 @@ class LightWork:
         return cls(module)
 
 
-__all__ = ["LightWork", "ScaledRecord", "scaled_cell_estimate", "scaled_cells", "scaled_estimate", "scaled_records",
+__all__ = ["LightWork", "ScaledRecord", "records_as_recorded", "scaled_cell_estimate", "scaled_cells",
+           "scaled_cells_as_recorded", "scaled_estimate", "scaled_records",
            "scaled_time", "training_seconds", "with_scaled"]

@@ -99,7 +99,7 @@ def test_show_names_the_settings_no_recorded_cell_had():
     spec = SimpleNamespace(name="vr-vae")
     flagged = ProfileSummary("paper", 3, (0,), 3420.0, 19, {"iwae": 3}, {"K": ["50"]}, {"iwae": {"K": ["50"]}},
                              0, 3, ("K",))
-    assert show_summary(spec, flagged)[0] == ("# vr-vae [paper]: 3 cells (seeds 0); estimate 57 min from 19 recorded "
+    assert show_summary(spec, flagged)[0] == ("# vr-vae [paper]: 3 cells (seed 0); estimate 57 min from 19 recorded "
                                               "cells; 3 of them at another K than any recorded cell")
     plain = ProfileSummary("paper", 3, (0,), 3420.0, 19, {"iwae": 3}, {"K": ["5"]}, {"iwae": {"K": ["5"]}})
     assert show_summary(spec, plain)[0].endswith("estimate 57 min from 19 recorded cells")
@@ -113,11 +113,11 @@ def test_show_opens_with_a_summary_and_stays_yaml():
                     "--results-dir", str(ROOT / "results"))
     assert shown.returncode == 0, shown.stderr
     lines = shown.stdout.splitlines()
-    assert lines[0].startswith("# vr-vae [paper]: 60 cells (seeds 0); estimate ")
+    assert lines[0].startswith("# vr-vae [paper]: 60 cells (seed 0); estimate ")
     assert " recorded cells, unknown for " in lines[0] and " on data none of them used; times in " in lines[0]
     assert lines[1] == "# methods:"
     assert lines[2].startswith("#   vae: 16 cells (dataset freyface, mnist, caltech; L 1, 2; K 5, 50; fold 0, 1")
-    assert "#   iwae_single: 1 cells (dataset mnist; L 1; K 50)" in lines
+    assert "#   iwae_single: 1 cell (dataset mnist; L 1; K 50)" in lines
     assert "# data sets: freyface, mnist, caltech" in lines
     assert yaml.safe_load(shown.stdout)["name"] == "vr-vae"  # the summary is comments: still one YAML document
     quick = run_cli("show", "gmm-clustering", "--profile", "quick", "--experiments-dir", str(EXPERIMENTS),
@@ -176,3 +176,63 @@ def test_list_summaries_are_kept_in_the_user_cache_and_never_served_stale(tmp_pa
     assert respec.profiles["paper"]["seeds"] == [0, 1]
     again = overview.profile_summaries(respec, results)
     assert again == derive(respec, results) and again[0].cells == 2 * changed[0].cells
+
+
+def test_list_summaries_are_kept_as_recorded_and_scaled_to_this_machine_as_they_are_read(tmp_path, monkeypatch):
+    """The kept summaries hold the project's times as recorded, not this machine's: a new calibration (another
+    factor) serves them from the user cache, every estimate × the new factor, the plan's scaled figure too."""
+    from fyexp import overview
+    from fyexp.plan import committed_results
+
+    monkeypatch.setenv("FYEXP_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("FYEXP_MACHINE_SPEED", "1")
+    spec = load_spec("vr-vae", EXPERIMENTS)
+    empty = tmp_path / "results"          # no cells here: every time is the committed results' (the project's)
+    at_one = {s.name: s for s in overview.profile_summaries(spec, empty)}
+    assert at_one["paper"].estimate_s and at_one["paper"].scaled and at_one["paper"].scaled_s
+    assert at_one["paper"].source == str(committed_results()) and at_one["paper"].scaled_source
+
+    def derived_again(*args, **kwargs):
+        raise AssertionError("derived again: the kept summaries should not depend on the machine's speed")
+
+    monkeypatch.setattr(overview, "_profile_summaries", derived_again)
+    monkeypatch.setenv("FYEXP_MACHINE_SPEED", "2.5")
+    at_speed = {s.name: s for s in overview.profile_summaries(spec, empty)}
+    assert at_speed.keys() == at_one.keys()
+    for name, one in at_one.items():
+        if one.estimate_s is not None:
+            assert at_speed[name].estimate_s == pytest.approx(2.5 * one.estimate_s, rel=1e-12)
+        if one.scaled_s is not None:
+            assert at_speed[name].scaled_s == pytest.approx(2.5 * one.scaled_s, rel=1e-12)
+        assert at_speed[name].cells == one.cells and at_speed[name].recorded == one.recorded
+
+
+def test_a_summary_at_speed_scales_only_the_times_of_the_projects_machine(tmp_path, monkeypatch):
+    """:meth:`ProfileSummary.at_speed`: × the factor for times read from the committed results (or the measured
+    profile times), × 1 for a folder of this machine's, and an unknown time stays unknown."""
+    from fyexp.overview import ProfileSummary
+    from fyexp.plan import PROFILE_TIMES, committed_results
+
+    monkeypatch.setenv("FYEXP_MACHINE_SPEED", "3")
+    project = ProfileSummary("paper", 4, (0,), 10.0, 2, source=str(committed_results()), scaled_s=5.0, scaled=1,
+                             scaled_source=str(PROFILE_TIMES))
+    assert (project.at_speed().estimate_s, project.at_speed().scaled_s) == (30.0, 15.0)
+    here = ProfileSummary("paper", 4, (0,), 10.0, 2, source=str(tmp_path), scaled_s=5.0, scaled=1,
+                          scaled_source=str(committed_results()))
+    assert (here.at_speed().estimate_s, here.at_speed().scaled_s) == (10.0, 15.0)
+    unknown = ProfileSummary("paper", 4, (0,), None, 0)
+    assert unknown.at_speed().estimate_s is None and unknown.at_speed().scaled_s is None
+    assert project.estimate_s == 10.0                     # a copy: the kept summary stays as recorded
+
+
+def test_counts_take_the_number_of_their_noun():
+    from fyexp.overview import ProfileSummary, cells_text, show_summary
+
+    assert (cells_text(1), cells_text(0), cells_text(2), cells_text(1, "recorded cell")) == \
+        ("1 cell", "0 cells", "2 cells", "1 recorded cell")
+    one = ProfileSummary("quick", 1, (0,), 60.0, 1, methods={"iwae_single": 1}, axes={},
+                         methods_axes={"iwae_single": {}})
+    assert one.line() == "quick\u00a0(1\u00a0cell,\u00a060\u00a0s)"
+    head, methods, method = show_summary(load_spec("vr-vae", EXPERIMENTS), one)[:3]
+    assert head.startswith("# vr-vae [quick]: 1 cell (seed 0); estimate 60 s from 1 recorded cell")
+    assert methods == "# methods:" and method.startswith("#   iwae_single: 1 cell (")
