@@ -83,10 +83,12 @@ def show(name: Name, profile: Profile = "paper", sets: Sets = None, experiments_
          results_dir: Annotated[Optional[Path], typer.Option(help=RESULTS_HELP + " Its recorded wall times give the estimate.")] = None) -> None:
     """Print a summary of one experiment and profile (cells, methods, data sets, estimate), then its resolved spec:
     every hyperparameter that a run will use."""
-    from fyexp.overview import show_text
+    from fyexp.overview import comments_wrapped, show_text
 
-    out.print(show_text(name, profile, sets, experiments_dir, results_folder(results_dir)), end="", markup=False,
-              highlight=False)
+    text = show_text(name, profile, sets, experiments_dir, results_folder(results_dir))
+    if out.is_terminal:   # the summary's comment lines wrapped between words, still comments (valid YAML)
+        text = comments_wrapped(text, out.width)
+    out.print(text, end="", markup=False, highlight=False)
 
 
 @app.command()

@@ -305,6 +305,20 @@ def list_text(experiments_dir: Path | None, results_dir: Path, width: int) -> li
     return lines + [""] + textwrap.wrap(note, width=width, break_long_words=False, break_on_hyphens=False)
 
 
+def comments_wrapped(text: str, width: int) -> str:
+    """``text`` (``fyexp show``'s YAML) with each comment line longer than ``width`` wrapped between words, its
+    continuation lines comments too (``#   ...``: the output stays valid YAML); other lines as they are (a YAML
+    value is never broken)."""
+    out = []
+    for line in text.split("\n"):
+        if line.startswith("# ") and len(line) > width:
+            out += textwrap.wrap(line, width=max(width, 20), subsequent_indent="#   ", break_long_words=False,
+                                 break_on_hyphens=False) or [line]
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
 def show_text(name: str, profile: str, sets: list[str] | None, experiments_dir: Path | None,
               results_dir: Path) -> str:
     """``fyexp show``: :func:`show_summary` (YAML comments), then the resolved spec as YAML (every hyperparameter

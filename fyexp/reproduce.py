@@ -236,11 +236,11 @@ def reproduce_papers(paper: str, options: Options, *, out: Console, err: Console
     every = [line for _, lines, _ in plans for line in lines]
     check_plan(paper, profile, cell_filter, every, experiments_dir)
     if options.dry_run:
-        for p, lines, shared in plans:
-            print(describe(p, profile, lines, shared))
+        for p, lines, shared in plans:   # whole lines off a terminal (scripts read them), wrapped on one
+            say(out, describe(p, profile, lines, shared))
         if len(papers) > 1:
-            print(f"all {len(papers)} papers, each experiment once ({len(every)} experiments):")
-            print(total_line("total", every))
+            say(out, f"all {len(papers)} papers, each experiment once ({len(every)} experiments):")
+            say(out, total_line("total", every))
         return True
     from fyexp.claims.command import claims_command   # a real run only: a dry run stays light
     from fyexp.commands.report import report_command

@@ -296,3 +296,27 @@ def test_run_help_reads_at_80_columns():
     start = described.index("Override")
     assert start <= 32 and len(described) - start >= 40, described  # at least 40 characters of description
     assert "(train.optimizer.lr=1e-4," in helped.stdout  # an example value whole
+
+
+def test_the_plans_and_shows_summary_read_at_80_columns_through_the_script(tmp_path):
+    """`run --dry-run`'s plan line, `reproduce all --dry-run`'s totals and `show`'s summary comments: wrapped between
+    words on an 80-column terminal (show's continuation lines stay comments, so its output is still YAML); whole
+    lines off a terminal (scripts read them)."""
+    import yaml
+
+    env = {"FYEXP_RESULTS_DIR": str(tmp_path / "results"), "FYEXP_CACHE_DIR": str(tmp_path / "cache")}
+    for args in (("run", "vr-vae", "--profile", "paper", "--dry-run"), ("reproduce", "all", "--dry-run"),
+                 ("show", "vr-vae", "--profile", "paper")):
+        code, text = run_in_terminal(*args, env=env, columns=80, timeout=300)
+        lines = strip_ansi(text).replace("\r", "").splitlines()
+        assert code == 0, text
+        long = [line for line in lines if len(line) > 80 and " " in line.strip()
+                and not line.lstrip().startswith(("- ", "/"))]
+        if args[0] == "show":
+            summary = [line for line in lines if line.startswith("#")]
+            assert len(summary) > 4 and all(len(line) <= 80 for line in summary), summary
+            yaml.safe_load("\n".join(lines))                          # still YAML
+            long = [line for line in long if line.startswith("#")]
+        assert not long, long
+        piped = run_cli(*args, env=env)
+        assert piped.returncode == 0 and any(len(line) > 80 for line in piped.stdout.splitlines()), args

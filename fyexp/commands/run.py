@@ -38,7 +38,9 @@ def run_command(name: str, options: Options, *, err: Console, ask: Callable[[str
     plan = with_scaled(run_plan(resolved, experiment, results, options.force, only, device=device,
                                 data_dir=data_dir), resolved, experiment, results)
     if options.dry_run:
-        print(describe_plan(plan))
+        from rich.console import Console
+
+        say(Console(soft_wrap=True), describe_plan(plan))   # stdout: whole off a terminal, wrapped on one
         if options.executor is not None and options.executor.kind == "slurm":
             from fyexp.executors import describe_slurm_submission
             from fyexp.results import ResultStore
