@@ -44,12 +44,13 @@ class ProfileSummary:
     scaled_from: tuple[str, ...] = ()  # the profiles scaled from
     scaled_source: str = ""  # where the records scaled from were read
 
-    def at_speed(self) -> ProfileSummary:
+    def at_speed(self, factor_of=recorded_factor) -> ProfileSummary:
         """The summary with its times on this machine: ``estimate_s`` and ``scaled_s`` as recorded (what
         :func:`summary_as_recorded` gives and the user cache keeps) × :func:`fyexp.plan.recorded_factor` of the
-        folder each was read from (this machine's speed for the project's times, 1 for a folder of this machine)."""
+        folder each was read from (this machine's speed for the project's times, 1 for a folder of this machine);
+        ``factor_of``: that function, or a cached copy of it (:func:`profile_summaries` scales many summaries)."""
         def scaled(seconds: float | None, folder: str) -> float | None:
-            return seconds * recorded_factor(folder or None) if seconds is not None else None
+            return seconds * factor_of(folder or None) if seconds is not None else None
 
         return replace(self, estimate_s=scaled(self.estimate_s, self.source),
                        scaled_s=scaled(self.scaled_s, self.scaled_source))
@@ -138,19 +139,19 @@ def _remembered_scaled(spec, resolved, results_dir: Path, positions, derive, inp
     from fyexp.plan import recorded_inputs
     from fyexp.user_cache import remembered
 
-    inputs = inputs() if inputs is not None else recorded_inputs(results_dir, None)
-    if inputs is None:
-        seconds, count, profiles, folder = derive()
-        return seconds, count, tuple(profiles), str(folder) if folder is not None else ""
-    settings = hashlib.sha256(json.dumps(jsonable(resolved.config), sort_keys=True, default=str).encode())
-    name = repr((spec.name, resolved.profile, str(Path(results_dir).resolve())))
-    key = (inputs, settings.hexdigest(), tuple(resolved.seeds), tuple(positions))
-
-    def kept() -> list:
+    def plain() -> list:   # what is kept: plain values, the folder as text
         seconds, count, profiles, folder = derive()
         return [seconds, count, list(profiles), str(folder) if folder is not None else ""]
 
-    seconds, count, profiles, folder = remembered("show-scaled", name, key, kept)
+    inputs = inputs() if inputs is not None else recorded_inputs(results_dir, None)
+    if inputs is None:
+        found = plain()
+    else:
+        settings = hashlib.sha256(json.dumps(jsonable(resolved.config), sort_keys=True, default=str).encode())
+        name = repr((spec.name, resolved.profile, str(Path(results_dir).resolve())))
+        key = (inputs, settings.hexdigest(), tuple(resolved.seeds), tuple(positions))
+        found = remembered("show-scaled", name, key, plain)
+    seconds, count, profiles, folder = found
     return seconds, count, tuple(profiles), folder
 
 
@@ -182,7 +183,8 @@ def profile_summaries(spec, results_dir: Path, inputs=None) -> list[ProfileSumma
         spec_key = hashlib.sha256(repr(spec).encode()).hexdigest()
         found = remembered("list-summaries", name, (key, spec_key),
                            lambda: _profile_summaries(spec, results_dir, inputs))
-    return [summary.at_speed() for summary in found]
+    factor_of = functools.cache(recorded_factor)   # this machine's speed looked up once per folder, not per summary
+    return [summary.at_speed(factor_of) for summary in found]
 
 
 def _profile_summaries(spec, results_dir: Path, inputs=None) -> list[ProfileSummary]:
