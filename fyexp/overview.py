@@ -21,7 +21,8 @@ import textwrap
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from fyexp.plan import (duration, estimate_cells, extrapolated_text, recorded_factor, scaled_text, source_text,
+from fyexp.plan import (cells_text, duration,
+                        estimate_cells, extrapolated_text, recorded_factor, scaled_text, source_text,
                         times_as_recorded)
 
 
@@ -72,11 +73,6 @@ class ProfileSummary:
         if parts and rest > 0:
             when = f"{when} + {rest} unknown"
         return f"{self.name} ({cells_text(self.cells)}, {when})".replace(" ", "\u00a0")
-
-
-def cells_text(count: int, noun: str = "cell") -> str:
-    """``1 cell``, ``2 cells`` (``1 recorded cell``): a count with its noun in the number it takes."""
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def _values(cells, key: str) -> list:

@@ -238,8 +238,9 @@ def run_experiment(resolved: ResolvedSpec, experiment: Experiment, *, device: st
     for path, problem in store.damaged_cells():
         progress.note(f"warning: {path}: damaged cell file ({problem}); it will be redone")
     if pending.changed:
-        progress.note(f"{len(pending.changed)} cells: settings changed since they ran; they are rerun (the old rows "
-                      f"move to {store.folder / 'superseded' / resolved.profile})")
+        changed = len(pending.changed)
+        progress.note(f"{changed} cell{'s' if changed != 1 else ''}: settings changed since they ran; they are rerun "
+                      f"(the old rows move to {store.folder / 'superseded' / resolved.profile})")
     if skipped:
         progress.note(f"{skipped} of {len(cells)} cells already finished in {store.folder} (use --force to redo)")
     if force:

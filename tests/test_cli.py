@@ -67,10 +67,10 @@ def test_only_runs_part_of_the_grid_and_a_later_run_the_rest(toy_env):
     assert first.returncode == 0, first.stderr
     assert finished() == ["toy__x=2__seed=0", "toy__x=2__seed=1"]
     second = run_cli("run", "toy", "--no-progress", "--only", "x=1*,7", "--only", "seed=0", env=toy_env)
-    assert "1 cells run, 0 already finished" in " ".join(second.stderr.split()), second.stderr
+    assert "1 cell run, 0 already finished" in " ".join(second.stderr.split()), second.stderr
     assert finished() == ["toy__x=1__seed=0", "toy__x=2__seed=0", "toy__x=2__seed=1"]
     rest = run_cli("run", "toy", "--no-progress", env=toy_env)
-    assert "1 cells run, 3 already finished" in " ".join(rest.stderr.split()), rest.stderr
+    assert "1 cell run, 3 already finished" in " ".join(rest.stderr.split()), rest.stderr
     assert len(pd.read_csv(results / "toy" / "results.csv")) == 4
 
 

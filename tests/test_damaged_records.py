@@ -160,7 +160,7 @@ def test_run_redoes_a_cell_without_its_run_record_and_removes_its_leftovers(tmp_
     assert again.returncode == 0, again.stderr
     said = " ".join(strip_ansi(again.stderr).split())
     assert f"warning: missing run record {sidecar} (" in said
-    assert f"1 cells run, {len(cells) - 1} already finished" in said
+    assert f"1 cell run, {len(cells) - 1} already finished" in said
     assert "removed 1 leftover temporary file(s)" in said and not leftover.exists()
     assert sidecar.is_file()  # redone: its record is back
     report = run_cli("report", "toy", env=env)  # the cell's records are whole again: nothing to name

@@ -280,7 +280,7 @@ def test_show_prints_unicode_and_messages_keep_the_profile(toy_env):
     shown = run_cli("show", "fy-vae", "--profile", "quick", "--experiments-dir", str(EXPERIMENTS))
     assert shown.returncode == 0 and "β" in shown.stdout and "\\u03B2" not in shown.stdout
     ran = run_cli("run", "toy", "--profile", "quick", env=toy_env)
-    assert "toy [quick]: 1 cells run" in ran.stderr
+    assert "toy [quick]: 1 cell run" in ran.stderr
 
 
 # --- tune ------------------------------------------------------------------------------------------------------

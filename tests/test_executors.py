@@ -56,7 +56,7 @@ def test_a_job_whose_data_is_missing_counts_as_skipped_not_run(tmp_path):
     run = run_cli("run", "toy", "--profile", "quick", "--executor", "local", "--jobs", "2", "--no-progress",
                   "--strict", env=env)
     assert run.returncode == 1, run.stderr  # skips alone exit 0 (as in-process); --strict makes them fail the run
-    assert "1 cells run, 0 already finished, 0 failed, 1 skipped (data missing)" in run.stderr, run.stderr
+    assert "1 cell run, 0 already finished, 0 failed, 1 skipped (data missing)" in run.stderr, run.stderr
     assert run.stderr.count("skipped: data missing") == 1 and "Traceback" not in run.stderr
     assert len(list((results / "toy" / "cells" / "quick").glob("*.csv"))) == 1  # the skipped cell wrote nothing
 
@@ -86,7 +86,7 @@ def test_a_killed_job_fails_alone_and_its_cell_is_redone_not_duplicated(tmp_path
     assert not (cells / "toy__x=1__seed=0.csv").exists()
     assert len(list(cells.glob("*.csv"))) == 3  # the other jobs went on
     redo = run_cli("run", "toy", "--profile", "quick", "--executor", "local", "--jobs", "2", env=env)
-    assert redo.returncode == 0 and "1 cells run, 3 already finished" in redo.stderr, redo.stderr
+    assert redo.returncode == 0 and "1 cell run, 3 already finished" in redo.stderr, redo.stderr
     rows = _cell_rows(results)
     assert len(rows) == 4 and sorted(rows["value"]) == [1.0, 4.0, 9.0, 16.0]
     assert len(pd.read_csv(results / "toy" / "results.csv")) == 4

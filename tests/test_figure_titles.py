@@ -81,6 +81,22 @@ def _title_overlaps(fig) -> list[str]:
     return out
 
 
+def test_vr_figure3_names_the_settings_it_leaves_out():
+    """Settings that ran here without samples and settings that ran only at another profile are named; a profile
+    that draws every setting has no note."""
+    import pandas as pd
+
+    from fyexp.report.figures.vr import figure3_missing
+
+    rows = pd.DataFrame({"method": "vr_max", "profile": ["a", "a", "b", "b", "b"],
+                         "setting": ["X K=3", "Y K=7", "X K=3", "Y K=7", "Z K=9"]})
+    assert figure3_missing(rows, "b", {"X K=3", "Y K=7", "Z K=9"}) == ""
+    assert figure3_missing(rows, "a", {"X K=3", "Y K=7"}) == "Not drawn: Z K=9: no VR-max cell run at [a]."
+    assert figure3_missing(rows, "a", {"Y K=7"}) == \
+        "Not drawn: X K=3: run at [a], no samples saved; Z K=9: no VR-max cell run at [a]."
+    assert figure3_missing(rows, "b", {"X K=3"}) == "Not drawn: Y K=7, Z K=9: run at [b], no samples saved."
+
+
 @pytest.fixture(scope="module")
 def drawn(tmp_path_factory):
     """Every text of every figure of the experiments in FIGURES, drawn from the committed rows and artifacts: file
@@ -95,7 +111,8 @@ def drawn(tmp_path_factory):
 
     def recording_save(fig, path, dpi=120):
         output.fit_canvas(fig)
-        texts = [fig._suptitle.get_text()] if fig._suptitle is not None else []
+        texts = [label.get_text() for label in (fig._suptitle, fig._supxlabel) if label is not None]
+        texts += [t.get_text() for t in fig.texts]
         lines = {}
         for ax in fig.axes:
             texts += [ax.get_title(), ax.get_xlabel(), ax.get_ylabel()]
@@ -158,6 +175,9 @@ def test_every_figure_names_its_profile_and_writes_notation_as_mathtext(drawn):
 def test_vr_figure3_puts_its_panels_on_a_grid(drawn):
     texts, (width, height), _, axes = drawn["vr-figure3-cpu.png"]
     assert axes == 8 and width / height < 3, (width, height)  # 7 panels on 4 × 2 (was one 2520 × 408 row)
+    assert not any("Not drawn" in t for t in texts)  # every setting run at cpu has its panel
+    paper = " ".join(drawn["vr-figure3-paper.png"][0])  # Caltech panels only: MNIST never ran at paper
+    assert "MNIST L=1 K=5" in paper and "no VR-max cell run at [paper]" in paper, paper
 
 
 @pytest.mark.slow

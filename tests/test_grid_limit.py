@@ -29,7 +29,7 @@ def test_count_is_the_filtered_grid(only, expected):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("only, code, text", [
-    (["--only", "seed=7"], 0, "1 cells run"),
+    (["--only", "seed=7"], 0, "1 cell run"),
     (["--only", "seed=1*"], 2, "the grid has 11,111 cells, more than the limit of 10,000"),   # 1, 10-19, ..., 10000-19999
     ([], 2, "the grid has 100,000 cells"),
 ])

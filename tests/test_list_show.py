@@ -226,7 +226,8 @@ def test_a_summary_at_speed_scales_only_the_times_of_the_projects_machine(tmp_pa
 
 
 def test_counts_take_the_number_of_their_noun():
-    from fyexp.overview import ProfileSummary, cells_text, show_summary
+    from fyexp.overview import ProfileSummary, show_summary
+    from fyexp.plan import cells_text
 
     assert (cells_text(1), cells_text(0), cells_text(2), cells_text(1, "recorded cell")) == \
         ("1 cell", "0 cells", "2 cells", "1 recorded cell")

@@ -159,7 +159,7 @@ def test_recorded_times_fall_back_to_results_csv_then_to_the_committed_results(t
 def test_the_plan_line_at_its_edges():
     assert describe_plan(RunPlan("toy", "paper", 4, 4, 0, 0, 0.0)).endswith("4 finished; nothing to run")
     assert describe_plan(RunPlan("toy", "paper", 4, 0, 4, 0, 60.0, 1, "r")) == (
-        "plan: toy [paper]: 4 cells: 4 to run, 0 finished; estimate 60 s (from 1 recorded cells in r)")
+        "plan: toy [paper]: 4 cells: 4 to run, 0 finished; estimate 60 s (from 1 recorded cell in r)")
     assert describe_plan(RunPlan("toy", "paper", 4, 0, 4, 0, None, 0)).endswith(
         "estimate unknown (no finished cell of this profile recorded)")
     assert long_plan_reason(3, 7200.0, "paper") is None  # exactly two hours does not ask
@@ -380,7 +380,7 @@ def test_a_plan_with_a_scaled_time_is_confirmed_by_that_time_not_as_unknown():
     # vr-vae paper: 40 cells recorded (1.0 h), 14 scaled (706 h), one of them without any
     both = long_plan_reason(55, 3600.0, "paper", 15, 706 * 3600.0, 14)
     assert both == ("it is estimated at about 707 h, 706 h of it for 14 cells scaled from other profiles' cells (an "
-                    "extrapolation) (over 2 h); 1 cells without any estimate")
+                    "extrapolation) (over 2 h); 1 cell without any estimate")
     short = 3000.0                                                    # under two hours: asked at paper only
     assert long_plan_reason(5, None, "paper", 5, short, 5) == (
         "it is estimated at about 50 min, scaled from other profiles' cells (an extrapolation) for 5 cells, at "
@@ -421,7 +421,7 @@ def test_installed_run_prints_its_plan_and_refuses_a_long_one_off_a_terminal(tmp
     assert len(_cells(results)) == 2
 
     yes = run_cli("run", "toy", "--no-progress", "--yes", "--only", "seed=0", env=env)
-    assert yes.returncode == 0 and "1 cells run" in " ".join(yes.stderr.split()), yes.stderr
+    assert yes.returncode == 0 and "1 cell run" in " ".join(yes.stderr.split()), yes.stderr
 
 
 @pytest.mark.slow

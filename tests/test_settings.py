@@ -50,8 +50,8 @@ def test_a_settings_edit_reruns_the_affected_cells_and_keeps_the_old_rows_as_sup
     assert _old_settings_rows(tmp_path, spec) == 1  # the index says so before the rerun
     edited = run_cli("run", "toy", "-p", "quick", "--no-progress", env=env)
     assert edited.returncode == 0, edited.stderr
-    assert "1 cells: settings changed since they ran" in edited.stderr
-    assert "1 cells run, 0 already finished" in edited.stderr
+    assert "1 cell: settings changed since they ran" in edited.stderr
+    assert "1 cell run, 0 already finished" in edited.stderr
     now = _rows(tmp_path, "quick")
     assert now["value"].tolist() == [0.125] and now["settings_hash"].iloc[0] != first["settings_hash"].iloc[0]
     old = list((tmp_path / "results/toy/superseded/quick").glob("*.csv"))

@@ -355,7 +355,7 @@ def test_tuning_workers_as_jobs_share_one_postgresql_study(cluster, tmp_path):
     best = run_cli("run", "nvdm", "--profile", "quick", *NVDM_FAST, "--best", "--only", "seed=0", "--no-progress",
                    "--data-dir", str(data), env=env)
     assert best.returncode == 0, best.stderr
-    assert "1 cells run" in best.stderr, best.stderr
+    assert "1 cell run" in best.stderr, best.stderr
     frame = pd.read_csv(results / "nvdm" / "results.csv")
     best_lr = optuna.load_study(study_name=study_name, storage=url).best_params["train.optimizer.lr"]
     used = {json.loads(p)["learning_rate"] for p in frame["params"]}

@@ -4,6 +4,7 @@ Figure 3 (samples of the VR-max models) and Figure 4 (bias of L̂_{α,K} against
 from __future__ import annotations
 
 import math
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -49,10 +50,12 @@ FIGURE3_COLUMNS = 4  # panels per row of VR Figure 3
 
 @figure("vr-figure3")
 def figure3(ctx: FigureContext) -> list[Path]:
-    """Per profile: decoded samples of every VR-max model that saved ``samples-<cell>.npz`` (one panel each)."""
+    """Per profile: decoded samples of every VR-max model that saved ``samples-<cell>.npz`` (one panel each), and
+    beneath them the VR-max settings left undrawn (:func:`figure3_missing`)."""
     from fyexp.report.figures import plt, save_figure
 
     paths = []
+    vr_max = ctx.frame[ctx.frame["method"] == "vr_max"]
     for profile in sorted(ctx.frame["profile"].dropna().unique()):
         files = sorted((ctx.artifacts / str(profile)).glob("samples-vr_max*.npz"))
         arrays = [read_npz(path, ("shape", "images", "setting"), consequence=PANEL_LEFT_OUT) for path in files]
@@ -61,7 +64,11 @@ def figure3(ctx: FigureContext) -> list[Path]:
             continue
         columns = min(len(arrays), FIGURE3_COLUMNS)  # 7 panels: a 4 × 2 grid, not one 2520 × 408 row
         rows = math.ceil(len(arrays) / columns)
-        fig, axes = plt.subplots(rows, columns, figsize=(3.0 * columns, 3.2 * rows + 0.4), squeeze=False)
+        missing = textwrap.wrap(figure3_missing(vr_max, str(profile), {str(saved["setting"]) for saved in arrays}),
+                                width=16 * 3 * columns)   # 7-point text: about 16 characters an inch
+        below = 0.14 * len(missing) + 0.1 * bool(missing)   # inches under the panels for those lines
+        height = 3.2 * rows + 0.4 + below
+        fig, axes = plt.subplots(rows, columns, figsize=(3.0 * columns, height), squeeze=False)
         for ax in axes.flat:
             ax.axis("off")
         for ax, saved in zip(axes.flat, arrays):
@@ -70,8 +77,24 @@ def figure3(ctx: FigureContext) -> list[Path]:
             ax.set_title(str(saved["setting"]), fontsize=8)
             ax.axis("off")
         fig.suptitle(f"VR Figure 3 [{profile}]: samples from the VR-max models", fontsize=9)
+        if missing:   # a figure label: tight_layout keeps the panels above it
+            fig.supxlabel("\n".join(missing), fontsize=7, x=0.01, ha="left")
         paths.append(save_figure(fig, ctx.figures_dir / f"vr-figure3-{profile}.png"))
     return paths
+
+
+def figure3_missing(vr_max, profile: str, drawn: set[str]) -> str:
+    """What VR Figure 3 at ``profile`` leaves out, in words: the settings of VR-max rows (``vr_max``: rows of any
+    profile) that ran at ``profile`` but saved no samples, and those that ran only at other profiles; ``""`` when
+    every setting is drawn."""
+    here = set(vr_max.loc[vr_max["profile"] == profile, "setting"].dropna().astype(str))
+    everywhere = set(vr_max["setting"].dropna().astype(str))
+    parts = []
+    if here - drawn:
+        parts.append(f"{', '.join(sorted(here - drawn))}: run at [{profile}], no samples saved")
+    if everywhere - here:
+        parts.append(f"{', '.join(sorted(everywhere - here))}: no VR-max cell run at [{profile}]")
+    return f"Not drawn: {'; '.join(parts)}." if parts else ""
 
 
 def _tile(images: np.ndarray, columns: int) -> np.ndarray:
