@@ -169,7 +169,7 @@ class _Surplus(Exception):
 
 def run_study(study: optuna.Study, objective: Callable[[Trial], float], *, budget: int | None = None,
               n_trials: int | None = None, timeout: float | None = None,
-              on_trial_end: Callable[[optuna.Study], None] | None = None) -> int:
+              on_trial_end: Callable[[optuna.Study, FrozenTrial], None] | None = None) -> int:
     """Run trials of ``objective`` one at a time until the budget, ``n_trials`` or ``timeout`` says stop.
 
     Parameters
@@ -181,7 +181,11 @@ def run_study(study: optuna.Study, objective: Callable[[Trial], float], *, budge
     timeout : float, optional
         Start no trial after this many seconds.
     on_trial_end : callable, optional
-        Called after every trial (e.g. to rewrite a best-parameters file).
+        Called after every trial with the study and the trial this call ran (e.g. to print it and rewrite a
+        best-parameters file).
+
+    Only this call's own trials decide its outcome and what it prints: with workers sharing the study, the
+    study's last trial is often another worker's (running, or a surplus one recorded FAIL).
 
     Returns
     -------
@@ -213,6 +217,7 @@ def run_study(study: optuna.Study, objective: Callable[[Trial], float], *, budge
 
     fatal: list[Exception] = []
     failed = 0
+    mine: list[FrozenTrial] = []  # this call's trials, as Optuna hands them to its callbacks
     while not stop and not fatal:
         if n_trials is not None and ran >= n_trials:
             break
@@ -221,17 +226,18 @@ def run_study(study: optuna.Study, objective: Callable[[Trial], float], *, budge
         if budget is not None and counted_trials(study) >= budget:
             break
         with _one_line_optuna_logs():
-            study.optimize(guarded, n_trials=1, catch=(Exception,), gc_after_trial=False, show_progress_bar=False)
+            study.optimize(guarded, n_trials=1, catch=(Exception,), gc_after_trial=False, show_progress_bar=False,
+                           callbacks=[lambda _study, trial: mine.append(trial)])
         if fatal:  # the data, a file or the spec is wrong: every further trial would fail the same way
             raise fatal[0]
         if not stop:
             ran += 1
-            failed += study.trials[-1].state.name == "FAIL"
+            failed += mine[-1].state.name == "FAIL"
             if on_trial_end is not None:
-                on_trial_end(study)
+                on_trial_end(study, mine[-1])
     if ran and failed == ran:
         raise RunFailed(f"every trial of this call failed ({ran}); last error: "
-                        f"{study.trials[-1].user_attrs.get('error', 'unknown')}")
+                        f"{mine[-1].user_attrs.get('error', 'unknown')}")
     return ran
 
 
@@ -548,12 +554,11 @@ def tune_experiment(experiment: Any, config: Any, ctx: Any, *, n_trials: int | N
         budget = None if n_trials is not None else n_budget
     done = [0]
 
-    def after_trial(study: optuna.Study) -> None:
+    def after_trial(study: optuna.Study, trial: FrozenTrial) -> None:
         done[0] += 1
-        trials = study.get_trials(deepcopy=False)
-        complete = [t for t in trials if t.state == TrialState.COMPLETE]
+        complete = [t for t in study.get_trials(deepcopy=False) if t.state == TrialState.COMPLETE]
         best = study.best_trial if complete else None
-        print(trial_line(trials[-1], best, done[0], n_trials or budget, objective_name, options.direction),
+        print(trial_line(trial, best, done[0], n_trials or budget, objective_name, options.direction),
               flush=True)
         save_best(study)
 

@@ -91,6 +91,39 @@ def test_failed_objective_is_recorded_and_counted(tmp_path):
     assert "NaN loss" in study.trials[1].user_attrs["error"]
 
 
+def test_a_call_judges_and_reports_its_own_trials_not_another_workers_last_one(tmp_path):
+    """CI stop 57: two workers shared a journal study; one worker's trial completed while the study's last
+    trial was the other worker's surplus trial, recorded FAIL, and the worker failed "every trial of this call
+    failed (1); last error: unknown". Here a second handle on the storage plays the other worker."""
+    import optuna
+
+    from fyexp.errors import RunFailed
+    from fyexp.tuning import StudyOptions, default_storage_url, open_study, run_study
+
+    optuna.logging.set_verbosity(optuna.logging.ERROR)
+    url = default_storage_url(tmp_path)
+    study = open_study("w", url, StudyOptions(n_startup_trials=1))
+    other = optuna.load_study(study_name="w", storage=url)
+
+    def objective(trial):
+        late = other.ask()  # drawn while this trial runs, so numbered after it: the study's last trial
+        other.tell(late, state=optuna.trial.TrialState.FAIL)
+        return trial.suggest_float("x", 0, 1)
+
+    seen = []
+    record = lambda _study, trial: seen.append((trial.number, trial.state.name))  # noqa: E731
+    assert run_study(study, objective, n_trials=2, on_trial_end=record) == 2
+    assert seen == [(0, "COMPLETE"), (2, "COMPLETE")]  # the other worker's trials 1 and 3 failed, not ours
+
+    def failing(trial):
+        late = other.ask()
+        other.tell(late, values=[0.5])  # the other worker's trial completes; ours fails
+        raise FloatingPointError("NaN loss at 1e-9")
+
+    with pytest.raises(RunFailed, match=r"failed \(1\); last error: FloatingPointError: NaN loss at 1e-9"):
+        run_study(study, failing, n_trials=1)
+
+
 @pytest.mark.slow
 def test_kill_minus_nine_then_resume_loses_and_duplicates_nothing(tmp_path):
     from fyexp.tuning import default_storage_url
