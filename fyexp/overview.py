@@ -151,19 +151,26 @@ def _remembered_scaled(spec, resolved, results_dir: Path, positions, derive, inp
     return seconds, count, tuple(profiles), folder
 
 
-def profile_summaries(spec, results_dir: Path, inputs=None) -> list[ProfileSummary]:
-    """Every profile of ``spec``, summarized with the scaled time of its unestimated cells (:func:`summarize`); a
-    profile that does not resolve is left out.
+def profile_summaries(spec, results_dir: Path, inputs=None, kept=None) -> list[ProfileSummary]:
+    """Every profile of ``spec``, summarized with the scaled time of its unestimated cells (:func:`summarize`) and
+    scaled to this machine as they are read (:meth:`ProfileSummary.at_speed`); a profile that does not resolve is
+    left out.  ``inputs`` and ``kept``: as :func:`summaries_as_recorded` takes them."""
+    factor_of = functools.cache(recorded_factor)   # this machine's speed looked up once per folder, not per summary
+    return [summary.at_speed(factor_of) for summary in summaries_as_recorded(spec, results_dir, inputs, kept)]
 
-    The summaries as recorded are kept in the user cache (kind ``list-summaries``: ``fyexp list`` at a terminal and
-    ``--json`` summarize every profile of every experiment, some 750 reads of cell files) under
+
+def summaries_as_recorded(spec, results_dir: Path, inputs=None, kept=None) -> list[ProfileSummary]:
+    """Every profile of ``spec`` summarized as recorded (:func:`summary_as_recorded`, scaled figures included).
+
+    They are kept in the user cache (kind ``list-summaries``: ``fyexp list`` at a terminal and ``--json``
+    summarize every profile of every experiment, some 750 reads of cell files) under
     :func:`fyexp.plan.recorded_inputs` (fyexp's files, the specs, every file of the results folders, the library
     versions; not this machine's speed, so a new calibration keeps them) and the spec itself as loaded (the
-    ``--experiments-dir`` one too), and scaled to this machine as they are read (:meth:`ProfileSummary.at_speed`);
-    computed afresh where nothing is cached (a runner outside fyexp).  ``inputs``: a callable giving
-    :func:`fyexp.plan.recorded_inputs` of ``results_dir``."""
-    import hashlib
-
+    ``--experiments-dir`` one too).  On a miss they are read from the summaries ``fyexp report`` kept beside the
+    results (:mod:`fyexp.kept_summaries`: a fresh clone), else derived; computed afresh where nothing is cached (a
+    runner outside fyexp).  ``inputs``: a callable giving :func:`fyexp.plan.recorded_inputs` of ``results_dir``;
+    ``kept``: a callable giving :func:`fyexp.kept_summaries.read_kept` of it (called on a miss only)."""
+    from fyexp.kept_summaries import spec_digest
     from fyexp.user_cache import remembered
 
     if inputs is None:
@@ -173,14 +180,15 @@ def profile_summaries(spec, results_dir: Path, inputs=None) -> list[ProfileSumma
         inputs = lambda: key   # noqa: E731 (the same key for the scaled figures within)
     key = inputs()
     if key is None:
-        found = _profile_summaries(spec, results_dir, inputs)
-    else:
-        name = repr((spec.name, str(results_dir), str(Path(results_dir).resolve())))
-        spec_key = hashlib.sha256(repr(spec).encode()).hexdigest()
-        found = remembered("list-summaries", name, (key, spec_key),
-                           lambda: _profile_summaries(spec, results_dir, inputs))
-    factor_of = functools.cache(recorded_factor)   # this machine's speed looked up once per folder, not per summary
-    return [summary.at_speed(factor_of) for summary in found]
+        return _profile_summaries(spec, results_dir, inputs)
+    spec_key = spec_digest(spec)
+
+    def derive() -> list[ProfileSummary]:
+        digest, found = (kept() if kept is not None else {}).get(spec.name, ("", None))
+        return found if digest == spec_key and found is not None else _profile_summaries(spec, results_dir, inputs)
+
+    name = repr((spec.name, str(results_dir), str(Path(results_dir).resolve())))
+    return remembered("list-summaries", name, (key, spec_key), derive)
 
 
 def _profile_summaries(spec, results_dir: Path, inputs=None) -> list[ProfileSummary]:
@@ -255,17 +263,38 @@ def list_blocks(specs: list, summaries: dict[str, list[ProfileSummary]], width: 
 
 
 # ---- the output of `fyexp list` and `fyexp show` -------------------------------------------------------------------
-def _specs(experiments_dir: Path | None) -> list:
+def specs_of(experiments_dir: Path | None) -> list:
+    """Every spec of ``experiments_dir`` (the shipped ones by default), loaded."""
     from fyexp.specs import available_specs, load_spec
 
     return [load_spec(name, experiments_dir) for name in available_specs(experiments_dir)]
+
+
+def keep_summaries(results_dir: Path, experiments_dir: Path | None) -> Path | None:
+    """Keep every experiment's summaries as recorded beside the results (:func:`fyexp.kept_summaries.write_kept`:
+    ``fyexp report`` does, for a fresh clone's ``list`` and ``show``); the path written, or ``None``."""
+    from fyexp.kept_summaries import spec_digest, write_kept
+
+    def derive() -> dict[str, tuple[str, list]]:
+        return {spec.name: (spec_digest(spec), summaries_as_recorded(spec, results_dir))
+                for spec in specs_of(experiments_dir)}
+
+    return write_kept(results_dir, experiments_dir, derive)
+
+
+def _kept(results_dir: Path, experiments_dir: Path | None):
+    """:func:`fyexp.kept_summaries.read_kept` of the folder, read once, and only when a summary is not in the user
+    cache."""
+    from fyexp.kept_summaries import read_kept
+
+    return functools.cache(lambda: read_kept(results_dir, experiments_dir, ProfileSummary))
 
 
 def list_plain(experiments_dir: Path | None) -> list[str]:
     """``fyexp list --plain`` (and off a terminal): per experiment one tab-separated line (name, profiles, what it
     reproduces, title)."""
     return ["\t".join([s.name, ",".join(s.profile_names()), "; ".join(s.tables + s.figures), s.title])
-            for s in _specs(experiments_dir)]
+            for s in specs_of(experiments_dir)]
 
 
 def list_json(experiments_dir: Path | None, results_dir: Path) -> str:
@@ -277,9 +306,10 @@ def list_json(experiments_dir: Path | None, results_dir: Path) -> str:
 
     machine_speed()   # a bad $FYEXP_MACHINE_SPEED is an error here, not a profile left out below
     inputs = functools.cache(lambda: recorded_inputs(results_dir, None))
+    kept = _kept(results_dir, experiments_dir)
     body = []
-    for s in _specs(experiments_dir):
-        summaries = profile_summaries(s, results_dir, inputs)
+    for s in specs_of(experiments_dir):
+        summaries = profile_summaries(s, results_dir, inputs, kept)
         body.append({"name": s.name, "title": s.title, "tables": list(s.tables), "figures": list(s.figures),
                      "profiles": s.profile_names(), "cells": {p.name: p.cells for p in summaries},
                      "estimate_s": {p.name: p.estimate_s for p in summaries},
@@ -295,9 +325,10 @@ def list_text(experiments_dir: Path | None, results_dir: Path, width: int) -> li
     from fyexp.speed import machine_speed, speed_text
 
     speed = machine_speed()   # before the profiles: a bad $FYEXP_MACHINE_SPEED is an error, not a profile left out
-    specs = _specs(experiments_dir)
+    specs = specs_of(experiments_dir)
     inputs = functools.cache(lambda: recorded_inputs(results_dir, None))   # once, and only if a profile needs it
-    lines = list_blocks(specs, {s.name: profile_summaries(s, results_dir, inputs) for s in specs}, width)
+    kept = _kept(results_dir, experiments_dir)
+    lines = list_blocks(specs, {s.name: profile_summaries(s, results_dir, inputs, kept) for s in specs}, width)
     note = (f"Times: the cells' wall times recorded in {results_dir} where it has them, else those recorded on the "
             f"project's machine {speed_text(speed)}; `fyexp show NAME --profile PROFILE` says which.")
     return lines + [""] + textwrap.wrap(note, width=width, break_long_words=False, break_on_hyphens=False)
@@ -317,6 +348,16 @@ def comments_wrapped(text: str, width: int) -> str:
     return "\n".join(out)
 
 
+def _kept_summary(spec, profile: str, results_dir: Path, experiments_dir: Path | None) -> ProfileSummary | None:
+    """The profile's summary, on this machine, from those ``fyexp report`` kept (:mod:`fyexp.kept_summaries`) where
+    they are current and of this spec; else ``None``."""
+    from fyexp.kept_summaries import read_kept, spec_digest
+
+    digest, found = read_kept(results_dir, experiments_dir, ProfileSummary).get(spec.name, ("", []))
+    mine = [s for s in found if s.name == profile] if digest == spec_digest(spec) else []
+    return mine[0].at_speed() if mine else None
+
+
 def show_text(name: str, profile: str, sets: list[str] | None, experiments_dir: Path | None,
               results_dir: Path) -> str:
     """``fyexp show``: :func:`show_summary` (YAML comments), then the resolved spec as YAML (every hyperparameter
@@ -330,7 +371,8 @@ def show_text(name: str, profile: str, sets: list[str] | None, experiments_dir: 
     spec = load_spec(name, experiments_dir)
     config_class = get_config_class(spec.runner)
     resolved = resolve(spec, profile, config_class, None, parse_sets(sets))
-    summary = show_summary(spec, summarize(spec, resolved, results_dir, scaled=True))
+    found = None if sets else _kept_summary(spec, resolved.profile, results_dir, experiments_dir)
+    summary = show_summary(spec, found or summarize(spec, resolved, results_dir, scaled=True))
     summary += ["# " + note for note in getattr(config_class, "show_notes", ())]   # e.g. where weights come from
     body = {"name": spec.name, "title": spec.title, "runner": spec.runner, "profile": resolved.profile,
             "seeds": list(resolved.seeds), "tables": list(spec.tables), "figures": list(spec.figures),

@@ -184,7 +184,8 @@ def test_claims_writes_nothing_and_report_writes_only_its_outputs(tmp_path):
     assert done.returncode == 0, done.stderr
     after = _state(results)
     changed = {p for p in after if before.get(p) != after[p]}
-    outputs = ("README.md", MANIFEST, "claims/", "vr-renyi-gaussians/figures/", "vr-renyi-gaussians/tables/")
+    outputs = ("README.md", MANIFEST, "claims/", "summaries.json", "vr-renyi-gaussians/figures/",
+               "vr-renyi-gaussians/tables/")
     assert changed and all(p.startswith(outputs) for p in changed), sorted(changed)
     assert all(after[p] == before[p] for p in before if p.startswith("vr-renyi-gaussians/cells/"))
 

@@ -2,9 +2,9 @@
 
 ``fyexp report`` judges every claim as ``fyexp claims`` does (:func:`fyexp.claims.command.verdicts_for`, every
 paper, the headline profile) and writes the verdicts here, under the *content key* of what they were judged from
-(:func:`content_key`): fyexp's code and reference data and the specs (:func:`fyexp.derivation.code_digest`), Python's,
-torch's and numpy's versions, and every other file of the results folder by its path and the SHA-256 of its bytes.
-Unlike the user cache's key (:func:`fyexp.derivation.derivation_inputs`, sizes and modification times), the content
+(:func:`content_key`): fyexp's code and reference data and the specs (:func:`fyexp.derivation.code_digest`),
+Python's, torch's and numpy's versions, and every other file of the results folder by its path and the SHA-256 of
+its bytes (the kept answers, :data:`fyexp.derivation.KEPT`, left out).  Unlike the user cache's key (:func:`fyexp.derivation.derivation_inputs`, sizes and modification times), the content
 key survives a clone: after ``git clone``, ``fyexp claims`` reads the committed verdicts back and prints them in well
 under a second, without importing pandas or scipy, instead of judging for a quarter of a minute.
 
@@ -18,15 +18,15 @@ every verdict rebuilt from plain values (no code, no pickle), anything unexpecte
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import os
 from pathlib import Path
 
 from fyexp.claims.model import Claim, Finding, Selector, Spread
 from fyexp.claims.verdict import Verdict
+from fyexp.derivation import KEPT
 
-STORE = Path("claims") / "verdicts.json"   # under the results folder
+STORE = KEPT[0]   # claims/verdicts.json, under the results folder
 FORMAT = 1
 
 
@@ -35,40 +35,11 @@ def store_path(results_dir: Path) -> Path:
 
 
 def content_key(results_dir: Path, experiments_dir: Path | None) -> str | None:
-    """SHA-256 over what the verdicts are judged from (module docstring), the kept verdicts' own file left out;
-    ``None`` where a spec names a runner outside fyexp (:func:`fyexp.derivation.code_digest`)."""
-    from fyexp.derivation import code_digest, environment
+    """:func:`fyexp.derivation.content_key` of the folder for this format: what the verdicts are judged from (module
+    docstring); ``None`` where a spec names a runner outside fyexp."""
+    from fyexp.derivation import content_key as key
 
-    code = code_digest(experiments_dir)
-    if code is None:
-        return None
-    digest = hashlib.sha256(json.dumps([FORMAT, code, *environment()]).encode())
-    root = os.path.normpath(str(results_dir))
-    skip = os.path.join(root, *STORE.parts)
-    for entry in sorted(_entries(root), key=lambda e: os.fsencode(e.path)):
-        if entry.path == skip:
-            continue
-        digest.update(os.fsencode(entry.path[len(root) + 1:]) + b"\0")   # the path inside the folder
-        if entry.is_symlink():   # named with its target, never followed
-            digest.update(b"link\0" + os.readlink(os.fsencode(entry.path)))
-        elif not entry.is_file(follow_symlinks=False):   # a FIFO, a socket: named, never opened
-            digest.update(b"other\0")
-        else:
-            with open(entry.path, "rb", buffering=0) as handle:
-                digest.update(hashlib.sha256(handle.read()).digest())
-    return digest.hexdigest()
-
-
-def _entries(folder: str) -> list[os.DirEntry]:
-    """Every entry under ``folder`` but its folders (a link to a folder is an entry, never entered)."""
-    found = []
-    with os.scandir(folder) as listing:
-        for entry in listing:
-            if entry.is_dir(follow_symlinks=False):
-                found += _entries(entry.path)
-            else:
-                found.append(entry)
-    return found
+    return key(results_dir, experiments_dir, FORMAT)
 
 
 # ---- verdicts as plain values --------------------------------------------------------------------------------

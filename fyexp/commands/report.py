@@ -4,7 +4,8 @@ Tables and figures are :func:`fyexp.report.build_report`'s; this prints one line
 warning per damaged study file (on ``err``), and rewrites the findings block of the README beside a results folder
 named ``results`` (:func:`fyexp.report.findings.update_findings`; a folder of another name, such as
 ``my-results``, leaves the README alone).  Last, every claim is judged as ``fyexp claims`` judges it and the
-verdicts are kept beside the results under the key of their contents (:func:`fyexp.claims.stored.keep_verdicts`).
+verdicts are kept beside the results under the key of their contents (:func:`fyexp.claims.stored.keep_verdicts`),
+and so are ``fyexp list``'s and ``show``'s summaries (:func:`fyexp.overview.keep_summaries`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ def report_command(names: list[str] | None, results: Path, experiments_dir: Path
     """Report the experiments ``names`` (None: all) of the results folder ``results``; ``cache=False`` draws every
     table and figure again (:mod:`fyexp.report.cache`); ``vector`` writes a PDF beside each PNG."""
     from fyexp.claims.stored import keep_verdicts
+    from fyexp.overview import keep_summaries
     from fyexp.report import build_report
     from fyexp.report.findings import judged_claims, update_findings
     from fyexp.report.runs import damaged_studies
@@ -47,5 +49,8 @@ def report_command(names: list[str] | None, results: Path, experiments_dir: Path
     kept = keep_verdicts(results, experiments_dir, judge=lambda: judged_claims(results, experiments_dir))
     if kept is not None:
         say(out, f"claims' verdicts → {kept}")
+    summaries = keep_summaries(results, experiments_dir)   # list's and show's, for a fresh clone
+    if summaries is not None:
+        say(out, f"list's and show's summaries → {summaries}")
     if folder.name == "results" and update_findings(readme, results, experiments_dir):
         say(out, f"findings → {readme}")
