@@ -21,7 +21,7 @@ import textwrap
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from fyexp.plan import (cells_text, duration,
+from fyexp.plan import (counted, duration,
                         estimate_cells, extrapolated_text, recorded_factor, scaled_text, source_text,
                         times_as_recorded)
 
@@ -72,7 +72,7 @@ class ProfileSummary:
         when = " + ".join(parts) if parts else "time unknown"
         if parts and rest > 0:
             when = f"{when} + {rest} unknown"
-        return f"{self.name} ({cells_text(self.cells)}, {when})".replace(" ", "\u00a0")
+        return f"{self.name} ({counted(self.cells)}, {when})".replace(" ", "\u00a0")
 
 
 def _values(cells, key: str) -> list:
@@ -218,23 +218,23 @@ def show_summary(spec, summary: ProfileSummary) -> list[str]:
         when = ("estimate unknown (no finished cell of this profile recorded"
                 + (" on these data)" if summary.recorded else ")"))
     elif summary.unestimated:
-        when = (f"estimate {duration(summary.estimate_s)} for {cells_text(summary.cells - summary.unestimated)} "
-                f"from {cells_text(summary.recorded, 'recorded cell')}, unknown for {summary.unestimated} on data "
+        when = (f"estimate {duration(summary.estimate_s)} for {counted(summary.cells - summary.unestimated)} "
+                f"from {counted(summary.recorded, 'recorded cell')}, unknown for {summary.unestimated} on data "
                 f"none of them used")
     else:
-        when = f"estimate {duration(summary.estimate_s)} from {cells_text(summary.recorded, 'recorded cell')}"
+        when = f"estimate {duration(summary.estimate_s)} from {counted(summary.recorded, 'recorded cell')}"
     if summary.estimate_s is not None and summary.source:
         when += f"; times {source_text(summary.source)}"
     if summary.estimate_s is not None and summary.extrapolated:
         when += f"; {extrapolated_text(summary.extrapolated, summary.extrapolated_keys)}"
     if summary.scaled:   # the cells without a recorded time, scaled as the plan scales them: the plan's figure
         when += f"; {scaled_text(summary.scaled_s, summary.scaled, summary.scaled_from)}"
-    lines = [f"{spec.name} [{summary.name}]: {cells_text(summary.cells)} "
+    lines = [f"{spec.name} [{summary.name}]: {counted(summary.cells)} "
              f"({'seed' if len(summary.seeds) == 1 else 'seeds'} {seeds}); {when}"]
     named = {m: n for m, n in summary.methods.items() if m}
     if named:
         lines.append("methods:")
-        lines += [f"  {m}: {cells_text(n)} ({_axes_text(summary.methods_axes[m])})" for m, n in named.items()]
+        lines += [f"  {m}: {counted(n)} ({_axes_text(summary.methods_axes[m])})" for m, n in named.items()]
     else:
         lines.append(f"cells vary over: {_axes_text(summary.axes)}")
     lines.append("data sets: " + (", ".join(summary.datasets) if summary.datasets

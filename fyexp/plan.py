@@ -94,8 +94,9 @@ def duration(seconds: float | None) -> str:
     return f"{seconds / 60:.0f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
 
 
-def cells_text(count: int, noun: str = "cell") -> str:
-    """``1 cell``, ``2 cells`` (``1 recorded cell``): a count with its noun in the number it takes."""
+def counted(count: int, noun: str = "cell") -> str:
+    """``1 cell``, ``2 cells`` (``1 recorded cell``, ``5 seeds``): a count with its noun in the number it takes (the
+    one spelling of a count: plans, summaries, figure titles)."""
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
@@ -421,7 +422,7 @@ def describe_plan(plan: RunPlan) -> str:
         if plan.scaled:
             when += f"; {scaled_text(plan.scaled_s, plan.scaled, plan.scaled_from)}"
     else:
-        where = (f"from {cells_text(plan.recorded, 'recorded cell')}"
+        where = (f"from {counted(plan.recorded, 'recorded cell')}"
                  + (f" {source_text(plan.source)}" if plan.source else ""))
         when = f"estimate {duration(plan.estimate_s)} ({where})"
         if plan.unestimated:
@@ -431,7 +432,7 @@ def describe_plan(plan: RunPlan) -> str:
                 when += f"; {scaled_text(plan.scaled_s, plan.scaled, plan.scaled_from)}"
         if plan.extrapolated:
             when += f"; {extrapolated_text(plan.extrapolated, plan.extrapolated_keys)}: their time may differ"
-    return (f"plan: {plan.experiment} [{plan.profile}]: {cells_text(plan.cells)}: {plan.to_run} to run{old}, "
+    return (f"plan: {plan.experiment} [{plan.profile}]: {counted(plan.cells)}: {plan.to_run} to run{old}, "
             f"{plan.finished} finished; {when}")
 
 
@@ -449,10 +450,10 @@ def long_plan_reason(to_run: int, estimate_s: float | None, profile: str, unesti
         return None
     if scaled and scaled_s is not None:
         total = (estimate_s or 0.0) + scaled_s
-        what = (f"{duration(scaled_s)} of it for {cells_text(scaled)} scaled from other profiles' cells "
+        what = (f"{duration(scaled_s)} of it for {counted(scaled)} scaled from other profiles' cells "
                 "(an extrapolation)" if estimate_s
-                else f"scaled from other profiles' cells (an extrapolation) for {cells_text(scaled)}")
-        rest = f"; {cells_text(unestimated - scaled)} without any estimate" if unestimated > scaled else ""
+                else f"scaled from other profiles' cells (an extrapolation) for {counted(scaled)}")
+        rest = f"; {counted(unestimated - scaled)} without any estimate" if unestimated > scaled else ""
         if total > LONG_S:
             return f"it is estimated at about {duration(total)}, {what} (over {LONG_S / 3600:g} h){rest}"
         if is_paper_profile(profile):

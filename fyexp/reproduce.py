@@ -28,7 +28,7 @@ from fyexp.cell_filter import CellFilter
 from fyexp.commands.lines import say
 from fyexp.commands.options import Options, results_folder
 from fyexp.errors import FyexpError, SpecError
-from fyexp.plan import cells_text, duration, extrapolated_text, long_plan_reason, plan_inputs, scaled_text
+from fyexp.plan import counted, duration, extrapolated_text, long_plan_reason, plan_inputs, scaled_text
 
 NO_PROFILE, LEFT_OUT = "no profile", "left out"   # why an experiment has no cell in the plan
 
@@ -146,10 +146,10 @@ def total_line(label: str, lines: list[PlanLine]) -> str:
     apart = (f"; about {duration(sum(x.scaled_s for x in scaled))} for {sum(x.scaled_cells for x in scaled)} cells "
              f"without one, scaled from other profiles (an extrapolation)") if scaled else ""
     if seconds is None:
-        return f"  {label}: {cells_text(cells)}, {todo} to run, estimate unknown (no recorded times){apart}"
+        return f"  {label}: {counted(cells)}, {todo} to run, estimate unknown (no recorded times){apart}"
     from fyexp.speed import machine_speed, speed_text
 
-    return (f"  {label}: {cells_text(cells)}, {todo} to run, estimate {duration(seconds)}"
+    return (f"  {label}: {counted(cells)}, {todo} to run, estimate {duration(seconds)}"
             + (" (+ cells without recorded times)" if unknown else "")
             + f" from recorded times, those of the project's machine {speed_text(machine_speed())}{apart}")
 
@@ -162,7 +162,7 @@ def describe(paper: str, profile: str, lines: list[PlanLine], listed_above: list
             continue
         per = "" if line.seconds_per_cell is None else f" ({duration(line.seconds_per_cell)} per cell)"
         other = "".join(f"; {text}" for text in (line.extrapolated, line.scaled) if text)
-        out.append(f"  {line.experiment}: {cells_text(line.cells)}, {line.finished} finished, {line.to_run} to run, "
+        out.append(f"  {line.experiment}: {counted(line.cells)}, {line.finished} finished, {line.to_run} to run, "
                    f"estimate {line.estimate_text}{per}{other}")
     if listed_above:
         out.append(f"  also needs {', '.join(listed_above)} (listed above)")

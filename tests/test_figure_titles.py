@@ -10,7 +10,8 @@ import shutil
 import numpy as np
 import pytest
 
-from fyexp.report.figures.labels import count, math_notation, profile_tag
+from fyexp.plan import counted
+from fyexp.report.figures.labels import math_notation, profile_tag
 from tests.conftest import ROOT
 
 
@@ -24,8 +25,8 @@ def test_math_notation_writes_the_papers_symbols_as_mathtext():
 
 
 def test_counts_and_profile_tags():
-    assert count(1, "seed") == "1 seed" and count(5, "seed") == "5 seeds" and count(0, "seed") == "0 seeds"
-    assert count(2, "repetition") == "2 repetitions"
+    assert counted(1, "seed") == "1 seed" and counted(5, "seed") == "5 seeds" and counted(0, "seed") == "0 seeds"
+    assert counted(2, "repetition") == "2 repetitions"
     assert profile_tag("paper+n_iter=50") == "[paper+n_iter=50]"
 
 

@@ -227,9 +227,9 @@ def test_a_summary_at_speed_scales_only_the_times_of_the_projects_machine(tmp_pa
 
 def test_counts_take_the_number_of_their_noun():
     from fyexp.overview import ProfileSummary, show_summary
-    from fyexp.plan import cells_text
+    from fyexp.plan import counted
 
-    assert (cells_text(1), cells_text(0), cells_text(2), cells_text(1, "recorded cell")) == \
+    assert (counted(1), counted(0), counted(2), counted(1, "recorded cell")) == \
         ("1 cell", "0 cells", "2 cells", "1 recorded cell")
     one = ProfileSummary("quick", 1, (0,), 60.0, 1, methods={"iwae_single": 1}, axes={},
                          methods_axes={"iwae_single": {}})

@@ -24,7 +24,7 @@ def run_command(name: str, options: Options, *, err: Console, ask: Callable[[str
     failed, a cell's data was missing under ``--strict``, or the plan was not confirmed."""
     from fyexp.cell_filter import parse_only
     from fyexp.devices import resolve_device
-    from fyexp.plan import cells_text, check_start, confirm, describe_plan, long_plan_reason, run_plan
+    from fyexp.plan import counted, check_start, confirm, describe_plan, long_plan_reason, run_plan
     from fyexp.plan_scaled import with_scaled
 
     only = parse_only(options.only)
@@ -46,7 +46,7 @@ def run_command(name: str, options: Options, *, err: Console, ask: Callable[[str
             from fyexp.results import ResultStore
 
             print(describe_slurm_submission(resolved, list(plan.todo), ResultStore(results, name), options.executor))
-            say(err, f"dry run: {cells_text(plan.to_run)} would be submitted as one SLURM array; nothing was submitted")
+            say(err, f"dry run: {counted(plan.to_run)} would be submitted as one SLURM array; nothing was submitted")
         return True
     say(err, describe_plan(plan))
     what = f"fyexp run {name}"
@@ -62,7 +62,7 @@ def run_command(name: str, options: Options, *, err: Console, ask: Callable[[str
                                     force=options.force, console=err, executor=options.executor, only=only,
                                     progress=make_progress(err, live=options.progress, keys=plan.todo_keys),
                                     pending=plan.pending)
-    err.print(f"[green]{escape(f'{name} [{resolved.profile}]')}:[/] {cells_text(summary.ran)} run, "
+    err.print(f"[green]{escape(f'{name} [{resolved.profile}]')}:[/] {counted(summary.ran)} run, "
               f"{summary.skipped} already finished, {summary.failed} failed, "
               f"{summary.data_missing} skipped (data missing), "
               f"{f'{summary.elsewhere} run by another process, ' if summary.elsewhere else ''}"

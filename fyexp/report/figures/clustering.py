@@ -11,7 +11,8 @@ import pandas as pd
 
 from fyexp.damaged import read_artifact_json, read_npz
 from fyexp.report.figures import FigureContext, figure
-from fyexp.report.figures.labels import count, profile_tag
+from fyexp.plan import counted
+from fyexp.report.figures.labels import profile_tag
 
 FIGURE1_PANELS = (("standard", None, "Standard EM"), ("sparse", 2.0, "Sparse EM (ρ=2)"), ("hard", None, "Hard EM"))
 FIGURE2_METRICS = (("adjusted_mi", "adjusted MI"), ("adjusted_ri", "adjusted RI"),
@@ -172,6 +173,7 @@ def _draw_figure2(rows: pd.DataFrame, path: Path, profile: str = "") -> list[Pat
         ax.set_xlabel("ρ" + (f"\n{note}" if note else ""))
         ax.set_title(title)
     axes[0].legend(fontsize=8, loc="lower right")
-    fig.suptitle(f"FYVI Figure 2 {profile_tag(profile)}: sparse EM against ρ (mean ± std over "
-                 f"{count(sparse['seed'].nunique(), 'seed')}); paper: FYVI Table 1 at ρ = 1 (standard EM) and ρ = 2")
+    seeds = counted(sparse['seed'].nunique(), 'seed')
+    fig.suptitle(f"FYVI Figure 2 {profile_tag(profile)}: sparse EM against ρ (mean ± std over {seeds}); paper: "
+                 f"FYVI Table 1 at ρ = 1 (standard EM) and ρ = 2")
     return [save_figure(fig, path)]

@@ -1,4 +1,4 @@
-"""The words of figure titles: which profile (or variant) a figure shows, counts with their noun, and the papers'
+"""The words of figure titles: which profile (or variant) a figure shows and the papers'
 notation as matplotlib mathtext (``L_10^-5`` → :math:`L_{10^{-5}}`).
 
 Every figure of a profile names it in its title (``[paper]``, ``[paper+n_iter=50]``), so a variant never reads as
@@ -14,11 +14,6 @@ import re
 def profile_tag(profile: object) -> str:
     """``[paper]``, ``[paper+n_iter=50]``: the profile a figure's rows come from, as its title says it."""
     return f"[{profile}]"
-
-
-def count(n: int, noun: str, plural: str | None = None) -> str:
-    """``1 seed``, ``5 seeds`` (``plural`` where adding an s is wrong)."""
-    return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
 def _power(text: str) -> str:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 
 from fyexp.report.figures import FigureContext, figure
-from fyexp.report.figures.labels import count
+from fyexp.plan import counted
 
 
 @figure("topic-coherence")
@@ -41,7 +41,7 @@ def coherence_figure(frames: dict[str, pd.DataFrame], figures_dir: Path, stem: s
         for model, by_model in sub.groupby("model"):
             stats = by_model.groupby("k")["value"].agg(["mean", "std", "count"]).reset_index()
             ax.errorbar(stats["k"], stats["mean"], yerr=stats["std"].fillna(0), marker="o", capsize=3,
-                        label=f"{model} ({count(int(stats['count'].max()), 'seed')})")
+                        label=f"{model} ({counted(int(stats['count'].max()), 'seed')})")
         ax.set_xlabel("top-n words per topic")
         ax.set_ylabel("mean pairwise cosine similarity\n(error bars: ± std over seeds)")
         ax.set_title(f"Topic coherence [{profile}]")

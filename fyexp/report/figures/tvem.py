@@ -13,7 +13,8 @@ import pandas as pd
 from fyexp.report.cache import write_text_if_changed
 from fyexp.damaged import read_artifact_json, read_npz
 from fyexp.report.figures import FigureContext, figure
-from fyexp.report.figures.labels import count, math_notation, profile_tag
+from fyexp.plan import counted
+from fyexp.report.figures.labels import math_notation, profile_tag
 
 
 @figure("tvem-figure1")
@@ -139,7 +140,7 @@ def draw_free_energy(fitted: list[dict], rows: pd.DataFrame, path: Path, profile
         if runs:
             ax.axhline(np.mean([r["true_log_likelihood"] for r in runs]), color="0.3", ls=":", lw=1)
         n_ok = sum(recovered.get(k, 0.0) == 1.0 for k in rows[rows["label"] == label]["cell"].unique())
-        ax.set_title(f"{math_notation(label)}\nall bars: {n_ok}/{count(len(runs), 'seed')}", fontsize=10)
+        ax.set_title(f"{math_notation(label)}\nall bars: {n_ok}/{counted(len(runs), 'seed')}", fontsize=10)
         ax.set_xlabel("EM iteration")
     axes[0][0].set_ylabel("free energy / N (eq. 18)")
     low = np.percentile([v for f in fitted for v in f["free_energy"][5:]], 1) if fitted else None
@@ -198,7 +199,7 @@ def draw_recovery(rows: pd.DataFrame, path: Path, profile: str = "") -> Path:
     ax.set_xticks(np.arange(len(summary)), [math_notation(str(label)) for label in summary.index], fontsize=9)
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("seeds with all bars recovered")
-    ax.set_title(f"bars test {profile_tag(profile)}: recovery over {count(int(summary['seeds'].max()), 'seed')} "
+    ax.set_title(f"bars test {profile_tag(profile)}: recovery over {counted(int(summary['seeds'].max()), 'seed')} "
                  f"(± binomial SE)", fontsize=10)
     return save_figure(fig, path)
 

@@ -12,7 +12,7 @@ import pandas as pd
 
 from fyexp.damaged import PANEL_LEFT_OUT, read_npz
 from fyexp.report.figures import FigureContext, figure
-from fyexp.report.figures.labels import count
+from fyexp.plan import counted
 
 
 def _num(frame: pd.DataFrame, column: str) -> pd.Series:
@@ -39,7 +39,7 @@ def figure2b(ctx: FigureContext) -> list[Path]:
         reps = int(_num(rows, "repetitions").max())
         ax.set_xlabel("α")
         ax.set_ylabel(r"$-D_\alpha$ estimate")
-        ax.set_title(f"VR Figure 2(b) [{profile}]: mean ± std over {count(reps, 'repetition')}", fontsize=9)
+        ax.set_title(f"VR Figure 2(b) [{profile}]: mean ± std over {counted(reps, 'repetition')}", fontsize=9)
         ax.legend(fontsize=8)
         paths.append(save_figure(fig, ctx.figures_dir / f"vr-figure2b-{profile}.png"))
     return paths
