@@ -21,9 +21,9 @@ import textwrap
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from fyexp.plan import (counted, duration,
-                        estimate_cells, extrapolated_text, recorded_factor, scaled_text, source_text,
+from fyexp.plan import (estimate_cells, extrapolated_text, recorded_factor, scaled_text, source_text,
                         times_as_recorded)
+from fyexp.words import counted, duration
 
 
 @dataclass

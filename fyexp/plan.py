@@ -43,6 +43,7 @@ from typing import Any, Callable, NamedTuple
 
 from fyexp.errors import FyexpError, SpecError
 from fyexp.experiments.grid import EMPTY_GRID
+from fyexp.words import counted, duration
 
 LONG_S = 2 * 3600.0
 # parameters that only say which replicate a cell is (its split of the data): the cell's time does not depend on them
@@ -81,23 +82,6 @@ class RunPlan:
     @property
     def todo_keys(self) -> tuple[str, ...]:
         return tuple(c.key for c in self.todo)
-
-
-def duration(seconds: float | None) -> str:
-    """``42 s``, ``13 min``, ``30.7 h``, ``1,117 h`` (from 100 h) or ``unknown``."""
-    if seconds is None:
-        return "unknown"
-    if seconds < 120:
-        return f"{seconds:.0f} s"
-    if seconds >= 100 * 3600:
-        return f"{seconds / 3600:,.0f} h"
-    return f"{seconds / 60:.0f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
-
-
-def counted(count: int, noun: str = "cell") -> str:
-    """``1 cell``, ``2 cells`` (``1 recorded cell``, ``5 seeds``): a count with its noun in the number it takes (the
-    one spelling of a count: plans, summaries, figure titles)."""
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def committed_results() -> Path:

@@ -28,7 +28,8 @@ from fyexp.cell_filter import CellFilter
 from fyexp.commands.lines import say
 from fyexp.commands.options import Options, results_folder
 from fyexp.errors import FyexpError, SpecError
-from fyexp.plan import counted, duration, extrapolated_text, long_plan_reason, plan_inputs, scaled_text
+from fyexp.plan import extrapolated_text, long_plan_reason, plan_inputs, scaled_text
+from fyexp.words import counted, duration
 
 NO_PROFILE, LEFT_OUT = "no profile", "left out"   # why an experiment has no cell in the plan
 

@@ -26,6 +26,7 @@ from fyexp.results import Cell, ResultStore
 from fyexp.settings import expectation, expected_settings, settings_hash
 from fyexp.specs import ResolvedSpec, shown_override
 from fyexp.work_dirs import claim_work_dir, earlier_training_s
+from fyexp.words import counted
 
 
 class CellExecutor(Protocol):
@@ -239,7 +240,7 @@ def run_experiment(resolved: ResolvedSpec, experiment: Experiment, *, device: st
         progress.note(f"warning: {path}: damaged cell file ({problem}); it will be redone")
     if pending.changed:
         changed = len(pending.changed)
-        progress.note(f"{changed} cell{'s' if changed != 1 else ''}: settings changed since they ran; they are rerun "
+        progress.note(f"{counted(changed)}: settings changed since they ran; they are rerun "
                       f"(the old rows move to {store.folder / 'superseded' / resolved.profile})")
     if skipped:
         progress.note(f"{skipped} of {len(cells)} cells already finished in {store.folder} (use --force to redo)")

@@ -575,27 +575,67 @@ def run_best_command(name: str, profile: str) -> str:
     return f"fyexp run {name} --profile {profile} --best"
 
 
+def trial_seconds(trials: list[FrozenTrial]) -> tuple[float, int] | None:
+    """The mean wall seconds of the finished trials (complete, pruned, or failed by their objective: those that
+    ran; not a surplus or killed one) and how many; ``None`` where none finished."""
+    from optuna.trial import TrialState
+
+    ran = [t for t in trials if t.datetime_start and t.datetime_complete
+           and (t.state in (TrialState.COMPLETE, TrialState.PRUNED) or "error" in t.user_attrs)]
+    if not ran:
+        return None
+    return sum((t.datetime_complete - t.datetime_start).total_seconds() for t in ran) / len(ran), len(ran)
+
+
+def tune_time(to_run: int, workers: int, per_trial: float, timeout: float | None) -> float:
+    """The wall time of ``to_run`` trials of ``per_trial`` seconds each on ``workers`` workers (each runs one at a
+    time: ⌈to_run / workers⌉ rounds), at most ``timeout`` plus one trial (none starts after the timeout)."""
+    seconds = math.ceil(to_run / max(1, workers)) * per_trial
+    return min(seconds, timeout + per_trial) if timeout else seconds
+
+
 def tune_plan(experiment: Any, config: Any, name: str, profile: str, *, n_trials: int | None,
-              timeout: float | None, storage: str, results_dir: Path, workers: int = 1) -> list[str]:
+              timeout: float | None, storage: str, results_dir: Path, workers: int = 1,
+              cell_seconds: tuple[float, str] | None = None) -> list[str]:
     """What ``fyexp tune`` will do, before it starts: the study and its storage, the trials to run (of the
-    profile's budget, given the trials the study already counts), the objective and its direction, and where
-    the best parameters go.  Reads the study's trials where it exists (a new one is created by the tuning itself)."""
+    profile's budget, given the trials the study already counts) and their time, the objective and its direction,
+    and where the best parameters go.  Reads the study's trials where it exists (a new one is created by the tuning
+    itself).
+
+    The time (:func:`tune_time`) is per trial the mean of the study's finished trials (:func:`trial_seconds`: they
+    ran where this one runs), else ``cell_seconds``: one cell's time at this profile, on this machine, and where it
+    was read (``fyexp run``'s estimate; a trial trains as a cell does, for the epochs its search draws), else
+    unknown."""
     if not getattr(config, "search", None):
         raise FyexpError(f"{name}: the profile '{profile}' defines no 'search' space")
     import optuna
 
     direction, study_name = getattr(config, "direction", "minimize"), f"{name}-{profile}"
+    from fyexp.words import counted as count_of, duration
+
     opened = make_storage(storage)
-    counted = (counted_trials(optuna.load_study(study_name=study_name, storage=opened))
-               if study_name in optuna.get_all_study_names(storage=opened) else 0)
+    existing = (optuna.load_study(study_name=study_name, storage=opened).get_trials(deepcopy=False)
+                if study_name in optuna.get_all_study_names(storage=opened) else [])
+    counted = sum(_counted(t) for t in existing)
     budget = getattr(config, "n_trials", 20)
     to_run = n_trials if n_trials is not None else max(0, budget - counted)
-    trials = (f"{to_run} more trial(s) (--n-trials; the study counts {counted})" if n_trials is not None else
-              f"{to_run} trial(s) to run (the profile's budget {budget}, {counted} counted so far)")
+    trials = (f"{count_of(to_run, 'more trial')} (--n-trials; the study counts {counted})" if n_trials is not None
+              else f"{count_of(to_run, 'trial')} to run (the profile's budget {budget}, {counted} counted so far)")
     better = "lower" if direction == "minimize" else "higher"
+    finished = trial_seconds(existing)
+    if finished is not None:
+        per_trial, source = finished[0], f"the mean of the study's {count_of(finished[1], 'finished trial')}"
+    elif cell_seconds is not None:
+        per_trial, source = cell_seconds[0], f"one cell's time at this profile, {cell_seconds[1]}"
+    else:
+        per_trial, source = None, ""
+    when = (f"about {duration(tune_time(to_run, workers, per_trial, timeout))} ({duration(per_trial)} a trial: "
+            f"{source})" if per_trial is not None and to_run else
+            "none" if not to_run else "unknown (no finished trial in the study, no recorded cell of this profile)")
     return [f"tune {name} [{profile}]: study '{study_name}' in {public_url(storage)}",
             f"  trials: {trials}" + (f", none started after {timeout:g} s" if timeout else "")
             + (f", {workers} workers" if workers > 1 else ""),
+            f"  time: {when}",
             f"  objective: {experiment.TRIAL_OBJECTIVE}, {direction} ({better} is better)",
             f"  best parameters → {best_params_path(Path(results_dir) / name, profile)}, for "
             f"`{run_best_command(name, profile)}`"]

@@ -10,7 +10,7 @@ import shutil
 import numpy as np
 import pytest
 
-from fyexp.plan import counted
+from fyexp.words import counted
 from fyexp.report.figures.labels import math_notation, profile_tag
 from tests.conftest import ROOT
 

@@ -48,7 +48,7 @@ def test_list_wraps_whole_words_and_gives_cells_and_time_per_profile(width, tmp_
         assert not split, (name, split)  # every word of the title and of what it reproduces shown whole
         assert all(p in shown for p in spec.profile_names()), name
     text = " ".join(" ".join(lines).split())  # non-breaking spaces read as spaces
-    from fyexp.plan import duration
+    from fyexp.words import duration
 
     # gmm-clustering's committed paper cells: their recorded time
     assert f"paper (60 cells, {duration(committed_paper_seconds())})" in text
@@ -227,7 +227,7 @@ def test_a_summary_at_speed_scales_only_the_times_of_the_projects_machine(tmp_pa
 
 def test_counts_take_the_number_of_their_noun():
     from fyexp.overview import ProfileSummary, show_summary
-    from fyexp.plan import counted
+    from fyexp.words import counted
 
     assert (counted(1), counted(0), counted(2), counted(1, "recorded cell")) == \
         ("1 cell", "0 cells", "2 cells", "1 recorded cell")

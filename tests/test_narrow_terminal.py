@@ -70,24 +70,27 @@ def test_tune_prints_one_short_line_per_trial_and_no_optuna_lines(tmp_path):
 
 @pytest.mark.slow
 def test_tune_prints_its_plan_first_and_points_to_run_best_at_the_end(tmp_path):
-    """Before the first trial: the study and its storage, the trials to run of the budget, the objective and its
-    direction, where the best parameters go; at the end, the command that runs them.  A second call counts the
-    trials the study holds."""
+    """Before the first trial: the study and its storage, the trials to run of the budget and their time, the
+    objective and its direction, where the best parameters go; at the end, the command that runs them.  A second
+    call counts the trials the study holds and times the rest by them."""
     results = tmp_path / "results"
     env = {"FYEXP_EXPERIMENTS_DIR": str(TOY_SPECS), "FYEXP_RESULTS_DIR": str(results), "COLUMNS": "80"}
     first = run_cli("tune", "toy", "--profile", "tune", "--n-trials", "2", env=env, timeout=300)
     assert first.returncode == 0, first.stderr
     db = results / "toy" / "study.db"
-    assert first.stderr.splitlines()[:4] == [
+    assert first.stderr.splitlines()[:5] == [
         f"tune toy [tune]: study 'toy-tune' in sqlite:///{db.resolve()}",
-        "  trials: 2 more trial(s) (--n-trials; the study counts 0)",
+        "  trials: 2 more trials (--n-trials; the study counts 0)",
+        "  time: unknown (no finished trial in the study, no recorded cell of this profile)",
         "  objective: validation loss, minimize (lower is better)",
         f"  best parameters → {results / 'toy' / 'best_params-tune.yaml'}, for `fyexp run toy --profile tune --best`"]
     assert first.stdout.splitlines()[-1] == (f"best parameters → {results / 'toy' / 'best_params-tune.yaml'}; run "
                                              f"them with `fyexp run toy --profile tune --best`")
     again = run_cli("tune", "toy", "--profile", "tune", env=env, timeout=300)  # the profile's budget: 5 trials
     assert again.returncode == 0, again.stderr
-    assert "  trials: 3 trial(s) to run (the profile's budget 5, 2 counted so far)" in again.stderr.splitlines()
+    assert "  trials: 3 trials to run (the profile's budget 5, 2 counted so far)" in again.stderr.splitlines()
+    [time] = [line for line in again.stderr.splitlines() if line.startswith("  time: ")]
+    assert re.fullmatch(r"  time: about \d+ s \(\d+ s a trial: the mean of the study's 2 finished trials\)", time), time
     assert len(re.findall(r"^\[\d/5\] trial ", again.stdout, flags=re.M)) == 3, again.stdout
 
 

@@ -188,7 +188,7 @@ def test_recorded_times_read_each_cells_epochs_from_its_run_record(tmp_path):
 
 
 def test_duration_on_both_sides_of_its_unit_changes():
-    from fyexp.plan import duration
+    from fyexp.words import duration
 
     assert duration(None) == "unknown"
     assert (duration(119.4), duration(120.0)) == ("119 s", "2 min")
@@ -471,7 +471,7 @@ def test_installed_reproduce_all_dry_run_lists_each_experiment_once_with_a_total
     assert sum(line.startswith("  toy: ") for line in lines) == 1
     assert "  also needs gmm-clustering (listed above)" in lines  # fyvl
     assert lines[-2] == "all 5 papers, each experiment once (2 experiments):"
-    from fyexp.plan import duration
+    from fyexp.words import duration
 
     assert lines[-1] == (f"  total: 64 cells, 64 to run, estimate {duration(committed_paper_seconds())} (+ "
                          "cells without recorded times) from recorded times, those of the project's machine × 1 for this machine's "

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -76,6 +77,30 @@ def test_a_table7_cell_counts_its_encoders_epochs_not_the_profiles(profile, expe
     assert experiment.work(stated, params).train_examples == pytest.approx(expected)
     assert experiment.work(stated, {**params, "table": "2"}).train_examples == pytest.approx(
         {"paper": 60_000.0, "claims": 1_024.0, "cpu": 512.0}[profile])
+
+
+@pytest.mark.parametrize("name, profile, expected", [
+    ("nvdm", "paper", (11_290.0 * 2, 6_505.0 * 21)),        # multinomial: RE, then 20 perplexity samples
+    ("fy-nvdm", "paper", (11_290.0 * 2 * 3, 6_505.0)),      # entmax, 3 alternating epochs: RE only
+])
+def test_nvdm_declares_its_documents_per_epoch_and_evaluation(name, profile, expected):
+    params = {}
+    stated, experiment = _scoped(name, profile, "NVDM" if name == "nvdm" else "FY-VAE", params)
+    assert experiment.work(stated, params) == CellWork(*expected)
+    from fyexp.experiments.nvdm_config import cell_work
+
+    assert cell_work({**stated, "alternating_epochs": 5}, params)[0] == 11_290.0 * 10   # both passes, each 5 times
+
+
+def test_installed_show_scales_nvdm_paper_search_from_the_paper_cells_it_equals():
+    """paper-search's cells run at the paper defaults until tuned: scaled from paper's recorded cells, the nvdm
+    figure is paper's own (the same settings: a ratio of 1)."""
+    env = {"FYEXP_MACHINE_SPEED": "1", "COLUMNS": "300"}
+    paper = run_cli("show", "nvdm", "--profile", "paper", env=env).stdout.splitlines()[0]
+    search = run_cli("show", "nvdm", "--profile", "paper-search", env=env).stdout.splitlines()[0]
+    recorded = re.search(r"estimate ([\d.]+ h) from 5 recorded cells", paper)
+    assert recorded, paper
+    assert f"about {recorded.group(1)} for 5 of them, scaled from the 'paper' profile's cells" in search, search
 
 
 def test_an_experiment_without_declared_work_is_never_scaled():

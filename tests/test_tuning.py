@@ -314,3 +314,38 @@ if __name__ == "__main__":
         return (x - 1.0) ** 2
 
     run_study(study, objective, budget=budget)
+
+
+def test_tune_time_counts_rounds_of_workers_and_stops_at_the_timeout():
+    from fyexp.tuning import tune_time
+
+    assert tune_time(7, 1, 30.0, None) == 210.0
+    assert tune_time(7, 3, 30.0, None) == 90.0      # ⌈7/3⌉ = 3 rounds, not 7/3
+    assert tune_time(6, 3, 30.0, None) == 60.0
+    assert tune_time(7, 3, 30.0, 45.0) == 75.0      # none starts after 45 s: at most one more trial
+    assert tune_time(7, 3, 30.0, 200.0) == 90.0     # a timeout past the rounds changes nothing
+    assert tune_time(0, 2, 30.0, None) == 0.0
+
+
+def test_trial_seconds_average_the_trials_that_ran_not_the_surplus_or_killed():
+    import datetime
+
+    import optuna
+    from optuna.trial import TrialState, create_trial
+
+    from fyexp.tuning import trial_seconds
+
+    def made(state, seconds, **attrs):
+        dist = {"x": optuna.distributions.FloatDistribution(0, 1)}
+        trial = create_trial(state=state, params={"x": 0.5}, distributions=dist, user_attrs=attrs,
+                             value=0.1 if state == TrialState.COMPLETE else None)
+        trial.datetime_start = datetime.datetime(2026, 1, 1)
+        trial.datetime_complete = trial.datetime_start + datetime.timedelta(seconds=seconds)
+        return trial
+
+    assert trial_seconds([]) is None
+    ran = [made(TrialState.COMPLETE, 40), made(TrialState.PRUNED, 10), made(TrialState.FAIL, 70, error="NaN")]
+    assert trial_seconds(ran) == (40.0, 3)
+    noise = [made(TrialState.FAIL, 0.2, surplus=True), made(TrialState.FAIL, 900)]   # surplus; killed, no error
+    assert trial_seconds(ran + noise) == (40.0, 3)
+    assert trial_seconds(noise) is None

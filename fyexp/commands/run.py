@@ -24,7 +24,8 @@ def run_command(name: str, options: Options, *, err: Console, ask: Callable[[str
     failed, a cell's data was missing under ``--strict``, or the plan was not confirmed."""
     from fyexp.cell_filter import parse_only
     from fyexp.devices import resolve_device
-    from fyexp.plan import counted, check_start, confirm, describe_plan, long_plan_reason, run_plan
+    from fyexp.plan import check_start, confirm, describe_plan, long_plan_reason, run_plan
+    from fyexp.words import counted
     from fyexp.plan_scaled import with_scaled
 
     only = parse_only(options.only)

@@ -3,8 +3,9 @@
 Without ``--executor`` one worker runs in this process (:func:`fyexp.tuning.tune_experiment`); with one, ``--jobs``
 workers share the study and its exact trial budget (:func:`fyexp.executors.tune_as_jobs`).  A variant profile
 (``paper+lr=1e-4``) tunes in a study of its own; rerunning continues the same study.  The plan (study, storage,
-trials, objective and direction, where the best parameters go) is printed before the first trial
-(:func:`fyexp.tuning.tune_plan`).
+trials and their time, objective and direction, where the best parameters go) is printed before the first trial
+(:func:`fyexp.tuning.tune_plan`; a trial's time from the study's finished trials, else one cell's time at the
+profile, :func:`cell_seconds`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,25 @@ from rich.console import Console
 
 from fyexp.commands.lines import say
 from fyexp.commands.options import Options, data_folder, resolve_experiment, results_folder
+
+
+def cell_seconds(name: str, resolved, options: Options, results) -> tuple[float, str] | None:
+    """One cell's time at the resolved profile on this machine, and where its times were read: the mean over the
+    cells that ``fyexp list``'s estimate covers (:func:`fyexp.overview.summarize`: recorded, else scaled from another
+    profile's cells); ``None`` where no cell has one."""
+    from fyexp.overview import summarize
+    from fyexp.plan import source_text
+    from fyexp.specs import load_spec
+
+    summary = summarize(load_spec(name, options.experiments_dir), resolved, results, scaled=True)
+    known = summary.cells - summary.unestimated
+    seconds, cells = summary.estimate_s if known else None, known
+    if seconds is None and summary.scaled and summary.scaled_s is not None:
+        seconds, cells = summary.scaled_s, summary.scaled
+        return seconds / cells, f"scaled from the '{', '.join(summary.scaled_from)}' profile's cells (an extrapolation)"
+    if seconds is None:
+        return None
+    return seconds / cells, f"times {source_text(summary.source)}"
 
 
 def tune_command(name: str, options: Options, *, n_trials: int | None, timeout: float | None,
@@ -37,7 +57,8 @@ def tune_command(name: str, options: Options, *, n_trials: int | None, timeout: 
     url = storage or default_storage_url(store.folder)
     workers = 1 if options.executor is None else (options.executor.jobs or os.cpu_count() or 1)
     for line in tune_plan(experiment, resolved.config, name, resolved.profile, n_trials=n_trials, timeout=timeout,
-                          storage=url, results_dir=results, workers=workers):
+                          storage=url, results_dir=results, workers=workers,
+                          cell_seconds=cell_seconds(name, resolved, options, results)):
         say(err, line)
     if options.executor is None:
         tune_experiment(experiment, resolved.config, ctx, n_trials=n_trials, timeout=timeout, storage=url,

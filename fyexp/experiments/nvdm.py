@@ -34,7 +34,8 @@ from fyexp.data.newsgroups import load_count_tensors as load_corpus
 from fyexp.errors import CellFailed
 from fyexp.experiments import RunContext, register
 from fyexp.experiments.grid import GridExperiment, Metric, PaperKeys, metric
-from fyexp.experiments.nvdm_config import IDENTITY, NVDMConfig, cell_config
+from fyexp.experiments.base import CellWork
+from fyexp.experiments.nvdm_config import IDENTITY, NVDMConfig, cell_config, cell_work
 from fyexp.models.nvdm import perplexity, reconstruction_error, topic_word_weights
 from fyexp.results import Cell
 from fyexp.train.nvdm import train_nvdm
@@ -64,6 +65,10 @@ class NVDMExperiment(GridExperiment):
 
     def method(self, config: NVDMConfig, params: dict) -> str:
         return ROW[config.observation]
+
+    def work(self, stated: dict, params: dict) -> CellWork | None:
+        """Training documents per stated epoch and evaluation units (:func:`cell_work`)."""
+        return CellWork.of(cell_work(stated, params))
 
     def run_identity(self, config: NVDMConfig) -> dict:
         """The hyperparameters that name a cell (a tuned run never reuses an untuned run's cells); NVDM has no ρ′."""

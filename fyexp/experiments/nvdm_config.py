@@ -65,9 +65,21 @@ def cell_config(config: NVDMConfig, cell) -> dict:
     return data
 
 
-cell_work = None
-"""Its cells declare no work (the experiment's :meth:`~fyexp.experiments.base.Experiment.work` is None), so the
-plan never scales their times from another profile's cells (:class:`fyexp.plan_scaled.LightWork`)."""
+# 20 Newsgroups as the runner reads it (fyexp.data.newsgroups): the documents of its training and test splits, as
+# every run records them (its ``documents`` rows: 11,290 train, 1,000 validation, 6,505 test)
+TRAIN_DOCUMENTS, TEST_DOCUMENTS = 11_290, 6_505
 
 
-__all__ = ["cell_config", "cell_work", "Config", "IDENTITY", "NVDMConfig"]
+def cell_work(stated: dict, params: dict) -> tuple[float, float]:
+    """``(training documents per stated epoch, evaluation units)`` of a cell whose scoped config (:func:`cell_config`,
+    as its run record states it) is ``stated``.  One stated epoch of :func:`fyexp.train.nvdm.train_nvdm` alternates
+    ``alternating_epochs`` passes of the encoder and as many of the decoder over the training documents (its
+    recorded ``epoch_time_s`` is of the same 2 × ``alternating_epochs`` passes); the evaluation reads each test
+    document once for its reconstruction error and, for NVDM (multinomial), ``perplexity_samples`` times more.
+    Only ratios between cells of one method are used (:func:`fyexp.plan_scaled.scaled_time`)."""
+    alternating = int(stated.get("alternating_epochs") or 1)
+    samples = int(stated.get("perplexity_samples") or 0) if stated.get("observation") == "multinomial" else 0
+    return float(TRAIN_DOCUMENTS * 2 * alternating), float(TEST_DOCUMENTS * (1 + samples))
+
+
+__all__ = ["cell_config", "cell_work", "Config", "IDENTITY", "NVDMConfig", "TEST_DOCUMENTS", "TRAIN_DOCUMENTS"]

@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 
 from fyexp.report.figures import FigureContext, figure
-from fyexp.plan import counted
+from fyexp.words import counted
 
 
 @figure("topic-coherence")

@@ -12,7 +12,7 @@ import pandas as pd
 
 from fyexp.damaged import PANEL_LEFT_OUT, read_npz
 from fyexp.report.figures import FigureContext, figure
-from fyexp.plan import counted
+from fyexp.words import counted
 
 
 def _num(frame: pd.DataFrame, column: str) -> pd.Series:
