@@ -37,8 +37,9 @@ def store_path(results_dir: Path) -> Path:
 
 
 def spec_digest(spec) -> str:
-    """SHA-256 of the spec as loaded (its profiles, grid and defaults), as the user cache keys it."""
-    return hashlib.sha256(repr(spec).encode()).hexdigest()
+    """SHA-256 of the spec as loaded (its profiles, grid and defaults), its file named by its name alone: the same
+    spec in another checkout has the same digest."""
+    return hashlib.sha256(repr(dataclasses.replace(spec, path=Path(spec.path).name)).encode()).hexdigest()
 
 
 def summaries_key(results_dir: Path, experiments_dir: Path | None) -> str | None:

@@ -138,6 +138,8 @@ def test_installed_report_keeps_them_and_a_clone_lists_the_same_text(folders, tm
     assert status == 0, out
     assert "summaries →" in strip_ansi(out) and (results / "summaries.json").is_file()
     clone = _clone(results, tmp_path, "unused")
+    shutil.copytree(specs, clone.parent / "experiments")   # the specs at another path too, as in another checkout
+    env["FYEXP_EXPERIMENTS_DIR"] = str(clone.parent / "experiments")
     listed = {}
     for case, cache in (("kept", "cache-a"), ("derived", "cache-b")):
         if case == "derived":
