@@ -32,8 +32,10 @@ def tree_signature(folder: Path) -> tuple:
     :func:`fyexp.user_cache.file_signature`'s, so that a file rewritten at the same size within one tick of the
     clock (an atomic write is a new inode) or given back its old modification time (``touch -d``: a new change
     time) is a changed file.  Each file's path relative to ``folder`` is its folder's (one ``relpath`` per folder,
-    not per file: ``fyexp list`` keys its summaries on this walk of the ~1,700 files of the results).  The answers
-kept in the folder (:data:`KEPT`) are left out, as :func:`content_key` leaves them out."""
+    not per file: ``fyexp list`` keys its summaries on this walk of the ~1,700 files of the results).  A symbolic
+    link is signed as the link (``lstat``; a dangling one too), never followed, as :func:`content_key` names it by
+    its target; a file removed while the folder is walked (a writer's temporary) is left out.  The answers kept in
+    the folder (:data:`KEPT`) are left out, as :func:`content_key` leaves them out."""
     found = []
     kept = {os.path.join(*k.parts) for k in KEPT}
     for root, _, files in os.walk(folder):
@@ -42,7 +44,10 @@ kept in the folder (:data:`KEPT`) are left out, as :func:`content_key` leaves th
             name = f if rel == os.curdir else os.path.join(rel, f)
             if name in kept:   # an answer kept in the folder is derived from the rest: writing it changes nothing
                 continue
-            st = os.stat(os.path.join(root, f))
+            try:
+                st = os.lstat(os.path.join(root, f))
+            except FileNotFoundError:   # removed since the walk listed it
+                continue
             found.append((name, st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns))
     return tuple(sorted(found))
 

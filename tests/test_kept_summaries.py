@@ -130,6 +130,30 @@ def test_kept_answers_never_make_each_other_stale(folders):
     assert all(a != b for a, b in zip(after, before))
 
 
+def test_a_dangling_link_is_signed_as_itself_and_a_vanished_file_is_left_out(folders, monkeypatch):
+    """A link in the results is never followed: a dangling one is signed (stop 58's CI failure: ``os.stat`` raised
+    and ``report`` exited 1), and pointing it elsewhere is a change; a file the walk lists but a writer has removed
+    since is left out."""
+    import os
+
+    from fyexp.derivation import tree_signature
+    from fyexp.kept_summaries import summaries_key
+
+    specs, results = folders
+    link = results / "dangling.npz"
+    link.symlink_to(results / "gone.npz")
+    signed = tree_signature(results)
+    assert "dangling.npz" in [name for name, *_ in signed]
+    assert summaries_key(results, specs) is not None
+    link.unlink()
+    link.symlink_to(results / "gone-too.npz")
+    assert tree_signature(results) != signed
+    walk = os.walk
+    monkeypatch.setattr(os, "walk", lambda folder: ((root, dirs, [*files, "vanished.csv"])
+                                                   for root, dirs, files in walk(folder)))
+    assert "vanished.csv" not in [name for name, *_ in tree_signature(results)]
+
+
 def test_installed_report_keeps_them_and_a_clone_lists_the_same_text(folders, tmp_path):
     specs, results = folders
     env = {"FYEXP_EXPERIMENTS_DIR": str(specs), "FYEXP_MACHINE_SPEED": "1.5",
