@@ -96,7 +96,7 @@ def summary_as_recorded(spec, resolved, results_dir: Path, scaled: bool = False,
 
     cells = declared_cells(resolved.config, resolved.seeds)
     profiles = list(dict.fromkeys([resolved.profile, getattr(resolved, "base_profile", resolved.profile)]))
-    times, folder = times_as_recorded(results_dir, spec.name, profiles)
+    times, folder = times_as_recorded(results_dir, spec.name, profiles, with_epochs=True)
     methods: dict[str, int] = {}
     per_method: dict[str, list] = {}
     for c in cells:
@@ -104,7 +104,7 @@ def summary_as_recorded(spec, resolved, results_dir: Path, scaled: bool = False,
         per_method.setdefault(c.method or "", []).append(c)
     keys = list(dict.fromkeys(k for c in cells for k in c.params))
     names, params = [c.method or "" for c in cells], [c.params for c in cells]
-    found = estimate_cells(names, times, None, params)
+    found = estimate_cells(names, times, cell_epochs(spec.runner, resolved.config, cells), params)
     scaled_s, scaled_n, scaled_from, scaled_source = None, 0, (), ""
     if scaled and found.unestimated:
         from fyexp.plan_scaled import LightWork, scaled_cells_as_recorded
@@ -120,6 +120,26 @@ def summary_as_recorded(spec, resolved, results_dir: Path, scaled: bool = False,
                           {m: {k: _values(cs, k) for k in dict.fromkeys(k for c in cs for k in c.params)}
                            for m, cs in per_method.items()}, len(found.unestimated), found.extrapolated, found.keys,
                           str(folder) if folder is not None else "", scaled_s, scaled_n, scaled_from, scaled_source)
+
+
+def cell_epochs(runner: str, config, cells) -> list[int | None] | None:
+    """Each of ``cells``' training epochs at ``config`` as the spec gives it now (:func:`fyexp.settings.training_epochs`
+    of its scoped config, through the runner's light config module: no runner import), derived once per method and
+    parameters; ``None`` for a runner without a light module.  :func:`fyexp.plan.estimate_cells` scales each
+    recorded time by E(cell) / E(recorded) with them, as the plan does (:func:`fyexp.plan.run_plan`), so that
+    ``list``, ``show`` and the plan give one figure when a profile's epochs change."""
+    from fyexp.experiments import get_config_module
+    from fyexp.settings import scoped_config, training_epochs
+
+    module = get_config_module(runner)
+    if module is None:
+        return None
+    derived: dict = {}
+    for cell in cells:
+        key = (cell.method, cell.params_json)
+        if key not in derived:
+            derived[key] = training_epochs(scoped_config(module, config, cell))
+    return [derived[(cell.method, cell.params_json)] for cell in cells]
 
 
 def _remembered_scaled(spec, resolved, results_dir: Path, positions, derive, inputs=None):
