@@ -1,5 +1,5 @@
 """`fyexp report --vector` writes a PDF beside each PNG, from the same figure (for a paper); without it only PNGs
-(issue 49, vector figures).  Through the installed script, on gmm-clustering's committed rows in a folder of
+(issue 49, vector figures); every PNG at 150 dpi, stated in the file (issue 49: "about 100 dpi").  Through the installed script, on gmm-clustering's committed rows in a folder of
 their own (its spec alone in an experiments folder, so the index covers one experiment)."""
 
 from __future__ import annotations
@@ -7,7 +7,9 @@ from __future__ import annotations
 import shutil
 
 import pytest
+from PIL import Image
 
+from fyexp.report.figures.output import PNG_DPI
 from tests.conftest import ROOT, run_cli
 
 pytestmark = pytest.mark.slow
@@ -28,6 +30,10 @@ def test_vector_writes_a_pdf_beside_each_png_and_the_default_writes_none(tmp_pat
     assert plain.returncode == 0, plain.stderr
     pngs = sorted((folder / "figures").glob("*.png"))
     assert pngs and not list((folder / "figures").glob("*.pdf"))         # PNGs stay the default
+    for png in pngs:                                                       # at 150 dpi, stated in the file
+        with Image.open(png) as image:
+            assert tuple(round(d) for d in image.info["dpi"]) == (PNG_DPI, PNG_DPI) == (150, 150), png
+            assert image.mode == "P" and min(image.size) >= 3 * PNG_DPI, (png, image.size)
     vector = run_cli("report", "gmm-clustering", "--vector", env=env)    # the same rows: drawn again, with PDFs
     assert vector.returncode == 0, vector.stderr
     assert sorted((folder / "figures").glob("*.png")) == pngs

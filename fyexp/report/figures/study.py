@@ -168,7 +168,7 @@ def draw_study(study, info: dict, figures_dir: Path, title: str = "") -> list[Pa
     ax.set_title(title or study.study_name)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))   # beside the axes: over no trial
     stem = f"study_{study.study_name}"
-    png = save_figure(fig, figures_dir / f"{stem}.png", dpi=150)
+    png = save_figure(fig, figures_dir / f"{stem}.png")
     summary = study_summary(study)
     counts = ", ".join(f"{n} {state}" for state, n in summary["trials"].items() if n)
     lines = [f"# Optuna study `{study.study_name}`", "", f"Trials: {counts}.", ""]

@@ -46,5 +46,5 @@ def coherence_figure(frames: dict[str, pd.DataFrame], figures_dir: Path, stem: s
         ax.set_ylabel("mean pairwise cosine similarity\n(error bars: ± std over seeds)")
         ax.set_title(f"Topic coherence [{profile}]")
         ax.legend()
-        paths.append(save_figure(fig, figures_dir / f"{stem}_{profile}.png", dpi=150))
+        paths.append(save_figure(fig, figures_dir / f"{stem}_{profile}.png"))
     return paths
