@@ -1,6 +1,7 @@
 """`fyexp report --vector` writes a PDF beside each PNG, from the same figure (for a paper); without it only PNGs
-(issue 49, vector figures); every PNG at 150 dpi, stated in the file (issue 49: "about 100 dpi").  Through the installed script, on gmm-clustering's committed rows in a folder of
-their own (its spec alone in an experiments folder, so the index covers one experiment)."""
+(issue 49, vector figures); every PNG at 150 dpi, stated in the file (issue 49: "about 100 dpi").  Through the
+installed script, on gmm-clustering's committed rows in a folder of their own (its spec alone in an experiments
+folder, so the index covers one experiment)."""
 
 from __future__ import annotations
 

@@ -50,11 +50,12 @@ def save_pdf(fig: "plt.Figure", path: Path) -> Path:
 
 def write_palette_png(rendered: "io.BytesIO | Path", path: Path, dpi: int = PNG_DPI) -> None:
     """Write the rendered PNG ``rendered`` to ``path`` with at most :data:`PALETTE_COLOURS` colours, ``optimize``
-    on, stating ``dpi``.  A figure of that many colours or fewer (every grey-level sample grid) is kept exactly (Pillow's median
-    cut then keeps each colour); one of more (anti-aliased plots, colour maps) goes through Pillow's fast-octree
-    quantiser, without dithering, about one grey level off on average.  Both are deterministic.  Our choice, for
-    size: the committed results travel with the working tree to a lent GPU within 64 MiB (docs/contributing/gpu-lease.md), and
-    the RGBA figures alone took 11 MiB of it; they now take about 6.5 MiB."""
+    on, stating ``dpi``.  A figure of that many colours or fewer (every grey-level sample grid) is kept exactly
+    (Pillow's median cut then keeps each colour); one of more (anti-aliased plots, colour maps) goes through
+    Pillow's fast-octree quantiser, without dithering, about one grey level off on average.  Both are
+    deterministic.  Our choice, for size: the committed results travel with the working tree to a lent GPU within
+    64 MiB (docs/contributing/gpu-lease.md), and the RGBA figures alone took 11 MiB of it; palette PNGs at 120 dpi
+    took about 6.5 MiB."""
     from PIL import Image
 
     with Image.open(rendered) as image:
