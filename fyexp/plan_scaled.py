@@ -15,7 +15,10 @@ at the scoped config each cell's settings state (its run record for r, the spec 
 used are those :func:`fyexp.plan.nearest` to c (its data set, the most of its method and parameters), of the one
 profile among them that trained the most (E·N): the closest in scale.  Everything else is assumed equal — the
 device, the per-example cost (batch size, samples per example, network width) — and the plan says that this is
-an extrapolation, from which profile.  ``scripts/check_scaled_estimates.py`` compares such estimates with the
+an extrapolation, from which profile.  Where an experiment's work counts all that differs between data sets (vr-bnn:
+rows, features, width, samples, splits), a cell on a data set no record used (UCI Year, whose data no machine of the
+project has) is scaled from the records nearest in work on another (:func:`nearest_in_work`).
+``scripts/check_scaled_estimates.py`` compares such estimates with the
 cells of a profile that did run (Caltech and Frey Face at ``paper`` from their ``cpu`` cells).
 """
 
@@ -134,14 +137,18 @@ def scaled_time(train_s: float, rest_s: float, epochs: int, work, target_epochs:
 
 
 def scaled_cell_estimate(method: str, params: dict, epochs: int | None, work, records: list[ScaledRecord],
-                         find=None) -> tuple[float, str] | None:
+                         find=None, across: bool = False) -> tuple[float, str] | None:
     """``(seconds, profile)``: the module's T(c) for a cell of ``method``, ``params``, ``epochs`` and ``work``
     (:class:`~fyexp.experiments.base.CellWork`), the mean over its nearest records of the profile that trained the
     most; ``None`` without epochs, work or a nearest record.  ``find``: :func:`fyexp.plan.nearest_once` of
-    ``records`` (the same nearest records, found once for a profile's cells)."""
+    ``records`` (the same nearest records, found once for a profile's cells).  ``across`` (an experiment whose work
+    counts all that differs between data sets, :attr:`~fyexp.experiments.base.Experiment.work_across_datasets`):
+    a cell on a data set no record used is scaled from :func:`nearest_in_work` instead."""
     if not epochs or work is None:
         return None
     pool = find(method, params) if find is not None else nearest(method, params, records)
+    if not pool and across:
+        pool = nearest_in_work(method, work, records)
     if not pool:
         return None
     profile = max(pool, key=lambda r: (r.trained, r.profile)).profile
@@ -151,15 +158,29 @@ def scaled_cell_estimate(method: str, params: dict, epochs: int | None, work, re
     return sum(seconds) / len(seconds), profile
 
 
-def scaled_estimate(cells: list[tuple[str, dict, int | None, Any]], records: list[ScaledRecord]
-                    ) -> tuple[float | None, int, tuple[str, ...]]:
+def nearest_in_work(method: str, work, records: list[ScaledRecord]) -> list[ScaledRecord]:
+    """The records of ``method`` (all, where none is) whose training work per epoch is nearest to ``work``'s
+    (the least \|log N(r) / N(c)\|): the closest in scale, on whichever data set (UCI Year's cells from Protein's,
+    not from Yacht's, whose epochs of 277 rows are mostly overhead)."""
+    import math
+
+    pool = [r for r in records if r.method == method] or list(records)
+    if not pool or work.train_examples <= 0:
+        return []
+    distance = {id(r): abs(math.log(r.train_examples / work.train_examples)) for r in pool}
+    best = min(distance.values())
+    return [r for r in pool if distance[id(r)] == best]
+
+
+def scaled_estimate(cells: list[tuple[str, dict, int | None, Any]], records: list[ScaledRecord],
+                    across: bool = False) -> tuple[float | None, int, tuple[str, ...]]:
     """``(seconds, count, profiles)``: the sum of :func:`scaled_cell_estimate` over ``cells`` (``(method, params,
     epochs, work)`` each) that have one (``None`` when none has), how many have, and the profiles they were scaled
-    from (sorted)."""
+    from (sorted); ``across``: :func:`scaled_cell_estimate`'s."""
     total, count, profiles = 0.0, 0, set()
     find = nearest_once(records)
     for method, params, epochs, work in cells:
-        found = scaled_cell_estimate(method, params, epochs, work, records, find)
+        found = scaled_cell_estimate(method, params, epochs, work, records, find, across)
         if found is not None:
             total, count = total + found[0], count + 1
             profiles.add(found[1])
@@ -179,8 +200,9 @@ def scaled_cells_as_recorded(cells, resolved, experiment, results_dir: Path
     """:func:`scaled_estimate` of ``cells`` (:class:`fyexp.results.Cell`) of the resolved profile ``resolved``, each at
     the scoped config the spec gives it now, from the experiment's recorded cells at every profile but ``resolved``'s
     own and its base profile, in the seconds of the machine that recorded them (T(c) is linear in them); and the
-    folder they were read from.  ``experiment`` needs only ``cell_config`` and ``work``: the runner's experiment
-    (the plan) or :class:`LightWork` (``fyexp show``, no runner import); both give the same figure."""
+    folder they were read from.  ``experiment`` needs only ``cell_config``, ``work`` and ``work_across_datasets``:
+    the runner's experiment (the plan) or :class:`LightWork` (``fyexp show``, no runner import); both give the same
+    figure."""
     from fyexp.settings import scoped_config, training_epochs
 
     if not cells:
@@ -194,7 +216,7 @@ def scaled_cells_as_recorded(cells, resolved, experiment, results_dir: Path
         todo.append((cell.method, cell.params, *derived[key]))
     skip = list(dict.fromkeys([resolved.profile, getattr(resolved, "base_profile", resolved.profile)]))
     records, folder = records_as_recorded(results_dir, resolved.name, experiment, skip)
-    return (*scaled_estimate(todo, records), folder)
+    return (*scaled_estimate(todo, records, experiment.work_across_datasets), folder)
 
 
 def with_scaled(plan, resolved, experiment, results_dir: Path):
@@ -214,6 +236,7 @@ class LightWork:
     def __init__(self, module: Any):
         self.cell_config = module.cell_config
         self._cell_work = module.cell_work
+        self.work_across_datasets = bool(getattr(module, "WORK_ACROSS_DATASETS", False))
 
     def work(self, stated: dict, params: dict) -> CellWork | None:
         """The config module's ``cell_work`` as a :class:`~fyexp.experiments.base.CellWork`."""
@@ -231,6 +254,6 @@ class LightWork:
         return cls(module)
 
 
-__all__ = ["LightWork", "ScaledRecord", "records_as_recorded", "scaled_cell_estimate", "scaled_cells",
-           "scaled_cells_as_recorded", "scaled_estimate", "scaled_records",
-           "scaled_time", "training_seconds", "with_scaled"]
+__all__ = ["LightWork", "ScaledRecord", "nearest_in_work", "records_as_recorded", "scaled_cell_estimate",
+           "scaled_cells", "scaled_cells_as_recorded", "scaled_estimate", "scaled_records", "scaled_time",
+           "training_seconds", "with_scaled"]

@@ -123,6 +123,9 @@ class Experiment:
     """The config field that lists the grid, left out of a cell's settings (its values are the cell's params)."""
     PARAM_ALIASES: ClassVar[Mapping[str, str]] = {}
     """``--best``: older flat names in ``best_params.yaml`` (``learning_rate``) → config paths."""
+    work_across_datasets: ClassVar[bool] = False
+    """Whether :meth:`work` counts all that differs between data sets, so that a cell on a data set no recorded cell
+    used may be scaled from another data set's (:func:`fyexp.plan_scaled.scaled_cell_estimate`)."""
     TRIAL_OBJECTIVE: ClassVar[str] = "the value of each trial"
     """What :meth:`trial` returns, as ``fyexp tune`` names the objective in its plan and trial lines."""
 

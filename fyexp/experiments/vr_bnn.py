@@ -28,7 +28,9 @@ from fyexp.data.uci import PAPER_NAMES, load_split, load_uci
 from fyexp.errors import CellFailed, CellSkipped, DataMissing, FyexpError
 from fyexp.experiments import register
 from fyexp.experiments.grid import GridExperiment, PaperKeys, metric
-from fyexp.experiments.vr_bnn_config import METHOD_CODES, METHODS, Config, cell_config
+from fyexp.experiments.base import CellWork
+from fyexp.experiments.vr_bnn_config import METHOD_CODES, METHODS, WORK_ACROSS_DATASETS, Config, cell_config, \
+    cell_work
 from fyexp.results import Cell
 from fyexp.train.batched_bnn import BNNOptions, fit_group, group_by_size, threads
 
@@ -46,6 +48,11 @@ class VRBNN(GridExperiment):
         return "bnn"
 
     cell_config = staticmethod(cell_config)   # the settings scope, in the light config module
+    work_across_datasets = WORK_ACROSS_DATASETS
+
+    def work(self, stated: dict, params: dict) -> CellWork | None:
+        """Training and evaluation work, counted from the data set's shape (:func:`cell_work`)."""
+        return CellWork.of(cell_work(stated, params))
 
     def measure(self, config: Config, cell: Cell, ctx):
         name = cell.params["dataset"]

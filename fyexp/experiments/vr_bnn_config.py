@@ -69,9 +69,52 @@ def cell_config(config: Config, cell) -> dict:
     return data
 
 
-cell_work = None
-"""Its cells declare no work (the experiment's :meth:`~fyexp.experiments.base.Experiment.work` is None), so the
-plan never scales their times from another profile's cells (:class:`fyexp.plan_scaled.LightWork`)."""
+#: The UCI sets as Hernández-Lobato & Adams (2015) split them, each ``(rows, features, splits, training rows of a
+#: split)``: the shapes of their ``data.txt``, ``index_features.txt``, ``n_splits.txt`` and ``index_train_0.txt``
+#: (tests/test_vr_bnn_work.py checks them against the data where it is present).  A cell's work is counted from
+#: them, so that a set this machine lacks is estimated too: UCI Year (YearPredictionMSD, 515,345 rows × 90
+#: features), one split, its first 463,715 rows for training (the producer's split, which H&A keep).
+UCI_SIZES: dict[str, tuple[int, int, int, int]] = {
+    "boston": (506, 13, 20, 455), "concrete": (1030, 8, 20, 927), "energy": (768, 8, 20, 691),
+    "wine": (1599, 11, 20, 1439), "yacht": (308, 6, 20, 277), "protein": (45730, 9, 5, 41157),
+    "year": (515345, 90, 1, 463715)}
+
+WORK_ACROSS_DATASETS = True
+""":func:`cell_work` counts all that differs between data sets (rows, features, width, samples, splits), so a cell
+whose data set no recorded cell used is scaled from the recorded cells nearest in work on another
+(:func:`fyexp.plan_scaled.scaled_cell_estimate`)."""
 
 
-__all__ = ["cell_config", "cell_work", "METHOD_CODES", "METHODS", "Config", "Grid"]
+def cell_work(stated: dict, params: dict) -> tuple[float, float] | None:
+    """``(training work per epoch, evaluation work)`` of a cell on data set ``params['dataset']`` whose scoped config
+    (:func:`cell_config`, as its run record states it) is ``stated``.  Every model (splits × methods) draws K weight
+    samples for each training row of its split (:class:`fyexp.train.batched_bnn.BatchedBNN`), each a pass through a
+    network of D·H + 2H + 1 weights (D features, H hidden units, one output); the evaluation does the same for each
+    test row with ``test_samples`` (else K) draws.  So one epoch is N_train · K · models · (D·H + 2H + 1) and the
+    evaluation N_test · K_test · models · (D·H + 2H + 1), their units the multiply-adds of one weight.  The runner
+    trains for the data set's ``epochs`` (:meth:`Config.for_dataset`), not the ``train.epochs`` the settings state
+    (:func:`fyexp.settings.training_epochs` reads those), so the work per stated epoch is one epoch's × their ratio,
+    as frac-vae's Table 7 cells count theirs.  ``None`` for a data set not in :data:`UCI_SIZES`."""
+    name = params.get("dataset")
+    if name not in UCI_SIZES:
+        return None
+    rows, features, splits, train = UCI_SIZES[name]
+    defaults = Config()
+
+    def per_dataset(field_name: str) -> int:
+        by_dataset = stated.get(f"{field_name}_by_dataset")
+        by_dataset = getattr(defaults, f"{field_name}_by_dataset") if by_dataset is None else by_dataset
+        default = stated.get(field_name, getattr(defaults, field_name))
+        return int(by_dataset.get(name, default))
+
+    hidden, samples, epochs = per_dataset("hidden"), per_dataset("n_samples"), per_dataset("epochs")
+    stated_epochs = int((stated.get("train") or {}).get("epochs") or defaults.train.epochs)
+    test_samples = int(stated.get("test_samples") or samples)
+    models = min(int(stated.get("n_splits") or splits), splits) * len(stated.get("methods") or METHODS)
+    weights = features * hidden + 2 * hidden + 1
+    per_epoch = train * samples * models * weights
+    return float(per_epoch * epochs / stated_epochs), float((rows - train) * test_samples * models * weights)
+
+
+__all__ = ["cell_config", "cell_work", "METHOD_CODES", "METHODS", "UCI_SIZES", "WORK_ACROSS_DATASETS", "Config",
+           "Grid"]
