@@ -221,7 +221,8 @@ def test_a_cell_whose_data_is_absent_is_skipped_once_and_fails_only_under_strict
     empty, results = tmp_path / "data", tmp_path / "results"
     empty.mkdir()
     result = run_cli("run", "vr-bnn", "--profile", "quick", "--data-dir", str(empty), "--only", "dataset=year",
-                     "--no-progress", *(["--strict"] if strict else []), env={"FYEXP_RESULTS_DIR": str(results)})
+                     "--no-progress", "--yes", *(["--strict"] if strict else []),
+                     env={"FYEXP_RESULTS_DIR": str(results)})
     assert result.returncode == status, result.stderr
     text = " ".join(_lines(result.stderr))
     assert text.count("skipped: data missing") == 1 and "year" in text and "github.com" in text, text
