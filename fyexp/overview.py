@@ -138,7 +138,7 @@ def cell_epochs(runner: str, config, cells) -> list[int | None] | None:
     for cell in cells:
         key = (cell.method, cell.params_json)
         if key not in derived:
-            derived[key] = training_epochs(scoped_config(module, config, cell))
+            derived[key] = training_epochs(scoped_config(module, config, cell), cell.params)
     return [derived[(cell.method, cell.params_json)] for cell in cells]
 
 

@@ -131,7 +131,7 @@ def stated_epochs(cell_file: Path) -> int | None:
     from fyexp.settings import training_epochs
 
     stated = stated_settings(cell_file)
-    return training_epochs(stated.get("config")) if stated is not None else None
+    return training_epochs(stated.get("config"), stated.get("params")) if stated is not None else None
 
 
 def _csv_rows(path: Path) -> list[dict]:
@@ -374,7 +374,7 @@ def run_plan(resolved, experiment, results_dir: Path, force: bool = False, only=
 
     profiles = list(dict.fromkeys([resolved.profile, resolved.base_profile]))
     times, folder = recorded_times(results_dir, resolved.name, profiles, with_epochs=True)
-    todo_epochs = [training_epochs(scoped_config(experiment, resolved.config, c)) for c in pending.todo]
+    todo_epochs = [training_epochs(scoped_config(experiment, resolved.config, c), c.params) for c in pending.todo]
     found = estimate_cells([c.method for c in pending.todo], times, todo_epochs, [c.params for c in pending.todo])
     return RunPlan(resolved.name, resolved.profile, len(pending.cells), len(pending.cells) - len(pending.todo),
                    len(pending.todo), len(pending.changed), found.seconds, len(times),

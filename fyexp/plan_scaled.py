@@ -107,7 +107,7 @@ def records_as_recorded(results_dir: Path, name: str, experiment: Any, skip_prof
                     continue
                 method, params, wall, train_time, epoch_time = times
                 config = stated.get("config")
-                epochs = training_epochs(config)
+                epochs = training_epochs(config, params)
                 work = experiment.work(config, params) if isinstance(config, dict) else None
                 train_s = training_seconds(train_time, epoch_time, epochs)
                 if not epochs or work is None or min(work) <= 0 or train_s is None:
@@ -159,7 +159,7 @@ def scaled_cell_estimate(method: str, params: dict, epochs: int | None, work, re
 
 
 def nearest_in_work(method: str, work, records: list[ScaledRecord]) -> list[ScaledRecord]:
-    """The records of ``method`` (all, where none is) whose training work per epoch is nearest to ``work``'s
+    r"""The records of ``method`` (all, where none is) whose training work per epoch is nearest to ``work``'s
     (the least \|log N(r) / N(c)\|): the closest in scale, on whichever data set (UCI Year's cells from Protein's,
     not from Yacht's, whose epochs of 277 rows are mostly overhead)."""
     import math
@@ -212,7 +212,7 @@ def scaled_cells_as_recorded(cells, resolved, experiment, results_dir: Path
         key = (cell.method, cell.params_json)
         if key not in derived:
             config = scoped_config(experiment, resolved.config, cell)
-            derived[key] = (training_epochs(config), experiment.work(config, cell.params))
+            derived[key] = (training_epochs(config, cell.params), experiment.work(config, cell.params))
         todo.append((cell.method, cell.params, *derived[key]))
     skip = list(dict.fromkeys([resolved.profile, getattr(resolved, "base_profile", resolved.profile)]))
     records, folder = records_as_recorded(results_dir, resolved.name, experiment, skip)

@@ -63,16 +63,29 @@ def scoped_config(experiment: Any, config: Any, cell: Any) -> Any:
     return jsonable(experiment.cell_config(config, cell))
 
 
-def training_epochs(config: Any) -> int | None:
-    """The training epochs a cell's (scoped) config as JSON states: the ``epochs`` of its first ``train*`` block
-    that has an integer one, else a top-level integer ``epochs``; ``None`` where it states none."""
+def training_epochs(config: Any, params: Any = None) -> int | None:
+    """The training epochs a cell's (scoped) config as JSON states: where it gives them per data set (an
+    ``epochs_by_dataset`` mapping beside a top-level ``epochs``, vr-bnn: its runner trains each data set for its own
+    count and never reads ``train.epochs``), the entry of the cell's ``params['dataset']``, else that ``epochs``;
+    otherwise the ``epochs`` of its first ``train*`` block that has an integer one, else a top-level integer
+    ``epochs``; ``None`` where it states none."""
     if not isinstance(config, dict):
         return None
+    by_dataset = config.get("epochs_by_dataset")
+    if isinstance(by_dataset, dict) and _whole(config.get("epochs")):
+        dataset = params.get("dataset") if isinstance(params, dict) else None
+        value = by_dataset.get(dataset) if isinstance(dataset, str) else None
+        return value if _whole(value) else config["epochs"]
     for key, value in config.items():
-        if key.startswith("train") and isinstance(value, dict) and isinstance(value.get("epochs"), int):
+        if key.startswith("train") and isinstance(value, dict) and _whole(value.get("epochs")):
             return value["epochs"]
     epochs = config.get("epochs")
-    return epochs if isinstance(epochs, int) and not isinstance(epochs, bool) else None
+    return epochs if _whole(epochs) else None
+
+
+def _whole(value: Any) -> bool:
+    """An integer that is not a bool (YAML's ``true`` is no epoch count)."""
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def cell_settings(resolved: Any, cell: Any, device: str, data: Any = None, experiment: Any = None) -> dict:

@@ -220,7 +220,7 @@ def test_a_bad_data_file_is_a_data_error_not_an_interruption_nor_a_success(tmp_p
 def test_a_cell_whose_data_is_absent_is_skipped_once_and_fails_only_under_strict(tmp_path, strict, status):
     empty, results = tmp_path / "data", tmp_path / "results"
     empty.mkdir()
-    result = run_cli("run", "vr-bnn", "--profile", "quick", "--data-dir", str(empty), "--only", "dataset=year",
+    result = run_cli("run", "vr-bnn", "--profile", "cpu", "--data-dir", str(empty), "--only", "dataset=year",
                      "--no-progress", "--yes", *(["--strict"] if strict else []),
                      env={"FYEXP_RESULTS_DIR": str(results)})
     assert result.returncode == status, result.stderr

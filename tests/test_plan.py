@@ -173,6 +173,18 @@ def test_training_epochs_reads_the_first_train_block_then_a_top_level_value():
     assert training_epochs(None) is None and training_epochs([1]) is None
 
 
+def test_training_epochs_per_data_set_are_the_cells_entry_else_the_top_level_count():
+    """vr-bnn trains each data set for its own epochs and never reads ``train.epochs`` (issue 49: its estimates were
+    blind to an epochs edit)."""
+    config = {"epochs": 7, "epochs_by_dataset": {"protein": 3}, "train": {"epochs": 1}}
+    assert training_epochs(config, {"dataset": "protein"}) == 3
+    assert training_epochs(config, {"dataset": "yacht"}) == 7 and training_epochs(config) == 7
+    assert training_epochs({**config, "epochs_by_dataset": {"protein": True}}, {"dataset": "protein"}) == 7
+    # without a top-level count the mapping is not the runner's: the train block's, as before
+    assert training_epochs({"epochs_by_dataset": {"protein": 3}, "train": {"epochs": 1}}, {"dataset": "protein"}) == 1
+    assert training_epochs({"epochs": 7, "train": {"epochs": 1}}, {"dataset": "protein"}) == 1
+
+
 def test_recorded_times_read_each_cells_epochs_from_its_run_record(tmp_path):
     import json
 

@@ -143,11 +143,14 @@ def test_model_chunks_give_the_same_network_outputs():
     torch.testing.assert_close(model.predict(w.theta, x), whole)
 
 
-def test_more_splits_than_the_data_has_is_an_error_not_a_clamp(tmp_path):
+@pytest.mark.parametrize("asked, ran", [(500, [0, 1]), (2, [0, 1]), (1, [0]), (None, [0, 1])])
+def test_n_splits_takes_the_first_splits_and_all_of_a_data_set_with_fewer(tmp_path, asked, ran):
+    """A profile's 5 splits are Year's one: ``n_splits`` is a cap, never an error (the rows say which splits ran)."""
     make_uci(tmp_path, n_splits=2)
     ctx = RunContext("vr-bnn", "quick", "cpu", tmp_path, tmp_path / "w", tmp_path / "a")
-    with pytest.raises(FyexpError, match=r"key 'n_splits': expected at most 2 .*got 500"):
-        VRBNN().run_cell(Config(n_splits=500), Cell("bnn", 0, {"dataset": "boston"}), ctx)
+    config = Config(n_splits=asked, epochs=1, n_samples=2, hidden=3, methods=["VI"])
+    rows = VRBNN().run_cell(config, Cell("bnn", 0, {"dataset": "boston"}), ctx)
+    assert sorted({r["split"] for r in rows if r["metric"] == "test_loglik"}) == ran
 
 
 def test_grid_cells_and_settings_as_before_the_grid_was_declared():

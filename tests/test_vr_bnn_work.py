@@ -15,16 +15,17 @@ from fyexp.experiments.vr_bnn_config import UCI_SIZES, cell_work
 from fyexp.plan_scaled import ScaledRecord, nearest_in_work, scaled_cell_estimate, scaled_estimate
 from tests.conftest import run_cli
 
-#: a stated config unlike any profile's: 3 splits, 2 methods, H = 7, K = 4, 6 epochs stated as train.epochs 2
+#: a stated config unlike any profile's: 3 splits, 2 methods, H = 7, K = 4, 6 epochs (train.epochs 2, which the runner
+#: never reads)
 STATED = {"n_splits": 3, "methods": ["VI", "VR-max"], "hidden": 7, "hidden_by_dataset": {}, "n_samples": 4,
           "n_samples_by_dataset": {}, "epochs": 6, "epochs_by_dataset": {}, "test_samples": None,
           "train": {"epochs": 2}}
 
 
-def test_the_work_is_rows_samples_models_and_weights_per_stated_epoch():
+def test_the_work_is_rows_samples_models_and_weights_per_epoch():
     weights = 13 * 7 + 2 * 7 + 1                       # Boston: D = 13 features, H = 7
     per_epoch = 455 * 4 * (3 * 2) * weights             # 455 training rows, K = 4, 3 splits × 2 methods
-    assert cell_work(STATED, {"dataset": "boston"}) == (per_epoch * 6 / 2, 51 * 4 * 6 * weights)
+    assert cell_work(STATED, {"dataset": "boston"}) == (per_epoch, 51 * 4 * 6 * weights)
     tested = {**STATED, "test_samples": 9}               # the evaluation's draws, where stated
     assert cell_work(tested, {"dataset": "boston"})[1] == 51 * 9 * 6 * weights
 
@@ -34,13 +35,13 @@ def test_a_data_sets_own_settings_and_splits_are_counted():
            "epochs_by_dataset": {"year": 5}}
     weights = 90 * 11 + 2 * 11 + 1
     # Year has one split: 3 asked count as 1 (× 2 methods)
-    assert cell_work(own, {"dataset": "year"}) == (463_715 * 3 * 2 * weights * 5 / 2, 51_630 * 3 * 2 * weights)
+    assert cell_work(own, {"dataset": "year"}) == (463_715 * 3 * 2 * weights, 51_630 * 3 * 2 * weights)
     everything = {**STATED, "n_splits": None}            # null: every split (Protein's 5)
     assert cell_work(everything, {"dataset": "protein"})[1] == 4_573 * 4 * (5 * 2) * (9 * 7 + 15)
     assert cell_work(STATED, {"dataset": "kin8nm"}) is None
-    # a record written without the per-data-set fields: the defaults' (Year: H = 100, K = 10, 40 epochs)
+    # a record written without the per-data-set fields: the defaults' (Year: H = 100, K = 10)
     bare = {"n_splits": None, "methods": ["VI"], "hidden": 50, "n_samples": 100, "epochs": 500, "train": {"epochs": 1}}
-    assert cell_work(bare, {"dataset": "year"}) == (463_715 * 10 * 1 * (90 * 100 + 201) * 40.0,
+    assert cell_work(bare, {"dataset": "year"}) == (463_715 * 10 * 1 * (90 * 100 + 201),
                                                      51_630 * 10 * 1 * (90 * 100 + 201))
 
 
@@ -112,3 +113,24 @@ def test_installed_show_and_plan_give_year_the_same_scaled_time(tmp_path):
     in_plan = re.search(pattern, planned.stdout.splitlines()[0])
     assert in_show and in_plan and in_show.group(1) == in_plan.group(1), (shown.stdout[:400], planned.stdout[:400])
     assert Path(empty).exists() is False or not any(Path(empty).rglob("*.csv"))
+
+
+@pytest.mark.slow
+def test_installed_plan_scales_with_the_epochs_the_runner_trains(tmp_path):
+    """The plan of vr-bnn's quick cells follows ``epochs`` and ``epochs_by_dataset`` (which the runner trains), not the
+    ``train.epochs`` it never reads: ten times the epochs is about ten times the estimate."""
+    env = {"FYEXP_MACHINE_SPEED": "1", "COLUMNS": "250"}
+
+    def estimate(*sets: str) -> float:
+        args = [a for s in sets for a in ("--set", s)]
+        ran = run_cli("run", "vr-bnn", "--profile", "quick", "--only", "dataset=yacht", "--dry-run", *args,
+                      "--results-dir", str(tmp_path / "empty"), env=env)
+        assert ran.returncode == 0, ran.stderr
+        found = re.search(r"estimate ([\d.]+) (s|min)", ran.stdout.splitlines()[0])
+        assert found, ran.stdout[:300]
+        return float(found.group(1)) * (60 if found.group(2) == "min" else 1)
+
+    base = estimate()
+    assert estimate("train.epochs=50") == base
+    assert 6 * base <= estimate("epochs=20") <= 11 * base   # "3 s" is rounded
+    assert 6 * base <= estimate("epochs_by_dataset.yacht=20") <= 11 * base

@@ -32,7 +32,7 @@ class Config:
 
     grid: Grid = field(default_factory=Grid)
     methods: Annotated[list[Annotated[str, OneOf(METHODS)]], DISTINCT] = field(default_factory=lambda: list(METHODS))
-    n_splits: PositiveInt | None = None  # null: every split of the data set
+    n_splits: PositiveInt | None = None  # the first n splits, all of a data set with fewer (Year: 1); null: all
     hidden: PositiveInt = 50
     hidden_by_dataset: dict[str, PositiveInt] = field(default_factory=lambda: {"protein": 100, "year": 100})
     n_samples: PositiveInt = 100
@@ -91,10 +91,9 @@ def cell_work(stated: dict, params: dict) -> tuple[float, float] | None:
     samples for each training row of its split (:class:`fyexp.train.batched_bnn.BatchedBNN`), each a pass through a
     network of D·H + 2H + 1 weights (D features, H hidden units, one output); the evaluation does the same for each
     test row with ``test_samples`` (else K) draws.  So one epoch is N_train · K · models · (D·H + 2H + 1) and the
-    evaluation N_test · K_test · models · (D·H + 2H + 1), their units the multiply-adds of one weight.  The runner
-    trains for the data set's ``epochs`` (:meth:`Config.for_dataset`), not the ``train.epochs`` the settings state
-    (:func:`fyexp.settings.training_epochs` reads those), so the work per stated epoch is one epoch's × their ratio,
-    as frac-vae's Table 7 cells count theirs.  ``None`` for a data set not in :data:`UCI_SIZES`."""
+    evaluation N_test · K_test · models · (D·H + 2H + 1), their units the multiply-adds of one weight.  The epochs
+    the runner trains a data set for (:meth:`Config.for_dataset`) are read by :func:`fyexp.settings.training_epochs`
+    from the same settings.  ``None`` for a data set not in :data:`UCI_SIZES`."""
     name = params.get("dataset")
     if name not in UCI_SIZES:
         return None
@@ -107,13 +106,12 @@ def cell_work(stated: dict, params: dict) -> tuple[float, float] | None:
         default = stated.get(field_name, getattr(defaults, field_name))
         return int(by_dataset.get(name, default))
 
-    hidden, samples, epochs = per_dataset("hidden"), per_dataset("n_samples"), per_dataset("epochs")
-    stated_epochs = int((stated.get("train") or {}).get("epochs") or defaults.train.epochs)
+    hidden, samples = per_dataset("hidden"), per_dataset("n_samples")
     test_samples = int(stated.get("test_samples") or samples)
     models = min(int(stated.get("n_splits") or splits), splits) * len(stated.get("methods") or METHODS)
     weights = features * hidden + 2 * hidden + 1
     per_epoch = train * samples * models * weights
-    return float(per_epoch * epochs / stated_epochs), float((rows - train) * test_samples * models * weights)
+    return float(per_epoch), float((rows - train) * test_samples * models * weights)
 
 
 __all__ = ["cell_config", "cell_work", "METHOD_CODES", "METHODS", "UCI_SIZES", "WORK_ACROSS_DATASETS", "Config",

@@ -73,7 +73,7 @@ def _profile_epochs(experiment_name: str, experiments_dir: Path | None):
             return None
         experiment, spec = resolved[base]
         try:
-            return training_epochs(scoped_config(experiment, spec.config, cell))
+            return training_epochs(scoped_config(experiment, spec.config, cell), cell.params)
         except (KeyError, TypeError, ValueError):
             return None
     return epochs
@@ -101,7 +101,7 @@ def _recorded(results_dir: Path, experiment: str, experiments_dir: Path | None =
         params = json.loads(rows["params"].iloc[0]) if isinstance(rows["params"].iloc[0], str) else {}
         stated = stated_settings(Path(results_dir) / experiment / "cells" / str(profile) / f"{cell}.csv") or {}
         config = stated.get("config")
-        epochs = epochs_of(config)
+        epochs = epochs_of(config, params)
         work = runner.work(config, params) if runner is not None and isinstance(config, dict) else None
         if epochs is None:
             epochs = spec_epochs(str(profile), Cell(str(rows["method"].iloc[0]), int(rows["seed"].iloc[0]), params))
@@ -172,7 +172,7 @@ def estimate(units: Sequence[Unit], results_dir: Path, assumptions: Assumptions 
     for unit in units:
         experiment, resolved = resolve_entry(unit.entry(), experiments_dir)
         config = scoped_config(experiment, resolved.config, unit.cells()[0])
-        target = training_epochs(config)
+        target = training_epochs(config, unit.params)
         if unit.experiment not in records:
             records[unit.experiment] = _recorded(results_dir, unit.experiment, experiments_dir)
         cpu, source, measured = _cpu_cell(unit, target, records[unit.experiment], experiment.work(config, unit.params))
