@@ -133,14 +133,26 @@ def forget_kept(results_dir: Path) -> None:
         path.unlink()
 
 
+def holds_nothing(results_dir: Path) -> bool:
+    """Whether the folder is absent or holds no file at any depth (a new user's ``results/``, or one made empty)."""
+    return not any(files for _, _, files in os.walk(results_dir))
+
+
 def read_kept(results_dir: Path, experiments_dir: Path | None, build: type) -> dict[str, tuple[str, list]]:
     """Experiment name → (its spec's digest, its summaries as recorded, each a ``build``: the dataclass
     :class:`fyexp.overview.ProfileSummary`) from the kept file, where it is of this format and its key is the
-    folders' key now; else ``{}`` (derive afresh)."""
+    folders' key now; else ``{}`` (derive afresh).  A folder that :func:`holds_nothing` reads the committed
+    ``results/``'s kept file: its summaries are derived from the committed results and the measured profile times
+    alone, as a summary for the empty folder is (its folders' roles are the same), so the first ``fyexp list`` of
+    a new installation run outside the checkout answers as fast as one inside it."""
     from fyexp.damaged import read_record_text
+    from fyexp.plan import committed_results
 
     path = store_path(results_dir)
     if not os.path.lexists(path):
+        if holds_nothing(results_dir) and Path(results_dir).resolve() != committed_results():
+            # a new user's results folder: every time is read from the committed results, as there
+            return read_kept(committed_results(), experiments_dir, build)
         return {}
     text, problem = read_record_text(path)   # a regular file, bounded, UTF-8 (never a link, FIFO or device)
     try:

@@ -185,3 +185,33 @@ def test_installed_report_keeps_them_and_a_clone_lists_the_same_text(folders, tm
     status, out = run_in_terminal("list", "--results-dir", str(clone), columns=80,
                                   env={**env, "FYEXP_CACHE_DIR": str(tmp_path / "cache-c")})
     assert status == 0 and "paper (3 cells, 2.0 h)" in strip_ansi(out).replace("\u00a0", " "), out
+
+
+@pytest.mark.parametrize("fresh", ["absent", "empty folders"])
+def test_a_new_users_results_folder_reads_the_committed_kept_summaries(folders, tmp_path, monkeypatch, fresh):
+    """A results folder that holds no file reads the committed ``results/``'s kept summaries (derived from the same
+    committed times: the same summaries as derived for it); one that holds a file derives its own."""
+    from fyexp import kept_summaries, overview, plan
+
+    specs, committed = folders
+    monkeypatch.setattr(plan, "committed_results", lambda: committed.resolve())
+    spec = load_spec(NAME, specs)
+    overview.keep_summaries(committed, specs)
+    mine = tmp_path / "mine" / "results"
+    if fresh == "empty folders":
+        (mine / NAME / "cells").mkdir(parents=True)
+    monkeypatch.setenv("FYEXP_CACHE_DIR", str(tmp_path / "cache-derived"))
+    derived = overview.profile_summaries(spec, mine)
+    assert derived[0].source == str(committed.resolve()) and derived[0].estimate_s is not None
+
+    def derived_again(*args, **kwargs):
+        raise AssertionError("derived although the committed kept summaries answer for an empty folder")
+
+    monkeypatch.setenv("FYEXP_CACHE_DIR", str(tmp_path / "cache-kept"))
+    monkeypatch.setattr(overview, "_profile_summaries", derived_again)
+    kept = overview.profile_summaries(spec, mine,
+                                      kept=lambda: kept_summaries.read_kept(mine, specs, overview.ProfileSummary))
+    assert kept == derived
+    (mine / "notes.txt").parent.mkdir(parents=True, exist_ok=True)
+    (mine / "notes.txt").write_text("a file of the user's\n")
+    assert kept_summaries.read_kept(mine, specs, overview.ProfileSummary) == {}
