@@ -7,9 +7,10 @@ profile that no results folder has cells of (:data:`fyexp.plan.PROFILE_TIMES`, s
 
 The wall time includes starting Python and importing torch; the CPU time is that of the run and its children
 (user + system), what the run would take on a quiet core.  On a shared machine a run gets a share of the cores
-only, so the file records each cell's wall time × the run's CPU / wall ratio (at most 1: a quiet machine's time),
-its measured wall time beside.  The calibration of :mod:`fyexp.speed` is printed beside,
-so a measurement on a loaded machine can be read against the reference.  Each experiment reads ``$FYEXP_DATA_DIR``.
+only, so the file records each cell's wall time × the run's CPU / wall ratio (at most 1: a quiet machine's time)
+÷ this machine's speed factor (:mod:`fyexp.speed`: its workload seconds over the reference machine's), so that the
+file holds the project's machine's seconds, as the estimates that scale it by a user's factor assume; the measured
+wall time is kept beside.  Each experiment reads ``$FYEXP_DATA_DIR``.
 """
 
 from __future__ import annotations
@@ -80,22 +81,25 @@ def main() -> None:
     from fyexp.plan import PROFILE_TIMES
     from fyexp.speed import REFERENCE_SECONDS, workload_seconds
 
-    print(f"calibration: {workload_seconds():.4f} s here, {REFERENCE_SECONDS:.4f} s on the reference machine; "
-          f"load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", flush=True)
+    seconds = workload_seconds()
+    factor = seconds / REFERENCE_SECONDS
+    print(f"calibration: {seconds:.4f} s here, {REFERENCE_SECONDS:.4f} s on the reference machine (factor "
+          f"{factor:.2f}); load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", flush=True)
     for name in args.only or experiments():
         wall, cpu, code, cells = measure(name, args.profile, args.timeout)
         print(f"{name:<22} {args.profile}: wall {wall:7.1f} s  cpu {cpu:7.1f} s  cells {len(cells):3d}  "
               f"exit {code}  (load {os.getloadavg()[0]:.1f})", flush=True)
         if code == 0 and cells and args.write:   # after each experiment: a long one cut short keeps the others
-            write(PROFILE_TIMES, name, args.profile, quiet(cells, cpu / wall))
+            write(PROFILE_TIMES, name, args.profile, quiet(cells, cpu / wall, factor))
 
 
-def quiet(cells: list[dict], share: float) -> list[dict]:
-    """The cells with their wall time × ``share`` (the run's CPU seconds over its wall seconds, at most 1): what
-    they take when the run has its cores to itself, as on a quiet machine; the measured time is kept beside."""
+def quiet(cells: list[dict], share: float, factor: float = 1.0) -> list[dict]:
+    """The cells with their wall time × ``share`` (the run's CPU seconds over its wall seconds, at most 1: what they
+    take when the run has its cores to itself, as on a quiet machine) ÷ ``factor`` (this machine's speed: the
+    reference machine's seconds); the measured time is kept beside."""
     share = min(1.0, share)
-    return [{**c, "measured_wall_s": c["wall_time_s"], "wall_time_s": f"{float(c['wall_time_s']) * share:.4g}"}
-            for c in cells]
+    return [{**c, "measured_wall_s": c["wall_time_s"],
+             "wall_time_s": f"{float(c['wall_time_s']) * share / factor:.4g}"} for c in cells]
 
 
 def write(path: Path, name: str, profile: str, cells: list[dict]) -> None:

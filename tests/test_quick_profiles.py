@@ -80,3 +80,18 @@ def test_list_show_and_the_plan_scale_a_profile_whose_epochs_changed_alike(tmp_p
     in_show = re.search(r"estimate (\S+ \S+) from 2 recorded cells", shown.stdout.splitlines()[0])
     in_plan = re.search(r"estimate (\S+ \S+) \(from 2 recorded cells", planned.stdout.splitlines()[0])
     assert in_show and in_plan and in_show.group(1) == in_plan.group(1), (shown.stdout[:300], planned.stdout[:300])
+
+
+def test_measured_profile_times_are_written_in_the_reference_machines_seconds():
+    """``scripts/measure_profiles.py --write``: a cell's wall time × the run's CPU share (at most 1) ÷ this machine's
+    speed factor, so that the committed file holds the project's machine's seconds, as the estimates assume."""
+    import importlib.util
+
+    from tests.conftest import ROOT
+
+    found = importlib.util.spec_from_file_location("measure_profiles", ROOT / "scripts" / "measure_profiles.py")
+    module = importlib.util.module_from_spec(found)
+    found.loader.exec_module(module)
+    cells = [{"experiment": "x", "wall_time_s": "10.0"}]
+    assert module.quiet(cells, 0.5, 0.8) == [{"experiment": "x", "measured_wall_s": "10.0", "wall_time_s": "6.25"}]
+    assert module.quiet(cells, 2.0, 1.25)[0]["wall_time_s"] == "8"   # a share over 1 counts as 1
