@@ -130,8 +130,7 @@ def training_seconds(train_time: float | None, epoch_time: float | None, epochs:
 def scaled_time(train_s: float, rest_s: float, epochs: int, work, target_epochs: int, target_work) -> float:
     """The module's T(c): a recorded cell's training seconds ``train_s`` over ``epochs`` epochs of ``work``
     (:class:`~fyexp.experiments.base.CellWork`) scaled to ``target_epochs`` of ``target_work``, plus its other
-    seconds ``rest_s`` scaled by the evaluation units.  (The GPU kit's estimate, :mod:`fyexp.lease.estimate`, uses
-    the same formula.)"""
+    seconds ``rest_s`` scaled by the evaluation units."""
     return (train_s * (target_epochs * target_work.train_examples) / (epochs * work.train_examples)
             + rest_s * target_work.eval_units / work.eval_units)
 

@@ -1,4 +1,4 @@
-"""Size and time of the GPU kit's data pack (:func:`fyexp.lease.data.pack_data_set`, LZMA ``.tar.xz``) against the
+"""Size and time of the GPU kit's data pack (:func:`gpu_kit.data.pack_data_set`, LZMA ``.tar.xz``) against the
 deflate ``.npz`` it replaced, on the same files, interleaved per round; and the unpacking time of each::
 
     python scripts/bench_pack.py [--data-dir DIR] [--data-set MNIST] [--rounds 1] [--smoke]
@@ -27,7 +27,7 @@ import numpy as np
 
 def deflate_pack(name: str, data_dir: Path, target: Path) -> int:
     """The former packing: each file's bytes as one uint8 array of a deflate ``.npz``; its size in bytes."""
-    from fyexp.lease.data import DATA_FILES
+    from gpu_kit.data import DATA_FILES
 
     arrays = {f"f{i}": np.frombuffer((data_dir / rel).read_bytes(), dtype=np.uint8)
               for i, rel in enumerate(DATA_FILES[name])}
@@ -75,7 +75,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--smoke", action="store_true", help="a small stand-in, one round")
     args = parser.parse_args()
-    from fyexp.lease.data import pack_data_set, unpack_data_set
+    from gpu_kit.data import pack_data_set, unpack_data_set
 
     with tempfile.TemporaryDirectory() as scratch:
         scratch = Path(scratch)

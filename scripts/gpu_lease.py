@@ -40,7 +40,7 @@ def budget(deadline: float, clock=time.time):
     checkpoint of the previous one written) once ``clock()`` has passed ``deadline``."""
     import fyexp.train.ensemble as ensemble
     import fyexp.train.trainer as trainer
-    from fyexp.lease.device import BudgetSpent
+    from gpu_kit.device import BudgetSpent
 
     originals = {module: module.apply_schedule for module in (trainer, ensemble)}
 
@@ -114,7 +114,7 @@ def vendor(names: list[str], site: Path) -> list[str]:
 
 def _entries(args):
     from fyexp.cell_filter import parse_only
-    from fyexp.lease.queue import PAPER_QUEUE, QueueEntry
+    from gpu_kit.queue import PAPER_QUEUE, QueueEntry
     from fyexp.specs import parse_seeds
 
     if args.experiment is None:
@@ -131,7 +131,7 @@ def _entries(args):
 
 
 def _assumptions(args):
-    from fyexp.lease.estimate import Assumptions
+    from gpu_kit.estimate import Assumptions
 
     return Assumptions(speedup=args.speedup, ensemble_cost=args.ensemble_cost, jobs=args.jobs,
                        concurrency_gain=args.concurrency_gain, jobs_per_allocation=args.jobs_per_allocation,
@@ -168,9 +168,9 @@ def never_fits(later: list, chosen: list[str], room: int, size) -> list[str]:
 
 def cmd_pack(args) -> int:
     from fyexp.errors import FyexpError
-    from fyexp.lease.data import PACK_SUFFIX, TYPICAL_PACKED_MIB, choose_units, pack_data_set
-    from fyexp.lease.device import read_manifest
-    from fyexp.lease.queue import missing_units
+    from gpu_kit.data import PACK_SUFFIX, TYPICAL_PACKED_MIB, choose_units, pack_data_set
+    from gpu_kit.device import read_manifest
+    from gpu_kit.queue import missing_units
     from fyexp.provenance.source import dirty_files, git_commit
 
     entries, only = _entries(args)
@@ -178,7 +178,7 @@ def cmd_pack(args) -> int:
     lease = args.lease_dir
     old = read_manifest(lease / "manifest.json") if os.path.lexists(lease / "manifest.json") else {}   # as data
     if args.dry_run:
-        from fyexp.lease.estimate import describe, estimate
+        from gpu_kit.estimate import describe, estimate
 
         known = {name: record["packed_bytes"] for name, record in old.get("data", {}).items()}
         room, tree, _ = _room(args, lease)
@@ -270,10 +270,10 @@ def _site_path(lease: Path) -> None:
 
 def cmd_run(args, clock=time.time) -> int:
     from fyexp.errors import FyexpError
-    from fyexp.lease.bundle import LOG_FILE, STATUS_FILE, collect
-    from fyexp.lease.device import (check_environment, clear, describe_machine, load_manifest, pending_units,
+    from gpu_kit.bundle import LOG_FILE, STATUS_FILE, collect
+    from gpu_kit.device import (check_environment, clear, describe_machine, load_manifest, pending_units,
                                     prepare, run_unit, run_units, write_json)
-    from fyexp.lease.queue import Unit
+    from gpu_kit.queue import Unit
 
     start = clock()
     deadline = start + args.budget_s
@@ -357,8 +357,8 @@ def cmd_run(args, clock=time.time) -> int:
 
 
 def cmd_worker(args) -> int:
-    from fyexp.lease.device import STATUS_BUDGET, BudgetSpent, run_unit
-    from fyexp.lease.queue import Unit
+    from gpu_kit.device import STATUS_BUDGET, BudgetSpent, run_unit
+    from gpu_kit.queue import Unit
 
     _site_path(args.lease_dir)
     unit = Unit.from_json(json.loads(Path(args.unit).read_text()))
@@ -371,9 +371,9 @@ def cmd_worker(args) -> int:
 
 
 def cmd_collect(args) -> int:
-    from fyexp.lease.bundle import collect
-    from fyexp.lease.device import load_manifest
-    from fyexp.lease.queue import Unit
+    from gpu_kit.bundle import collect
+    from gpu_kit.device import load_manifest
+    from gpu_kit.queue import Unit
 
     units = [Unit.from_json(u) for u in load_manifest(args.lease_dir)["units"]]
     done = collect(args.scratch / "results", args.out, units)
@@ -382,9 +382,9 @@ def cmd_collect(args) -> int:
 
 
 def cmd_merge(args) -> int:
-    from fyexp.lease.bundle import merge
-    from fyexp.lease.device import pending_units, read_manifest
-    from fyexp.lease.queue import Unit, resolve_entry
+    from gpu_kit.bundle import merge
+    from gpu_kit.device import pending_units, read_manifest
+    from gpu_kit.queue import Unit, resolve_entry
 
     lease = args.lease_dir
     manifest = args.lease_dir / "manifest.json"

@@ -45,7 +45,7 @@ def test_fyexp_keeps_its_layer_and_acyclicity_contracts(capsys, monkeypatch):
     monkeypatch.syspath_prepend(str(ROOT))
     kept, report = lint(ROOT / "pyproject.toml", capsys)
     assert kept, report
-    assert "2 kept, 0 broken" in report
+    assert "3 kept, 0 broken" in report
 
 
 PLANTED = """
@@ -99,6 +99,37 @@ def test_the_contracts_catch_a_planted_breach(tmp_path, capsys, monkeypatch):
     (pkg / "loose.py").write_text("")
     kept, report = lint(config, capsys)
     assert not kept and "planted.loose" in report
+
+
+KIT = """
+[tool.importlinter]
+root_packages = ["planted", "kit"]
+
+[[tool.importlinter.contracts]]
+id = "kit-outside"
+name = "kit-outside"
+type = "forbidden"
+source_modules = ["planted"]
+forbidden_modules = ["kit"]
+"""
+
+
+def test_the_kit_contract_lets_the_kit_build_on_the_core_never_the_reverse(tmp_path, capsys, monkeypatch):
+    """As ``gpu_kit`` beside ``fyexp``: the kit importing the core keeps the contract; the core importing the kit,
+    even lazily, breaks it."""
+    for name in ("planted", "kit"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "__init__.py").write_text("")
+    (tmp_path / "planted" / "core.py").write_text("X = 1\n")
+    (tmp_path / "kit" / "queue.py").write_text("from planted.core import X\n")
+    config = tmp_path / "contracts.toml"
+    config.write_text(KIT)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    kept, report = lint(config, capsys)
+    assert kept, report
+    (tmp_path / "planted" / "core.py").write_text("X = 1\ndef f():\n    import kit.queue\n")
+    kept, report = lint(config, capsys)
+    assert not kept and "planted.core -> kit.queue" in report, report
 
 
 # ------------------------------------------------------------------------------------------ imports follow need

@@ -180,7 +180,7 @@ def test_merge_twice_changes_nothing_and_a_conflict_is_refused_in_one_line(flow,
 
 
 def test_pack_leaves_out_finished_cells_whatever_machine_ran_them(flow, tmp_path):
-    from fyexp.lease.queue import QueueEntry, missing_units
+    from gpu_kit.queue import QueueEntry, missing_units
 
     home = tmp_path / "home"
     shutil.copytree(flow["base"] / "home", home)
@@ -207,8 +207,8 @@ def test_pack_leaves_out_finished_cells_whatever_machine_ran_them(flow, tmp_path
 
 
 def test_dry_run_states_its_assumptions_and_flips_with_the_budget(flow):
-    from fyexp.lease.estimate import Assumptions, estimate
-    from fyexp.lease.queue import Unit
+    from gpu_kit.estimate import Assumptions, estimate
+    from gpu_kit.queue import Unit
 
     home = flow["base"] / "home"
     unit = Unit.from_json(flow["manifest"]["units"][0])
@@ -257,7 +257,7 @@ def test_the_tree_leaves_room_for_mnist_beside_the_reserve():
     tree = module.travelling_bytes()
     if tree is None:
         pytest.skip("not a git checkout: the tree's size is unknown")
-    from fyexp.lease.data import TYPICAL_PACKED_MIB
+    from gpu_kit.data import TYPICAL_PACKED_MIB
 
     args = module.parser().parse_args(["pack"])
     max_mib, reserve_mib = args.max_mib, args.reserve_mib
@@ -268,8 +268,8 @@ def test_the_tree_leaves_room_for_mnist_beside_the_reserve():
 
 
 def test_a_time_recorded_on_cuda_replaces_the_assumptions(flow, tmp_path):
-    from fyexp.lease.estimate import Assumptions, estimate
-    from fyexp.lease.queue import Unit
+    from gpu_kit.estimate import Assumptions, estimate
+    from gpu_kit.queue import Unit
 
     home = tmp_path / "home"
     shutil.copytree(flow["base"] / "home", home)
@@ -283,8 +283,8 @@ def test_a_time_recorded_on_cuda_replaces_the_assumptions(flow, tmp_path):
 
 
 def test_collect_returns_an_ensembles_checkpoints_whole_or_not_at_all(flow, tmp_path):
-    from fyexp.lease.bundle import WORK_PREFIX, collect, merge
-    from fyexp.lease.queue import Unit
+    from gpu_kit.bundle import WORK_PREFIX, collect, merge
+    from gpu_kit.queue import Unit
 
     units = [Unit.from_json(u) for u in flow["manifest"]["units"]]
     scratch = flow["base"] / "scratch1" / "results"
@@ -306,7 +306,7 @@ def test_collect_returns_an_ensembles_checkpoints_whole_or_not_at_all(flow, tmp_
 
 def test_a_damaged_data_pack_is_refused(tmp_path):
     from fyexp.errors import FyexpError
-    from fyexp.lease.data import pack_data_set, unpack_data_set
+    from gpu_kit.data import pack_data_set, unpack_data_set
 
     make_mnist(tmp_path / "data", n_train=20, n_test=5)
     pack = tmp_path / "MNIST.tar.xz"
@@ -342,13 +342,13 @@ def test_run_without_cuda_says_so_in_one_line(flow):
 
 
 def test_missing_modules_names_what_is_absent():
-    from fyexp.lease.device import missing_modules
+    from gpu_kit.device import missing_modules
 
     assert missing_modules(("numpy", "surely_no_module_of_this_name")) == ["surely_no_module_of_this_name"]
 
 
 def test_merge_keeps_returned_checkpoints_only_while_they_can_travel_again(flow, tmp_path):
-    from fyexp.lease.bundle import merge
+    from gpu_kit.bundle import merge
 
     out1 = flow["base"] / "out1"
     kept = merge(out1, tmp_path / "results", tmp_path / "gl", state_room=10 ** 9)
@@ -365,7 +365,7 @@ def test_a_work_folder_packs_to_the_same_bytes_at_any_time(tmp_path, monkeypatch
     the packing time (it did, and the comparison failed whenever two packs straddled a second)."""
     import gzip
 
-    from fyexp.lease.bundle import _tar_gz
+    from gpu_kit.bundle import _tar_gz
 
     folder = tmp_path / "work" / "cell"
     folder.mkdir(parents=True)

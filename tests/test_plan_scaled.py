@@ -270,8 +270,8 @@ def test_with_scaled_leaves_a_plan_without_unestimated_cells_as_it_is_and_scales
 
 
 def test_the_gpu_kits_estimate_scales_a_recorded_cell_as_the_plan_does():
-    from fyexp.lease.estimate import _cpu_cell, _one_cell
-    from fyexp.lease.queue import Unit
+    from gpu_kit.estimate import _cpu_cell, _one_cell
+    from gpu_kit.queue import Unit
     from fyexp.plan_scaled import scaled_time
 
     small, target = CellWork(5_000.0, 150_000.0), CellWork(59_600.0, 5e7)

@@ -453,7 +453,7 @@ def test_tune_refuses_a_symlink_leaving_the_results_folder(tmp_path):
 def test_the_kits_merge_reads_a_damaged_status_file_as_one_warning(tmp_path, capsys, status, problem):
     import tarfile
 
-    from fyexp.lease.bundle import CELLS_ARCHIVE, STATUS_FILE, merge
+    from gpu_kit.bundle import CELLS_ARCHIVE, STATUS_FILE, merge
 
     out = tmp_path / "out"
     out.mkdir()

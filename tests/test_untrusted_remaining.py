@@ -180,7 +180,7 @@ def _returned_job(tmp_path: Path) -> Path:
     """A job's returned folder: one finished gmm-calibration cell in the cells archive, a status file."""
     import tarfile
 
-    from fyexp.lease.bundle import CELLS_ARCHIVE, STATUS_FILE
+    from gpu_kit.bundle import CELLS_ARCHIVE, STATUS_FILE
 
     out = tmp_path / "out"
     out.mkdir()
@@ -222,7 +222,7 @@ MANIFEST_CASES = [
 @pytest.mark.parametrize("name, says, machine", STATUS_CASES, ids=[c[0] for c in STATUS_CASES])
 def test_the_kits_merge_refuses_a_status_file_whose_machine_is_no_mapping_before_merging(tmp_path, name, says,
                                                                                        machine):
-    from fyexp.lease.bundle import STATUS_FILE
+    from gpu_kit.bundle import STATUS_FILE
 
     out = _returned_job(tmp_path)
     (out / STATUS_FILE).write_text('{"collected": true, "machine": ' + machine + "}")

@@ -109,8 +109,7 @@ class Experiment:
     - :meth:`memory_estimate`: checked before a run starts (:func:`fyexp.domains.check_cell_memory`);
     - :meth:`work`: a plan's estimate for cells no recorded cell of their profile can time, scaled from another
       profile's cells (:mod:`fyexp.plan_scaled`);
-    - :meth:`prefit` / :attr:`trains_ensembles`: ``train.ensemble: true`` (:func:`fyexp.runner.prefit_ensembles`,
-      :mod:`fyexp.lease.queue`);
+    - :meth:`prefit` / :attr:`trains_ensembles`: ``train.ensemble: true`` (:func:`fyexp.runner.prefit_ensembles`);
     - :meth:`trial`, ``TRIAL_OBJECTIVE`` and ``PARAM_ALIASES``: ``fyexp tune`` (:func:`fyexp.tuning.tune_experiment`) and ``run --best``
       (:func:`fyexp.tuning.with_best`).
 

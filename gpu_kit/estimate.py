@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from fyexp.lease.queue import QueueEntry, Unit, resolve_entry
+from gpu_kit.queue import QueueEntry, Unit, resolve_entry
 from fyexp.settings import training_epochs
 
 __all__ = ["Assumptions", "UnitEstimate", "estimate", "describe"]

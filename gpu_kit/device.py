@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from fyexp.errors import FyexpError
-from fyexp.lease.queue import Unit, cell_state, resolve_entry, unit_filter
+from gpu_kit.queue import Unit, cell_state, resolve_entry, unit_filter
 
 __all__ = ["BudgetSpent", "REQUIRED_MODULES", "missing_modules", "check_environment", "prepare", "pending_units",
            "run_unit", "run_units", "STATUS_OK", "STATUS_FAILED", "STATUS_BUDGET", "STATUS_ERROR"]
@@ -74,7 +74,7 @@ def describe_machine(device: str) -> dict:
 def prepare(lease_dir: Path, manifest: dict, data_root: Path, scratch_results: Path) -> None:
     """Unpack the manifest's data sets under ``data_root`` and the carried checkpoints (``state/``) under
     ``scratch_results``."""
-    from fyexp.lease.data import unpack_data_set
+    from gpu_kit.data import unpack_data_set
 
     for name, record in manifest.get("data", {}).items():
         unpack_data_set(record, lease_dir / "data" / record["file"], data_root)
@@ -84,7 +84,7 @@ def prepare(lease_dir: Path, manifest: dict, data_root: Path, scratch_results: P
 
 
 def pending_units(units: Sequence[Unit], results_dir: Path) -> list[Unit]:
-    """The units with their seeds still missing from ``results_dir`` (:func:`fyexp.lease.queue.cell_state`); cells
+    """The units with their seeds still missing from ``results_dir`` (:func:`gpu_kit.queue.cell_state`); cells
     merged since the pack (they travel with the working tree) are not run again."""
     from fyexp.results import ResultStore
 
@@ -201,7 +201,7 @@ def load_manifest(lease_dir: Path) -> dict:
 
 
 def read_manifest(path: Path) -> dict:
-    """The manifest ``path`` as a mapping whose ``units`` are units (:class:`fyexp.lease.queue.Unit`'s fields, of
+    """The manifest ``path`` as a mapping whose ``units`` are units (:class:`gpu_kit.queue.Unit`'s fields, of
     their types; seeds integers), read as data: a regular JSON file (:func:`fyexp.damaged.read_json`).  Anything
     else is one-line :class:`FyexpError` naming the file, before the caller acts on any of it."""
     from fyexp.damaged import read_json

@@ -62,7 +62,7 @@ class Unit:
     params: dict[str, Any]
     seeds: list[int]
     ensemble: bool
-    data: list[str] = field(default_factory=list)   # data sets it reads (:data:`fyexp.lease.data.DATA_FILES`)
+    data: list[str] = field(default_factory=list)   # data sets it reads (:data:`gpu_kit.data.DATA_FILES`)
     sets: list[str] = field(default_factory=list)   # ``--set`` overrides
     folder: str = ""                # the profile's folder name under cells/ and work/ (a variant's label)
     entry_seeds: list[int] | None = None   # its queue entry's seeds (``--seeds``; None: the profile's)
@@ -121,7 +121,7 @@ def unit_filter(unit: Unit) -> CellFilter:
 def missing_units(entries: Iterable[QueueEntry], results_dir: Path, experiments_dir: Path | None = None,
                   only: CellFilter | None = None) -> list[Unit]:
     """The units of the entries' missing cells, in the entries' order (then the grid's), each cell once."""
-    from fyexp.lease.data import data_sets
+    from gpu_kit.data import data_sets
 
     units: list[Unit] = []
     seen: set[tuple[str, str, str]] = set()
