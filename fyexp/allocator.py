@@ -7,7 +7,7 @@ and gives the top of the heap back to the system above its *trim threshold*; eit
 new memory, and every page of it faults on first touch.  With both thresholds fixed high (``mallopt``:
 ``M_MMAP_THRESHOLD`` 32 MiB, glibc's ceiling on 64-bit, and ``M_TRIM_THRESHOLD`` 64 MiB), freed buffers stay in
 the heap and are reused.  This changes where buffers lie, not what is computed: torch's CPU allocator aligns every
-tensor to 64 bytes either way, and ``tests/test_allocator.py`` checks that a paper-shaped FY β-VAE epoch gives the
+tensor to 64 bytes either way, and ``tests/train/test_allocator.py`` checks that a paper-shaped FY β-VAE epoch gives the
 same parameters bit for bit.  Measured in ``scripts/bench_malloc.py`` (CPU time per step, alternating child
 processes, on the shared 2-core machine, 2026-11-25): FY β-VAE `paper` step 0.90× (Bernoulli/Gaussian 13.6 → 12.2 ms,
 β-Gaussian 14.0 → 12.6 ms), FY-NVDM `paper` pass 0.85× (269 → 228 ms), VR Caltech K = 5 unchanged (1.02×: its

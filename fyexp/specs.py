@@ -46,7 +46,7 @@ MAX_SEEDS = 100_000   # seeds one --seeds may name (a paper profile has at most 
 
 # ---- the registry's names: a spec's runner is one of these, never a module path read from the file ------------
 # the runners fyexp ships: each names fyexp/experiments/<runner>.py, which registers one experiment
-# (tests/test_untrusted_inputs.py checks this table against the package's modules)
+# (tests/cli/test_untrusted_inputs.py checks this table against the package's modules)
 RUNNERS = ("frac_vae", "fy_vae", "gmm_calibration", "gmm_clustering", "nvdm", "tvem_bsc", "vr_bnn",
            "vr_renyi_gaussians", "vr_vae")
 EXTRA_RUNNERS_ENV = "FYEXP_RUNNERS"

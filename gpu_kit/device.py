@@ -5,7 +5,7 @@ cells: :func:`fyexp.runner.classify_cells`, the work folders claimed for the cel
 (:func:`fyexp.work_dirs.claim_work_dir`), then, for an ensemble unit, :func:`fyexp.runner.prefit_ensembles` with
 ``train.ensemble`` switched on for that call only, then :func:`fyexp.runner.run_experiment` with the profile as
 it is.  So each member trains in its cell's work folder as one ensemble and the cell then evaluates from its
-finished checkpoint (its rows are its solo run's, to float tolerance: ``tests/test_ensemble.py``), and the rows'
+finished checkpoint (its rows are its solo run's, to float tolerance: ``tests/train/test_ensemble.py``), and the rows'
 profile, settings hash and settings record are the plain profile's.  (``--set train.ensemble=true`` would make
 them a variant, ``paper+ensemble=true``, never scored as the profile.)
 

@@ -7,7 +7,8 @@
 
     python scripts/bench_nvdm.py [--threads 2] [--docs 11290] [--reps 5] [--smoke]
 
-``--smoke`` shrinks every size so that the script runs in seconds (``tests/test_benches.py``; no timing meaning).
+``--smoke`` shrinks every size so that the script runs in seconds (``tests/project/test_benches.py``;
+no timing meaning).
 
 Prints a table per benchmark; times are the best of ``--reps`` (ms for the maps, s for an epoch).
 """

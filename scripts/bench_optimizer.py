@@ -2,7 +2,7 @@
 
 The parameters are the FY β-VAE ``paper`` networks' (784-512-256 encoder with two 256-unit heads, 256-512-784
 decoder: 1.3 M weights, ``fyexp.models``), one thread, gradients fixed, interleaved rounds, medians.
-:func:`fyexp.train.config.make_optimizer` uses ``foreach``: bit-identical to the loop (``tests/test_trainer.py``);
+:func:`fyexp.train.config.make_optimizer` uses ``foreach``: bit-identical to the loop (``tests/train/test_trainer.py``);
 ``fused`` is printed for reference only (it rounds differently).
 
 Usage: ``python scripts/bench_optimizer.py [--rounds 9] [--steps 50]`` (``--smoke``: a few steps).

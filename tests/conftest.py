@@ -77,17 +77,18 @@ def pytest_sessionstart(session):
     # user names theirs, and inherited by the installed-script tests
     os.environ["FYEXP_RUNNERS"] = "tests.toy_experiment,tests.toy_broken"
     # estimates exactly as recorded (fyexp.speed's factor 1), whatever machine runs the tests: tests that pin an
-    # estimate stay exact; tests/test_speed.py measures and sets the factor itself
+    # estimate stay exact; tests/plan/test_speed.py measures and sets the factor itself
     os.environ["FYEXP_MACHINE_SPEED"] = "1"
 
 
 # ---- the cluster tests, said in the summary: CI's log shows that they ran on the cluster, not only dots ---------
-_CLUSTER_SAYS = ("faults: ", "two submissions: ", "tune: ", "gmm-clustering: ")  # tests/test_slurm.py's own lines
+# tests/runner/test_slurm.py's own lines
+_CLUSTER_SAYS = ("faults: ", "two submissions: ", "tune: ", "gmm-clustering: ")
 _cluster_lines: list[str] = []
 
 
 def pytest_runtest_logreport(report):
-    """Keep, per test of tests/test_slurm.py, its outcome, time and the summary line it printed (counts of lost,
+    """Keep, per test of tests/runner/test_slurm.py, its outcome, time and the summary line it printed (counts of lost,
     duplicated and corrupt cells, ``IDENTICAL``...), or why it skipped; :func:`pytest_terminal_summary` prints
     them."""
     if "test_slurm.py::" not in report.nodeid or not (report.when == "call" or report.outcome != "passed"):

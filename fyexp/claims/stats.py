@@ -10,7 +10,7 @@ itself a mean of n draws whose standard deviation the results record (a claim's 
 
 The intervals are written out with :mod:`scipy.special` alone (importing :mod:`scipy.stats` costs about a second
 of every ``fyexp report``); each gives the numbers of the :mod:`scipy.stats` call it stands for, computed in the
-same order (tests/test_claims_stats.py compares them over random inputs):
+same order (tests/claims/test_claims_stats.py compares them over random inputs):
 
 * :func:`t_interval` — ``scipy.stats.ttest_1samp(d, 0).confidence_interval(0.95)``;
 * :func:`welch_interval` — ``scipy.stats.ttest_ind(a, b, equal_var=False).confidence_interval(0.95)``;

@@ -13,7 +13,7 @@ counts over NVDM's 2,000-word vocabulary (``nvdm_vocab.txt``, id = line number) 
 and documents with no vocabulary word are dropped.  When NVDM's own ``nvdm/test.feat`` is present it *is*
 the test split the FY-NVDM authors used (7,505 documents in its order); the first 1,000 are the validation set
 and the remaining 6,505 the test set.  Without it the rebuilt test split is used in ``load_files`` order (the
-same documents up to five, in another order — see ``tests/test_newsgroups.py``).
+same documents up to five, in another order — see ``tests/data/test_newsgroups.py``).
 
 Processed matrices are cached as ``.npz`` (``$FYEXP_CACHE_DIR`` or ``~/.cache/fyexp``), keyed by the vocabulary
 and the source files, so only the first call tokenizes.

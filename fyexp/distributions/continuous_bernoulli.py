@@ -20,8 +20,8 @@ the per-pixel density
 :func:`clamp_logits` (gradients stop outside, as with ``torch.clamp``).
 
 Why not ``torch.distributions.ContinuousBernoulli`` (the authors' class): it is the same density — equal to ours to
-1.5e-12 in float64 over the clamp range (``tests/test_continuous_bernoulli.py``) — but it works through λ, and in
-float32, the dtype of the frac runners, log(1 − λ) near λ = 1 − 1e-4 keeps only about four digits: 7e-5 per pixel
+1.5e-12 in float64 over the clamp range (``tests/distributions/test_continuous_bernoulli.py``) — but it works through λ,
+and in float32, the dtype of the frac runners, log(1 − λ) near λ = 1 − 1e-4 keeps only about four digits: 7e-5 per pixel
 off the float64 value where ours is within 1.1e-6, which moves frac-vae's fingerprint (``test_elbo_data``
 −31.775 → −31.862) and so its committed numbers.
 """

@@ -61,13 +61,13 @@ def get_experiment(runner: str) -> Experiment:
 def get_config_module(runner: str):
     """The light sibling module ``<runner>_config`` of the known runner ``runner`` (no torch), or None for a runner
     without one.  Each of fyexp's defines ``Config``, ``cell_config`` and ``cell_work`` (None where its cells declare
-    no work: tests/test_experiment_contract.py)."""
+    no work: tests/experiments/test_experiment_contract.py)."""
     return _import_if_present(_module_name(runner) + "_config")
 
 
 def get_config_class(runner: str) -> type:
     """The ``Config`` of ``runner``: from its sibling module ``<runner>_config`` when there is one (light: no runner
-    import), else from the runner's experiment.  Both are the same class (tests/test_architecture.py)."""
+    import), else from the runner's experiment.  Both are the same class (tests/project/test_architecture.py)."""
     config_module = get_config_module(runner)
     if config_module is not None:
         return config_module.Config
@@ -77,8 +77,8 @@ def get_config_class(runner: str) -> type:
 def get_settings_scope(runner: str):
     """What decides a cell's settings, without importing the runner: ``Config`` and ``cell_config(config, cell)``
     (:func:`fyexp.settings.scoped_config` reads them), from the runner's light ``<runner>_config`` module where there
-    is one (it defines both, and its experiment's ``cell_config`` is that function: tests/test_report_cache.py,
-    tests/test_experiment_contract.py), else the runner's experiment (a runner without a config module)."""
+    is one (it defines both, and its experiment's ``cell_config`` is that function: tests/report/test_report_cache.py,
+    tests/experiments/test_experiment_contract.py), else the runner's experiment (a runner without a config module)."""
     config_module = get_config_module(runner)
     return config_module if config_module is not None else get_experiment(runner)
 

@@ -113,7 +113,7 @@ class Experiment:
     - :meth:`trial`, ``TRIAL_OBJECTIVE`` and ``PARAM_ALIASES``: ``fyexp tune`` (:func:`fyexp.tuning.tune_experiment`) and ``run --best``
       (:func:`fyexp.tuning.with_best`).
 
-    tests/test_experiment_contract.py runs every registered runner through this protocol.
+    tests/experiments/test_experiment_contract.py runs every registered runner through this protocol.
     """
 
     name: ClassVar[str]

@@ -97,7 +97,7 @@ PAPER = "frac"
 _L = tuple(f"L_{g / 10:.1f}" for g in range(1, 11))
 _C = ("C_0.1", "C_0.5", "C_0.9")
 #: (table, setting) → the rows the paper prints there; a row elsewhere has an empty ``paper_row`` (its ``label``
-#: names it).  tests/test_calibration_experiment.py checks this against the reference tables.
+#: names it).  tests/experiments/test_calibration_experiment.py checks this against the reference tables.
 PRINTED: dict[tuple[str, str], tuple[str, ...]] = {
     ("1", "1"): _L[0::2] + ("L_1.0",) + _C + ("R_l", "R_kappa"),
     **{(table, table): _L + _C + ("R_l", "R_l-2", "R_kappa") for table in ("4a", "4b", "4c")},

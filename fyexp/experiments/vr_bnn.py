@@ -9,8 +9,8 @@ VR-max = α −∞) trains as **one** batched computation (:func:`fyexp.train.ba
 
 one α per model (:class:`~fyexp.objectives.per_column.PerColumnVR`; VI with the closed-form KL as the authors'
 code).  Each split has its own shuffling generator and each model its own noise generator, so a split's numbers
-are those of training it alone (``tests/test_vr_bnn.py``).  The loss of a step is Σ_m −L̃_m / N_m, so Adam sees
-each model's own gradient.
+are those of training it alone (``tests/experiments/test_vr_bnn.py``).  The loss of a step is Σ_m −L̃_m / N_m, so Adam
+sees each model's own gradient.
 
 Metrics per (method, split), in original units (docs/protocols.md, VR BNNs): ``test_loglik`` = mean_n log-mean-exp_k
 N(y_n; F_k(x_n) s_y + μ_y, σ² s_y²) and ``test_rmse`` of the predictive mean; the report averages them over the

@@ -71,8 +71,8 @@ def cell_config(config: Config, cell) -> dict:
 
 #: The UCI sets as Hernández-Lobato & Adams (2015) split them, each ``(rows, features, splits, training rows of a
 #: split)``: the shapes of their ``data.txt``, ``index_features.txt``, ``n_splits.txt`` and ``index_train_0.txt``
-#: (tests/test_vr_bnn_work.py checks them against the data where it is present).  A cell's work is counted from
-#: them, so that a set this machine lacks is estimated too: UCI Year (YearPredictionMSD, 515,345 rows × 90
+#: (tests/experiments/test_vr_bnn_work.py checks them against the data where it is present).  A cell's work is counted
+#: from them, so that a set this machine lacks is estimated too: UCI Year (YearPredictionMSD, 515,345 rows × 90
 #: features), one split, its first 463,715 rows for training (the producer's split, which H&A keep).
 UCI_SIZES: dict[str, tuple[int, int, int, int]] = {
     "boston": (506, 13, 20, 455), "concrete": (1030, 8, 20, 927), "energy": (768, 8, 20, 691),

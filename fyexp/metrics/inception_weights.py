@@ -15,7 +15,7 @@ that graph; every pair's shape is checked) and sets, per batch norm, ``weight = 
 ``running_mean = mean``, ``running_var = var``.  pytorch-fid's own ``BatchNorm2d(eps=0.001)`` is TF's epsilon.  The
 TorchScript ends at pool3, so the 1,008-way ``fc`` layer of the original file (unused by the FID's 2,048 pool
 features) is not in it: it is filled with NaN, so that any use of the logits (e.g. an Inception score) is visibly
-wrong rather than silently so.  ``tests/test_inception_weights.py`` checks the mapped network's features against
+wrong rather than silently so.  ``tests/metrics/test_inception_weights.py`` checks the mapped network's features against
 the TorchScript's own forward pass and the mapped state dict against :data:`MAPPED_SHA256`.
 
 The conversion runs once: :func:`mapped_weights_file` writes the plain state dict (``torch.save``; read back with

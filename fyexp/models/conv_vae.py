@@ -131,7 +131,8 @@ def bounded_log_likelihood(decoder: nn.Module, head: "ContinuousBernoulliHead", 
 
     Without a graph (``torch.no_grad``) the samples are decoded whole sample slices of B images at a time, at most
     ``rows`` images (at least one slice); each image's value is its one-pass value, since the decoder treats the
-    images of a batch independently (BatchNorm in eval mode) — ``tests/test_frac_vae.py`` checks it bit for bit.
+    images of a batch independently (BatchNorm in eval mode) —
+    ``tests/experiments/test_frac_vae.py`` checks it bit for bit.
     """
     lead, batch = z.shape[:-1], x.shape[0]
     if torch.is_grad_enabled() or lead.numel() <= rows:

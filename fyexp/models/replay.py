@@ -5,7 +5,7 @@ and IWAE's single-sample gradient first score K samples without a graph, pick on
 only that one with gradients; for that the noise must be an input.  :func:`vae_noise` draws it in the order and
 shapes ``VAE.terms`` does (ε₁ of shape (K, B, n₁), then ε₂ (K, B, n₂) for a second stochastic layer), and
 :func:`vae_terms_from_noise` computes the same terms as ``VAE.terms`` from it — so under one RNG state the two
-agree exactly (``tests/test_vr_vae.py`` checks it; Gaussian posteriors only, as in the VR experiments).
+agree exactly (``tests/experiments/test_vr_vae.py`` checks it; Gaussian posteriors only, as in the VR experiments).
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ its key, the files it wrote with their SHA-256, the other experiments it read an
 output is skipped when its key matches and every file it wrote is there with the same bytes; else it is drawn and
 its entry replaced.  A damaged manifest is one warning line and an empty cache (everything is drawn).
 ``fyexp report --no-cache`` draws everything.  Drawing is deterministic, so a drawn output has the same bytes as the
-one it replaces: deleting the manifest and reporting again changes no file (tests/test_report_cache.py).
+one it replaces: deleting the manifest and reporting again changes no file (tests/report/test_report_cache.py).
 """
 
 from __future__ import annotations

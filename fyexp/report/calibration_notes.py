@@ -33,7 +33,7 @@ the gap to the importance-sampling estimate L̂_evd of Table 5 shrinks from 6–
 **CAVI.** For γ < 1 the component update of §3.1.3, q(u_k) ∝ p(u_k) Π_i p(x_i|u_k)^(γφ_ik), is not the exact
 maximizer of eq. (7) given φ (eq. (7)'s data term is a sum over points of separate log-integrals), so a sweep
 can lower eq. (7) slightly (up to ~1e-2 nats on n = 30 data); the stopping rule then fires.  The assignment
-update, and both updates at γ = 1, never lower it (tests/test_calibration.py).
+update, and both updates at γ = 1, never lower it (tests/calibration/test_calibration.py).
 
 **Importance sampling.** The proposal q(u)q(c) sits in one of the K! label-permuted modes of the posterior,
 so for well separated components L̂_evd estimates the evidence of that mode, about log K! below log p(x)

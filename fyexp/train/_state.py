@@ -3,7 +3,7 @@
 The settings (:class:`~fyexp.train.config.TrainConfig`), the model-specific task (:class:`TrainTask`), the tensor batches
 (:class:`TensorBatches`), the global RNG states, the learning-rate schedule applied to the optimizers' groups,
 and the checkpoint format (``work_dir/checkpoint.pt`` + ``metrics.csv``) that both trainers write and read, so
-either resumes the other's.  Neither trainer imports the other for these (``tests/test_architecture.py``).
+either resumes the other's.  Neither trainer imports the other for these (``tests/project/test_architecture.py``).
 
 A checkpoint is data, never code: it is read with ``torch.load(weights_only=True)`` (PyTorch's restricted
 unpickler: tensors, dicts, lists, tuples, numbers, strings; no class outside its allow-list is built, no function

@@ -7,7 +7,7 @@ of a step is Σ_m −L̃_m / N_m, so Adam (elementwise) sees each model's own gr
 
 Random streams, declared once (:func:`stream_seed`): each split shuffles its training points with its own
 generator (code 0) and each model draws its initial values and weight noise from its own generator (code = the
-method's code), so a split's numbers are those of training it alone (``tests/test_vr_bnn.py``).
+method's code), so a split's numbers are those of training it alone (``tests/experiments/test_vr_bnn.py``).
 
 Why not :mod:`fyexp.train.ensemble` (torch.func): measured by ``scripts/bench_vr.py`` (comparison 4) the batched
 model is the faster of the two on this workload, and it keeps the recorded results bit for bit (an ensemble

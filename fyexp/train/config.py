@@ -56,7 +56,7 @@ def make_optimizer(config: OptimizerConfig, params: Iterable[torch.nn.Parameter]
 
     On the CPU torch otherwise takes the per-parameter loop.  The multi-tensor update performs the same elementwise
     operations in the same order, so it computes the same numbers bit for bit (Adam, AdamW, RMSprop, SGD; float32
-    and float64, with weight decay, momentum and eps: ``tests/test_trainer.py``) in about 60% of the optimizer's
+    and float64, with weight decay, momentum and eps: ``tests/train/test_trainer.py``) in about 60% of the optimizer's
     time (``scripts/bench_queue.py``): no committed row moves.  The ``fused`` kernels are faster still but round
     differently (Adam: about 1e-8 apart after 60 steps), so they are not used.
     """

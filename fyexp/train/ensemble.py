@@ -3,7 +3,7 @@
 PyTorch's model-ensembling recipe: the members' parameters are stacked (``torch.func.stack_module_state``,
 each tensor (M, ...)), the task's loss runs once under ``vmap`` over (parameters, batch) with
 ``functional_call`` on the first member's module, and one optimizer of the members' class and settings steps the
-stacked tensors.  Every member is its solo run, to float tolerance (``tests/test_ensemble.py``):
+stacked tensors.  Every member is its solo run, to float tolerance (``tests/train/test_ensemble.py``):
 
 * **initialization** — each member's task is built by the caller exactly as its solo run builds it
   (``seed_everything(seed)`` then the model), and its global RNG state right after that is captured
@@ -40,7 +40,7 @@ global generator), none of which gives member m the numbers its solo run draws f
 ``torch._C._functorch`` ``maybe_current_level`` / ``is_batchedtensor`` / ``maybe_get_level`` /
 ``_unwrap_batched`` (a batched argument's M slices: ``torch.bernoulli(p)``, ``torch._standard_gamma(α)``,
 dropout, whose draws depend on the values of their arguments, so they cannot be drawn from shapes alone) and
-``_add_batch_dim`` (the M draws returned as one batched tensor).  ``tests/test_ensemble.py`` checks each member's
+``_add_batch_dim`` (the M draws returned as one batched tensor).  ``tests/train/test_ensemble.py`` checks each member's
 draws and training against its solo run's, so a torch release that changes these fails there, not silently.
 """
 
