@@ -72,7 +72,7 @@ def main() -> None:
         else:
             shutil.copytree(ROOT / "results", results)
         report = [fyexp, "report", "--results-dir", str(results)]
-        commands = {"import fyexp.cli": [sys.executable, "-c", "import fyexp.cli"],
+        commands = {"import fyexp.cli": [sys.executable, "-c", "import fyexp.cli.app"],
                     "fyexp report (warm)": report,
                     "fyexp report --no-cache": report + ["--no-cache"]}
         subprocess.run(report, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # warm the cache

@@ -45,7 +45,7 @@ def claims_answer(paper: str | None, profile: str | None, json_out: bool, result
 def claims_command(paper: str | None, profile: str | None, json_out: bool, results_dir: Path,
                    experiments_dir: Path | None, console, long: bool = False, all_profiles: bool = False) -> None:
     """``fyexp claims`` judged afresh (``fyexp reproduce``'s last step; the command line reads the user cache
-    first: :mod:`fyexp.commands.claims`)."""
+    first: :mod:`fyexp.cli.commands.claims`)."""
     width = table_width(console)
     emit_answer(claims_answer(paper, profile, json_out, results_dir, experiments_dir, width, long, all_profiles),
                 console, width)

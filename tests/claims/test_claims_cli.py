@@ -9,8 +9,8 @@ import json
 import pytest
 
 from fyexp.cell_filter import parse_only
-from fyexp.cli import main
-from fyexp.reproduce import describe, plan
+from fyexp.cli.app import main
+from fyexp.cli.reproduce import describe, plan
 from tests.conftest import ROOT, TOY_SPECS, run_cli
 
 SPEED = " from recorded times, those of the project's machine × 1 for this machine's speed ($FYEXP_MACHINE_SPEED)"
@@ -44,7 +44,7 @@ def test_dry_run_counts_cells_and_estimates_from_recorded_times(tmp_path):
 def test_dry_run_gives_the_known_part_of_an_estimate_and_counts_the_rest():
     """As ``fyexp run``'s plan: 14 of 54 cells on data without a recorded cell are counted apart, not hidden in an
     "unknown" for the whole experiment, and the total says that some cells have no estimate."""
-    from fyexp.reproduce import PlanLine, total_line
+    from fyexp.cli.reproduce import PlanLine, total_line
 
     partial = PlanLine("vr-vae", 60, 6, 54, 23.6 * 3600, unestimated=14)
     known = PlanLine("fy-vae", 60, 57, 3, 2040.0)

@@ -196,7 +196,7 @@ def test_piped_output_is_laid_out_at_columns(monkeypatch, tmp_path, capsys, colu
 def test_the_committed_results_under_both_readings(monkeypatch, capsys, columns):
     """On the committed rows: FYVI's latent-only gain comes back under the authors' code, frac's L_0.1 bound is the
     highest only on bound_authors, every interval holds its own estimate, and the table fits the width asked."""
-    from fyexp.cli import main
+    from fyexp.cli.app import main
     from tests.conftest import ROOT
 
     monkeypatch.setenv("COLUMNS", str(columns))

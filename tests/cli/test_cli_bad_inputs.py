@@ -135,7 +135,7 @@ def test_every_option_of_every_command_is_explained_in_its_help():
     declaration in run, tune and reproduce."""
     import typer.main
 
-    from fyexp.cli import app
+    from fyexp.cli.app import app
 
     group = typer.main.get_command(app)
     executors = {}

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from fyexp.reproduce import paper_ids
+from fyexp.cli.reproduce import paper_ids
 from tests.conftest import ROOT, cli_env, fyexp_script
 
 pytestmark = pytest.mark.slow

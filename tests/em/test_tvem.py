@@ -12,7 +12,7 @@ import pytest
 from scipy import optimize, stats
 from typer.testing import CliRunner
 
-from fyexp.cli import app
+from fyexp.cli.app import app
 from fyexp.data.bars import BarsSpec, bars_dictionary, make_bars, match_fields
 from fyexp.em.bsc import BSCParams, all_states, init_params, log_joint, m_step, q_function, sample_data
 from fyexp.em.tvem import (TVEM, StateSearch, free_energy, init_states, keep_top, log_likelihood, merge, propose,

@@ -9,7 +9,7 @@ from pathlib import Path
 import fyexp.damaged
 import fyexp.results
 import fyexp.runner
-from fyexp.commands.options import Options, resolve_experiment
+from fyexp.cli.commands.options import Options, resolve_experiment
 from fyexp.plan import run_plan
 from fyexp.runner import run_experiment
 from tests.conftest import TOY_SPECS

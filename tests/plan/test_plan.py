@@ -17,7 +17,7 @@ def _record(results: Path, seconds: float, values=(1.0,), seeds=(0, 1), profile=
             finished: bool = False) -> None:
     """Toy cells with a recorded wall time each, consolidated into results.csv: recorded times, of unknown provenance
     without a run record; ``finished``: with the run record and settings hash a run on this CPU writes."""
-    from fyexp.commands.options import Options, resolve_experiment
+    from fyexp.cli.commands.options import Options, resolve_experiment
     from fyexp.provenance.record import settings_hash, write_record
     from fyexp.provenance.source import git_commit
     from fyexp.settings import expected_settings
@@ -299,7 +299,7 @@ def test_run_plan_counts_the_grid_and_estimates_each_cell_from_its_nearest_recor
     that reads its base profile's times, scales them by the stated epochs and names the setting no recorded cell
     had."""
     from fyexp.cell_filter import parse_only
-    from fyexp.commands.options import Options, resolve_experiment
+    from fyexp.cli.commands.options import Options, resolve_experiment
     from fyexp.plan import run_plan
     from fyexp.runner import run_experiment
     from tests.toy_experiment import Toy
@@ -351,7 +351,7 @@ def test_run_plan_reads_each_cells_epochs_from_its_own_training_block(tmp_path):
     import json
 
     from fyexp.cell_filter import parse_only
-    from fyexp.commands.options import Options, resolve_experiment
+    from fyexp.cli.commands.options import Options, resolve_experiment
     from fyexp.plan import run_plan
 
     experiment, resolved = resolve_experiment("vr-vae", Options(profile="paper"))

@@ -336,7 +336,7 @@ def test_run_plan_names_the_cells_without_a_recorded_cell_on_their_data(tmp_path
     """vr-vae at ``paper`` against the committed results: the cells to run on a data set no committed ``paper`` cell
     used (MNIST, in November 2026) are the unestimated ones; with ``--force`` on Caltech only, none is."""
     from fyexp.cell_filter import parse_only
-    from fyexp.commands.options import Options, resolve_experiment
+    from fyexp.cli.commands.options import Options, resolve_experiment
     from fyexp.plan import recorded_times, run_plan
 
     experiment, resolved = resolve_experiment("vr-vae", Options(profile="paper"))

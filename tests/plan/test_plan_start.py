@@ -1,5 +1,5 @@
 """Whether a run may start (fyexp/plan.py: check_start, confirm) and the options object the commands share
-(fyexp/commands/options.py), each decision on both sides of its threshold."""
+(fyexp/cli/commands/options.py), each decision on both sides of its threshold."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from fyexp.cell_filter import parse_only
-from fyexp.commands.options import Options, resolve_experiment
+from fyexp.cli.commands.options import Options, resolve_experiment
 from fyexp.domains import MAX_CELLS
 from fyexp.errors import FyexpError, SpecError
 from fyexp.executors import ExecutorOptions, executor_options

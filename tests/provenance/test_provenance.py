@@ -66,7 +66,7 @@ def test_dirty_tree_is_refused_unless_allowed(repo):
 
 
 def test_cli_refuses_paper_profile_on_dirty_tree(monkeypatch, tmp_path):
-    from fyexp.cli import app
+    from fyexp.cli.app import app
 
     monkeypatch.setattr(prov, "dirty_files", lambda root=prov.SOURCE_ROOT: ["fyexp/em/estep.py"])
     result = CliRunner().invoke(app, ["run", "gmm-clustering", "--profile", "paper", "--results-dir", str(tmp_path)])

@@ -10,7 +10,7 @@ import shutil
 import pandas as pd
 import pytest
 
-from fyexp.commands.options import Options, resolve_experiment, seeds_override
+from fyexp.cli.commands.options import Options, resolve_experiment, seeds_override
 from fyexp.specs import seed_ranges, shown_override
 from fyexp.errors import FyexpError
 from fyexp.specs import parse_sets

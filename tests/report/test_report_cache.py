@@ -200,7 +200,7 @@ def test_report_and_claims_import_no_runner_and_no_torch(tmp_path):
     code = f"""
 import sys
 from pathlib import Path
-from fyexp.cli import main
+from fyexp.cli.app import main
 results = {str(results)!r}
 for args in (["claims", "--results-dir", results], ["report", "--results-dir", results]):
     try:

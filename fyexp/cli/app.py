@@ -1,7 +1,7 @@
 """The ``fyexp`` command line: parse the options, hand them to the command's function, print; no orchestration.
 
 ``run``, ``tune`` and ``reproduce`` read their parsed parameters once (``ctx.params``) into one
-:class:`~fyexp.commands.options.Options` and pass it to :mod:`fyexp.commands` / :mod:`fyexp.reproduce`, which
+:class:`~fyexp.cli.commands.options.Options` and pass it to :mod:`fyexp.cli.commands` / :mod:`fyexp.cli.reproduce`, which
 resolve, check, plan and run.  Options that several commands take are declared once, as the ``Annotated`` types
 below (the executor options among them).  :func:`main` turns every error into one line and an exit status.
 """
@@ -17,8 +17,8 @@ import typer
 from rich.console import Console
 
 from fyexp import __version__
-from fyexp.commands.lines import say
-from fyexp.commands.options import Options, results_folder
+from fyexp.cli.commands.lines import say
+from fyexp.cli.commands.options import Options, results_folder
 from fyexp.errors import FyexpError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode=None,
@@ -116,7 +116,7 @@ def run(ctx: typer.Context, name: Name, profile: Profile = "paper",
       fyexp run fy-vae -p quick --data-dir DIR
       fyexp run vr-vae --only dataset=caltech --dry-run
     """
-    from fyexp.commands.run import run_command
+    from fyexp.cli.commands.run import run_command
 
     if not run_command(name, Options.from_params(ctx.params), err=err, ask=_ask):
         raise typer.Exit(1)
@@ -135,7 +135,7 @@ def tune(ctx: typer.Context,
          slurm_partition: SlurmPartition = None, slurm_gpus_per_job: SlurmGpus = None,
          slurm_cpus_per_job: SlurmCpus = None, slurm_mem_gb: SlurmMem = None, slurm_time: SlurmTime = None) -> None:
     """Tune an experiment's hyperparameters with Optuna; rerunning continues the same study."""
-    from fyexp.commands.tune import tune_command
+    from fyexp.cli.commands.tune import tune_command
 
     if not tune_command(name, Options.from_params(ctx.params), n_trials=n_trials, timeout=timeout, storage=storage,
                         err=err):
@@ -149,7 +149,7 @@ def report(names: Optional[List[str]] = typer.Argument(None, help="Experiments t
            no_cache: bool = typer.Option(False, "--no-cache", help="Draw every table and figure again, even those whose inputs (rows, artifacts, paper values, drawing code) are unchanged since the last report (recorded in RESULTS/report-manifest.json)."),
            vector: bool = typer.Option(False, "--vector", help="Also write each figure as a PDF beside its PNG (the same figure, its text and lines as vectors: for a paper). PNGs stay the default and what the index links.")) -> None:
     """Rebuild tables (Markdown + LaTeX, ours beside the paper's) and figures (PNG; with --vector a PDF too) from the result CSVs."""
-    from fyexp.commands.report import report_command
+    from fyexp.cli.commands.report import report_command
 
     report_command(names, results_folder(results_dir, writable=True), experiments_dir, superseded=superseded,
                    cache=not no_cache, vector=vector, out=out, err=err)
@@ -165,7 +165,7 @@ def claims(paper: Optional[str] = typer.Argument(None, help="fyvi, fyvl, vr, tve
     """Which claims of the papers hold: one headline verdict per claim (at the paper profile when it ran, else at
     the `claims` profile when it ran, else the reduced profile with the most rows, labelled): supported, supported in direction not in magnitude, not
     resolved at this n, not supported, reversed, not run, data missing; our own checks apart."""
-    from fyexp.commands.claims import claims_command
+    from fyexp.cli.commands.claims import claims_command
 
     claims_command(paper, profile, as_json, results_folder(results_dir), experiments_dir, out, long, all_profiles)
 
@@ -183,7 +183,7 @@ def reproduce(ctx: typer.Context,
               slurm_cpus_per_job: SlurmCpus = None, slurm_mem_gb: SlurmMem = None, slurm_time: SlurmTime = None,
               yes: Yes = False) -> None:
     """Reproduce a paper: run every experiment it needs at the profile (resuming), then `report` and `claims`."""
-    from fyexp.reproduce import reproduce_papers
+    from fyexp.cli.reproduce import reproduce_papers
 
     if not reproduce_papers(paper, Options.from_params(ctx.params), out=out, err=err, ask=_ask):
         raise typer.Exit(1)

@@ -8,8 +8,8 @@ experiment's finished cells at the profile, per method and data set, scaled by e
 recorded, and "… for k of them, unknown for m" where only the cells on some data sets have one).  ``all`` lists each
 experiment once (fyvl's are fyvi's) and ends with a total.  A real run asks first when the total is long
 (:func:`fyexp.plan.long_plan_reason`), then runs each experiment once through ``fyexp run``'s own sequence
-(:func:`fyexp.commands.run.run_command`, with the same :class:`~fyexp.commands.options.Options`), then ``fyexp
-report`` (:func:`fyexp.commands.report.report_command`) and the claims.
+(:func:`fyexp.cli.commands.run.run_command`, with the same :class:`~fyexp.cli.commands.options.Options`), then ``fyexp
+report`` (:func:`fyexp.cli.commands.report.report_command`) and the claims.
 
 The plan is checked the same way with or without ``--dry-run`` (one line, exit 2): a ``--set`` override that does not
 validate names the experiment it fails for, a profile that none of the paper's experiments defines is unknown, and an
@@ -25,8 +25,8 @@ from typing import Callable
 from rich.console import Console
 
 from fyexp.cell_filter import CellFilter
-from fyexp.commands.lines import say
-from fyexp.commands.options import Options, results_folder
+from fyexp.cli.commands.lines import say
+from fyexp.cli.commands.options import Options, results_folder
 from fyexp.errors import FyexpError, SpecError
 from fyexp.plan import extrapolated_text, long_plan_reason, plan_inputs, scaled_text
 from fyexp.words import counted, duration
@@ -73,7 +73,7 @@ def paper_ids() -> tuple[str, ...]:
     import yaml
 
     # the file itself, not importlib.resources: that would import the fyexp.reference package (pandas)
-    text = (Path(__file__).resolve().parent / "reference" / "paper_meta.yaml").read_text(encoding="utf-8")
+    text = (Path(__file__).resolve().parents[1] / "reference" / "paper_meta.yaml").read_text(encoding="utf-8")
     return tuple(yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))["papers"])
 
 
@@ -224,7 +224,7 @@ def check_plan(paper: str, profile: str, only: CellFilter, lines: list[PlanLine]
 def reproduce_papers(paper: str, options: Options, *, out: Console, err: Console,
                      ask: Callable[[str], bool | None]) -> bool:
     """``fyexp reproduce``: the plan (``options.dry_run``), or every experiment of the paper (``all``: of the five,
-    each once) through :func:`fyexp.commands.run.run_command` (a failed cell does not stop the others), then the
+    each once) through :func:`fyexp.cli.commands.run.run_command` (a failed cell does not stop the others), then the
     report and the claims.  A long plan is confirmed once (:func:`fyexp.plan.confirm`, ``ask`` at a terminal), and
     each run then starts without asking.  Returns whether every run succeeded."""
     from fyexp.cell_filter import parse_only
@@ -244,8 +244,8 @@ def reproduce_papers(paper: str, options: Options, *, out: Console, err: Console
             say(out, total_line("total", every))
         return True
     from fyexp.claims.command import claims_command   # a real run only: a dry run stays light
-    from fyexp.commands.report import report_command
-    from fyexp.commands.run import run_command
+    from fyexp.cli.commands.report import report_command
+    from fyexp.cli.commands.run import run_command
     from fyexp.plan import confirm
     from fyexp.specs import available_specs
 

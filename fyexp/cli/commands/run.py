@@ -1,6 +1,6 @@
 """``fyexp run NAME``: resolve the spec, check that the run may start, print its plan, confirm, run, summarize.
 
-The one sequence of ``fyexp run`` and of every experiment ``fyexp reproduce`` runs (:mod:`fyexp.reproduce`): the
+The one sequence of ``fyexp run`` and of every experiment ``fyexp reproduce`` runs (:mod:`fyexp.cli.reproduce`): the
 checks and the plan are :mod:`fyexp.plan`'s, the cells :func:`fyexp.runner.run_experiment`'s (in this process or as
 jobs of :mod:`fyexp.executors`), ``--best`` :func:`fyexp.tuning.with_best`'s.  A dry run prints the plan (with
 ``--executor slurm`` also the sbatch script and the cell of each array task) on stdout and writes nothing.
@@ -13,8 +13,8 @@ from typing import Callable
 from rich.console import Console
 from rich.markup import escape
 
-from fyexp.commands.lines import say
-from fyexp.commands.options import Options, data_folder, resolve_experiment, results_folder
+from fyexp.cli.commands.lines import say
+from fyexp.cli.commands.options import Options, data_folder, resolve_experiment, results_folder
 from fyexp.errors import FyexpError
 
 

@@ -1,8 +1,0 @@
-"""What ``fyexp run``, ``tune``, ``report`` and ``reproduce`` do, below the command line.
-
-The CLI (:mod:`fyexp.cli`) parses the options into one :class:`~fyexp.commands.options.Options` and hands it, with
-the consoles to print to, to one function per command: :func:`fyexp.commands.run.run_command`,
-:func:`fyexp.commands.tune.tune_command`, :func:`fyexp.commands.report.report_command`;
-:func:`fyexp.reproduce.reproduce_papers` runs the first and the third for every experiment of a paper with the
-same object.  Planning and its checks are :mod:`fyexp.plan`'s, jobs :mod:`fyexp.executors`'.
-"""
