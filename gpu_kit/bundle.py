@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from fyexp.errors import FyexpError
-from fyexp.io import atomic_write_bytes
+from fyexp.core.errors import FyexpError
+from fyexp.store.io import atomic_write_bytes
 
 __all__ = ["CELLS_ARCHIVE", "STATUS_FILE", "LOG_FILE", "WORK_PREFIX", "collect", "merge", "MergeSummary"]
 
@@ -128,9 +128,9 @@ def _archive(source: Path) -> Path:
 
 def _read_status(path: Path) -> dict | None:
     """The job's status file (:data:`STATUS_FILE`) as a mapping, or None: absent, or damaged (not a regular file,
-    over the size or depth limits, not JSON, not a mapping: :func:`fyexp.damaged.read_json`), which is one warning
+    over the size or depth limits, not JSON, not a mapping: :func:`fyexp.store.damaged.read_json`), which is one warning
     naming it; the cells merged before it is read are kept either way."""
-    from fyexp.damaged import read_json, warn_damaged
+    from fyexp.store.damaged import read_json, warn_damaged
 
     if not path.exists() and not path.is_symlink():
         return None
@@ -152,7 +152,7 @@ def merge(source: Path, results_dir: Path, lease_dir: Path | None = None, *, ski
     """Merge a job's cells (``source``: the returned folder or its cells archive) into ``results_dir``; keep its
     checkpoints in ``lease_dir/state``, whole units in the job's order while they take at most ``state_room``
     bytes (what may still travel), the others dropped (``summary.state_dropped``)."""
-    from fyexp.results import ResultStore, read_cell_file
+    from fyexp.store.results import ResultStore, read_cell_file
 
     archive, summary = _archive(source), MergeSummary()
     folder = Path(source) if Path(source).is_dir() else Path(source).parent

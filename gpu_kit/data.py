@@ -19,8 +19,8 @@ import tarfile
 from pathlib import Path
 from typing import Callable, Sequence
 
-from fyexp.errors import FyexpError
-from fyexp.results import Cell
+from fyexp.core.errors import FyexpError
+from fyexp.store.results import Cell
 
 __all__ = ["DATA_FILES", "PACK_SUFFIX", "TYPICAL_PACKED_MIB", "data_sets", "choose_units", "pack_data_set",
            "unpack_data_set"]

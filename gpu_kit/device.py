@@ -1,9 +1,10 @@
 """One job on the device: check the environment, unpack the data, run the units in order within a wall-clock budget.
 
 A unit runs through the runner's own functions, as ``fyexp run NAME --profile P --only ... --seeds ...`` runs its
-cells: :func:`fyexp.runner.classify_cells`, the work folders claimed for the cells' settings
-(:func:`fyexp.work_dirs.claim_work_dir`), then, for an ensemble unit, :func:`fyexp.runner.prefit_ensembles` with
-``train.ensemble`` switched on for that call only, then :func:`fyexp.runner.run_experiment` with the profile as
+cells: :func:`fyexp.run.runner.classify_cells`, the work folders claimed for the cells' settings
+(:func:`fyexp.store.work_dirs.claim_work_dir`), then, for an ensemble unit, :func:`fyexp.run.runner.prefit_ensembles`
+with
+``train.ensemble`` switched on for that call only, then :func:`fyexp.run.runner.run_experiment` with the profile as
 it is.  So each member trains in its cell's work folder as one ensemble and the cell then evaluates from its
 finished checkpoint (its rows are its solo run's, to float tolerance: ``tests/train/test_ensemble.py``), and the rows'
 profile, settings hash and settings record are the plain profile's.  (``--set train.ensemble=true`` would make
@@ -28,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Callable, Sequence
 
-from fyexp.errors import FyexpError
+from fyexp.core.errors import FyexpError
 from gpu_kit.queue import Unit, cell_state, resolve_entry, unit_filter
 
 __all__ = ["BudgetSpent", "REQUIRED_MODULES", "missing_modules", "check_environment", "prepare", "pending_units",
@@ -86,7 +87,7 @@ def prepare(lease_dir: Path, manifest: dict, data_root: Path, scratch_results: P
 def pending_units(units: Sequence[Unit], results_dir: Path) -> list[Unit]:
     """The units with their seeds still missing from ``results_dir`` (:func:`gpu_kit.queue.cell_state`); cells
     merged since the pack (they travel with the working tree) are not run again."""
-    from fyexp.results import ResultStore
+    from fyexp.store.results import ResultStore
 
     out = []
     for unit in units:
@@ -103,10 +104,10 @@ def run_unit(unit: Unit, *, results_dir: Path, data_dir: Path | None, device: st
     propagates."""
     from rich.console import Console
 
-    from fyexp.progress import make_progress
-    from fyexp.results import ResultStore
-    from fyexp.runner import classify_cells, prefit_ensembles, run_experiment
-    from fyexp.work_dirs import claim_work_dir
+    from fyexp.run.progress import make_progress
+    from fyexp.store.results import ResultStore
+    from fyexp.run.runner import classify_cells, prefit_ensembles, run_experiment
+    from fyexp.store.work_dirs import claim_work_dir
 
     console = console or Console(stderr=True)
     experiment, resolved = resolve_entry(unit.entry())
@@ -202,9 +203,9 @@ def load_manifest(lease_dir: Path) -> dict:
 
 def read_manifest(path: Path) -> dict:
     """The manifest ``path`` as a mapping whose ``units`` are units (:class:`gpu_kit.queue.Unit`'s fields, of
-    their types; seeds integers), read as data: a regular JSON file (:func:`fyexp.damaged.read_json`).  Anything
+    their types; seeds integers), read as data: a regular JSON file (:func:`fyexp.store.damaged.read_json`).  Anything
     else is one-line :class:`FyexpError` naming the file, before the caller acts on any of it."""
-    from fyexp.damaged import read_json
+    from fyexp.store.damaged import read_json
 
     data, problem = read_json(Path(path))
     if problem is None:

@@ -7,7 +7,7 @@ profile; the nearest one: same data set required, then most parameters in common
 
 (E the unit's epochs, E_row the recorded cell's, from its settings record); where the experiment declares the work
 of its cells (:meth:`~fyexp.experiments.base.Experiment.work`: vr-vae, frac-vae) and the recorded cell states its
-training time, the plan's scaling instead (:func:`fyexp.plan_scaled.scaled_time`): its training seconds by the
+training time, the plan's scaling instead (:func:`fyexp.run.plan_scaled.scaled_time`): its training seconds by the
 training examples E·N, the rest by the evaluation units — a ``cpu`` cell on 5,000 MNIST images is no estimate of
 a ``paper`` cell on 59,600 scaled by epochs alone.  Where a nearest cell was recorded on a
 CUDA device its time is taken as measured; otherwise the **assumptions**, never measurements, are
@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from gpu_kit.queue import QueueEntry, Unit, resolve_entry
-from fyexp.settings import training_epochs
+from fyexp.spec.settings import training_epochs
 
 __all__ = ["Assumptions", "UnitEstimate", "estimate", "describe"]
 
@@ -57,8 +57,8 @@ class UnitEstimate:
 
 def _profile_epochs(experiment_name: str, experiments_dir: Path | None):
     """``(profile, cell) → epochs`` from the spec as it is now (for cells recorded without a settings record)."""
-    from fyexp.errors import FyexpError
-    from fyexp.settings import scoped_config
+    from fyexp.core.errors import FyexpError
+    from fyexp.spec.settings import scoped_config
 
     resolved: dict[str, Any] = {}
 
@@ -84,9 +84,9 @@ def _recorded(results_dir: Path, experiment: str, experiments_dir: Path | None =
     settings record, else from its profile as the spec gives it now)."""
     import pandas as pd
 
-    from fyexp.provenance.record import stated_settings
-    from fyexp.results import Cell
-    from fyexp.settings import training_epochs as epochs_of
+    from fyexp.store.provenance.record import stated_settings
+    from fyexp.store.results import Cell
+    from fyexp.spec.settings import training_epochs as epochs_of
 
     spec_epochs = _profile_epochs(experiment, experiments_dir)
     runner = _experiment(experiment, experiments_dir)
@@ -116,9 +116,9 @@ def _recorded(results_dir: Path, experiment: str, experiments_dir: Path | None =
 
 def _experiment(name: str, experiments_dir: Path | None):
     """The runner of experiment ``name`` (``None`` where its spec cannot be read)."""
-    from fyexp.errors import FyexpError
+    from fyexp.core.errors import FyexpError
     from fyexp.experiments import get_experiment
-    from fyexp.specs import load_spec
+    from fyexp.spec.specs import load_spec
 
     try:
         return get_experiment(load_spec(name, experiments_dir).runner)
@@ -128,7 +128,7 @@ def _experiment(name: str, experiments_dir: Path | None):
 
 def _one_cell(r: dict, target_epochs: int, target_work) -> float:
     """One recorded cell's time scaled to the unit's epochs (and work, where both are declared: the module text)."""
-    from fyexp.plan_scaled import scaled_time, training_seconds
+    from fyexp.run.plan_scaled import scaled_time, training_seconds
 
     train = training_seconds(r.get("train_time"), r.get("epoch_time"), r["epochs"])
     if target_work is not None and r.get("work") is not None and train is not None:
@@ -153,7 +153,7 @@ def _cpu_cell(unit: Unit, target_epochs: int | None, records: list[dict], target
     best = max(map(score, pool))
     nearest = [r for r in pool if score(r) == best]
     if target_work is not None and all(r.get("work") is not None for r in nearest):
-        # as the plan (fyexp.plan_scaled): of the nearest, the profile that trained the most, the closest in scale
+        # as the plan (fyexp.run.plan_scaled): of the nearest, the profile that trained the most, the closest in scale
         most = max(nearest, key=lambda r: (r["epochs"] * r["work"].train_examples, r["profile"]))["profile"]
         nearest = [r for r in nearest if r["profile"] == most]
     times = [_one_cell(r, target_epochs, target_work) for r in nearest]
@@ -165,7 +165,7 @@ def _cpu_cell(unit: Unit, target_epochs: int | None, records: list[dict], target
 
 def estimate(units: Sequence[Unit], results_dir: Path, assumptions: Assumptions = Assumptions(),
              experiments_dir: Path | None = None) -> list[UnitEstimate]:
-    from fyexp.settings import scoped_config
+    from fyexp.spec.settings import scoped_config
 
     records: dict[str, list[dict]] = {}
     out = []

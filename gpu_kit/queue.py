@@ -1,12 +1,12 @@
 """The cells a GPU allocation should run: the missing cells of the ``paper`` queue (issue 33), in priority order.
 
 A cell is *missing* when ``results/`` holds no finished file for it at the settings the spec asks now.  Settings
-are compared without their ``environment`` part (device kind, torch and numpy versions, :func:`fyexp.settings.
+are compared without their ``environment`` part (device kind, torch and numpy versions, :func:`fyexp.spec.settings.
 environment`): a cell finished on the CPU is not run again on the GPU, and the GPU's rows are not "missing" to a
-later pack on the CPU (:func:`fyexp.provenance.freshness.settings_state`).
+later pack on the CPU (:func:`fyexp.store.provenance.freshness.settings_state`).
 
 Cells are grouped into **units**: the seeds of one cell (same method and parameters) where the experiment trains
-seeds together as an ensemble (it defines ``prefit``, :func:`fyexp.runner.prefit_ensembles`), else one cell per
+seeds together as an ensemble (it defines ``prefit``, :func:`fyexp.run.runner.prefit_ensembles`), else one cell per
 unit, so that units can run side by side on one device.
 """
 
@@ -17,8 +17,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from fyexp.cell_filter import CellFilter
-from fyexp.results import Cell, ResultStore, _fmt
+from fyexp.run.cell_filter import CellFilter
+from fyexp.store.results import Cell, ResultStore, _fmt
 
 __all__ = ["PAPER_QUEUE", "QueueEntry", "Unit", "missing_units", "cell_state", "resolve_entry", "unit_filter"]
 
@@ -91,9 +91,9 @@ class Unit:
 
 def resolve_entry(entry: QueueEntry, experiments_dir: Path | None = None):
     """``(experiment, resolved)`` of an entry's profile, as ``fyexp run --seeds ... --set ...`` resolves them (seeds
-    other than the profile's make a variant: :func:`fyexp.specs.resolve_variant`)."""
+    other than the profile's make a variant: :func:`fyexp.spec.specs.resolve_variant`)."""
     from fyexp.experiments import get_experiment
-    from fyexp.specs import load_spec, parse_sets, resolve_variant
+    from fyexp.spec.specs import load_spec, parse_sets, resolve_variant
 
     spec = load_spec(entry.experiment, experiments_dir)
     experiment = get_experiment(spec.runner)
@@ -103,7 +103,7 @@ def resolve_entry(entry: QueueEntry, experiments_dir: Path | None = None):
 
 def cell_state(store: ResultStore, resolved: Any, experiment: Any, cell: Cell) -> str:
     """``done`` (a finished file at the settings asked now, whatever the environment) or ``missing``."""
-    from fyexp.settings import expectation
+    from fyexp.spec.settings import expectation
 
     finished = store.is_finished(resolved.profile, cell, expectation(resolved, experiment, cell, "cpu", None,
                                                                      compare_environment=False))

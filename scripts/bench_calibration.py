@@ -26,7 +26,7 @@ from fyexp.calibration.data import simulate
 from fyexp.calibration.study import run_study
 from fyexp.experiments import RunContext, get_experiment
 from fyexp.experiments.gmm_calibration_config import SETTINGS
-from fyexp.specs import load_spec, resolve
+from fyexp.spec.specs import load_spec, resolve
 
 
 SMOKE = {"table1_only": True, "loop_replicas": 3, "replicas": 10}

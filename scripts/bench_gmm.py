@@ -28,7 +28,7 @@ from fyexp.data.gmm_blobs import make_gmm_blobs
 from fyexp.em import GaussianMixtureEM, StandardEStep, authors_torch_init
 from fyexp.experiments import RunContext, get_experiment
 from fyexp.experiments.gmm_clustering_config import GMMClusteringConfig
-from fyexp.specs import load_spec, resolve
+from fyexp.spec.specs import load_spec, resolve
 
 
 SMOKE = {"iterations": 3, "repeats": 1, "skip_profile": True}

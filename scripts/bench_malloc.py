@@ -1,4 +1,4 @@
-"""glibc's malloc thresholds (:mod:`fyexp.allocator`) against its defaults, on the queue's training steps.
+"""glibc's malloc thresholds (:mod:`fyexp.train.allocator`) against its defaults, on the queue's training steps.
 
 The setting is per process, so the two arms run as alternating child processes (default, tuned, default, tuned
 ...; ``--pairs`` of them), each timing fyexp's step of one workload of ``scripts/bench_queue.py`` (its Trainer path,
@@ -28,7 +28,7 @@ DEFAULT_WORKLOADS = ("fy-vae-bernoulli", "fy-vae-beta-gaussian", "vr-caltech-5",
 def child(arm: str, key: str, rounds: int, scale: float) -> None:
     """One arm in this process: print ``{"fyexp": s, "hand": s}`` (median seconds per step)."""
     if arm == "tuned":
-        from fyexp.allocator import tune_allocator
+        from fyexp.train.allocator import tune_allocator
 
         assert tune_allocator(), "glibc's mallopt refused the thresholds"
     sys.path.insert(0, str(HERE))

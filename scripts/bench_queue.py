@@ -21,7 +21,7 @@ Then VR-max against IWAE at K = 50 (Caltech; the paper's ratio is 0.42 on a GPU)
 
 Usage: ``python scripts/bench_queue.py [--rounds 5] [--scale 1] [--only fy-vae]`` (``--smoke``: seconds).
 
-Quiet machine, 2026-11-25 (both cores' queue paused, load ≈ 1; malloc tuned as in every cell, ``fyexp.allocator``;
+Quiet machine, 2026-11-25 (both cores' queue paused, load ≈ 1; malloc tuned as in every cell, ``fyexp.train.allocator``;
 matmul peak 99–103 GFLOP/s; 5 rounds): fyexp / hand loop — FY β-VAE Bernoulli/Gaussian 1.12× (41.6% of peak),
 Ψ₂/Gaussian 1.10× (44.2%), Bernoulli/β-Gaussian 1.09× (40.8%); VR Caltech K = 5 1.04×, K = 50 1.01×, Frey Face 1.01×;
 FY-NVDM 0.98× (68% of peak; 120.5 → 100.9 ms per pass with the malloc setting); frac L_γ K = 100 1.00×; VR-max /
@@ -70,8 +70,8 @@ from fyexp.models.vae import build_vae
 from fyexp.models.vr_architectures import model_config
 from fyexp.objectives import IWAE, VRMax
 from fyexp.objectives.single_backward import VRMaxSingle
-from fyexp.results import Cell
-from fyexp.specs import load_spec, resolve
+from fyexp.store.results import Cell
+from fyexp.spec.specs import load_spec, resolve
 from fyexp.train import Trainer, seed_everything
 from fyexp.train.binarizing import BinarizingTask
 
@@ -365,13 +365,13 @@ def main(argv=None) -> None:
         for key, value in SMOKE.items():
             setattr(args, key, value)
     torch.set_num_threads(1)
-    from fyexp.allocator import tune_allocator
+    from fyexp.train.allocator import tune_allocator
 
-    tuned = tune_allocator()   # as every cell does (fyexp.runner.execute_cell); FYEXP_MALLOC=default: glibc's own
+    tuned = tune_allocator()   # as every cell does (fyexp.run.runner.execute_cell); FYEXP_MALLOC=default: glibc's own
     peak = matmul_gflops(args.peak_reps)
     print(f"matmul peak (512x784 @ 784x512 float32, 1 thread): {peak:.1f} GFLOP/s now; each row's %peak is of the "
           f"median peak measured in its own rounds (GFLOP/s column); malloc {'tuned' if tuned else 'glibc default'} "
-          f"(fyexp.allocator) for both sides")
+          f"(fyexp.train.allocator) for both sides")
     print(f"{'workload':44s} {'fyexp ms':>9s} {'hand ms':>8s} {'ratio':>6s} {'fyexp %peak':>11s} "
           f"{'hand %peak':>10s} {'GFLOP/s':>8s}  hand loop")
     workloads = {**WORKLOADS, "frac": lambda: frac_cell(0.5, smoke=args.smoke)}

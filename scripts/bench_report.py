@@ -4,7 +4,7 @@ CLI (``python -c "import fyexp.cli"``), on a copy of the committed results (aim:
 Each command is a fresh process of the installed ``fyexp`` script, run on a copy of ``results/`` (the repository's
 own folder is never written), round after round in this one process, interleaved (warm, full, import), so that a
 busy machine slows all alike.  A warm round follows a report of the same folder, so it draws nothing and finds what it
-derives from unchanged files in the user cache (:mod:`fyexp.user_cache`, a folder of this run's); the full round
+derives from unchanged files in the user cache (:mod:`fyexp.store.user_cache`, a folder of this run's); the full round
 draws every table and figure.  Printed per command: the median wall time and the median CPU time of the child
 (user + system, which a loaded machine does not inflate), and the ratios::
 
@@ -13,11 +13,11 @@ draws every table and figure.  Printed per command: the median wall time and the
 Quiet machine, 2026-11-25 (the queue paused, load ≈ 1.3; all of results/, 5,523 rows, 3 rounds): warm report
 **3.82 s wall, 4.01 s CPU** (aim 5 s: met), full redraw 26.0 s, ``import fyexp.cli`` 0.10 s.  Before this round's
 work the warm report took 9.4 s quiet (about 10 s CPU under load).  What brought it down, each with the report's
-output unchanged: cell files parsed once across processes (:mod:`fyexp.user_cache`, 1.9 → 0.1 s CPU), each row's
+output unchanged: cell files parsed once across processes (:mod:`fyexp.store.user_cache`, 1.9 → 0.1 s CPU), each row's
 freshness judged once for tables, run facts and claims (was four passes), Optuna study files opened only when they
 changed (no Optuna / SQLAlchemy import), the claims' intervals on ``scipy.special`` instead of ``scipy.stats``
 (≈ 0.75 s of import), function hashes and import sets of fyexp's own source kept by text hash
-(:mod:`fyexp.provenance.memo`, ≈ 1.4 s under the profiler → 0.02 s), one import parser, and the claims' pairing
+(:mod:`fyexp.store.provenance.memo`, ≈ 1.4 s under the profiler → 0.02 s), one import parser, and the claims' pairing
 keys in plain Python.  What is left (CPU, warm): judging the 107 verdicts ≈ 1.0 s (row selection by pandas masks
 ≈ 0.5 s of it), the tables' status scoring for the index ≈ 1 s, each row's settings against the spec ≈ 0.6 s,
 imports ≈ 0.6 s.
@@ -65,7 +65,7 @@ def main() -> None:
     fyexp = fyexp_script()
     with tempfile.TemporaryDirectory() as tmp:
         results = Path(tmp) / "results"
-        os.environ["FYEXP_CACHE_DIR"] = str(Path(tmp) / "cache")   # fyexp.user_cache: this run's own, warmed below
+        os.environ["FYEXP_CACHE_DIR"] = str(Path(tmp) / "cache")   # store.user_cache: this run's own, warmed below
         if names:
             for name in names:
                 shutil.copytree(ROOT / "results" / name, results / name)

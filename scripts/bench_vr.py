@@ -33,7 +33,7 @@ from fyexp.models.bnn import BatchedBNN, RegressionBatch
 from fyexp.objectives import IWAE
 from fyexp.objectives.per_column import PerColumnVR
 from fyexp.objectives.single_backward import VRMaxSingle
-from fyexp.latent import LatentTerms
+from fyexp.models.latent import LatentTerms
 from fyexp.train import OptimizerConfig, TrainConfig, TrainTask
 from fyexp.train.ensemble import EnsembleMember, fit_ensemble
 

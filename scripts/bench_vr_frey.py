@@ -30,8 +30,8 @@ def _members(method: str, folds: int, faces: torch.Tensor):
     """(task, training data) of each run of ``method``, built as the paper profile's cells build them."""
     from fyexp.data.vr_images import VRData, seeded_split
     from fyexp.experiments import get_experiment
-    from fyexp.results import Cell
-    from fyexp.specs import load_spec, resolve
+    from fyexp.store.results import Cell
+    from fyexp.spec.specs import load_spec, resolve
 
     spec = load_spec("vr-vae")
     experiment = get_experiment(spec.runner)

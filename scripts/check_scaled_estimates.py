@@ -1,4 +1,4 @@
-"""How far the plan's scaled estimate (:mod:`fyexp.plan_scaled`) is from cells that did run.
+"""How far the plan's scaled estimate (:mod:`fyexp.run.plan_scaled`) is from cells that did run.
 
 For every finished cell of an experiment at the target profile (``--to``, default ``paper``), the time the plan would
 have given it from the source profile's cells alone (``--from``, default ``cpu``), scaled by training examples and
@@ -26,11 +26,11 @@ from pathlib import Path
 def check(results_dir: Path, name: str, source: str, target: str) -> dict[str, list[float]]:
     """Per data set, the ratios estimate / recorded of the ``target`` profile's finished cells."""
     from fyexp.experiments import get_experiment
-    from fyexp.plan import _csv_rows
-    from fyexp.plan_scaled import _cell_times, scaled_cell_estimate, scaled_records
-    from fyexp.provenance.record import stated_settings
-    from fyexp.settings import training_epochs
-    from fyexp.specs import load_spec
+    from fyexp.run.plan import _csv_rows
+    from fyexp.run.plan_scaled import _cell_times, scaled_cell_estimate, scaled_records
+    from fyexp.store.provenance.record import stated_settings
+    from fyexp.spec.settings import training_epochs
+    from fyexp.spec.specs import load_spec
 
     experiment = get_experiment(load_spec(name).runner)
     cell_root = Path(results_dir) / name / "cells"

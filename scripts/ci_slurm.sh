@@ -8,7 +8,7 @@
 # Installs Debian's `slurm-wlm` and `munge` (apt-get) when `slurmctld` is absent, writes a `slurm.conf` for this
 # machine (its cores and memory as `slurmd -C` reports them, one partition `ci`), with process tracking that needs
 # no cgroups (proctrack/linuxproc, task/none) and no accounting (no slurmdbd: `sacct` does not answer, fyexp
-# watches jobs with `squeue`, fyexp/executors.py), starts `munged`, `slurmctld` and `slurmd` as root (what a
+# watches jobs with `squeue`, fyexp/run/executors.py), starts `munged`, `slurmctld` and `slurmd` as root (what a
 # container allows), and waits until `sinfo` shows the node idle.  State, logs and the configuration live in
 # $FYEXP_SLURM_DIR (default /tmp/fyexp-ci-slurm); ports $FYEXP_SLURM_PORT and the next one (default 56817).
 # Sourced or run, it never exits the calling shell on failure: it says why on stderr and returns 1.

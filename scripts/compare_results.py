@@ -6,7 +6,7 @@ refactor, issue 22).
 Run the same profile into two folders, one before and one after the change (``fyexp run NAME --profile quick
 --results-dir BEFORE``), then compare.  For each experiment the rows of ``results.csv`` are matched on every
 column except the run's own (commit, version, device, wall time, timestamp) and the number
-(``value``, ``tolerance``): so the ``settings_hash`` (the cell's settings, :mod:`fyexp.settings`), the cell key
+(``value``, ``tolerance``): so the ``settings_hash`` (the cell's settings, :mod:`fyexp.spec.settings`), the cell key
 and the paper keys must match too.  A column that only one side records (``settings_hash`` beside rows written
 before cells kept it, absent or empty in every compared row of the other side) cannot be compared: it is left out of the match and named in the summary.  ``--profile``
 restricts the rows and artifacts to some profiles (a refresh of one profile beside the others).  Matched numbers must be equal exactly (NaN equals NaN; a float's text may
@@ -27,7 +27,7 @@ import pandas as pd
 
 RUN_COLUMNS = {"git_commit", "fyexp_version", "device", "wall_time_s", "timestamp"}
 NUMBERS = ("value", "tolerance")
-TIMING = re.compile(r"time|_s$|seconds|wall|ms_per|_ms$")   # the same rule as fyexp.fingerprints.TIMING
+TIMING = re.compile(r"time|_s$|seconds|wall|ms_per|_ms$")   # the same rule as fyexp.run.fingerprints.TIMING
 
 
 @dataclass

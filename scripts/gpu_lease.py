@@ -9,7 +9,7 @@
 subprocess for one unit.  Every error is one line and exit status 2.
 
 The budget hook lives here, outside the ``fyexp`` package, on purpose: a cell records the fyexp functions it
-executed (``fyexp/provenance/executed.py``), and the wrapper below must not become one of them.
+executed (``fyexp/store/provenance/executed.py``), and the wrapper below must not become one of them.
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ def vendor(names: list[str], site: Path) -> list[str]:
     """Copy pure-Python packages installed here into ``site`` (they travel; the device may lack them)."""
     import importlib.util
 
-    from fyexp.errors import FyexpError
+    from fyexp.core.errors import FyexpError
 
     shutil.rmtree(site, ignore_errors=True)
     copied = []
@@ -113,13 +113,13 @@ def vendor(names: list[str], site: Path) -> list[str]:
 
 
 def _entries(args):
-    from fyexp.cell_filter import parse_only
+    from fyexp.run.cell_filter import parse_only
     from gpu_kit.queue import PAPER_QUEUE, QueueEntry
-    from fyexp.specs import parse_seeds
+    from fyexp.spec.specs import parse_seeds
 
     if args.experiment is None:
         if args.only or args.seeds or args.set:
-            from fyexp.errors import FyexpError
+            from fyexp.core.errors import FyexpError
 
             raise FyexpError("pack: --only, --seeds and --set go with --experiment NAME (without it the paper queue is "
                              "packed)")
@@ -167,11 +167,11 @@ def never_fits(later: list, chosen: list[str], room: int, size) -> list[str]:
 
 
 def cmd_pack(args) -> int:
-    from fyexp.errors import FyexpError
+    from fyexp.core.errors import FyexpError
     from gpu_kit.data import PACK_SUFFIX, TYPICAL_PACKED_MIB, choose_units, pack_data_set
     from gpu_kit.device import read_manifest
     from gpu_kit.queue import missing_units
-    from fyexp.provenance.source import dirty_files, git_commit
+    from fyexp.store.provenance.source import dirty_files, git_commit
 
     entries, only = _entries(args)
     units = missing_units(entries, args.results_dir, only=only)
@@ -269,7 +269,7 @@ def _site_path(lease: Path) -> None:
 
 
 def cmd_run(args, clock=time.time) -> int:
-    from fyexp.errors import FyexpError
+    from fyexp.core.errors import FyexpError
     from gpu_kit.bundle import LOG_FILE, STATUS_FILE, collect
     from gpu_kit.device import (check_environment, clear, describe_machine, load_manifest, pending_units,
                                     prepare, run_unit, run_units, write_json)
@@ -303,7 +303,7 @@ def cmd_run(args, clock=time.time) -> int:
         commit += "+dirty"   # the shipped code is not the code packed at that commit
         log(f"the shipped code differs from the code at pack time: rows are marked {commit}")
     os.environ.update({"FYEXP_GIT_COMMIT": commit, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"})
-    from fyexp.provenance.source import git_commit
+    from fyexp.store.provenance.source import git_commit
 
     git_commit.cache_clear()   # the rows' commit is the packed one (the device has no .git)
     scratch = args.scratch
@@ -475,20 +475,20 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-# the numeric options, checked against their domains (fyexp.domains.OPTION_DOMAINS) before any command starts
+# the numeric options, checked against their domains (fyexp.core.domains.OPTION_DOMAINS) before any command starts
 NUMBER_OPTIONS = ("--speedup", "--ensemble-cost", "--jobs", "--concurrency-gain", "--jobs-per-allocation",
                   "--budget-s", "--max-mib", "--reserve-mib", "--min-start-s")
 COMMANDS = {"pack": cmd_pack, "run": cmd_run, "worker": cmd_worker, "collect": cmd_collect, "merge": cmd_merge}
 
 
 def main(argv: list[str] | None = None, clock=time.time) -> int:
-    from fyexp.errors import FyexpError
+    from fyexp.core.errors import FyexpError
 
     args = parser().parse_args(argv)
     if getattr(args, "vendor", "absent") is None:
         args.vendor = ["entmax"]
     try:
-        from fyexp.domains import check_options
+        from fyexp.core.domains import check_options
 
         check_options({option: getattr(args, option[2:].replace("-", "_")) for option in NUMBER_OPTIONS
                        if hasattr(args, option[2:].replace("-", "_"))})   # --jobs 0, --speedup nan: one line

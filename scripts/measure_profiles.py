@@ -1,14 +1,15 @@
 """Run each experiment's ``quick`` profile (or ``--profile``) through the installed ``fyexp`` script, one at a time in
 a fresh results folder, and print its wall and CPU time; with ``--write`` the finished cells' wall times go to
 ``fyexp/reference/profile_times.csv``, which the estimates of ``fyexp list``, ``show`` and the plan read for a
-profile that no results folder has cells of (:data:`fyexp.plan.PROFILE_TIMES`, scaled there by this machine's speed).
+profile that no results folder has cells of (:data:`fyexp.run.plan.PROFILE_TIMES`, scaled there by this machine's
+speed).
 
     python scripts/measure_profiles.py [--profile quick] [--only NAME ...] [--write] [--timeout 1800]
 
 The wall time includes starting Python and importing torch; the CPU time is that of the run and its children
 (user + system), what the run would take on a quiet core.  On a shared machine a run gets a share of the cores
 only, so the file records each cell's wall time × the run's CPU / wall ratio (at most 1: a quiet machine's time)
-÷ this machine's speed factor (:mod:`fyexp.speed`: its workload seconds over the reference machine's), so that the
+÷ this machine's speed factor (:mod:`fyexp.run.speed`: its workload seconds over the reference machine's), so that the
 file holds the project's machine's seconds, as the estimates that scale it by a user's factor assume; the measured
 wall time is kept beside.  Each experiment reads ``$FYEXP_DATA_DIR``.
 """
@@ -42,7 +43,7 @@ def experiments() -> list[str]:
 
 def cells_of(results: Path, name: str, profile: str) -> list[dict]:
     """The finished cells of ``name`` at ``profile`` under ``results``, as rows of :data:`FIELDS`."""
-    from fyexp.plan import _csv_rows, _finished_times, stated_epochs
+    from fyexp.run.plan import _csv_rows, _finished_times, stated_epochs
 
     rows = []
     for cell_file in sorted((results / name / "cells" / profile).glob("*.csv")):
@@ -78,8 +79,8 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=1800.0)
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
-    from fyexp.plan import PROFILE_TIMES
-    from fyexp.speed import REFERENCE_SECONDS, workload_seconds
+    from fyexp.run.plan import PROFILE_TIMES
+    from fyexp.run.speed import REFERENCE_SECONDS, workload_seconds
 
     seconds = workload_seconds()
     factor = seconds / REFERENCE_SECONDS

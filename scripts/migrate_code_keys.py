@@ -2,13 +2,13 @@
 renamed), once, in the commit that makes it: the tool the package moves of issue 48 need.
 
 Each run record keys the functions its cell executed as ``fyexp/<file>.py:<qualname>`` with a normalised hash
-(:mod:`fyexp.provenance.executed`); a row is stale by code when one of them hashes differently at HEAD or is gone.
-A module moved from ``fyexp/plan.py`` to ``fyexp/run/plan.py`` leaves every key of it gone, and every module whose
+(:mod:`fyexp.store.provenance.executed`); a row is stale by code when one of them hashes differently at HEAD or is gone.
+A module moved from ``fyexp/run/plan.py`` to ``fyexp/run/plan.py`` leaves every key of it gone, and every module whose
 imports name it hashes differently (its ``<module>`` entry, a function with a lazy import): every cell would read
 as changed code although no number can move.  This script rewrites each record's entries from the tree of the
 commit ``BEFORE`` to the tree of ``HEAD``:
 
-- a key's file is mapped through the moves given (``--move fyexp/plan.py=fyexp/run/plan.py``; a folder moves every
+- a key's file is mapped through the moves given (``--move fyexp/run/plan.py=fyexp/run/plan.py``; a folder moves every
   file below it: ``--move fyexp/lease=gpu_kit``), its qualname kept;
 - an entry that was **current** at ``BEFORE`` (its recorded hash is the hash there) takes the hash of its mapped key
   at HEAD: the refactor's own change, which the proofs below show to change no number;
@@ -19,7 +19,7 @@ the metrics of a tiny run of each code path) is the same at ``BEFORE`` and at HE
 current maps to a function HEAD has (a move left out of ``--move`` would otherwise turn into a silent re-sign of
 a gone function).  The other proofs of a refactor stay the committer's: ``scripts/settings_hashes.py``,
 ``fyexp claims --json`` and ``fyexp report`` byte-identical, ``scripts/compare_results.py`` on the ``quick`` rows.
-Records are written back in :func:`fyexp.provenance.record.write_record`'s format; their settings, commit and
+Records are written back in :func:`fyexp.store.provenance.record.write_record`'s format; their settings, commit and
 fingerprint are not touched.
 
     python scripts/migrate_code_keys.py BEFORE [--move OLD=NEW ...] [--results results] [--dry-run]
@@ -66,7 +66,8 @@ def mapped_key(key: str, moves: dict[str, str]) -> str:
 def carried(code: dict[str, str | None], before: Callable[[list[str]], dict], after: Callable[[list[str]], dict],
             moves: dict[str, str]) -> tuple[dict[str, str | None], dict[str, int], list[str]]:
     """``(new code, counts, problems)`` for one record's ``code``: each entry under its mapped key, with HEAD's hash
-    where it was current at ``BEFORE`` (``before`` / ``after``: :func:`fyexp.provenance.executed.function_hashes` of
+    where it was current at ``BEFORE`` (``before`` / ``after``: :func:`fyexp.store.provenance.executed.function_hashes`
+    of
     the two trees), its own otherwise.  Counts: ``renamed`` (key moved), ``current`` (current at ``BEFORE``),
     ``resigned`` (of those, the hash changed), ``stale`` (kept as it was: stale at ``BEFORE``); problems: current
     entries HEAD does not have."""
@@ -94,7 +95,7 @@ def carried(code: dict[str, str | None], before: Callable[[list[str]], dict], af
 
 def unpacked(treeish: str, folder: Path) -> Path:
     """The ``fyexp`` package and its fingerprints as committed at ``treeish``, unpacked under ``folder``."""
-    from fyexp import gitinfo
+    from fyexp.store import gitinfo
 
     archive = gitinfo.archive(ROOT, treeish, "fyexp")
     if archive is None:
@@ -109,8 +110,8 @@ def carry_records(results: Path, old_root: Path, new_root: Path, moves: dict[str
     """Carry every run record under ``results`` from the tree at ``old_root`` to the one at ``new_root``
     (:func:`carried`); nothing is written where any record has a problem, or with ``dry_run``.  The totals and the
     problems."""
-    from fyexp.io import atomic_write_text
-    from fyexp.provenance.executed import function_hashes
+    from fyexp.store.io import atomic_write_text
+    from fyexp.store.provenance.executed import function_hashes
 
     old_files: dict = {}
     new_files: dict = {}

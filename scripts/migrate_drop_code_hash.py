@@ -1,7 +1,7 @@
 """Drop the retired ``code_hash`` column from the CSV files of a results folder, once (run 2026-12-04 on ``results/``).
 
 ``code_hash`` was the import-tree hash of the code a row was computed with, the second of two code-staleness rules.
-The one rule now is the executed functions each run record keeps (:mod:`fyexp.provenance.executed`); no reader
+The one rule now is the executed functions each run record keeps (:mod:`fyexp.store.provenance.executed`); no reader
 judges by the column, and rows written since do not carry it, so the committed files held two row forms.  This
 script removes the column from every ``*.csv`` under the folder (cell files under ``cells/``, superseded ones under
 ``superseded/``, each experiment's ``results.csv``): a line is split with the csv module and written back with

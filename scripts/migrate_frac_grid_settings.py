@@ -6,17 +6,17 @@ old Config's listing of the whole grid (``tables``, ``mnist_gammas``, ``bh_gamma
 ``table7_gammas``, ``fashion_gammas``, ``fashion_betas``, ``fashion_4d_gammas``, ``authors_rows``), kept so that
 committed cells kept their hashes when the grid became declared.  So adding one value to the ``claims`` profile's
 grid (frac Table 2's L^bh rows, issue 46) changed the settings of every other cell of the profile and would have
-sent 28 finished cells back to the queue — against :func:`fyexp.settings.scoped_config`'s rule that adding a value
+sent 28 finished cells back to the queue — against :func:`fyexp.spec.settings.scoped_config`'s rule that adding a value
 to an axis changes no other cell's settings.  ``cell_config`` now drops them, as every other runner does; this
 script brings the stored records to the same form:
 
 - in each ``results/frac-vae/cells/<profile>/<cell>.record.json`` whose ``settings.config`` holds those fields,
   the fields are removed (nothing else changes: the rest of the config is what the cell ran with);
 - the cell file's ``settings_hash`` column (every row: the old hash) becomes the hash of the new settings
-  (:func:`fyexp.provenance.record.settings_hash`), and the record is written in the writer's format;
+  (:func:`fyexp.store.provenance.record.settings_hash`), and the record is written in the writer's format;
 - superseded cells (``superseded/``) keep the settings they were superseded with: they are history, never judged.
 
-Then ``results.csv`` is rebuilt from the cell files (:meth:`fyexp.results.ResultStore.consolidate`).  A record
+Then ``results.csv`` is rebuilt from the cell files (:meth:`fyexp.store.results.ResultStore.consolidate`).  A record
 without the fields is left alone, so running it again finds nothing to do; a cell file whose rows do not all carry
 the record's old hash is named and left alone.  ``--dry-run`` only counts.
 ``python scripts/migrate_frac_grid_settings.py [RESULTS]``.
@@ -31,9 +31,9 @@ import json
 import sys
 from pathlib import Path
 
-from fyexp.io import atomic_write_text
-from fyexp.provenance.record import RECORD_SUFFIX, settings_hash
-from fyexp.results import ResultStore, read_cell_file
+from fyexp.store.io import atomic_write_text
+from fyexp.store.provenance.record import RECORD_SUFFIX, settings_hash
+from fyexp.store.results import ResultStore, read_cell_file
 
 EXPERIMENT = "frac-vae"
 #: the pre-grid Config's grid fields, as the old ``legacy_grid_fields`` wrote them

@@ -1,9 +1,9 @@
 """Upgrade the legacy run records of a results folder to the one-file form, once (run 2026-12-01 on ``results/``).
 
-Cells written before the one-file record (:mod:`fyexp.provenance.record`) have two files beside their cell file,
+Cells written before the one-file record (:mod:`fyexp.store.provenance.record`) have two files beside their cell file,
 ``<cell>.settings.json`` (the settings) and ``<cell>.code.json`` (the executed functions, optional), and no stored
 fingerprint.  This script writes, for each such cell (current, under ``cells/``, or superseded, under
-``superseded/``), the ``<cell>.record.json`` that :func:`fyexp.provenance.record.write_record` would have written:
+``superseded/``), the ``<cell>.record.json`` that :func:`fyexp.store.provenance.record.write_record` would have written:
 
 - ``settings``: the settings file's object, as it is (its hash is the rows' ``settings_hash``: nothing is recomputed);
 - ``code``: the executed-code file's object, ``null`` where there is none (recording was off);
@@ -14,7 +14,7 @@ fingerprint.  This script writes, for each such cell (current, under ``cells/``,
 
 in the writer's format (``json.dumps(indent=1, sort_keys=True)`` and a newline), then removes the two legacy files.
 The files are read as JSON text and written back unvalidated: a damaged legacy record gives a record that fails
-:func:`fyexp.provenance.record.load_record`'s check the same way, so its rows keep *unknown provenance*.  A cell
+:func:`fyexp.store.provenance.record.load_record`'s check the same way, so its rows keep *unknown provenance*.  A cell
 without a cell file beside its legacy files is left alone and named.
 
 ``--dry-run`` only counts.  Running it again finds nothing to do.  ``python scripts/migrate_records.py [RESULTS]``.
@@ -27,10 +27,10 @@ import json
 import sys
 from pathlib import Path
 
-from fyexp import gitinfo
-from fyexp.io import atomic_write_text
-from fyexp.provenance.record import RECORD_SUFFIX, rows_identity
-from fyexp.results import read_cell_file
+from fyexp.store import gitinfo
+from fyexp.store.io import atomic_write_text
+from fyexp.store.provenance.record import RECORD_SUFFIX, rows_identity
+from fyexp.store.results import read_cell_file
 
 SOURCE_ROOT = Path(__file__).resolve().parents[1]
 LEGACY_SUFFIXES = (".settings.json", ".code.json")

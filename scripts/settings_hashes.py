@@ -1,7 +1,7 @@
 """Print the settings hash of every cell of every experiment at every profile, one line each (sorted).
 
-``experiment profile cell-key hash``; the hash is :func:`fyexp.provenance.record.settings_hash` of
-:func:`fyexp.settings.cell_settings` on a CPU without data identity, so two checkouts compare by ``diff``:
+``experiment profile cell-key hash``; the hash is :func:`fyexp.store.provenance.record.settings_hash` of
+:func:`fyexp.spec.settings.cell_settings` on a CPU without data identity, so two checkouts compare by ``diff``:
 a change of how settings are declared or validated must leave every line as it was.  Also prints, per profile,
 the hash of the whole ``Config`` as JSON (``<experiment> <profile> * <hash>``).  Imports every runner (torch).
 """
@@ -11,10 +11,10 @@ from __future__ import annotations
 import sys
 
 from fyexp.experiments import get_experiment
-from fyexp.plain import jsonable
-from fyexp.provenance.record import settings_hash
-from fyexp.settings import cell_settings
-from fyexp.specs import available_specs, load_spec, resolve
+from fyexp.store.plain import jsonable
+from fyexp.store.provenance.record import settings_hash
+from fyexp.spec.settings import cell_settings
+from fyexp.spec.specs import available_specs, load_spec, resolve
 
 
 def main() -> int:

@@ -66,29 +66,30 @@ def _terminal_env_of_the_controller(config) -> None:
 def pytest_sessionstart(session):
     _terminal_env_of_the_controller(session.config)
     session.config._fyexp_results_before = results_snapshot()
-    # fyexp's cache of derived values (fyexp.user_cache) goes to a folder of this session, not the user's ~/.cache;
+    # fyexp's cache of derived values (fyexp.store.user_cache) goes to a folder of this session, not the user's
+    # ~/.cache;
     # subprocesses inherit it, so the installed-script tests exercise it as well
     import tempfile
 
     os.environ["FYEXP_CACHE_DIR"] = tempfile.mkdtemp(prefix="fyexp-test-cache-")
-    # and the key that signs its entries (fyexp.user_cache.secret_key) is this session's too, kept outside it
+    # and the key that signs its entries (fyexp.store.user_cache.secret_key) is this session's too, kept outside it
     os.environ["FYEXP_CACHE_KEY_FILE"] = os.path.join(tempfile.mkdtemp(prefix="fyexp-test-cache-key-"), "cache-key")
     # the toy runners of tests/ are runners of the user's own (fyexp.experiments.known_runners): named here, as a
     # user names theirs, and inherited by the installed-script tests
     os.environ["FYEXP_RUNNERS"] = "tests.toy_experiment,tests.toy_broken"
-    # estimates exactly as recorded (fyexp.speed's factor 1), whatever machine runs the tests: tests that pin an
-    # estimate stay exact; tests/plan/test_speed.py measures and sets the factor itself
+    # estimates exactly as recorded (fyexp.run.speed's factor 1), whatever machine runs the tests: tests that pin an
+    # estimate stay exact; tests/run/test_speed.py measures and sets the factor itself
     os.environ["FYEXP_MACHINE_SPEED"] = "1"
 
 
 # ---- the cluster tests, said in the summary: CI's log shows that they ran on the cluster, not only dots ---------
-# tests/runner/test_slurm.py's own lines
+# tests/run/test_slurm.py's own lines
 _CLUSTER_SAYS = ("faults: ", "two submissions: ", "tune: ", "gmm-clustering: ")
 _cluster_lines: list[str] = []
 
 
 def pytest_runtest_logreport(report):
-    """Keep, per test of tests/runner/test_slurm.py, its outcome, time and the summary line it printed (counts of lost,
+    """Keep, per test of tests/run/test_slurm.py, its outcome, time and the summary line it printed (counts of lost,
     duplicated and corrupt cells, ``IDENTICAL``...), or why it skipped; :func:`pytest_terminal_summary` prints
     them."""
     if "test_slurm.py::" not in report.nodeid or not (report.when == "call" or report.outcome != "passed"):

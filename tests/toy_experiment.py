@@ -6,9 +6,9 @@ import time
 from pathlib import Path
 from dataclasses import dataclass, field
 
-from fyexp.errors import CellFailed, CellSkipped, require
+from fyexp.core.errors import CellFailed, CellSkipped, require
 from fyexp.experiments import Experiment, register
-from fyexp.results import Cell
+from fyexp.store.results import Cell
 
 
 @dataclass

@@ -9,8 +9,8 @@ from fyexp.claims.model import load_claims
 from fyexp.claims.readings import load_readings
 from fyexp.claims.render import answer
 from fyexp.claims.verdicts import judge_all, load_frames
-from fyexp.errors import FyexpError
-from fyexp.progress import emit_answer, table_width
+from fyexp.core.errors import FyexpError
+from fyexp.run.progress import emit_answer, table_width
 
 
 def known_profiles(frames: dict, specs: dict) -> set[str]:

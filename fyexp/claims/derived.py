@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from fyexp.damaged import is_path_part, read_json, warn_damaged
+from fyexp.store.damaged import is_path_part, read_json, warn_damaged
 
 LARGEST_DROP = "free_energy_largest_drop"
 GAP = "free_energy_gap"

@@ -1,10 +1,10 @@
 """The keys of ``claims.yaml``, each with its type and domain declared once, and the one reader that checks them.
 
-A claim, a finding and a selector are each a :func:`fyexp.constraints.settings` class whose fields are the keys
-the file may give them (the same declarations a spec's settings use, :mod:`fyexp.constraints`): the type of a
-field (``str``, ``float | None``, ``dict``) is checked by :func:`read` as :func:`fyexp.specs.build_config` checks a
-spec's (:func:`fyexp.specs.conforms`: ints are numbers, bools are not), the domain in its ``Annotated`` metadata
-(:class:`Among` the papers, an :class:`~fyexp.constraints.Interval`) by the class's construction, and the relations
+A claim, a finding and a selector are each a :func:`fyexp.core.constraints.settings` class whose fields are the keys
+the file may give them (the same declarations a spec's settings use, :mod:`fyexp.core.constraints`): the type of a
+field (``str``, ``float | None``, ``dict``) is checked by :func:`read` as :func:`fyexp.spec.specs.build_config` checks a
+spec's (:func:`fyexp.spec.specs.conforms`: ints are numbers, bools are not), the domain in its ``Annotated`` metadata
+(:class:`Among` the papers, an :class:`~fyexp.core.constraints.Interval`) by the class's construction, and the relations
 between keys (``than`` in place of ``b``, the sides a direction needs) by its ``__post_init__``.  Every failure is
 one line naming the file, the claim, the key and what was expected::
 
@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
-from fyexp.constraints import NonNegativeFloat, PositiveFloat, Interval, OneOf, settings
-from fyexp.errors import ConfigValueError, FyexpError, require
+from fyexp.core.constraints import NonNegativeFloat, PositiveFloat, Interval, OneOf, settings
+from fyexp.core.errors import ConfigValueError, FyexpError, require
 from fyexp.reference.meta import papers
-from fyexp.specs import conforms, describe_type
+from fyexp.spec.specs import conforms, describe_type
 
 PAPERS = tuple(papers())   # the ids of paper_meta.yaml's `papers:`, in its order
 

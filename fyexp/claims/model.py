@@ -37,8 +37,8 @@ from typing import Any
 
 
 from fyexp.claims.keys import PAPERS, ClaimKeys, FindingKeys, SelectorKeys, error, read
-from fyexp.errors import FyexpError
-from fyexp.plain import read_yaml_file
+from fyexp.core.errors import FyexpError
+from fyexp.store.plain import read_yaml_file
 
 CLAIMS_FILE = Path(__file__).resolve().parent.parent / "reference" / "claims.yaml"
 
@@ -197,7 +197,7 @@ def _finding(path: Path, body: dict, claim_ids: set[str], where: str) -> Finding
 @functools.lru_cache(maxsize=None)
 def experiment_names(experiments_dir: Path | None) -> tuple[str, ...]:
     """The experiments with a spec (listed once per process)."""
-    from fyexp.specs import available_specs
+    from fyexp.spec.specs import available_specs
 
     return tuple(available_specs(experiments_dir))
 
@@ -205,7 +205,7 @@ def experiment_names(experiments_dir: Path | None) -> tuple[str, ...]:
 @functools.lru_cache(maxsize=None)
 def experiment_spec(name: str, experiments_dir: Path | None):
     """The spec of ``name``, read once per process (the vocabulary and the verdicts' freshness both need it)."""
-    from fyexp.specs import load_spec
+    from fyexp.spec.specs import load_spec
 
     return load_spec(name, experiments_dir)
 
@@ -217,7 +217,7 @@ def _experiment_vocabulary(name: str, experiments_dir: Path | None) -> str:
     e.g. ``test_elbo_data``, ``kappa_mu1``) and the metrics the claims derive from its artifacts
     (:mod:`fyexp.claims.derived`).  Built once per experiment and process, for the experiments that
     claims name."""
-    from fyexp.provenance.source import SOURCE_ROOT, module_tree, runner_module
+    from fyexp.store.provenance.source import SOURCE_ROOT, module_tree, runner_module
 
     spec = experiment_spec(name, experiments_dir)
     text = "".join((SOURCE_ROOT / p).read_text(encoding="utf-8") for p in module_tree(runner_module(spec.runner)))

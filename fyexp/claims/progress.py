@@ -21,10 +21,10 @@ import pandas as pd
 def declared_count(spec, profile: str) -> int | None:
     """The number of cells ``spec`` declares at ``profile``; ``None`` for a profile the spec does not name (a
     ``--set`` variant, a superseded label) or one that no longer resolves."""
-    from fyexp.errors import FyexpError
+    from fyexp.core.errors import FyexpError
     from fyexp.experiments import get_config_class
     from fyexp.experiments.declared import declared_cells
-    from fyexp.specs import resolve
+    from fyexp.spec.specs import resolve
 
     if profile not in spec.profiles:
         return None
@@ -84,10 +84,10 @@ def supplying_cells(selector, spec) -> list[str]:
     cannot be told from its keys) or an experiment without a spec."""
     if spec is None or (selector.method is None and not selector.params):
         return []
-    from fyexp.errors import FyexpError
+    from fyexp.core.errors import FyexpError
     from fyexp.experiments import get_config_class
     from fyexp.experiments.declared import declared_cells
-    from fyexp.specs import resolve
+    from fyexp.spec.specs import resolve
 
     counts = {}
     for profile in spec.profiles or {}:

@@ -22,8 +22,8 @@ from pathlib import Path
 
 
 from fyexp.claims.model import Claim, Selector
-from fyexp.errors import FyexpError
-from fyexp.plain import read_yaml_file
+from fyexp.core.errors import FyexpError
+from fyexp.store.plain import read_yaml_file
 
 READINGS_FILE = Path(__file__).resolve().parent.parent / "reference" / "readings.yaml"
 TEXT, AUTHORS = "text", "authors"

@@ -20,15 +20,15 @@ from pathlib import Path
 from fyexp.claims.model import PAPERS
 from fyexp.claims.verdict import (DIRECTION_ONLY, MISSING, NOT_RUN, NOT_SUPPORTED, REVERSED, SUPPORTED, UNRESOLVED,
                                    VERDICTS, Verdict)
-from fyexp.latex import escape as tex_escape
-from fyexp.progress import MIN_TABLE_WIDTH, TABLE_WIDTH, print_lines, table_width
+from fyexp.core.latex import escape as tex_escape
+from fyexp.run.progress import MIN_TABLE_WIDTH, TABLE_WIDTH, print_lines, table_width
 
 COLUMNS = ("id", "claim", "the paper says", "paper", "ours", "verdict", "n", "profile")
 
 #: the verdict as the terminal table prints it (the full words stay in ``--long``, JSON, Markdown and LaTeX)
 SHORT = {SUPPORTED: "supported", DIRECTION_ONLY: "direction only", UNRESOLVED: "unresolved",
          NOT_SUPPORTED: "not supported", REVERSED: "reversed", NOT_RUN: "not run", MISSING: "data missing"}
-WIDTH, MIN_WIDTH = TABLE_WIDTH, MIN_TABLE_WIDTH  # piped without $COLUMNS; the narrowest (fyexp.progress)
+WIDTH, MIN_WIDTH = TABLE_WIDTH, MIN_TABLE_WIDTH  # piped without $COLUMNS; the narrowest (fyexp.run.progress)
 ID_WIDTH, VERDICT_WIDTH, N_WIDTH, PROFILE_WIDTH = 31, 14, 8, 11
 REDUCED_MARK = "*"
 CHECKS_TITLE = "Our checks (not claims of the paper; never counted in its tally)"
@@ -316,7 +316,7 @@ def table_lines(verdicts: list[Verdict], width: int, long: bool = False, all_pro
 
 def print_table(verdicts: list[Verdict], console, long: bool = False, all_profiles: bool = False,
                 findings=()) -> None:
-    """The table on ``console`` (:func:`table_lines`), wrapped at :func:`fyexp.progress.table_width`."""
+    """The table on ``console`` (:func:`table_lines`), wrapped at :func:`fyexp.run.progress.table_width`."""
     width = table_width(console)
     print_lines(table_lines(verdicts, width, long, all_profiles, findings), console, width)
 
@@ -406,7 +406,7 @@ def latex(paper: str, verdicts: list[Verdict]) -> str:
 
 
 def write_paper_tables(verdicts: list[Verdict], findings, folder: Path) -> dict[str, list[Path]]:
-    from fyexp.results import atomic_write_text
+    from fyexp.store.results import atomic_write_text
 
     written = {}
     for paper in PAPERS:

@@ -2,16 +2,17 @@
 
 ``fyexp report`` judges every claim as ``fyexp claims`` does (:func:`fyexp.claims.command.verdicts_for`, every
 paper, the headline profile) and writes the verdicts here, under the *content key* of what they were judged from
-(:func:`content_key`): fyexp's code and reference data and the specs (:func:`fyexp.derivation.code_digest`),
+(:func:`content_key`): fyexp's code and reference data and the specs (:func:`fyexp.run.derivation.code_digest`),
 Python's, torch's and numpy's versions, and every other file of the results folder by its path and the SHA-256 of
-its bytes (the kept answers, :data:`fyexp.derivation.KEPT`, left out).  Unlike the user cache's key (:func:`fyexp.derivation.derivation_inputs`, sizes and modification times), the content
+its bytes (the kept answers, :data:`fyexp.run.derivation.KEPT`, left out).  Unlike the user cache's key
+(:func:`fyexp.run.derivation.derivation_inputs`, sizes and modification times), the content
 key survives a clone: after ``git clone``, ``fyexp claims`` reads the committed verdicts back and prints them in well
 under a second, without importing pandas or scipy, instead of judging for a quarter of a minute.
 
 A changed byte of any of those files, another version, a ``--profile``, or a kept file that is damaged or of
 another format judges afresh: the kept verdicts are a cache of the judgement, never a second source of it.  A
 results folder where the judging warned of anything (a damaged file) keeps none, so that every ``fyexp claims``
-says so again.  The file is data: JSON read with the limits of every record (:func:`fyexp.damaged.read_json`),
+says so again.  The file is data: JSON read with the limits of every record (:func:`fyexp.store.damaged.read_json`),
 every verdict rebuilt from plain values (no code, no pickle), anything unexpected a miss.
 """
 
@@ -24,7 +25,7 @@ from pathlib import Path
 
 from fyexp.claims.model import Claim, Finding, Selector, Spread
 from fyexp.claims.verdict import Verdict
-from fyexp.derivation import KEPT
+from fyexp.run.derivation import KEPT
 
 STORE = KEPT[0]   # claims/verdicts.json, under the results folder
 FORMAT = 1
@@ -35,9 +36,9 @@ def store_path(results_dir: Path) -> Path:
 
 
 def content_key(results_dir: Path, experiments_dir: Path | None) -> str | None:
-    """:func:`fyexp.derivation.content_key` of the folder for this format: what the verdicts are judged from (module
+    """:func:`fyexp.run.derivation.content_key` of the folder for this format: what the verdicts are judged from (module
     docstring); ``None`` where a spec names a runner outside fyexp."""
-    from fyexp.derivation import content_key as key
+    from fyexp.run.derivation import content_key as key
 
     return key(results_dir, experiments_dir, FORMAT)
 
@@ -127,7 +128,7 @@ def write_store(results_dir: Path, experiments_dir: Path | None, verdicts: list[
                 findings: list[Finding]) -> Path | None:
     """Keep ``verdicts`` (every paper's, at the headline profile) under the folder's content key; the path, or
     ``None`` (and any kept file removed) where no key can be made."""
-    from fyexp.io import atomic_write_text
+    from fyexp.store.io import atomic_write_text
 
     path = store_path(results_dir)
     key = content_key(results_dir, experiments_dir)
@@ -149,7 +150,7 @@ def forget_store(results_dir: Path) -> None:
 def read_store(results_dir: Path, experiments_dir: Path | None) -> tuple[list[Verdict], list[Finding]] | None:
     """The kept verdicts and findings, where the file is of this format and its key is the folder's content key
     now; else ``None`` (judge afresh)."""
-    from fyexp.damaged import read_record_text
+    from fyexp.store.damaged import read_record_text
 
     path = store_path(results_dir)
     if not os.path.lexists(path):
@@ -189,11 +190,12 @@ def keep_verdicts(results_dir: Path, experiments_dir: Path | None, judge=None) -
     """Judge every claim as ``fyexp claims`` does and keep the verdicts (:func:`write_store`); ``judge``: a callable
     returning ``(verdicts, findings)`` judged so already (``fyexp report``'s, which judges no claim twice), by
     default :func:`fyexp.claims.command.verdicts_for`'s.  Where the judging warned of anything in this process (a
-    damaged file: :mod:`fyexp.damaged`), or cannot judge this folder (claims naming experiments it has no spec of),
+    damaged file: :mod:`fyexp.store.damaged`), or cannot judge this folder (claims naming experiments it has no spec
+    of),
     keep none and remove a kept file.  The path written or ``None``."""
-    from fyexp import damaged
-    from fyexp.errors import FyexpError
-    from fyexp.progress import with_stderr
+    from fyexp.store import damaged
+    from fyexp.core.errors import FyexpError
+    from fyexp.run.progress import with_stderr
 
     if judge is None:
         def judge():

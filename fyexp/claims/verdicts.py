@@ -31,7 +31,7 @@ Profiles: ``paper`` is the paper's; ``paper+key=value`` (a ``--set`` variant), o
 every side has rows there, else the one at the reduced profile that read the most rows, labelled (a profile named
 ``claims`` first: one sized to judge the claims with the paper's models, e.g. frac-vae's); variants are never a
 headline.  Rows whose cell ran at settings other than the spec now asks (:func:`current_rows`) never reach
-a verdict; stale and dirty rows are counted (:func:`fyexp.spec_freshness.row_states`) and summed once per paper.
+a verdict; stale and dirty rows are counted (:func:`fyexp.run.spec_freshness.row_states`) and summed once per paper.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ from fyexp.claims.stats import (PAIR_COLUMNS, SPREAD_N, SPREAD_SD, Difference, c
                                  share_interval)
 from fyexp.claims.verdict import (DIRECTION_ONLY, MISSING, NOT_RUN, NOT_SUPPORTED, PAPER, REVERSED,  # noqa: F401
                                   SUPPORTED, UNRESOLVED, VERDICTS, Verdict, profile_kind)
-from fyexp.fingerprints import TIMING as WALL_CLOCK   # the wall-clock metrics (time, seconds, wall, ..._s, ..._ms)
+from fyexp.run.fingerprints import TIMING as WALL_CLOCK   # the wall-clock metrics (time, seconds, wall, ..._s, ..._ms)
 
 SIGN_ONLY = "n = 1, sign only"
 MAX_N = 1000  # beyond this many runs the n that would resolve a difference is not worth printing
@@ -497,9 +497,9 @@ def replicas_at(spec, profile: str) -> int | None:
     """The spec's ``n_replicas`` at ``profile`` (the replicated data sets a coverage is a share over), if any."""
     if spec is None or profile not in (spec.profiles or {}):
         return None
-    from fyexp.errors import FyexpError
+    from fyexp.core.errors import FyexpError
     from fyexp.experiments import get_config_class
-    from fyexp.specs import resolve
+    from fyexp.spec.specs import resolve
 
     try:
         value = getattr(resolve(spec, profile, get_config_class(spec.runner)).config, "n_replicas", None)
@@ -577,9 +577,9 @@ ROW_KEY = ("experiment", "profile", "cell", "metric")
 def _freshness(rows: dict, specs: dict) -> tuple[frozenset, frozenset]:
     """The keys (experiment, profile, cell, metric; a derived row's metric is its source's, ``source_metric``) of the
     stale and of the dirty rows a verdict read (counted as
-    the report counts them, :func:`fyexp.spec_freshness.row_states`: a commit ending ``+dirty``; a row stale against
+    the report counts them, :func:`fyexp.run.spec_freshness.row_states`: a commit ending ``+dirty``; a row stale against
     HEAD), so that a paper's summary counts each row once."""
-    from fyexp.spec_freshness import row_states
+    from fyexp.run.spec_freshness import row_states
 
     used = pd.concat([f for f in _frames_of(rows) if not f.empty], ignore_index=True)
     stale: set = set()
@@ -605,7 +605,7 @@ def judge(claim: Claim, frames: dict[str, pd.DataFrame], specs: dict | None = No
     if not present:
         return _mark([Verdict(claim, profile, NOT_RUN, notes=[f"no rows of {', '.join(claim.experiments)}"])])
     if by_metric is None:
-        from fyexp.provenance.freshness import evidence
+        from fyexp.store.provenance.freshness import evidence
 
         by_metric = split_by_metric({e: evidence(frames[e]) for e in claim.experiments if e in frames})
     everything = _rows_at(claim, by_metric)
@@ -664,7 +664,7 @@ def judge_all(claims, frames: dict[str, pd.DataFrame], specs: dict | None = None
     ``text`` rewrites name them; ``both`` where no departure touches the claim), each headline carrying every
     reading's headline (``by_reading``; :func:`judge_readings`).  ``readings``: :func:`fyexp.claims.readings.
     load_readings` by default."""
-    from fyexp.provenance.freshness import evidence
+    from fyexp.store.provenance.freshness import evidence
 
     if readings is None:
         from fyexp.claims.readings import load_readings
@@ -710,12 +710,12 @@ def headlines(verdicts: list[Verdict]) -> list[Verdict]:
 
 def current_rows(spec, frame: pd.DataFrame, folder, judged: pd.Series | None = None) -> pd.DataFrame:
     """``frame`` without the rows whose cell ran at settings other than the spec now asks
-    (:func:`fyexp.spec_freshness.settings_changed`): they never feed a verdict.  ``judged``: the rows'
-    :func:`fyexp.spec_freshness.row_freshness` where the caller has it (the report judges each row once)."""
+    (:func:`fyexp.run.spec_freshness.settings_changed`): they never feed a verdict.  ``judged``: the rows'
+    :func:`fyexp.run.spec_freshness.row_freshness` where the caller has it (the report judges each row once)."""
     if frame.empty:
         return frame
-    from fyexp.provenance.freshness import settings_column
-    from fyexp.spec_freshness import settings_changed
+    from fyexp.store.provenance.freshness import settings_column
+    from fyexp.run.spec_freshness import settings_changed
 
     changed = settings_column(judged) if judged is not None else settings_changed(spec, frame, folder)
     return frame[~(changed == True).to_numpy()]  # noqa: E712 (None: cannot tell, kept)
@@ -730,13 +730,13 @@ def claim_rows(name: str, spec, frame: pd.DataFrame, folder, judged: pd.Series |
 
 
 def load_frames(results_dir, experiments_dir=None, names=None) -> tuple[dict[str, pd.DataFrame], dict]:
-    """The current rows (its ``results.csv`` or cell files, :class:`fyexp.results.ResultStore`; without those at
+    """The current rows (its ``results.csv`` or cell files, :class:`fyexp.store.results.ResultStore`; without those at
     old settings, :func:`current_rows`) and spec of every experiment in ``names`` (default: every experiment with
     a spec; names without one are skipped)."""
     from fyexp.claims.model import experiment_names, experiment_spec
-    from fyexp.provenance.freshness import code_column
-    from fyexp.results import ResultStore
-    from fyexp.spec_freshness import row_freshness
+    from fyexp.store.provenance.freshness import code_column
+    from fyexp.store.results import ResultStore
+    from fyexp.run.spec_freshness import row_freshness
 
     known = experiment_names(experiments_dir)
     names = known if names is None else [n for n in dict.fromkeys(names) if n in known]
@@ -753,6 +753,6 @@ def load_frames(results_dir, experiments_dir=None, names=None) -> tuple[dict[str
 
 
 def _read_only(store) -> pd.DataFrame:
-    """The complete cell files' rows, else ``results.csv`` (:meth:`fyexp.results.ResultStore.load`: it writes
+    """The complete cell files' rows, else ``results.csv`` (:meth:`fyexp.store.results.ResultStore.load`: it writes
     nothing, and names each damaged file it skips in one warning line)."""
     return store.load()

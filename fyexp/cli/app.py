@@ -19,7 +19,7 @@ from rich.console import Console
 from fyexp import __version__
 from fyexp.cli.commands.lines import say
 from fyexp.cli.commands.options import Options, results_folder
-from fyexp.errors import FyexpError
+from fyexp.core.errors import FyexpError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode=None,
                   help="Reproduce the tables and figures of five papers on generalized variational inference.\n\n"
@@ -42,7 +42,7 @@ DataDir = Annotated[Optional[Path], typer.Option(metavar="DIR", help="Root of th
 ResultsDir = Annotated[Optional[Path], typer.Option(metavar="DIR", help=RESULTS_HELP)]
 ExperimentsDir = Annotated[Optional[Path], typer.Option(metavar="DIR", help=EXPERIMENTS_HELP)]
 AllowDirty = Annotated[bool, typer.Option("--allow-dirty", help="With --profile paper: run although the source tree has uncommitted changes (every row is then marked +dirty).")]
-Yes = Annotated[bool, typer.Option("--yes", help="Start without asking: a plan estimated over two hours (or of unknown length at a paper profile), or a grid larger than the limit of cells one run may start (fyexp/domains.py). `reproduce` asks once, for the whole plan.")]
+Yes = Annotated[bool, typer.Option("--yes", help="Start without asking: a plan estimated over two hours (or of unknown length at a paper profile), or a grid larger than the limit of cells one run may start (fyexp/core/domains.py). `reproduce` asks once, for the whole plan.")]
 Executor = Annotated[Optional[str], typer.Option("--executor", help="Run as jobs of submitit: 'local' (this machine, --jobs at once) or 'slurm' (a job array); `run` and `reproduce` make a job of each cell, `tune` --jobs Optuna workers on one study. Default: in this process, one cell (or trial) after another.", rich_help_panel=EXECUTORS)]
 Jobs = Annotated[Optional[int], typer.Option("--jobs", help="Jobs at once: cells (local default one per core; slurm: the array's parallelism, default all), or `tune`'s workers on the study, which share one exact trial budget (default one per core).", rich_help_panel=EXECUTORS)]
 ThreadsPerJob = Annotated[Optional[int], typer.Option("--threads-per-job", help="Threads of each job (torch and BLAS); default 1: one single-threaded cell per core is fastest on a CPU.", rich_help_panel=EXECUTORS)]
@@ -66,7 +66,7 @@ def list_experiments(experiments_dir: ExperimentsDir = None,
                      as_json: bool = typer.Option(False, "--json", help="Print a JSON list (name, title, tables, figures, profiles with cells and estimated seconds) for scripts."),
                      plain: bool = typer.Option(False, "--plain", help="One tab-separated line per experiment (the default when the output is not a terminal).")) -> None:
     """List the experiments, the tables and figures each reproduces, and their profiles with cells and time."""
-    from fyexp.overview import list_json, list_plain, list_text
+    from fyexp.run.overview import list_json, list_plain, list_text
 
     if plain or (not as_json and not out.is_terminal):
         for line in list_plain(experiments_dir):
@@ -83,7 +83,7 @@ def show(name: Name, profile: Profile = "paper", sets: Sets = None, experiments_
          results_dir: Annotated[Optional[Path], typer.Option(help=RESULTS_HELP + " Its recorded wall times give the estimate.")] = None) -> None:
     """Print a summary of one experiment and profile (cells, methods, data sets, estimate), then its resolved spec:
     every hyperparameter that a run will use."""
-    from fyexp.overview import comments_wrapped, show_text
+    from fyexp.run.overview import comments_wrapped, show_text
 
     text = show_text(name, profile, sets, experiments_dir, results_folder(results_dir))
     if out.is_terminal:   # the summary's comment lines wrapped between words, still comments (valid YAML)

@@ -2,12 +2,12 @@
 
 A paper needs the experiments whose spec says ``paper: PAPER`` and those its claims read (fyvl's claims read the
 fyvi experiments).  ``--dry-run`` prints the plan: per experiment the cells of the grid (the runner's own listing,
-:func:`fyexp.runner.pending_cells`, with ``--only``), how many are finished and how many are to run, and an
-estimate of the time, that of ``fyexp run``'s plan (:mod:`fyexp.plan`: the recorded ``wall_time_s`` of the
+:func:`fyexp.run.runner.pending_cells`, with ``--only``), how many are finished and how many are to run, and an
+estimate of the time, that of ``fyexp run``'s plan (:mod:`fyexp.run.plan`: the recorded ``wall_time_s`` of the
 experiment's finished cells at the profile, per method and data set, scaled by epochs; "unknown" where none is
 recorded, and "… for k of them, unknown for m" where only the cells on some data sets have one).  ``all`` lists each
 experiment once (fyvl's are fyvi's) and ends with a total.  A real run asks first when the total is long
-(:func:`fyexp.plan.long_plan_reason`), then runs each experiment once through ``fyexp run``'s own sequence
+(:func:`fyexp.run.plan.long_plan_reason`), then runs each experiment once through ``fyexp run``'s own sequence
 (:func:`fyexp.cli.commands.run.run_command`, with the same :class:`~fyexp.cli.commands.options.Options`), then ``fyexp
 report`` (:func:`fyexp.cli.commands.report.report_command`) and the claims.
 
@@ -24,12 +24,12 @@ from typing import Callable
 
 from rich.console import Console
 
-from fyexp.cell_filter import CellFilter
+from fyexp.run.cell_filter import CellFilter
 from fyexp.cli.commands.lines import say
 from fyexp.cli.commands.options import Options, results_folder
-from fyexp.errors import FyexpError, SpecError
-from fyexp.plan import extrapolated_text, long_plan_reason, plan_inputs, scaled_text
-from fyexp.words import counted, duration
+from fyexp.core.errors import FyexpError, SpecError
+from fyexp.run.plan import extrapolated_text, long_plan_reason, plan_inputs, scaled_text
+from fyexp.core.words import counted, duration
 
 NO_PROFILE, LEFT_OUT = "no profile", "left out"   # why an experiment has no cell in the plan
 
@@ -46,7 +46,7 @@ class PlanLine:
     unestimated: int = 0    # cells to run on data no recorded cell of the profile used: not in estimate_s
     extrapolated: str = ""  # fyexp run's "N of them at another K than any recorded cell", when some are
     scaled: str = ""        # fyexp run's "about … for N of them, scaled from the 'cpu' profile's cells …", if any
-    scaled_s: float | None = None  # that time (fyexp.plan_scaled.with_scaled)
+    scaled_s: float | None = None  # that time (fyexp.run.plan_scaled.with_scaled)
     scaled_cells: int = 0   # and how many cells it covers
 
     @property
@@ -78,7 +78,7 @@ def paper_ids() -> tuple[str, ...]:
 
 
 def paper_experiments(paper: str, experiments_dir: Path | None = None) -> list[str]:
-    from fyexp.specs import available_specs, load_spec
+    from fyexp.spec.specs import available_specs, load_spec
 
     from fyexp.claims.model import load_claims
 
@@ -99,9 +99,9 @@ def plan(paper: str, profile: str, results_dir: Path, experiments_dir: Path | No
          names: list[str] | None = None) -> list[PlanLine]:
     """One line per experiment of ``paper`` (or of ``names``): its cells, finished, to run, and the estimate."""
     from fyexp.experiments import get_experiment
-    from fyexp.plan import grid_cells, run_plan
-    from fyexp.plan_scaled import with_scaled
-    from fyexp.specs import load_spec, parse_sets, resolve
+    from fyexp.run.plan import grid_cells, run_plan
+    from fyexp.run.plan_scaled import with_scaled
+    from fyexp.spec.specs import load_spec, parse_sets, resolve
 
     lines = []
     for name in paper_experiments(paper, experiments_dir) if names is None else names:
@@ -148,7 +148,7 @@ def total_line(label: str, lines: list[PlanLine]) -> str:
              f"without one, scaled from other profiles (an extrapolation)") if scaled else ""
     if seconds is None:
         return f"  {label}: {counted(cells)}, {todo} to run, estimate unknown (no recorded times){apart}"
-    from fyexp.speed import machine_speed, speed_text
+    from fyexp.run.speed import machine_speed, speed_text
 
     return (f"  {label}: {counted(cells)}, {todo} to run, estimate {duration(seconds)}"
             + (" (+ cells without recorded times)" if unknown else "")
@@ -177,10 +177,11 @@ def plan_papers(papers: list[str], profile: str, results_dir: Path, experiments_
     """Per paper: its plan lines for experiments not planned for an earlier paper, and those it shares.
 
     Planning imports every runner (torch) and judges every finished cell's settings: seconds.  So the plan is kept
-    in the user cache (:mod:`fyexp.user_cache`, kind ``reproduce-plan``) under :func:`plan_inputs`, everything it is
+    in the user cache (:mod:`fyexp.store.user_cache`, kind ``reproduce-plan``) under :func:`plan_inputs`, everything it
+    is
     derived from; the same dry run again, with nothing of that changed, reads it and imports no runner.  Specs whose
     runner lives outside fyexp (a module of one's own) are planned afresh each time."""
-    from fyexp.user_cache import remembered
+    from fyexp.store.user_cache import remembered
 
     name = repr((tuple(papers), profile, str(Path(results_dir).resolve()),
                  str(Path(experiments_dir).resolve()) if experiments_dir else None,
@@ -210,7 +211,7 @@ def check_plan(paper: str, profile: str, only: CellFilter, lines: list[PlanLine]
                experiments_dir: Path | None = None) -> None:
     """Refuse (exit 2) a plan in which no experiment runs because of the options: a profile that none of the
     experiments defines, or an ``--only`` that selects no cell of any of them."""
-    from fyexp.specs import load_spec
+    from fyexp.spec.specs import load_spec
 
     if lines and all(x.excluded == NO_PROFILE for x in lines):
         known = sorted({p for x in lines for p in load_spec(x.experiment, experiments_dir).profile_names()})
@@ -225,9 +226,9 @@ def reproduce_papers(paper: str, options: Options, *, out: Console, err: Console
                      ask: Callable[[str], bool | None]) -> bool:
     """``fyexp reproduce``: the plan (``options.dry_run``), or every experiment of the paper (``all``: of the five,
     each once) through :func:`fyexp.cli.commands.run.run_command` (a failed cell does not stop the others), then the
-    report and the claims.  A long plan is confirmed once (:func:`fyexp.plan.confirm`, ``ask`` at a terminal), and
+    report and the claims.  A long plan is confirmed once (:func:`fyexp.run.plan.confirm`, ``ask`` at a terminal), and
     each run then starts without asking.  Returns whether every run succeeded."""
-    from fyexp.cell_filter import parse_only
+    from fyexp.run.cell_filter import parse_only
 
     results_dir = results_folder(options.results_dir, writable=not options.dry_run)
     experiments_dir, profile = options.experiments_dir, options.profile
@@ -246,8 +247,8 @@ def reproduce_papers(paper: str, options: Options, *, out: Console, err: Console
     from fyexp.claims.command import claims_command   # a real run only: a dry run stays light
     from fyexp.cli.commands.report import report_command
     from fyexp.cli.commands.run import run_command
-    from fyexp.plan import confirm
-    from fyexp.specs import available_specs
+    from fyexp.run.plan import confirm
+    from fyexp.spec.specs import available_specs
 
     _, todo, seconds, unknown = _total(every)
     what = f"fyexp reproduce {paper}"

@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from fyexp.data.sources import DATA_ROOT, supply
-from fyexp.errors import DataError, DataMissing, FyexpError
+from fyexp.core.errors import DataError, DataMissing, FyexpError
 
 FILE = Path("Caltech101Silhouettes") / "caltech101_silhouettes_28_split1.mat"
 GET_FILE = supply(f"{FILE.name} (Marlin's split, https://people.cs.umass.edu/~marlin/data.shtml)", FILE.parent)

@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from fyexp.data.sources import DATA_ROOT, supply
-from fyexp.errors import DataError, DataMissing, FyexpError
+from fyexp.core.errors import DataError, DataMissing, FyexpError
 
 HEIGHT, WIDTH = 28, 20
 FILE = Path("FreyFace") / "freyfaces.pkl"

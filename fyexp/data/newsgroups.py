@@ -36,7 +36,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from fyexp.data.sources import CONNECT_TIMEOUT_S, host, reachable, short, socket_timeout, supply
-from fyexp.errors import DataError, DataMissing
+from fyexp.core.errors import DataError, DataMissing
 
 ARCHIVE = "20news-bydate.tar.gz"
 SPLIT_FOLDERS = {"train": "20news-bydate-train", "test": "20news-bydate-test"}

@@ -7,7 +7,7 @@ Layout of a folder (the standard benchmark layout, ``data/README.md``): ``data.t
 Standardisation (PBP's and the VR authors' protocol): inputs and targets are centred and scaled with the
 *training* split's mean and standard deviation (``ddof=0``); a constant input column gets standard deviation 1,
 so it maps to 0 instead of NaN.  A missing or damaged file is one line naming the file, what is wrong and where to
-get the benchmark (:class:`~fyexp.errors.DataMissing` / :class:`~fyexp.errors.DataError`).
+get the benchmark (:class:`~fyexp.core.errors.DataMissing` / :class:`~fyexp.core.errors.DataError`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from fyexp.data.sources import DATA_ROOT, supply
-from fyexp.errors import DataError, DataMissing, FyexpError
+from fyexp.core.errors import DataError, DataMissing, FyexpError
 
 #: The paper's names → the folder names of the benchmark layout (several accepted spellings for Year).
 FOLDERS: dict[str, tuple[str, ...]] = {

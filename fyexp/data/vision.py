@@ -15,7 +15,7 @@ import torch
 
 from fyexp.data.names import VISION_DATASETS as DATASETS
 from fyexp.data.sources import CONNECT_TIMEOUT_S, host, reachable, short, socket_timeout, supply
-from fyexp.errors import DataError, DataMissing, FyexpError
+from fyexp.core.errors import DataError, DataMissing, FyexpError
 
 DEFAULT_DOWNLOAD_ROOT = Path.home() / ".cache" / "fyexp" / "data"
 

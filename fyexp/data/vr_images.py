@@ -28,7 +28,7 @@ import torch
 from fyexp.data.freyface import HEIGHT as FREY_H
 from fyexp.data.freyface import WIDTH as FREY_W
 from fyexp.data.names import VR_IMAGE_DATASETS as DATASETS
-from fyexp.errors import FyexpError
+from fyexp.core.errors import FyexpError
 
 #: data set → (height, width) of its images
 IMAGE_SHAPES = {"freyface": (FREY_H, FREY_W), "caltech": (28, 28), "mnist": (28, 28)}

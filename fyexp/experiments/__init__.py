@@ -1,8 +1,8 @@
 """The registry of experiments: a spec's ``runner`` names a module here that registers one Experiment.
 
 A spec is data, so its ``runner`` is looked up, never imported as it is written: it must be one of
-:data:`fyexp.specs.RUNNERS` (the modules of this package that register an experiment) or a module the user's
-environment names in ``$FYEXP_RUNNERS`` (:func:`fyexp.specs.check_runner`, which the spec loader calls too).
+:data:`fyexp.spec.specs.RUNNERS` (the modules of this package that register an experiment) or a module the user's
+environment names in ``$FYEXP_RUNNERS`` (:func:`fyexp.spec.specs.check_runner`, which the spec loader calls too).
 Anything else (``this.x``, a path, a module beside a downloaded ``experiments/`` folder) is refused before any
 import, with one line naming the spec file, the key and the known runners.
 
@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import importlib
 
-from fyexp.errors import FyexpError
+from fyexp.core.errors import FyexpError
 from fyexp.experiments.base import Experiment, RunContext
-from fyexp.specs import RUNNERS, check_runner, extra_runners, known_runners
+from fyexp.spec.specs import RUNNERS, check_runner, extra_runners, known_runners
 
 _REGISTRY: dict[str, type[Experiment]] = {}
 
@@ -76,7 +76,8 @@ def get_config_class(runner: str) -> type:
 
 def get_settings_scope(runner: str):
     """What decides a cell's settings, without importing the runner: ``Config`` and ``cell_config(config, cell)``
-    (:func:`fyexp.settings.scoped_config` reads them), from the runner's light ``<runner>_config`` module where there
+    (:func:`fyexp.spec.settings.scoped_config` reads them), from the runner's light ``<runner>_config`` module where
+    there
     is one (it defines both, and its experiment's ``cell_config`` is that function: tests/report/test_report_cache.py,
     tests/experiments/test_experiment_contract.py), else the runner's experiment (a runner without a config module)."""
     config_module = get_config_module(runner)

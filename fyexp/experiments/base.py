@@ -1,13 +1,13 @@
 """What every experiment provides to the framework.
 
 An experiment module in :mod:`fyexp.experiments` defines a ``Config`` dataclass (every hyperparameter of its
-spec, type-annotated, validated in ``__post_init__`` with :func:`fyexp.errors.require`) and an
+spec, type-annotated, validated in ``__post_init__`` with :func:`fyexp.core.errors.require`) and an
 :class:`Experiment` subclass registered with :func:`fyexp.experiments.register`.  The framework
 
-1. resolves the spec's profile into a ``Config`` (:mod:`fyexp.specs`),
+1. resolves the spec's profile into a ``Config`` (:mod:`fyexp.spec.specs`),
 2. asks :meth:`Experiment.cells` for the grid (method × parameters × seed),
 3. calls :meth:`Experiment.run_cell` for each cell not yet finished and stores its rows atomically
-   (:mod:`fyexp.results`).
+   (:mod:`fyexp.store.results`).
 
 ``fyexp report`` draws the figure functions the spec names in ``plots:`` (:mod:`fyexp.report.figures`) from
 the stored rows alone, without importing the runner.  A runner whose cells are a declared ``grid:`` and whose
@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Iterable, Mapping, NamedTuple
 
-from fyexp.plain import jsonable
-from fyexp.results import Cell
+from fyexp.store.plain import jsonable
+from fyexp.store.results import Cell
 
 
 class CellWork(NamedTuple):
@@ -58,7 +58,7 @@ class RunContext:
 
         import numpy as np
 
-        from fyexp.io import atomic_write_bytes
+        from fyexp.store.io import atomic_write_bytes
 
         buffer = io.BytesIO()
         np.savez_compressed(buffer, **arrays)
@@ -69,7 +69,7 @@ class RunContext:
 
     def save_text(self, name: str, text: str) -> Path:
         """Write ``text`` as ``<artifact_dir>/<name>`` atomically; returns the path."""
-        from fyexp.io import atomic_write_text
+        from fyexp.store.io import atomic_write_text
 
         path = Path(self.artifact_dir) / name
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -88,7 +88,7 @@ class RunContext:
     def subtask(self, description: str, total: float | None, unit: str = "steps") -> Callable[..., None]:
         """Nested progress of ``total`` ``unit`` (steps, EM iterations, fits); returns ``advance(n=1, **fields)``.
 
-        ``progress`` is a :class:`fyexp.progress.RunProgress`; without one this is a no-op.  The display is
+        ``progress`` is a :class:`fyexp.run.progress.RunProgress`; without one this is a no-op.  The display is
         guarded there, so nothing a cell reports can stop the cell.
         """
         if self.progress is None:
@@ -104,14 +104,15 @@ class Experiment:
     defines one.  The optional hooks, and who calls them:
 
     - ``grid_field`` / :meth:`cell_config`: the part of the config a cell's settings hash covers
-      (:func:`fyexp.settings.scoped_config`);
-    - :meth:`data_identity`: a cheap identity of the data, part of a cell's settings (:mod:`fyexp.settings`);
-    - :meth:`memory_estimate`: checked before a run starts (:func:`fyexp.domains.check_cell_memory`);
+      (:func:`fyexp.spec.settings.scoped_config`);
+    - :meth:`data_identity`: a cheap identity of the data, part of a cell's settings (:mod:`fyexp.spec.settings`);
+    - :meth:`memory_estimate`: checked before a run starts (:func:`fyexp.core.domains.check_cell_memory`);
     - :meth:`work`: a plan's estimate for cells no recorded cell of their profile can time, scaled from another
-      profile's cells (:mod:`fyexp.plan_scaled`);
-    - :meth:`prefit` / :attr:`trains_ensembles`: ``train.ensemble: true`` (:func:`fyexp.runner.prefit_ensembles`);
-    - :meth:`trial`, ``TRIAL_OBJECTIVE`` and ``PARAM_ALIASES``: ``fyexp tune`` (:func:`fyexp.tuning.tune_experiment`) and ``run --best``
-      (:func:`fyexp.tuning.with_best`).
+      profile's cells (:mod:`fyexp.run.plan_scaled`);
+    - :meth:`prefit` / :attr:`trains_ensembles`: ``train.ensemble: true`` (:func:`fyexp.run.runner.prefit_ensembles`);
+    - :meth:`trial`, ``TRIAL_OBJECTIVE`` and ``PARAM_ALIASES``: ``fyexp tune``
+      (:func:`fyexp.spec.tuning.tune_experiment`) and ``run --best``
+      (:func:`fyexp.spec.tuning.with_best`).
 
     tests/experiments/test_experiment_contract.py runs every registered runner through this protocol.
     """
@@ -124,7 +125,7 @@ class Experiment:
     """``--best``: older flat names in ``best_params.yaml`` (``learning_rate``) → config paths."""
     work_across_datasets: ClassVar[bool] = False
     """Whether :meth:`work` counts all that differs between data sets, so that a cell on a data set no recorded cell
-    used may be scaled from another data set's (:func:`fyexp.plan_scaled.scaled_cell_estimate`)."""
+    used may be scaled from another data set's (:func:`fyexp.run.plan_scaled.scaled_cell_estimate`)."""
     TRIAL_OBJECTIVE: ClassVar[str] = "the value of each trial"
     """What :meth:`trial` returns, as ``fyexp tune`` names the objective in its plan and trial lines."""
 
@@ -154,7 +155,7 @@ class Experiment:
         return None
 
     def work(self, stated: dict, params: dict) -> CellWork | None:
-        """What a cell of ``params`` whose scoped config (:func:`fyexp.settings.scoped_config`, as a run record
+        """What a cell of ``params`` whose scoped config (:func:`fyexp.spec.settings.scoped_config`, as a run record
         states it) is ``stated`` processes per training epoch and in its evaluation; ``None``: not declared (its
         time is never scaled from another profile's)."""
         return None
@@ -172,6 +173,6 @@ class Experiment:
     def trial(self, config: Any, ctx: RunContext, report: Callable[[int, float], None], work_dir: Path) -> float:
         """One trial of the tuning study: train at ``config`` in ``work_dir``, ``report(epoch, value)`` after each
         epoch, return the validation value (only experiments with a ``search`` space override it)."""
-        from fyexp.errors import FyexpError
+        from fyexp.core.errors import FyexpError
 
         raise FyexpError(f"experiment '{self.name}' has no tuning study (see `fyexp list`)")

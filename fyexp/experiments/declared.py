@@ -2,7 +2,7 @@
 
 The expansion is the runners' own, :func:`fyexp.experiments.grid.cells_of` (axes, ``include`` / ``exclude``,
 per-method axes, pinned seeds), without a runner to name the methods that the grid does not name: those cells have
-``method`` None.  The number of cells is the runner's, which tests/plan/test_list_show.py checks against every runner's
+``method`` None.  The number of cells is the runner's, which tests/run/test_list_show.py checks against every runner's
 own ``cells()`` at every profile of every spec.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from fyexp.experiments.grid import cells_of
-from fyexp.results import Cell
+from fyexp.store.results import Cell
 
 
 def declared_cells(config: Any, seeds: tuple[int, ...]) -> list[Cell]:

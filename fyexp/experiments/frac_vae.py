@@ -28,7 +28,7 @@ from fyexp.models.conv_vae import FrozenDecoderVAE
 from fyexp.models.latent_views import latent_views
 from fyexp.models.semi_implicit import build_conv_vae
 from fyexp.reference.rows import number_label
-from fyexp.results import Cell
+from fyexp.store.results import Cell
 from fyexp.train import Trainer, VariationalTask, seed_everything
 
 RECORDS = ("epoch_time_s", "epochs")      # of the run, not of the posterior: no suffix, no convention columns

@@ -17,8 +17,8 @@ import importlib
 from dataclasses import field
 from typing import Annotated, Callable, ClassVar, Literal, NamedTuple
 
-from fyexp.constraints import Interval, OneOf, PositiveFloat, PositiveInt, settings
-from fyexp.errors import ConfigValueError, require
+from fyexp.core.constraints import Interval, OneOf, PositiveFloat, PositiveInt, settings
+from fyexp.core.errors import ConfigValueError, require
 from fyexp.experiments.grid import axes, expand
 from fyexp.train import OptimizerConfig, TrainConfig
 
@@ -68,7 +68,8 @@ def _value_ok(method: str, value: float) -> bool:
 @axes
 class Grid:
     """Axes (Table 2's L_γ and L^h_γ rows by default) and ``include`` sub-grids of the other rows, each axis's
-    values declared (:mod:`fyexp.constraints`, for the axes and the ``include`` entries alike); γ or β by method."""
+    values declared (:mod:`fyexp.core.constraints`, for the axes and the ``include`` entries alike); γ or β by
+    method."""
 
     method: list[Annotated[str, OneOf(METHODS)]] = field(default_factory=lambda: ["L", "Lh"])
     dataset: list[Annotated[str, OneOf(SETTING)]] = field(default_factory=lambda: ["MNIST"])
@@ -141,7 +142,7 @@ def cell_config(config: Config, cell=None) -> dict:
     """The part of the settings a cell's numbers depend on: the config less its grid, whose values the cell carries
     in its params (so adding a value to the grid changes no other cell's settings; the pre-grid Config's listing of
     the grid left the stored records once, by ``scripts/migrate_frac_grid_settings.py``)."""
-    from fyexp.plain import jsonable_fields
+    from fyexp.store.plain import jsonable_fields
 
     data = jsonable_fields(config, without=("grid",))
     if cell is not None and cell.params.get("dataset") != "FashionMNIST":
@@ -162,7 +163,8 @@ def cell_work(stated: dict, params: dict) -> tuple[float, float] | None:
     """``(training images per stated epoch, evaluation units)`` of a cell whose scoped config (:func:`cell_config`, as
     its run record states it) is ``stated``: the first ``n_train`` training images, and the first ``n_test`` test
     images (all where unset) times ``eval_samples`` (the test bound's samples per image).  A Table 7 cell trains its
-    encoder for ``table7_epochs``, not the ``train.epochs`` its settings state (:func:`fyexp.settings.training_epochs`
+    encoder for ``table7_epochs``, not the ``train.epochs`` its settings state
+    (:func:`fyexp.spec.settings.training_epochs`
     reads those), so its images per stated epoch are scaled by ``table7_epochs / train.epochs`` (at ``paper``, 50 of
     500; its reference decoder is the Table 2 ELBO cell's, counted there).  ``None`` for a data set without known
     sizes (:data:`FULL_SIZES`)."""

@@ -39,7 +39,7 @@ from fyexp.experiments.grid import GridExperiment, PaperKeys, metric
 from fyexp.metrics.reconstruction import l1_errors
 from fyexp.models.fy_vae import build_fy_vae, decoded_prior_samples, mode_reconstructions
 from fyexp.objectives import ELBO
-from fyexp.results import DIVERGED_IN_EPOCH, Cell
+from fyexp.store.results import DIVERGED_IN_EPOCH, Cell
 from fyexp.train import EnsembleMember, Trainer, VariationalTask, seed_everything
 
 L1_METRICS = {"l1_reconstruction_error": "sample", "l1_reconstruction_error_mode": "mode",
@@ -65,7 +65,7 @@ class FYVAE(GridExperiment):
 
     def load_data(self, name: str, data_dir, n_train: int, n_valid: int, n_test: int | None):
         """The cell's images, :func:`fyexp.data.vision.image_splits`: the runner's one data source, replaced on an
-        instance to feed it other data (``fyexp.fingerprints``' synthetic strokes)."""
+        instance to feed it other data (``fyexp.run.fingerprints``' synthetic strokes)."""
         return image_splits(name, data_dir, n_train, n_valid, n_test)
 
     def method(self, config: Config, params: dict) -> str:
@@ -81,7 +81,7 @@ class FYVAE(GridExperiment):
 
     def prefit(self, config: Config, cells: list[Cell], ctxs: list) -> None:
         """With ``train.ensemble``: train ``cells`` — the seeds of one cell, grouped by
-        :func:`fyexp.runner.prefit_ensembles` — as one ensemble (:meth:`fyexp.train.Trainer.fit_ensemble`).  Each
+        :func:`fyexp.run.runner.prefit_ensembles` — as one ensemble (:meth:`fyexp.train.Trainer.fit_ensemble`).  Each
         member writes its solo run's checkpoint to its cell's work_dir, so :meth:`measure` then finds it finished
         and only evaluates, with the solo run's numbers (to float tolerance); a failed member is resumed, and fails,
         there.  Every latent ρ trains in the ensemble (the β-Gaussian's radius draw: once per member)."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import field
 from typing import Annotated, Literal
 
-from fyexp.constraints import NonNegativeFloat, OneOf, PositiveInt, settings
+from fyexp.core.constraints import NonNegativeFloat, OneOf, PositiveInt, settings
 from fyexp.data.names import VISION_DATASETS as DATASETS
 from fyexp.experiments.grid import axes
 from fyexp.train import OptimizerConfig, TrainConfig
@@ -47,9 +47,9 @@ class Config:
 
 
 def cell_config(config: Config, cell) -> dict:
-    """A cell's settings (:func:`fyexp.settings.scoped_config`): the whole config less the grid listing, whose
+    """A cell's settings (:func:`fyexp.spec.settings.scoped_config`): the whole config less the grid listing, whose
     values the cell carries in its params."""
-    from fyexp.settings import jsonable
+    from fyexp.spec.settings import jsonable
 
     data = jsonable(config)
     data.pop("grid", None)
@@ -58,7 +58,7 @@ def cell_config(config: Config, cell) -> dict:
 
 cell_work = None
 """Its cells declare no work (the experiment's :meth:`~fyexp.experiments.base.Experiment.work` is None), so the
-plan never scales their times from another profile's cells (:class:`fyexp.plan_scaled.LightWork`)."""
+plan never scales their times from another profile's cells (:class:`fyexp.run.plan_scaled.LightWork`)."""
 
 
 __all__ = ["cell_config", "cell_work", "LATENT_NAMES", "OBSERVATION_NAMES", "Config", "Grid"]

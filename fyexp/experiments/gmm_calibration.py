@@ -13,7 +13,7 @@ import numpy as np
 from fyexp.calibration import importance, intervals, strategies
 from fyexp.calibration.data import simulate
 from fyexp.calibration.study import run_study
-from fyexp.errors import CellFailed
+from fyexp.core.errors import CellFailed
 from fyexp.experiments import register
 from fyexp.experiments.gmm_calibration_config import (FIGURE2_SETTING, SETTINGS, GmmCalibrationConfig,
                                                       cell_config, paper_keys)
@@ -33,7 +33,7 @@ class GmmCalibration(GridExperiment):
     cell_config = staticmethod(cell_config)   # the settings scope, in the light config module
 
     def memory_estimate(self, config, cell) -> tuple[int, str]:
-        """The largest arrays of a cell (:func:`fyexp.domains.check_cell_memory`): float64 data, responsibilities
+        """The largest arrays of a cell (:func:`fyexp.core.domains.check_cell_memory`): float64 data, responsibilities
         and their work copies, ≈ 4 (K + 1) values per point of each of the n_replicas data sets of n points."""
         mixture = SETTINGS[cell.params["setting"]].mixture if "setting" in cell.params else FIGURE2_SETTING
         n, k = mixture.n, len(mixture.means)

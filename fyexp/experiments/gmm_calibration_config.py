@@ -8,8 +8,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Literal
 
 from fyexp.calibration.data import MixtureSetting
-from fyexp.constraints import Interval, NonNegativeFloat, NonNegativeInt, OneOf, PositiveFloat, PositiveInt, settings
-from fyexp.errors import require
+from fyexp.core.constraints import (
+    Interval, NonNegativeFloat, NonNegativeInt, OneOf, PositiveFloat, PositiveInt, settings,
+)
+from fyexp.core.errors import require
 from fyexp.experiments.grid import check_method_grid
 
 if TYPE_CHECKING:
@@ -119,10 +121,10 @@ Config = GmmCalibrationConfig   # the name fyexp.experiments.get_config_class re
 
 
 def cell_config(config, cell) -> dict:
-    """A cell's settings (:func:`fyexp.settings.scoped_config`): the config as written before the grid was
+    """A cell's settings (:func:`fyexp.spec.settings.scoped_config`): the config as written before the grid was
     declared — ``settings`` (of the study, else of importance sampling), ``importance``, ``figure2`` — so that
     committed cells keep their settings hashes."""
-    from fyexp.settings import jsonable
+    from fyexp.spec.settings import jsonable
 
     data = jsonable(config)
     grid = data.pop("grid")
@@ -132,4 +134,4 @@ def cell_config(config, cell) -> dict:
 
 cell_work = None
 """Its cells declare no work (the experiment's :meth:`~fyexp.experiments.base.Experiment.work` is None), so the
-plan never scales their times from another profile's cells (:class:`fyexp.plan_scaled.LightWork`)."""
+plan never scales their times from another profile's cells (:class:`fyexp.run.plan_scaled.LightWork`)."""

@@ -29,11 +29,11 @@ import numpy as np
 
 from fyexp.em import (GaussianMixtureEM, HardEStep, SparseEStep, StandardEStep, TruncatedEStep, authors_torch_init,
                       zeros_per_sample)
-from fyexp.errors import CellFailed
+from fyexp.core.errors import CellFailed
 from fyexp.experiments import register
 from fyexp.experiments.gmm_clustering_config import TABLE1_SPARSE_RHOS, GMMClusteringConfig, cell_config
 from fyexp.experiments.grid import GridExperiment, PaperKeys, metric
-from fyexp.results import Cell
+from fyexp.store.results import Cell
 
 #: method → its E-step (:mod:`fyexp.em`) at the cell's parameters; ``sklearn`` runs scikit-learn's own EM
 E_STEPS: dict[str, Callable] = {
@@ -73,7 +73,7 @@ class GMMClustering(GridExperiment):
     cell_config = staticmethod(cell_config)   # the settings scope, in the light config module
 
     def memory_estimate(self, config: GMMClusteringConfig, cell: Cell) -> tuple[int, str]:
-        """The largest arrays of a cell (:func:`fyexp.domains.check_cell_memory`, before the run): float64 data
+        """The largest arrays of a cell (:func:`fyexp.core.domains.check_cell_memory`, before the run): float64 data
         (n × d) and responsibilities (n × K) with their work copies, ≈ 4 (d + K) values per point of the
         n = n_samples + n_outliers points (``n_samples=10**12`` is refused at the plan, not a MemoryError later)."""
         n, d, k = config.n_samples + config.n_outliers, len(config.centers[0]), config.n_components

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import field
 from typing import Annotated, Literal
 
-from fyexp.constraints import Interval, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, settings
-from fyexp.errors import require
+from fyexp.core.constraints import Interval, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, settings
+from fyexp.core.errors import require
 from fyexp.experiments.grid import check_method_grid
 
 #: method → its axes and their domains (``sparse``: the entropic index ρ > 0; ``truncated``: C′ active components)
@@ -65,10 +65,10 @@ Config = GMMClusteringConfig   # the name fyexp.experiments.get_config_class rea
 
 
 def cell_config(config: GMMClusteringConfig, cell) -> dict:
-    """A cell's settings (:func:`fyexp.settings.scoped_config`): the config as written before the grid was
+    """A cell's settings (:func:`fyexp.spec.settings.scoped_config`): the config as written before the grid was
     declared — the grid as ``table_rhos`` (the sparse ρ of Table 1), ``sweep_rhos`` (every ρ),
     ``truncated_active`` and ``sklearn_reference`` — so that committed cells keep their settings hashes."""
-    from fyexp.settings import jsonable
+    from fyexp.spec.settings import jsonable
 
     data = jsonable(config)
     grid = data.pop("grid")
@@ -80,4 +80,4 @@ def cell_config(config: GMMClusteringConfig, cell) -> dict:
 
 cell_work = None
 """Its cells declare no work (the experiment's :meth:`~fyexp.experiments.base.Experiment.work` is None), so the
-plan never scales their times from another profile's cells (:class:`fyexp.plan_scaled.LightWork`)."""
+plan never scales their times from another profile's cells (:class:`fyexp.run.plan_scaled.LightWork`)."""

@@ -2,7 +2,7 @@
 
 **Cells.**  A grid is written in one of two shapes, both expanded by :func:`cells_of`:
 
-* *axes* (a runner's :func:`axes` class: each axis a list, declared with its domain in :mod:`fyexp.constraints`)::
+* *axes* (a runner's :func:`axes` class: each axis a list, declared with its domain in :mod:`fyexp.core.constraints`)::
 
       grid:
         dataset: [MNIST, FashionMNIST]
@@ -30,7 +30,7 @@ parameter (vr-vae's ``fold`` of the sets that have none); the other values are t
 with the run's **identity** (``identity``: parameter name → dotted config path, fixed for the whole run, e.g. the
 learning rate of a tuned run), so a cell's key names everything that makes its numbers differ.  No grid (a runner
 without one): one cell per seed; a grid given as an empty mapping has no cell, which a run refuses
-(:data:`EMPTY_GRID`, :func:`fyexp.plan.grid_cells`) wherever it was written, a spec file or ``--set``.
+(:data:`EMPTY_GRID`, :func:`fyexp.run.plan.grid_cells`) wherever it was written, a spec file or ``--set``.
 
 **Rows.**  The runner's :meth:`GridExperiment.measure` returns :class:`Metric` values only; the framework turns
 them into rows (:meth:`GridExperiment.rows`), attaching on every row the ``columns`` it declares (row column →
@@ -54,10 +54,10 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
-from fyexp.constraints import problem, settings
-from fyexp.errors import ConfigValueError, FyexpError, require
+from fyexp.core.constraints import problem, settings
+from fyexp.core.errors import ConfigValueError, FyexpError, require
 from fyexp.experiments.base import Experiment, RunContext
-from fyexp.results import Cell
+from fyexp.store.results import Cell
 
 __all__ = ["EMPTY_GRID", "GridExperiment", "Metric", "PaperKeys", "axes", "cells_of", "check_axes",
            "check_method_grid", "expand", "metric"]
@@ -66,16 +66,16 @@ RAGGED = ("include", "exclude")   # keys of an axes grid that are not axes
 # points one grid may expand to: beyond it a grid is refused before any point is built (10⁹ cells written as three
 # axes of 1,000 values would fill the memory while being listed); a run of more than domains.MAX_CELLS asks --yes
 MAX_GRID_POINTS = 1_000_000
-EMPTY_GRID = "a grid of at least one cell"   # a grid with no cell is refused (fyexp.plan.grid_cells)
+EMPTY_GRID = "a grid of at least one cell"   # a grid with no cell is refused (fyexp.run.plan.grid_cells)
 
 
 # ---- declaring a grid ----------------------------------------------------------------------------------------------
 def axes(cls: type) -> type:
-    """Class decorator: a :func:`fyexp.constraints.settings` class whose fields are a grid's axes (each a list, its
+    """Class decorator: a :func:`fyexp.core.constraints.settings` class whose fields are a grid's axes (each a list, its
     items' type and domain declared in its type) and optionally ``include`` / ``exclude``; construction checks the
     fields' domains, then :func:`check_axes`, then each ``include`` entry's values against the same declarations
     (:func:`_typed_entries`), then the class's own ``__post_init__`` (checks across axes).  A spec that gives it as
-    an empty mapping is refused (:data:`EMPTY_GRID`, :func:`fyexp.specs.build_config`) rather than read as the
+    an empty mapping is refused (:data:`EMPTY_GRID`, :func:`fyexp.spec.specs.build_config`) rather than read as the
     default grid."""
     own = cls.__dict__.get("__post_init__")
 
@@ -87,7 +87,7 @@ def axes(cls: type) -> type:
             own(self)
 
     cls.__post_init__ = __post_init__
-    cls.__empty__ = EMPTY_GRID   # what fyexp.specs.build_config expects instead of an empty mapping
+    cls.__empty__ = EMPTY_GRID   # what fyexp.spec.specs.build_config expects instead of an empty mapping
     return settings(cls)
 
 
@@ -168,9 +168,10 @@ def _plural(hint: Any) -> str:
 
 def _axis_values(where: str, values: Any, hint: Any, got: Any = None) -> list:
     """An axis's values (of a method, or of an ``include`` entry) checked against its declared item type and domain
-    (:mod:`fyexp.constraints`): a non-empty list of distinct values, ints read as floats on a ``float`` axis (so that cell keys and settings do not
+    (:mod:`fyexp.core.constraints`): a non-empty list of distinct values, ints read as floats on a ``float`` axis (so
+    that cell keys and settings do not
     depend on how a number was written); ``got``: the value as written, in an error (default: ``values``)."""
-    from fyexp.specs import conforms
+    from fyexp.spec.specs import conforms
 
     got = values if got is None else got
     require(isinstance(values, list) and len(values) > 0, where, "a non-empty list of distinct values", got)
@@ -186,7 +187,7 @@ def _axis_values(where: str, values: Any, hint: Any, got: Any = None) -> list:
 
 def check_method_grid(grid: Mapping[str, Any], declared: Mapping[str, Mapping[str, Any]]) -> dict[str, dict]:
     """A per-method grid (method → its axes, or ``None`` / ``False`` to leave it out) checked against ``declared``
-    (method → axis → its type, with its domain as :mod:`fyexp.constraints` declares a setting's: ``PositiveFloat``,
+    (method → axis → its type, with its domain as :mod:`fyexp.core.constraints` declares a setting's: ``PositiveFloat``,
     ``Annotated[str, OneOf(...)]``): the methods not left out, each with exactly its declared axes.  Errors name
     ``grid``, ``grid.<method>`` or ``grid.<method>.<axis>``; an empty mapping is :data:`EMPTY_GRID`."""
     require(len(grid) > 0, "grid", EMPTY_GRID, grid)
@@ -225,7 +226,7 @@ def _product_size(values: Mapping[str, Any]) -> int:
 def check_grid_points(names: Mapping[str, list], include: Sequence[Mapping], seeds: int = 1) -> None:
     """Refuse (one line, exit 2) a grid whose points, counted from its axes' lengths before any is built (the
     product of the axes plus each ``include`` entry's product, times ``seeds``), exceed :data:`MAX_GRID_POINTS`."""
-    from fyexp.errors import FyexpError
+    from fyexp.core.errors import FyexpError
 
     count = ((_product_size(names) if names else 0) + sum(_product_size(e) for e in include)) * max(seeds, 1)
     if count > MAX_GRID_POINTS:
@@ -373,7 +374,7 @@ class GridExperiment(Experiment):
     # -- what the framework does with them -----------------------------------------------------------------
     def run_identity(self, config: Any) -> dict:
         """The parameters that name every cell of this run (``identity`` read from the config)."""
-        from fyexp.specs import get_path
+        from fyexp.spec.specs import get_path
 
         return {name: get_path(config, path) for name, path in self.identity.items()}
 

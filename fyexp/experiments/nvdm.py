@@ -31,13 +31,13 @@ import numpy as np
 import torch
 
 from fyexp.data.newsgroups import load_count_tensors as load_corpus
-from fyexp.errors import CellFailed
+from fyexp.core.errors import CellFailed
 from fyexp.experiments import RunContext, register
 from fyexp.experiments.grid import GridExperiment, Metric, PaperKeys, metric
 from fyexp.experiments.base import CellWork
 from fyexp.experiments.nvdm_config import IDENTITY, NVDMConfig, cell_config, cell_work
 from fyexp.models.nvdm import perplexity, reconstruction_error, topic_word_weights
-from fyexp.results import Cell
+from fyexp.store.results import Cell
 from fyexp.train.nvdm import train_nvdm
 
 ROW = {"multinomial": "NVDM", "entmax": "FY VAE"}
@@ -60,7 +60,7 @@ class NVDMExperiment(GridExperiment):
 
     def load_data(self, data_dir: Path | None, cache_dir: str | None):
         """(train, valid, test, vocabulary) of 20 Newsgroups, :func:`fyexp.data.newsgroups.load_count_tensors`: the
-        runner's one data source, replaced on an instance to feed it other data (``fyexp.fingerprints``' corpus)."""
+        runner's one data source, replaced on an instance to feed it other data (``fyexp.run.fingerprints``' corpus)."""
         return load_corpus(data_dir, cache_dir)
 
     def method(self, config: NVDMConfig, params: dict) -> str:
@@ -113,7 +113,7 @@ class NVDMExperiment(GridExperiment):
         return [metric("topic_coherence", v, k=n, label=f"coherence of the top {n} words") for n, v in scores.items()]
 
     def trial(self, config: NVDMConfig, ctx: RunContext, report: Callable[[int, float], None], work_dir: Path) -> float:
-        """One tuning trial (:func:`fyexp.tuning.tune_experiment`): the validation RE after the last epoch."""
+        """One tuning trial (:func:`fyexp.spec.tuning.tune_experiment`): the validation RE after the last epoch."""
         if self._corpus is None:  # read once per tuning worker
             self._corpus = self.load_data(ctx.data_dir, config.cache_dir)
         train, valid, _, _ = self._corpus

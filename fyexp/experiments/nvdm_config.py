@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import field
 from typing import Annotated, ClassVar, Literal
 
-from fyexp.constraints import Interval, NonNegativeFloat, PositiveInt, settings
+from fyexp.core.constraints import Interval, NonNegativeFloat, PositiveInt, settings
 from fyexp.train import OptimizerConfig, TrainConfig
 
 # the parameters that name a cell (its identity), as paths into the config; the names are those of the first runs
@@ -20,7 +20,7 @@ IDENTITY = {"rho_prime": "rho_prime", "learning_rate": "train.optimizer.lr", "ba
 class NVDMConfig:
     """Hyperparameters of one NVDM / FY-NVDM run and of its tuning study (FYVI Appendix D)."""
 
-    # the flat names of the first studies' best_params.yaml → config paths (fyexp.tuning.with_best: ``run --best``
+    # the flat names of the first studies' best_params.yaml → config paths (fyexp.spec.tuning.with_best: ``run --best``
     # and the freshness of its rows)
     PARAM_ALIASES: ClassVar[dict[str, str]] = IDENTITY
     observation: Literal["multinomial", "entmax"] = "multinomial"
@@ -42,7 +42,7 @@ class NVDMConfig:
     grace_period: int = 120
 
     def __post_init__(self):
-        from fyexp.tuning import check_search
+        from fyexp.spec.tuning import check_search
 
         check_search(self.search, type(self), tuple(IDENTITY.values()))
 
@@ -56,9 +56,9 @@ Config = NVDMConfig   # the name fyexp.experiments.get_config_class reads
 
 
 def cell_config(config: NVDMConfig, cell) -> dict:
-    """A cell's settings (:func:`fyexp.settings.scoped_config`): the whole config less the grid listing, whose
+    """A cell's settings (:func:`fyexp.spec.settings.scoped_config`): the whole config less the grid listing, whose
     values the cell carries in its params."""
-    from fyexp.settings import jsonable
+    from fyexp.spec.settings import jsonable
 
     data = jsonable(config)
     data.pop("grid", None)
@@ -76,7 +76,7 @@ def cell_work(stated: dict, params: dict) -> tuple[float, float]:
     ``alternating_epochs`` passes of the encoder and as many of the decoder over the training documents (its
     recorded ``epoch_time_s`` is of the same 2 × ``alternating_epochs`` passes); the evaluation reads each test
     document once for its reconstruction error and, for NVDM (multinomial), ``perplexity_samples`` times more.
-    Only ratios between cells of one method are used (:func:`fyexp.plan_scaled.scaled_time`)."""
+    Only ratios between cells of one method are used (:func:`fyexp.run.plan_scaled.scaled_time`)."""
     alternating = int(stated.get("alternating_epochs") or 1)
     samples = int(stated.get("perplexity_samples") or 0) if stated.get("observation") == "multinomial" else 0
     return float(TRAIN_DOCUMENTS * 2 * alternating), float(TEST_DOCUMENTS * (1 + samples))

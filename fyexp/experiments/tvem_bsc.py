@@ -27,11 +27,11 @@ from threadpoolctl import threadpool_limits
 from fyexp.data.bars import FIGURE1_PATTERNS, figure1_data_point, figure1_patterns, make_bars, match_fields
 from fyexp.em.bsc import all_states, init_params, log_joint
 from fyexp.em.tvem import TVEM, StateSearch, keep_top, log_likelihood, truncated_posterior
-from fyexp.errors import CellFailed
+from fyexp.core.errors import CellFailed
 from fyexp.experiments import register
 from fyexp.experiments.grid import GridExperiment, Metric, metric
 from fyexp.experiments.tvem_bsc_config import TVEMBSCConfig, cell_config
-from fyexp.results import Cell
+from fyexp.store.results import Cell
 
 #: a bars cell's random streams, declared once: numpy generators seeded with (cell seed, stream); the data set is
 #: drawn from the cell seed alone (:func:`fyexp.data.bars.make_bars`)

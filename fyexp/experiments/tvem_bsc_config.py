@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import asdict, field
 from typing import Annotated
 
-from fyexp.constraints import Interval, NonNegativeInt, OneOf, PositiveFloat, PositiveInt, settings
+from fyexp.core.constraints import Interval, NonNegativeInt, OneOf, PositiveFloat, PositiveInt, settings
 from fyexp.data.bars import FIGURE1_PATTERNS, BarsSpec
-from fyexp.errors import require
+from fyexp.core.errors import require
 from fyexp.experiments.grid import check_method_grid
 
 MAX_EXACT_LATENTS = 16
@@ -72,4 +72,4 @@ def cell_config(config: TVEMBSCConfig, cell) -> dict:
 
 cell_work = None
 """Its cells declare no work (the experiment's :meth:`~fyexp.experiments.base.Experiment.work` is None), so the
-plan never scales their times from another profile's cells (:class:`fyexp.plan_scaled.LightWork`)."""
+plan never scales their times from another profile's cells (:class:`fyexp.run.plan_scaled.LightWork`)."""

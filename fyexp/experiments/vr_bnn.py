@@ -16,7 +16,7 @@ Metrics per (method, split), in original units (docs/protocols.md, VR BNNs): ``t
 N(y_n; F_k(x_n) s_y + μ_y, σ² s_y²) and ``test_rmse`` of the predictive mean; the report averages them over the
 splits (mean ± standard error, the paper's convention).  ``n_splits`` takes a data set's first splits, all of them
 where it has fewer (a profile's 5 splits are Year's one).  A data set missing from the data root (Year here) is a
-skipped cell (:class:`~fyexp.errors.CellSkipped`, "data missing (... where to get it)"): no file, no failure.
+skipped cell (:class:`~fyexp.core.errors.CellSkipped`, "data missing (... where to get it)"): no file, no failure.
 """
 
 from __future__ import annotations
@@ -26,13 +26,13 @@ import math
 import time
 
 from fyexp.data.uci import PAPER_NAMES, load_split, load_uci
-from fyexp.errors import CellFailed, CellSkipped, DataMissing
+from fyexp.core.errors import CellFailed, CellSkipped, DataMissing
 from fyexp.experiments import register
 from fyexp.experiments.grid import GridExperiment, PaperKeys, metric
 from fyexp.experiments.base import CellWork
 from fyexp.experiments.vr_bnn_config import METHOD_CODES, METHODS, WORK_ACROSS_DATASETS, Config, cell_config, \
     cell_work
-from fyexp.results import Cell
+from fyexp.store.results import Cell
 from fyexp.train.batched_bnn import BNNOptions, fit_group, group_by_size, threads
 
 

@@ -8,7 +8,7 @@ import math
 from dataclasses import field
 from typing import Annotated
 
-from fyexp.constraints import DISTINCT, OneOf, PositiveFloat, PositiveInt, settings
+from fyexp.core.constraints import DISTINCT, OneOf, PositiveFloat, PositiveInt, settings
 from fyexp.experiments.grid import axes
 from fyexp.train import OptimizerConfig, TrainConfig
 
@@ -62,7 +62,7 @@ class Config:
 def cell_config(config: Config, cell) -> dict:
     """The whole config as JSON, the grid's data sets listed as ``datasets`` (the JSON of the Config before the
     grid was declared, so committed cells keep their settings hash)."""
-    from fyexp.settings import jsonable
+    from fyexp.spec.settings import jsonable
 
     data = jsonable(config)
     data["datasets"] = data.pop("grid")["dataset"]
@@ -82,7 +82,7 @@ UCI_SIZES: dict[str, tuple[int, int, int, int]] = {
 WORK_ACROSS_DATASETS = True
 """:func:`cell_work` counts all that differs between data sets (rows, features, width, samples, splits), so a cell
 whose data set no recorded cell used is scaled from the recorded cells nearest in work on another
-(:func:`fyexp.plan_scaled.scaled_cell_estimate`)."""
+(:func:`fyexp.run.plan_scaled.scaled_cell_estimate`)."""
 
 
 def cell_work(stated: dict, params: dict) -> tuple[float, float] | None:
@@ -92,7 +92,8 @@ def cell_work(stated: dict, params: dict) -> tuple[float, float] | None:
     network of D·H + 2H + 1 weights (D features, H hidden units, one output); the evaluation does the same for each
     test row with ``test_samples`` (else K) draws.  So one epoch is N_train · K · models · (D·H + 2H + 1) and the
     evaluation N_test · K_test · models · (D·H + 2H + 1), their units the multiply-adds of one weight.  The epochs
-    the runner trains a data set for (:meth:`Config.for_dataset`) are read by :func:`fyexp.settings.training_epochs`
+    the runner trains a data set for (:meth:`Config.for_dataset`) are read by
+    :func:`fyexp.spec.settings.training_epochs`
     from the same settings.  ``None`` for a data set not in :data:`UCI_SIZES`."""
     name = params.get("dataset")
     if name not in UCI_SIZES:

@@ -21,7 +21,7 @@ from fyexp.experiments import register
 from fyexp.experiments.grid import GridExperiment, metric
 from fyexp.experiments.vr_renyi_gaussians_config import Config, cell_config
 from fyexp.objectives import vr_bound
-from fyexp.results import Cell
+from fyexp.store.results import Cell
 
 
 def exact_neg_renyi(alpha: float, mu_q, mu_p) -> float:

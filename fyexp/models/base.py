@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from torch import Tensor, nn
 
-from fyexp.latent import LatentTerms
+from fyexp.models.latent import LatentTerms
 
 
 class LatentVariableModel(nn.Module):

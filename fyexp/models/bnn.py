@@ -30,7 +30,7 @@ import torch
 from torch import Tensor, nn
 
 from fyexp.models.base import LatentVariableModel
-from fyexp.latent import LatentTerms
+from fyexp.models.latent import LatentTerms
 
 LOG_2PI = math.log(2 * math.pi)
 

@@ -30,10 +30,10 @@ import torch
 from torch import Tensor, nn
 
 from fyexp.distributions.continuous_bernoulli import clamp_logits, log_prob_logits
-from fyexp.errors import require
+from fyexp.core.errors import require
 from fyexp.models.base import LatentVariableModel
-from fyexp.latent import HierarchicalTerms
-from fyexp.latent import LatentTerms
+from fyexp.models.latent import HierarchicalTerms
+from fyexp.models.latent import LatentTerms
 
 SIDE = 28
 PIXELS = SIDE * SIDE

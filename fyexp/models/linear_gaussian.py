@@ -14,7 +14,7 @@ import math
 import torch
 from torch import Tensor, nn
 
-from fyexp.latent import LatentTerms
+from fyexp.models.latent import LatentTerms
 
 
 class LinearGaussian(nn.Module):

@@ -15,7 +15,7 @@ from torch import Tensor
 
 from fyexp.models.heads import GaussianPosterior, standard_normal_log_prob
 from fyexp.models.vae import VAE
-from fyexp.latent import LatentTerms
+from fyexp.models.latent import LatentTerms
 
 
 def vae_noise(vae: VAE, x: Tensor, n_samples: int) -> list[Tensor]:

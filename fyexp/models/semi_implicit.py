@@ -17,13 +17,13 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from fyexp.errors import require
+from fyexp.core.errors import require
 from fyexp.models.base import LatentVariableModel
 from fyexp.models.conv_vae import (DECODE_ROWS, PARAMETERIZATIONS, PIXELS, ContinuousBernoulliHead, ConvDecoder,
                                    ConvTrunk, ConvVAE, DecoderSplit, Parameterization, bounded_log_likelihood,
                                    gaussian_log_q, posterior_std, standard_normal_log_prob)
-from fyexp.latent import HierarchicalTerms
-from fyexp.latent import LatentTerms
+from fyexp.models.latent import HierarchicalTerms
+from fyexp.models.latent import LatentTerms
 
 
 class ImplicitMixer(nn.Module):

@@ -16,12 +16,12 @@ from typing import Literal
 import torch
 from torch import Tensor, nn
 
-from fyexp.errors import require
+from fyexp.core.errors import require
 from fyexp.models.base import LatentVariableModel
 from fyexp.models.heads import (OBSERVATIONS, BetaGaussianPosterior, GaussianPosterior, Observation,
                                 standard_normal_log_prob)
 from fyexp.models.mlp import ACTIVATIONS, Decoder, GaussianEncoder
-from fyexp.latent import LatentTerms
+from fyexp.models.latent import LatentTerms
 
 
 @dataclass

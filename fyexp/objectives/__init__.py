@@ -1,6 +1,6 @@
 """Variational objectives: K posterior samples → log-weights → a bound (to maximise), one function per bound.
 
-The interface (:mod:`~fyexp.latent`): a model implements ``terms(x, K)`` → :class:`LatentTerms`
+The interface (:mod:`~fyexp.models.latent`): a model implements ``terms(x, K)`` → :class:`LatentTerms`
 (log p(x|z_k), log p(z_k), log q(z_k|x) of shape (K, B), and where it exists an analytic divergence (B,)), and
 hence ``log_weights(x, K)`` = log p(x, z_k) − log q(z_k|x), shape (K, B).
 
@@ -29,7 +29,7 @@ from fyexp.objectives.bounds import (elbo_analytic, elbo_mc, fractional_bound, f
                                      log_mean_exp, minibatch_log_weights, vr_bound, vr_max_bound)
 from fyexp.objectives.loglik import mc_log_likelihood
 from fyexp.objectives.objective import ELBO, IWAE, OBJECTIVES, VR, Fractional, Objective, VRMax, make_objective
-from fyexp.latent import LatentModel, LatentTerms
+from fyexp.models.latent import LatentModel, LatentTerms
 
 __all__ = ["LatentTerms", "LatentModel", "log_mean_exp", "elbo_mc", "elbo_analytic", "fy_elbo", "vr_bound",
            "iwae_bound", "vr_max_bound", "minibatch_log_weights", "fractional_bound", "fractional_log_z",

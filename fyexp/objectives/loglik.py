@@ -14,7 +14,7 @@ import math
 import torch
 from torch import Tensor
 
-from fyexp.latent import LatentModel
+from fyexp.models.latent import LatentModel
 
 
 @torch.no_grad()

@@ -1,7 +1,7 @@
 """Objectives: a model and a batch → the bound per data point (to maximise) and named parts to log.
 
 Each objective is a small frozen dataclass with ``n_samples`` (K) and a ``bound(terms)`` method that applies one
-function of :mod:`fyexp.objectives.bounds` to :class:`~fyexp.latent.LatentTerms`; calling it on
+function of :mod:`fyexp.objectives.bounds` to :class:`~fyexp.models.latent.LatentTerms`; calling it on
 ``(model, x)`` draws the K samples.  :func:`make_objective` builds one from spec values
 (``objective: {name: vr, alpha: 0.5, n_samples: 5}``).  The training loss of
 :class:`fyexp.train.VariationalTask` is ``−bound.mean()`` over the batch.
@@ -16,9 +16,9 @@ from typing import Any, ClassVar
 
 from torch import Tensor
 
-from fyexp.errors import ConfigValueError
+from fyexp.core.errors import ConfigValueError
 from fyexp.objectives import bounds
-from fyexp.latent import LatentModel, LatentTerms
+from fyexp.models.latent import LatentModel, LatentTerms
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """The VR bound with its own α for each column of a batch: independent models trained as one computation.
 
-When the "batch" axis of :class:`~fyexp.latent.LatentTerms` indexes independent models (the splits ×
+When the "batch" axis of :class:`~fyexp.models.latent.LatentTerms` indexes independent models (the splits ×
 methods of :class:`fyexp.models.bnn.BatchedBNN`), column m gets the bound of its own method,
 
     L̂_{α_m, K} = 1/(1−α_m) · log (1/K) Σ_k w_{k,m}^{1−α_m}        (Li & Turner eq. 18, :func:`vr_bound`),
@@ -18,10 +18,10 @@ from typing import ClassVar
 import torch
 from torch import Tensor
 
-from fyexp.errors import ConfigValueError
+from fyexp.core.errors import ConfigValueError
 from fyexp.objectives import bounds
 from fyexp.objectives.objective import Objective
-from fyexp.latent import LatentTerms
+from fyexp.models.latent import LatentTerms
 
 
 @dataclass(frozen=True)

@@ -26,8 +26,8 @@ from typing import ClassVar, Literal
 
 from torch import Tensor
 
-from fyexp.errors import ConfigValueError
-from fyexp.latent import HierarchicalTerms
+from fyexp.core.errors import ConfigValueError
+from fyexp.models.latent import HierarchicalTerms
 from fyexp.objectives import bounds
 from fyexp.objectives.objective import Objective
 

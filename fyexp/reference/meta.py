@@ -7,7 +7,7 @@ import functools
 from dataclasses import dataclass
 from importlib import resources
 
-from fyexp.plain import safe_yaml
+from fyexp.store.plain import safe_yaml
 
 
 @functools.lru_cache(maxsize=1)

@@ -26,13 +26,13 @@ from fyexp.report.cache import Manifest, cached, table_key, write_text_if_change
 from fyexp.report.coverage import coverage, declared_tables, parse_table_ref
 from fyexp.report.figures import FigureContext, draw_figures
 from fyexp.report.index import index_markdown
-from fyexp.provenance.freshness import code_column
-from fyexp.spec_freshness import row_freshness
+from fyexp.store.provenance.freshness import code_column
+from fyexp.run.spec_freshness import row_freshness
 from fyexp.report.runs import RunFacts, planned_seeds, run_facts
 from fyexp.report.tables import SUMMARY_COLUMNS, compare, summarize, table_stem, write_table
 from fyexp.report.tolerance import EXACT
-from fyexp.results import ResultStore, atomic_write_text
-from fyexp.specs import ExperimentSpec, available_specs, load_spec
+from fyexp.store.results import ResultStore, atomic_write_text
+from fyexp.spec.specs import ExperimentSpec, available_specs, load_spec
 
 __all__ = ["build_report", "report_experiment", "parse_table_ref", "ExperimentReport"]
 
@@ -59,12 +59,12 @@ class _Loaded:
 
 def _load(spec: ExperimentSpec, results_dir: Path, superseded: bool = False, *, write: bool = False) -> _Loaded:
     """An experiment's current rows (with ``superseded``, also those of cells since rerun at other settings, as
-    profiles of their own: :func:`fyexp.results.superseded_rows`).  Reads only; with ``write`` (the report, which
+    profiles of their own: :func:`fyexp.store.results.superseded_rows`).  Reads only; with ``write`` (the report, which
     means to write) ``results.csv`` is rebuilt from the cell files as well (:meth:`ResultStore.consolidate`)."""
     store = ResultStore(results_dir, spec.name)
     frame = store.consolidate() if write else store.load()
     if superseded:
-        from fyexp.results import superseded_rows
+        from fyexp.store.results import superseded_rows
 
         old = superseded_rows(ResultStore(results_dir, spec.name))
         frame = frame if old.empty else pd.concat([frame, old], ignore_index=True)

@@ -29,7 +29,7 @@ from typing import Any, Iterator
 
 import pandas as pd
 
-from fyexp.provenance.source import imports_of
+from fyexp.store.provenance.source import imports_of
 
 MANIFEST = "report-manifest.json"
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]   # the folder holding the fyexp package
@@ -59,7 +59,7 @@ def _module_file(name: str) -> Path | None:
 @functools.lru_cache(maxsize=None)
 def code_files(module: str) -> tuple[Path, ...]:
     """The files of ``module`` and of every ``fyexp`` module it imports, directly or through them (the report's own
-    modules included: :func:`fyexp.provenance.source.imports_of`), with the data files (not ``.py``) of each of
+    modules included: :func:`fyexp.store.provenance.source.imports_of`), with the data files (not ``.py``) of each of
     their folders; sorted."""
     seen: dict[str, Path] = {}
     todo = [module]
@@ -149,7 +149,7 @@ def written(path: Path) -> Path:
 
 def write_text_if_changed(path: Path, text: str) -> Path:
     """Write ``text`` to ``path`` atomically unless the file already holds exactly it (its time is then kept)."""
-    from fyexp.io import atomic_write_text
+    from fyexp.store.io import atomic_write_text
 
     path = Path(path)
     data = text.encode("utf-8")
@@ -172,7 +172,7 @@ class Manifest:
         self.seen: set[str] = set()
 
     def _read(self) -> dict[str, dict]:
-        from fyexp.damaged import read_json, warn_damaged
+        from fyexp.store.damaged import read_json, warn_damaged
 
         if not self.path.is_file():
             return {}

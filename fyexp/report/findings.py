@@ -109,7 +109,7 @@ def judged_claims(results_dir: Path, experiments_dir: Path | None = None):
     """Every claim's verdicts and the findings, as ``fyexp claims`` gives them: from the rows of this command's report
     of ``results_dir`` where it kept them (:func:`keep_evidence`; left for :func:`update_findings`, so that no claim
     is judged twice), else judged (:func:`fyexp.claims.command.verdicts_for`).  Raises
-    :class:`~fyexp.errors.FyexpError` where the claims name experiments without a spec here."""
+    :class:`~fyexp.core.errors.FyexpError` where the claims name experiments without a spec here."""
     evidence = _KEPT.get((Path(results_dir).resolve(), experiments_dir))
     if evidence is None:
         from fyexp.claims.command import verdicts_for
@@ -126,7 +126,7 @@ def update_findings(readme: Path, results_dir: Path, experiments_dir: Path | Non
     """Rewrite ``readme``'s findings block from the rows under ``results_dir``; False where it has no block.  The
     verdicts are those ``fyexp claims`` gives (:func:`fyexp.claims.command.verdicts_for`); after a report of the
     same folder in this process, judged from the rows it loaded (:func:`keep_evidence`) rather than again."""
-    from fyexp.io import atomic_write_text
+    from fyexp.store.io import atomic_write_text
     from fyexp.reference.rows import papers
 
     evidence = _KEPT.pop((Path(results_dir).resolve(), experiments_dir), None)

@@ -15,9 +15,11 @@ from urllib.parse import quote
 
 import pandas as pd
 
-from fyexp.provenance.freshness import BEHAVIOUR_UNCHANGED, UNKNOWN, UNKNOWN_PROVENANCE, code_column, settings_column
-from fyexp.spec_freshness import row_freshness
-from fyexp.specs import ExperimentSpec
+from fyexp.store.provenance.freshness import (
+    BEHAVIOUR_UNCHANGED, UNKNOWN, UNKNOWN_PROVENANCE, code_column, settings_column,
+)
+from fyexp.run.spec_freshness import row_freshness
+from fyexp.spec.specs import ExperimentSpec
 
 
 @dataclass(frozen=True)
@@ -80,8 +82,9 @@ def profile_runs(spec: ExperimentSpec, frame: pd.DataFrame, folder: Path | None 
                  judged: pd.Series | None = None) -> dict[str, ProfileRun]:
     """Per profile present in ``frame``: cells and seeds finished or failed, dirty and stale rows, commits.
 
-    A row's freshness is judged by one rule (:func:`fyexp.spec_freshness.row_freshness`,
-    :func:`fyexp.provenance.freshness.judge`): stale by the code its cell executed (unknown where the cell recorded
+    A row's freshness is judged by one rule (:func:`fyexp.run.spec_freshness.row_freshness`,
+    :func:`fyexp.store.provenance.freshness.judge`): stale by the code its cell executed (unknown where the cell
+    recorded
     none); at old settings by its settings record against the spec now.
     ``judged``: that rule's verdict per row of ``frame``, both axes, where the caller has it (else judged here)."""
     out = {}
@@ -115,7 +118,7 @@ def profile_runs(spec: ExperimentSpec, frame: pd.DataFrame, folder: Path | None 
 
 def _stale_because(spec: ExperimentSpec, frame: pd.DataFrame, folder: Path | None, judged: pd.Series,
                    freshness: pd.Series) -> pd.Series:
-    """Per row, why a stale row stays stale (:attr:`fyexp.provenance.freshness.Freshness.stale_because`: its
+    """Per row, why a stale row stays stale (:attr:`fyexp.store.provenance.freshness.Freshness.stale_because`: its
     fingerprint changed, or none was kept at its commit); the code axis is judged again for the stale rows only
     where ``judged`` did not judge it (a frame that came with its ``freshness`` column)."""
     stale = freshness == "stale"
@@ -144,10 +147,10 @@ _STATES: dict[str, tuple[tuple, tuple]] = {}   # path → (its stat signature, w
 
 def _study_states(path: Path) -> tuple[dict[str, tuple[tuple[str, int], ...]] | None, str | None]:
     """:func:`_read_study_states`, once while the file is unchanged: per process (the report asks for the studies
-    and for the damaged ones) and across processes (:mod:`fyexp.user_cache`, under the file's stat signature and
+    and for the damaged ones) and across processes (:mod:`fyexp.store.user_cache`, under the file's stat signature and
     this module's code: opening a study through Optuna costs about a second, most of it importing Optuna and
     SQLAlchemy)."""
-    from fyexp.user_cache import code_key, file_signature, remembered
+    from fyexp.store.user_cache import code_key, file_signature, remembered
 
     try:
         signature = file_signature(path)
@@ -168,7 +171,7 @@ def _read_study_states(path: Path) -> tuple[dict[str, tuple[tuple[str, int], ...
     from optuna.exceptions import OptunaError
     from sqlalchemy.exc import SQLAlchemyError
 
-    from fyexp.tuning import study_file_problem
+    from fyexp.spec.tuning import study_file_problem
 
     problem = study_file_problem(path)   # a link, a FIFO (sqlite would wait on it), an empty or foreign file
     if problem is not None:

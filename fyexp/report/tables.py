@@ -27,11 +27,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from fyexp.latex import escape as tex_escape
+from fyexp.core.latex import escape as tex_escape
 from fyexp.reference import load_paper_tables
 from fyexp.reference.rows import TableMeta, home_of, joined_cells, ratio_row, ratio_rules, table_meta, table_title
 from fyexp.report.tolerance import EXACT, NOT_RUN, NOT_SCORED, OUTSIDE, WITHIN, CellJudgement, judge
-from fyexp.results import DIVERGED_IN_EPOCH
+from fyexp.store.results import DIVERGED_IN_EPOCH
 
 GROUP = ["profile", "paper", "table", "setting", "paper_row", "label", "metric"]
 CONVENTION = "_authors"
@@ -108,7 +108,7 @@ def summarize(frame: pd.DataFrame) -> pd.DataFrame:
     folds that a row's ``split`` / ``fold`` column names), the largest declared within-run ``tolerance``
     (``own_tol``), ``failed``: seeds of the same method and parameters whose cell failed (read from the failed
     cells' rows), and ``stale``: how many of the rows averaged are stale (``frame``'s column ``freshness``,
-    :func:`fyexp.spec_freshness.row_states`)."""
+    :func:`fyexp.run.spec_freshness.row_states`)."""
     extra = reading_rows(frame) if "experiment" in frame else frame.iloc[:0]
     if len(extra):  # the authors' code's rows under the published rows they realise (readings.yaml)
         frame = pd.concat([frame, extra], ignore_index=True)
@@ -262,7 +262,7 @@ def tally(pub: pd.DataFrame) -> dict[str, int]:
     return c
 
 
-STALE_WHY = "code"  # the one reason fyexp.provenance.freshness knows today: the code that produced the row changed
+STALE_WHY = "code"  # the one reason fyexp.store.provenance.freshness knows today: the code of the row changed
 
 
 def table_status(scorable: int, with_result: int, agreeing: int, paper_profile: bool, *, authors_only: int = 0,

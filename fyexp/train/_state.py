@@ -32,8 +32,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from fyexp.errors import CellFailed
-from fyexp.io import atomic_write_bytes, atomic_write_text
+from fyexp.core.errors import CellFailed
+from fyexp.store.io import atomic_write_bytes, atomic_write_text
 from fyexp.train.config import TrainConfig, make_optimizer
 
 CHECKPOINT = "checkpoint.pt"
@@ -242,10 +242,10 @@ CHECKPOINT_KEYS = ("epoch", "done", "model", "optimizers", "rng", "shuffle_rng",
 def read_checkpoint(path: Path, device: str = "cpu", mmap: bool = False, consequence: str = "training starts "
                     "again from its first epoch") -> dict | None:
     """The checkpoint at ``path`` read as data (``torch.load(weights_only=True)``), or None, after one warning
-    naming the file (:func:`fyexp.damaged.warn_damaged`), when it cannot be read that way: a pickled object the
+    naming the file (:func:`fyexp.store.damaged.warn_damaged`), when it cannot be read that way: a pickled object the
     restricted reader refuses (a crafted file; nothing in it runs), a damaged file, or a value that is not a
     checkpoint of :func:`save_checkpoint` (a mapping with :data:`CHECKPOINT_KEYS`)."""
-    from fyexp.damaged import warn_damaged
+    from fyexp.store.damaged import warn_damaged
 
     try:
         with torch.serialization.safe_globals(list(LEGACY_NUMPY_GLOBALS)):

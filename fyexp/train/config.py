@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import field
 from typing import TYPE_CHECKING, Annotated, Iterable, Literal
 
-from fyexp.constraints import Interval, NonNegativeFloat, PositiveFloat, PositiveInt, settings
+from fyexp.core.constraints import Interval, NonNegativeFloat, PositiveFloat, PositiveInt, settings
 
 if TYPE_CHECKING:  # torch is imported by make_optimizer: a spec's train: block is read without it (`fyexp show`)
     import torch
@@ -41,7 +41,7 @@ class OptimizerConfig:
     momentum: NonNegativeFloat = 0.0
 
     def __post_init__(self):
-        from fyexp.errors import require
+        from fyexp.core.errors import require
 
         require(self.name != "adam_iwae" or self.weight_decay == 0, "weight_decay",
                 "0 with adam_iwae (the IWAE code's Adam has no weight decay)", self.weight_decay)

@@ -21,7 +21,7 @@ stacked tensors.  Every member is its solo run, to float tolerance (``tests/trai
 
 Checkpoints, resume and the NaN guard are per member: member m's ``work_dir/checkpoint.pt`` is what its solo
 :class:`~fyexp.train.Trainer` would write (either trainer resumes the other's); a member whose loss or gradient
-becomes non-finite gets the solo run's :class:`~fyexp.errors.CellFailed` in its :class:`MemberResult` while
+becomes non-finite gets the solo run's :class:`~fyexp.core.errors.CellFailed` in its :class:`MemberResult` while
 the others go on (its loss is masked out, its gradient zeroed and its parameters frozen).  Members resuming
 from different epochs train as separate ensembles, one per start epoch.
 
@@ -60,7 +60,7 @@ from torch._functorch.pyfunctorch import temporarily_pop_interpreter_stack
 from torch.func import functional_call, stack_module_state, vmap
 from torch.overrides import TorchFunctionMode
 
-from fyexp.errors import CellFailed, FyexpError
+from fyexp.core.errors import CellFailed, FyexpError
 from fyexp.train._state import (TensorBatches, TrainConfig, TrainTask, apply_schedule, failure, load_checkpoint,
                                 remember_initial_lr, rng_state, save_checkpoint, set_rng_state)
 

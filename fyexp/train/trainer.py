@@ -12,7 +12,7 @@ What it adds to a hand-written loop, and nothing else:
   atomically to ``work_dir/checkpoint.pt``: an interrupted run resumes there and ends exactly where an
   uninterrupted one ends; a finished run is not retrained;
 * a per-epoch metric log ``work_dir/metrics.csv`` and a progress bar with the loss and examples/s;
-* a guard that stops on a NaN/inf loss or gradient with :class:`fyexp.errors.CellFailed` naming the run
+* a guard that stops on a NaN/inf loss or gradient with :class:`fyexp.core.errors.CellFailed` naming the run
   and the epoch, checked every ``log_every`` steps with one synchronisation and nothing per step: the loss on the
   epoch's running loss sum, a gradient on the parameters it reached (:meth:`Trainer._guard`).
   With ``keep_last_finite=True`` (a protocol choice of the runner, not a setting) a run that diverges after its

@@ -13,7 +13,7 @@ from typing import Any, Mapping
 import torch
 
 from fyexp.objectives import Objective
-from fyexp.latent import LatentModel
+from fyexp.models.latent import LatentModel
 from fyexp.train.trainer import TrainTask
 
 

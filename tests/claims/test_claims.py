@@ -12,7 +12,7 @@ from fyexp.claims.render import SHORT, VERDICT_WIDTH, long_lines, short_lines
 from fyexp.claims.stats import difference
 from fyexp.claims.verdicts import (DIRECTION_ONLY, MISSING, NOT_RUN, NOT_SUPPORTED, REVERSED, SUPPORTED, VERDICTS,
                                    judge)
-from fyexp.errors import FyexpError
+from fyexp.core.errors import FyexpError
 
 CLAIM = """
 claims:

@@ -1,5 +1,6 @@
 """``fyexp claims`` reads its answer from the user cache when nothing it is derived from changed
-(``fyexp/cli/commands/claims.py``, ``fyexp/derivation.py``): the same answer, the judging's warnings said again, and a
+(``fyexp/cli/commands/claims.py``, ``fyexp/run/derivation.py``): the same answer, the judging's warnings said again, and
+a
 changed result file, claims file or spec judged afresh."""
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import pytest
 from rich.console import Console
 
 import fyexp.cli.commands.claims as command
-from fyexp.derivation import derivation_inputs
+from fyexp.run.derivation import derivation_inputs
 from tests.conftest import ROOT, run_cli
 
 

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from fyexp.cell_filter import parse_only
+from fyexp.run.cell_filter import parse_only
 from fyexp.cli.app import main
 from fyexp.cli.reproduce import describe, plan
 from tests.conftest import ROOT, TOY_SPECS, run_cli
@@ -18,7 +18,7 @@ SPEED = " from recorded times, those of the project's machine × 1 for this mach
 def _record(root, seeds=(0,), values=(1.0,), profile="paper"):
     """Finished toy cells, 30 s each, with the run record a run on this CPU writes (a cell without one has unknown
     provenance: not finished); their cell files only (no results.csv)."""
-    from tests.plan.test_plan import _record as finished_cells
+    from tests.run.test_plan import _record as finished_cells
 
     finished_cells(root, 30.0, values, seeds, profile, finished=True)
     (root / "toy" / "results.csv").unlink()

@@ -11,7 +11,7 @@ import pytest
 
 from fyexp.claims.model import Selector, load_claims
 from fyexp.claims.verdicts import MISSING, NOT_SUPPORTED, REVERSED, SUPPORTED, judge, select
-from fyexp.errors import FyexpError
+from fyexp.core.errors import FyexpError
 from tests.claims.test_claims_rules import claim_of
 
 
@@ -149,7 +149,7 @@ def test_supplying_cells_counts_each_profiles_declared_cells_of_the_sides_method
     cpu; at claims only at gamma 1 and 1e-3 (three seeds), so gamma 1e-5 is declared at neither claims nor quick;
     the 2-D ones at claims too; a side naming neither method nor params cannot be told."""
     from fyexp.claims.progress import supplying_cells
-    from fyexp.specs import load_spec
+    from fyexp.spec.specs import load_spec
 
     spec = load_spec("frac-vae")
     four = Selector("frac-vae", "fid", method="L", table="9", params=(("latent", 4), ("value", 1.0)))
@@ -184,7 +184,7 @@ def test_a_side_no_profile_has_names_its_cells_or_every_runs_progress(tmp_path):
     """gmm-clustering rows of other methods only: a method no profile declares is said so; a side named by its paper
     row alone gets how far each profile's run has got."""
     frame = table({"x": {1.0: 5.5}, "y": {1.0: 5.0}}).assign(cell=["standard__seed=0", "hard__seed=0"])
-    from fyexp.specs import load_spec
+    from fyexp.spec.specs import load_spec
 
     specs = {"gmm-clustering": load_spec("gmm-clustering")}
     claim = claim_of(tmp_path, "    direction: greater\n    a: {method: zzz}\n    b: {method: qqq}\n")

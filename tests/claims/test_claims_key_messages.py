@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from fyexp.claims.model import load_claims
-from fyexp.errors import FyexpError
+from fyexp.core.errors import FyexpError
 
 HEAD = """
 claims:

@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from fyexp.claims.model import ClaimsFile, Selector, load_claims
-from fyexp.errors import FyexpError
+from fyexp.core.errors import FyexpError
 
 TOY = {"id": "toy", "paper": "fyvi", "where": "Table 9", "line": 12, "quote": "a toy sentence", "claim": "toy",
        "direction": "greater", "rows": {"experiment": "gmm-clustering", "metric": "adjusted_mi"},

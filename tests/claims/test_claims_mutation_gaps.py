@@ -18,8 +18,8 @@ import pytest
 import yaml
 
 from fyexp.claims.model import load_claims
-from fyexp.errors import FyexpError
-from fyexp.plain import safe_yaml
+from fyexp.core.errors import FyexpError
+from fyexp.store.plain import safe_yaml
 from tests.conftest import ROOT, TOY_SPECS
 from tests.claims.test_claims_mutation_edges import a_claim, a_verdict, refused, toy
 from tests.claims.test_claims_render import _results
@@ -115,7 +115,7 @@ def test_without_a_folder_the_traces_are_read_under_the_working_directory(tmp_pa
 
 # ---- the results-folder path ---------------------------------------------------------------------------------------
 def test_claim_rows_read_the_traces_in_the_experiments_results_folder(tmp_path, monkeypatch):
-    import fyexp.spec_freshness
+    import fyexp.run.spec_freshness
     from fyexp.claims.derived import LARGEST_DROP
     from fyexp.claims.verdicts import claim_rows
 
@@ -125,7 +125,7 @@ def test_claim_rows_read_the_traces_in_the_experiments_results_folder(tmp_path, 
         asked.append((spec, len(frame), folder))
         return pd.Series(False, index=frame.index, dtype=object)
 
-    monkeypatch.setattr(fyexp.spec_freshness, "settings_changed", settings_changed)
+    monkeypatch.setattr(fyexp.run.spec_freshness, "settings_changed", settings_changed)
     _trace(tmp_path, (-50.0, -45.0, -45.375, -41.0))
     spec = object()
     out = claim_rows("tvem-bsc", spec, _tvem_rows(), tmp_path)
@@ -134,7 +134,7 @@ def test_claim_rows_read_the_traces_in_the_experiments_results_folder(tmp_path, 
 
 
 def _toy_results(root):
-    from fyexp.results import Cell, ResultStore
+    from fyexp.store.results import Cell, ResultStore
 
     prov = {"git_commit": "unknown", "fyexp_version": "0", "device": "cpu", "wall_time_s": 3.0,
             "timestamp": "2026-01-01T00:00:00+00:00"}
@@ -246,8 +246,8 @@ def test_load_frames_reads_every_experiment_of_the_folder_by_default_each_agains
     spec, results folder and their judgement, :func:`row_freshness` against that folder (once, both axes), whose
     code axis is their freshness."""
     import fyexp.claims.verdicts as verdicts
-    import fyexp.spec_freshness
-    from fyexp.provenance.freshness import Freshness
+    import fyexp.run.spec_freshness
+    from fyexp.store.provenance.freshness import Freshness
 
     results = _toy_results(tmp_path / "results")
     asked = []
@@ -258,7 +258,7 @@ def test_load_frames_reads_every_experiment_of_the_folder_by_default_each_agains
         return real(name, spec, frame, folder, judged)
 
     monkeypatch.setattr(verdicts, "claim_rows", claim_rows)
-    monkeypatch.setattr(fyexp.spec_freshness, "row_freshness", lambda spec, frame, folder: pd.Series(
+    monkeypatch.setattr(fyexp.run.spec_freshness, "row_freshness", lambda spec, frame, folder: pd.Series(
         [Freshness("k", "r", f"{spec.name} at {folder.name}", False)] * len(frame), index=frame.index, dtype=object))
     frames, specs = verdicts.load_frames(results, TOY_SPECS)
     assert list(frames) == list(specs) == ["toy"]
@@ -379,11 +379,11 @@ def test_stale_rows_are_keyed_by_experiment_profile_cell_and_their_own_metric():
 
 
 def test_rows_without_freshness_are_judged_by_their_spec_and_skipped_without_one(monkeypatch):
-    import fyexp.spec_freshness
+    import fyexp.run.spec_freshness
     from fyexp.claims.verdicts import _freshness
 
     spec = object()
-    monkeypatch.setattr(fyexp.spec_freshness, "row_states",
+    monkeypatch.setattr(fyexp.run.spec_freshness, "row_states",
                         lambda s, frame: pd.Series("stale" if s is spec else "fresh", index=frame.index))
     first, second = _frame("a-first", ["m"]), _frame("b-second", ["m"], git_commit="abc+dirty")
     stale, dirty = _freshness(_rows(a=first, b=second), {"b-second": spec})  # a-first: no spec, skipped

@@ -9,7 +9,7 @@ import yaml
 
 from fyexp.claims.progress import cells_with_rows, declared_count, unfinished
 from fyexp.claims.verdicts import recorded_reasons
-from fyexp.specs import load_spec
+from fyexp.spec.specs import load_spec
 
 
 def _spec(tmp_path):

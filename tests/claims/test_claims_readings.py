@@ -15,7 +15,7 @@ from fyexp.claims.model import Finding, Selector, load_claims
 from fyexp.claims.readings import AUTHORS, TEXT, claim_under, load_readings, touching
 from fyexp.claims.render import as_json, print_table, short_lines, summary_line, summary_rows
 from fyexp.claims.verdicts import NOT_RUN, REVERSED, SUPPORTED, judge_all
-from fyexp.errors import FyexpError
+from fyexp.core.errors import FyexpError
 from tests.claims.test_claims_rules import BASE, JITTER, claim_of
 
 READINGS = """

@@ -16,7 +16,7 @@ from fyexp.claims.command import claims_command, known_profiles, verdicts_for
 from fyexp.claims.render import (CHECKS_TITLE, as_json, latex, markdown, print_table, summary_markdown,
                                  write_paper_tables)
 from fyexp.claims.verdicts import judge_all
-from fyexp.errors import FyexpError
+from fyexp.core.errors import FyexpError
 from tests.claims.test_claims_rules import BASE, JITTER, PAIR, claim_of, frames
 
 
@@ -97,10 +97,10 @@ def _results(tmp_path, rows: list[dict] | None = None):
     cell file with a sound run record beside it (rows without one have unknown provenance, never evidence), and the
     ``results.csv`` of them."""
     from fyexp.claims.model import experiment_spec
-    from fyexp.provenance.record import settings_hash, write_record
-    from fyexp.provenance.source import git_commit
-    from fyexp.results import ResultStore
-    from fyexp.spec_freshness import spec_expectation
+    from fyexp.store.provenance.record import settings_hash, write_record
+    from fyexp.store.provenance.source import git_commit
+    from fyexp.store.results import ResultStore
+    from fyexp.run.spec_freshness import spec_expectation
 
     rows = rows if rows is not None else [
         {"experiment": "gmm-clustering", "profile": "paper", "method": m, "paper_row": r, "metric": "adjusted_mi",

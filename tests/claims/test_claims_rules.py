@@ -462,11 +462,11 @@ claims:
 
 # ---- rows a verdict may read -----------------------------------------------------------------------------------
 def test_rows_at_old_settings_never_feed_a_verdict(monkeypatch):
-    import fyexp.spec_freshness
+    import fyexp.run.spec_freshness
     from fyexp.claims.verdicts import current_rows
 
     frame = frames({"x": BASE})["gmm-clustering"]
-    monkeypatch.setattr(fyexp.spec_freshness, "settings_changed",
+    monkeypatch.setattr(fyexp.run.spec_freshness, "settings_changed",
                         lambda spec, f, folder: pd.Series([True, False, None, True], index=f.index, dtype=object))
     kept = current_rows(None, frame, None)
     assert list(kept["seed"]) == [1, 2]  # changed: dropped; unchanged or cannot tell: kept

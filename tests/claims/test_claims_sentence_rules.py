@@ -19,7 +19,7 @@ from scipy import stats
 from fyexp.claims.render import short_lines, summary_line, tally
 from fyexp.claims.verdicts import (DIRECTION_ONLY, MISSING, NOT_SUPPORTED, REVERSED, SUPPORTED, UNRESOLVED,
                                    coverage_counts, judge)
-from fyexp.errors import FyexpError
+from fyexp.core.errors import FyexpError
 from tests.claims.test_claims_rules import BASE, HALF, JITTER, claim_of, frames, verdict_of
 
 MARGIN = 0.37   # no paper's margin

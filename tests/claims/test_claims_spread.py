@@ -14,7 +14,7 @@ from scipy import stats as scipy_stats
 from fyexp.claims.model import load_claims
 from fyexp.claims.stats import SPREAD_N, SPREAD_SD, difference, summary_welch_interval
 from fyexp.claims.verdicts import DIRECTION_ONLY, NOT_SUPPORTED, REVERSED, SUPPORTED, judge, with_spread
-from fyexp.errors import FyexpError
+from fyexp.core.errors import FyexpError
 
 SPREAD = "    spread: {of: neg_renyi_mc_mean, sd: neg_renyi_mc_std, n: repetitions}\n"
 

@@ -13,13 +13,13 @@ from unittest import mock
 import numpy as np
 import pytest
 
-from fyexp import damaged
+from fyexp.store import damaged
 from fyexp.claims import stored
 from fyexp.claims.command import verdicts_for
 from fyexp.claims.model import Claim, Finding, Selector, Spread
 from fyexp.claims.render import answer
 from fyexp.claims.verdict import REVERSED, SUPPORTED, Verdict
-from fyexp.errors import FyexpError
+from fyexp.core.errors import FyexpError
 from tests.conftest import REPO_RESULTS, ROOT, run_cli
 
 
@@ -142,7 +142,7 @@ def test_the_key_follows_the_bytes_not_the_times(kept_folder, tmp_path, monkeypa
     (copy / "gmm-calibration" / "new.txt").write_text("x")      # a file more
     assert stored.read_store(copy, None) is None
     (copy / "gmm-calibration" / "new.txt").unlink()
-    monkeypatch.setattr("fyexp.derivation.environment", lambda: ("another python", "", ""))
+    monkeypatch.setattr("fyexp.run.derivation.environment", lambda: ("another python", "", ""))
     assert stored.read_store(copy, None) is None
 
 
@@ -172,7 +172,7 @@ def test_a_damaged_kept_file_is_a_miss(kept_folder, tmp_path, damage):
 def test_a_folder_that_warned_keeps_no_verdicts(kept_folder, tmp_path, monkeypatch):
     copy = tmp_path / "results"
     shutil.copytree(kept_folder, copy)
-    monkeypatch.setattr("fyexp.damaged._WARNED", {("some file", "damaged")})
+    monkeypatch.setattr("fyexp.store.damaged._WARNED", {("some file", "damaged")})
     assert stored.keep_verdicts(copy, None) is None
     assert not stored.store_path(copy).exists()
 

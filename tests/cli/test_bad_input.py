@@ -1,7 +1,7 @@
 """Bad input, bad data and damaged results (issue 18), end to end through the installed `fyexp` script.
 
 Each class is closed by one mechanism and tested here by a table of cases: the finished-cell rule
-(:func:`fyexp.results.value_problem`), the domain table of settings, the data-error type.  Every case checks the
+(:func:`fyexp.store.results.value_problem`), the domain table of settings, the data-error type.  Every case checks the
 exit status, that stderr holds exactly the expected line(s) and no traceback, and that nothing was written where
 nothing should be.
 """
@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from fyexp.errors import DataError
+from fyexp.core.errors import DataError
 from tests.conftest import TOY_SPECS, run_cli, strip_ansi
 
 
@@ -240,7 +240,7 @@ def test_a_cell_whose_data_is_absent_is_skipped_once_and_fails_only_under_strict
 def test_failed_trials_stop_the_study_or_fail_the_call(error, raised, trials):
     import optuna
 
-    from fyexp.tuning import open_study, run_study
+    from fyexp.spec.tuning import open_study, run_study
 
     study = open_study("s", optuna.storages.InMemoryStorage())
 
@@ -269,9 +269,9 @@ VALUE_TOKENS = [
 
 @pytest.mark.parametrize("token,status,label,what", VALUE_TOKENS)
 def test_value_rule_token_by_token(tmp_path, token, status, label, what):
-    """fyexp.results.value_problem on one cell file whose second row carries ``token`` (the first is fine), read
+    """fyexp.store.results.value_problem on one cell file whose second row carries ``token`` (the first is fine), read
     as ``fyexp report`` reads it: the verdict names the token and its category, or accepts it."""
-    from fyexp.results import read_cell_file
+    from fyexp.store.results import read_cell_file
 
     header = "experiment,profile,method,params,seed,metric,value,status,label,cell\n"
     path = tmp_path / "c.csv"

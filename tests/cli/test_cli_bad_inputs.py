@@ -5,7 +5,7 @@ beside an input just on the other side that is accepted: an empty grid (from ``-
 grid that keeps one method; ``reproduce`` with an ``--only`` that selects nothing and one that selects a cell of one
 experiment, with an unknown profile and a known one, each with and without ``--dry-run``; a ``--set`` that fails for
 one experiment of a paper names it.  A variant's folder name stays bounded however long its ``--set`` values.
-Every kind of declared domain (:mod:`fyexp.constraints`) accepts the value at its edge and refuses the one just
+Every kind of declared domain (:mod:`fyexp.core.constraints`) accepts the value at its edge and refuses the one just
 outside, from ``--set`` and from a spec file.
 """
 
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from fyexp.specs import MAX_LABEL, Override, variant_label
+from fyexp.spec.specs import MAX_LABEL, Override, variant_label
 from tests.conftest import ROOT, TOY_SPECS, run_cli, strip_ansi
 
 GMM = ROOT / "experiments" / "gmm-clustering.yaml"
@@ -155,7 +155,8 @@ def test_every_option_of_every_command_is_explained_in_its_help():
     assert len(executors["run"]) == 8 and executors["run"] == executors["tune"] == executors["reproduce"]
 
 
-# ---- every kind of declared domain (fyexp.constraints), both sides of its edge, through `fyexp show --set` --------
+# ---- every kind of declared domain (fyexp.core.constraints), both sides of its edge, through `fyexp show --set`
+# --------
 #: (experiment, a --set at the edge of a declared domain, accepted; the same key just outside it; what is expected)
 EDGES = [
     ("fy-vae", "train.epochs=1", "train.epochs=0", "key 'train.epochs': expected an integer >= 1, got 0"),

@@ -179,12 +179,12 @@ def test_disk_full_is_one_line_and_keeps_finished_cells(toy_env, tmp_path, monke
     """ENOSPC in the middle of a run (simulated at the second cell's first fsync; a cell writes three files: its
     settings, its executed-code record, its rows): one line, exit 1, first cell kept."""
     import fyexp.cli
-    import fyexp.io
+    import fyexp.store.io
 
     specs = _toy_spec(tmp_path, "values: [0.5]", "values: [1.0, 2.0, 3.0]")
     results = tmp_path / "results"
     monkeypatch.syspath_prepend(str(ROOT))
-    real_fsync, calls = fyexp.io.os.fsync, []
+    real_fsync, calls = fyexp.store.io.os.fsync, []
 
     def fsync(fd):
         calls.append(fd)
@@ -192,7 +192,7 @@ def test_disk_full_is_one_line_and_keeps_finished_cells(toy_env, tmp_path, monke
             raise OSError(errno.ENOSPC, "No space left on device")
         return real_fsync(fd)
 
-    monkeypatch.setattr(fyexp.io.os, "fsync", fsync)
+    monkeypatch.setattr(fyexp.store.io.os, "fsync", fsync)
     with pytest.raises(SystemExit) as exit_info:
         fyexp.cli.main(["run", "toy", "--profile", "quick", "--no-progress", "--experiments-dir", str(specs),
                         "--results-dir", str(results)])

@@ -10,7 +10,7 @@ import re
 import pytest
 from rich.console import Console
 
-from fyexp.progress import LiveProgress
+from fyexp.run.progress import LiveProgress
 from tests.conftest import TOY_SPECS, run_cli, run_in_terminal, strip_ansi
 
 WIDTHS = [80, 100]
@@ -41,7 +41,7 @@ def test_live_bars_keep_counts_elapsed_and_eta(width):
 @pytest.mark.slow
 @pytest.mark.parametrize("width", WIDTHS)
 def test_list_fits_the_terminal_and_never_breaks_a_word(width):
-    from fyexp.specs import available_specs, load_spec
+    from fyexp.spec.specs import available_specs, load_spec
 
     code, text = run_in_terminal("list", columns=width, timeout=120)
     assert code == 0, text
@@ -100,7 +100,7 @@ def test_trial_line_of_a_failed_trial_is_one_line_cut_after_a_word():
     import optuna
     from optuna.trial import TrialState, create_trial
 
-    from fyexp.tuning import trial_line
+    from fyexp.spec.tuning import trial_line
 
     trial = create_trial(state=TrialState.FAIL, params={"lr": 0.1},
                          distributions={"lr": optuna.distributions.FloatDistribution(1e-3, 1.0)},
@@ -123,7 +123,7 @@ def test_trial_line_names_the_objective_and_its_direction():
     import optuna
     from optuna.trial import create_trial
 
-    from fyexp.tuning import trial_line
+    from fyexp.spec.tuning import trial_line
 
     dist = {"lr": optuna.distributions.FloatDistribution(1e-3, 1.0)}
     trial = create_trial(value=0.4512, params={"lr": 0.1}, distributions=dist)
@@ -141,7 +141,7 @@ PLAN = ("plan: fy-vae [quick]: 20 cells: 20 to run, 0 finished; estimate 12 min 
 
 
 def test_plain_lines_wrap_between_words_at_the_width():
-    from fyexp.progress import wrapped
+    from fyexp.run.progress import wrapped
 
     lines = wrapped(PLAN + "\n  second line, indented, and long enough to be wrapped once more at forty", 40)
     assert max(len(line) for line in lines) <= 40, lines
@@ -168,7 +168,7 @@ def test_say_wraps_on_a_terminal_only(terminal):
 
 
 def test_line_progress_wraps_a_long_cell_key_at_80_columns():
-    from fyexp.progress import LineProgress
+    from fyexp.run.progress import LineProgress
 
     console = Console(file=io.StringIO(), force_terminal=True, width=80, color_system=None)
     progress = LineProgress(console)
@@ -192,13 +192,13 @@ def test_labels_drop_shared_prefixes_and_names_of_words():
 
 
 def cell_labels_of(keys):
-    from fyexp.progress import cell_labels
+    from fyexp.run.progress import cell_labels
 
     return cell_labels(keys)
 
 
 def test_fit_label_keeps_every_word_and_every_value():
-    from fyexp.progress import fit_label
+    from fyexp.run.progress import fit_label
 
     label = "biweight FashionMNIST latent_rho=1.5 authors"
     assert fit_label(label, 80) == label
@@ -231,7 +231,7 @@ def test_the_step_eta_shows_once_a_rate_is_known():
     takes the average rate, 40 s for the 32 steps left; before any step it has none."""
     from rich.progress import Progress, TimeRemainingColumn
 
-    from fyexp.progress import RemainingColumn
+    from fyexp.run.progress import RemainingColumn
 
     clock = [0.0]
     progress = Progress(get_time=lambda: clock[0])

@@ -7,9 +7,9 @@ import io
 import pandas as pd
 from rich.console import Console
 
-from fyexp.progress import LineProgress, LiveProgress, make_progress
-from fyexp.runner import run_experiment
-from fyexp.specs import load_spec, resolve
+from fyexp.run.progress import LineProgress, LiveProgress, make_progress
+from fyexp.run.runner import run_experiment
+from fyexp.spec.specs import load_spec, resolve
 from tests.conftest import TOY_SPECS
 from tests.toy_experiment import Toy
 

@@ -7,7 +7,7 @@ import io
 import pytest
 from rich.console import Console
 
-from fyexp.progress import LiveProgress, cell_labels
+from fyexp.run.progress import LiveProgress, cell_labels
 from tests.conftest import TOY_SPECS, run_in_terminal, strip_ansi
 
 KEYS = [f"{m}__K={k}__L=1__dataset={d}__fold={f}__seed=0" for m in ("vae", "iwae") for k in (5, 50)
@@ -58,7 +58,7 @@ def test_a_cells_nested_work_carries_its_unit_to_the_display(tmp_path):
     from rich.console import Console
 
     from fyexp.experiments.base import RunContext
-    from fyexp.progress import LineProgress
+    from fyexp.run.progress import LineProgress
 
     out = io.StringIO()
     progress = LineProgress(Console(file=out, width=80))
@@ -73,7 +73,7 @@ def test_a_cells_nested_work_carries_its_unit_to_the_display(tmp_path):
 def test_a_tuning_study_counts_workers_not_cells():
     import inspect
 
-    from fyexp import executors
+    from fyexp.run import executors
 
     source = inspect.getsource(executors)
     start = source[source.index("progress.start(f\"tune"):]

@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from fyexp import user_cache
-from fyexp.damaged import MAX_JSON_DEPTH, json_depth, read_json, read_record_bytes
-from fyexp.results import ResultStore
+from fyexp.store import user_cache
+from fyexp.store.damaged import MAX_JSON_DEPTH, json_depth, read_json, read_record_bytes
+from fyexp.store.results import ResultStore
 from tests.conftest import TOY_SPECS, cli_env, fyexp_script, run_cli
 
 TERMINATED = "terminated (SIGTERM): finished cells are saved; rerun the same command to resume"
@@ -319,7 +319,7 @@ def test_read_json_limits_on_both_sides(tmp_path):
 
 # ---- grids and sample counts that cannot fit, refused at the plan --------------------------------------------------
 def test_grid_points_are_counted_before_any_is_built(monkeypatch):
-    from fyexp.errors import FyexpError
+    from fyexp.core.errors import FyexpError
     from fyexp.experiments import grid
 
     monkeypatch.setattr(grid, "MAX_GRID_POINTS", 12)
@@ -337,8 +337,8 @@ def test_grid_points_are_counted_before_any_is_built(monkeypatch):
 
 
 def test_gmm_clustering_memory_estimate_counts_points_and_components():
-    from fyexp.domains import check_cell_memory
-    from fyexp.errors import FyexpError
+    from fyexp.core.domains import check_cell_memory
+    from fyexp.core.errors import FyexpError
     from fyexp.experiments import get_experiment
     from fyexp.experiments.gmm_clustering_config import GMMClusteringConfig
 
@@ -353,8 +353,8 @@ def test_gmm_clustering_memory_estimate_counts_points_and_components():
 
 
 def test_seed_ranges_are_bounded_before_the_list_is_built(monkeypatch):
-    from fyexp import specs
-    from fyexp.errors import FyexpError
+    from fyexp.spec import specs
+    from fyexp.core.errors import FyexpError
 
     monkeypatch.setattr(specs, "MAX_SEEDS", 5)
     assert specs.parse_seeds("0-2,7,9") == [0, 1, 2, 7, 9]

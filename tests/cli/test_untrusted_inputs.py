@@ -19,10 +19,10 @@ import pytest
 import torch
 from torch import nn
 
-from fyexp import specs
+from fyexp.spec import specs
 from fyexp.data import freyface
-from fyexp.errors import DataError
-from fyexp.results import Cell, ResultStore
+from fyexp.core.errors import DataError
+from fyexp.store.results import Cell, ResultStore
 from fyexp.train import CHECKPOINT, TrainConfig, Trainer, TrainTask, rng_state, set_rng_state
 from fyexp.train._state import load_checkpoint, read_checkpoint, rng_from_data, rng_to_data
 from tests.conftest import ROOT, run_cli
@@ -190,7 +190,7 @@ def test_the_table_of_runners_is_the_modules_that_register_one():
 
 
 def test_a_runner_outside_the_table_is_refused_before_any_import(monkeypatch):
-    from fyexp.errors import SpecError
+    from fyexp.core.errors import SpecError
     from fyexp.experiments import check_runner, get_experiment
 
     monkeypatch.delenv("FYEXP_RUNNERS", raising=False)

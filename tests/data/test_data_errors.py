@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from fyexp.data import caltech, freyface, uci, vision
-from fyexp.errors import DataError, DataMissing
+from fyexp.core.errors import DataError, DataMissing
 from tests.conftest import run_cli
 
 GARBAGE = bytes(range(256)) * 4

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from fyexp.data.uci import load_split, load_uci, split_indices, standardize
-from fyexp.errors import FyexpError
+from fyexp.core.errors import FyexpError
 
 
 def make_uci(root, name="bostonHousing", n=10, n_splits=2, index_files=True):

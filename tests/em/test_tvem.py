@@ -17,11 +17,11 @@ from fyexp.data.bars import BarsSpec, bars_dictionary, make_bars, match_fields
 from fyexp.em.bsc import BSCParams, all_states, init_params, log_joint, m_step, q_function, sample_data
 from fyexp.em.tvem import (TVEM, StateSearch, free_energy, init_states, keep_top, log_likelihood, merge, propose,
                            state_codes, truncated_posterior)
-from fyexp.errors import ConfigValueError
+from fyexp.core.errors import ConfigValueError
 from fyexp.experiments import RunContext
 from fyexp.experiments.tvem_bsc import TVEMBSC, TVEMBSCConfig
 from fyexp.report.figures.tvem import figure1_data
-from fyexp.results import Cell
+from fyexp.store.results import Cell
 
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
 

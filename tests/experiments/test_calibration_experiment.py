@@ -67,7 +67,7 @@ def test_figure2_series_from_the_interpolation_artifact(tmp_path):
     from fyexp.experiments import RunContext, get_experiment
     from fyexp.experiments.gmm_calibration_config import GmmCalibrationConfig
     from fyexp.report.figures.calibration import figure2_series
-    from fyexp.results import Cell
+    from fyexp.store.results import Cell
 
     ctx = RunContext("gmm-calibration", "test", "cpu", None, tmp_path / "work", tmp_path / "artifacts")
     config = GmmCalibrationConfig(n_replicas=30, grid={"interpolation": {}})

@@ -9,13 +9,13 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from fyexp.domains import check_cell_memory
-from fyexp.errors import FyexpError
+from fyexp.core.domains import check_cell_memory
+from fyexp.core.errors import FyexpError
 from fyexp.experiments import Experiment, get_experiment, get_settings_scope
-from fyexp.plan_scaled import LightWork
-from fyexp.results import Cell
-from fyexp.settings import cell_settings, data_identity, scoped_config, settings_hash
-from fyexp.specs import available_specs, get_path, load_spec, resolve
+from fyexp.run.plan_scaled import LightWork
+from fyexp.store.results import Cell
+from fyexp.spec.settings import cell_settings, data_identity, scoped_config, settings_hash
+from fyexp.spec.specs import available_specs, get_path, load_spec, resolve
 from tests.conftest import ROOT
 
 EXPERIMENTS = ROOT / "experiments"

@@ -35,7 +35,7 @@ def flat(config, prefix: str = "") -> dict:
 
 def configs():
     from fyexp.experiments.frac_vae_config import Config
-    from fyexp.specs import load_spec, resolve
+    from fyexp.spec.specs import load_spec, resolve
 
     spec = load_spec("frac-vae")
     return spec, resolve(spec, "claims", Config).config, resolve(spec, "paper", Config).config
@@ -161,7 +161,7 @@ def test_flatten_rule():
 
 @pytest.fixture
 def tiny_data(tmp_path):
-    from fyexp.fingerprints import write_idx
+    from fyexp.run.fingerprints import write_idx
 
     rng = np.random.default_rng(0)
     for prefix, n in (("train", 64), ("t10k", 12)):

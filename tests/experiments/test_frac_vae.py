@@ -10,11 +10,11 @@ import torch
 from scipy import stats
 
 from fyexp.calibration.gaussian import renyi_to_centred_normal, tempered_likelihood_term
-from fyexp.fingerprints import write_idx
+from fyexp.run.fingerprints import write_idx
 from fyexp.metrics.degeneracy import degeneracy_table, transformed_covariances
 from fyexp.metrics.evidence import EvalPlan, evidence_breakdown
 from fyexp.models import LinearGaussian
-from fyexp.progress import RunProgress
+from fyexp.run.progress import RunProgress
 from fyexp.models.conv_vae import ConvVAE, gaussian_log_q, standard_normal_log_prob
 from fyexp.models.semi_implicit import SemiImplicitVAE
 from fyexp.objectives import elbo_mc, fractional_bound
@@ -279,7 +279,7 @@ def tiny_data(tmp_path):
         for prefix, n in (("train", 48), ("t10k", 12)):
             labels = rng.integers(0, 10, n)
             images = (rng.random((n, 28, 28)) * 60 + labels[:, None, None] * 20).clip(0, 255)
-            write_idx(tmp_path / "data" / name / "raw", images, labels, prefix)  # fyexp.fingerprints.write_idx
+            write_idx(tmp_path / "data" / name / "raw", images, labels, prefix)  # fyexp.run.fingerprints.write_idx
     return tmp_path
 
 
@@ -306,7 +306,7 @@ def test_runner_cells_rows_and_figures(tiny_data, monkeypatch):
 
     from fyexp.experiments import RunContext
     from fyexp.experiments.frac_vae import Config, FracVAE
-    from fyexp.specs import load_spec, resolve
+    from fyexp.spec.specs import load_spec, resolve
 
     monkeypatch.delenv("FYEXP_FID_WEIGHTS", raising=False)
     monkeypatch.setenv("TORCH_HOME", str(tiny_data / "torch"))
@@ -345,7 +345,7 @@ def test_runner_cells_rows_and_figures(tiny_data, monkeypatch):
         assert len(fid) == 1 and fid["status"].iloc[0] == "ok" and np.isfinite(fid["value"].iloc[0])
         assert len(list((results / "work" / "fid-reference").glob("reference-*.npz"))) == 1
     from fyexp.report.figures import FigureContext, draw_figures
-    from fyexp.specs import load_spec as spec
+    from fyexp.spec.specs import load_spec as spec
 
     ctx = FigureContext("frac-vae", frame[frame["status"] == "ok"], results, lambda name: frame)
     paths = draw_figures(spec("frac-vae").plots, ctx)
@@ -366,7 +366,7 @@ OLD_FIELDS = {   # each profile's grid as the Config listed it before grids were
 
 def hand_written_cells(old: dict, seeds, figure_seed: int = 0):
     """The runner's nested-if grid before grids were declared (every table selected)."""
-    from fyexp.results import Cell
+    from fyexp.store.results import Cell
 
     cells = []
 
@@ -397,7 +397,7 @@ def test_declared_grid_is_the_hand_written_one(profile):
     several; a cell's settings hold the config less its grid (the cell carries its grid values in its params)."""
     from fyexp.experiments.frac_vae import FracVAE
     from fyexp.experiments.frac_vae_config import Config
-    from fyexp.specs import load_spec, resolve
+    from fyexp.spec.specs import load_spec, resolve
 
     config = resolve(load_spec("frac-vae"), profile, Config).config
     for seeds in ((0,), (0, 1, 2), (3,)):
@@ -419,9 +419,9 @@ def test_a_value_added_to_the_grid_changes_no_other_cells_settings():
 
     from fyexp.experiments.frac_vae import FracVAE
     from fyexp.experiments.frac_vae_config import Grid
-    from fyexp.provenance.record import settings_hash
-    from fyexp.settings import cell_settings
-    from fyexp.specs import load_spec, resolve
+    from fyexp.store.provenance.record import settings_hash
+    from fyexp.spec.settings import cell_settings
+    from fyexp.spec.specs import load_spec, resolve
 
     experiment, resolved = FracVAE(), resolve(load_spec("frac-vae"), "claims", FracVAE.Config)
     grid = resolved.config.grid
@@ -441,7 +441,7 @@ def test_a_value_added_to_the_grid_changes_no_other_cells_settings():
 
 def test_grid_checks_methods_values_and_the_table7_seed():
     """A bound outside its range, an unknown method, or a Table 7 entry not pinned to the figure seed is refused."""
-    from fyexp.errors import ConfigValueError
+    from fyexp.core.errors import ConfigValueError
     from fyexp.experiments.frac_vae_config import Config, Grid
 
     entry = {"method": "Lbh", "dataset": "MNIST", "latent": 2, "table": "2", "value": [0.5],
@@ -476,7 +476,7 @@ def test_fixed_decoder_reads_its_reference_from_the_finished_checkpoint(tiny_dat
     from fyexp.experiments import RunContext
     from fyexp.experiments.frac_vae import FracVAE
     from fyexp.experiments.frac_vae_config import Config
-    from fyexp.specs import load_spec, resolve
+    from fyexp.spec.specs import load_spec, resolve
 
     config = resolve(load_spec("frac-vae"), "quick", Config).config
     config = Config(**{**config.__dict__, "n_train": 32, "n_test": 4})

@@ -14,8 +14,8 @@ from fyexp.experiments.base import RunContext
 from fyexp.models.fy_vae import build_fy_vae
 from fyexp.objectives import ELBO
 from fyexp.report.figures import FigureContext, draw_figures
-from fyexp.results import ResultStore
-from fyexp.specs import build_config
+from fyexp.store.results import ResultStore
+from fyexp.spec.specs import build_config
 
 
 def _synthetic(name, data_dir, n_train, n_valid, n_test=None):

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from fyexp.data.gmm_blobs import BlobsSpec, make_gmm_blobs
-from fyexp.errors import ConfigValueError
+from fyexp.core.errors import ConfigValueError
 from fyexp.experiments.gmm_clustering import GMMClustering, GMMClusteringConfig
 from fyexp.metrics.clustering import clustering_scores
 from tests.conftest import run_in_terminal, strip_ansi

@@ -10,12 +10,12 @@ from typing import Annotated
 
 import pytest
 
-from fyexp.constraints import NonNegativeInt, OneOf, PositiveFloat, PositiveInt
-from fyexp.errors import ConfigValueError, SpecError
+from fyexp.core.constraints import NonNegativeInt, OneOf, PositiveFloat, PositiveInt
+from fyexp.core.errors import ConfigValueError, SpecError
 from fyexp.experiments import fy_vae, get_experiment
 from fyexp.experiments.grid import GridExperiment, PaperKeys, cells_of, check_method_grid, expand, metric
-from fyexp.results import Cell
-from fyexp.specs import build_config, load_spec, resolve
+from fyexp.store.results import Cell
+from fyexp.spec.specs import build_config, load_spec, resolve
 
 
 def test_expand_is_the_product_in_declared_order_less_the_excluded():
@@ -127,7 +127,7 @@ def test_include_adds_sub_grids_and_pins_seeds_exclude_drops_partial_cells_metho
 
 
 def test_ragged_entries_that_name_no_axis_are_one_line_spec_errors():
-    from fyexp.errors import ConfigValueError
+    from fyexp.core.errors import ConfigValueError
     from fyexp.experiments.grid import check_axes
 
     with pytest.raises(ConfigValueError, match="exclude"):

@@ -9,7 +9,7 @@ import torch
 from torch.distributions import Normal
 
 from fyexp.data.uci import standardize
-from fyexp.errors import CellSkipped, FyexpError
+from fyexp.core.errors import CellSkipped, FyexpError
 from fyexp.experiments.base import RunContext
 from fyexp.experiments.vr_bnn import METHOD_CODES, METHODS, VRBNN, Config
 from fyexp.experiments.vr_bnn_config import Grid
@@ -17,8 +17,8 @@ from fyexp.models.bnn import BatchedBNN, RegressionBatch, predictive_metrics
 from tests.data.test_uci import make_uci
 from fyexp.objectives import minibatch_log_weights, vr_bound
 from fyexp.objectives.per_column import PerColumnVR
-from fyexp.latent import LatentTerms
-from fyexp.results import Cell
+from fyexp.models.latent import LatentTerms
+from fyexp.store.results import Cell
 from fyexp.train import OptimizerConfig, TrainConfig
 from fyexp.train.batched_bnn import fit_group
 
@@ -156,7 +156,7 @@ def test_n_splits_takes_the_first_splits_and_all_of_a_data_set_with_fewer(tmp_pa
 def test_grid_cells_and_settings_as_before_the_grid_was_declared():
     """One cell per data set of the grid; a spec's old ``datasets`` list is that grid; a cell's settings are the JSON
     of the old Config (its data sets listed as ``datasets``), so committed cells keep their settings hash."""
-    from fyexp.settings import scoped_config
+    from fyexp.spec.settings import scoped_config
 
     config = Config(grid=Grid(dataset=["yacht", "boston"]), n_splits=2)
     cells = VRBNN().cells(config, (0, 1))

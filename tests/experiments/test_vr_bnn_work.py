@@ -12,7 +12,7 @@ import pytest
 
 from fyexp.experiments.base import CellWork
 from fyexp.experiments.vr_bnn_config import UCI_SIZES, cell_work
-from fyexp.plan_scaled import ScaledRecord, nearest_in_work, scaled_cell_estimate, scaled_estimate
+from fyexp.run.plan_scaled import ScaledRecord, nearest_in_work, scaled_cell_estimate, scaled_estimate
 from tests.conftest import run_cli
 
 #: a stated config unlike any profile's: 3 splits, 2 methods, H = 7, K = 4, 6 epochs (train.epochs 2, which the runner
@@ -47,7 +47,7 @@ def test_a_data_sets_own_settings_and_splits_are_counted():
 
 def test_the_sizes_are_the_data_sets_where_the_data_root_has_them():
     from fyexp.data.uci import load_uci, split_indices
-    from fyexp.errors import DataMissing
+    from fyexp.core.errors import DataMissing
 
     root = os.environ.get("FYEXP_DATA_DIR")
     checked = 0

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from fyexp.errors import ConfigValueError
+from fyexp.core.errors import ConfigValueError
 from fyexp.experiments.vr_renyi_gaussians import Config, VRRenyiGaussians
 from fyexp.experiments.vr_renyi_gaussians_config import Grid
-from fyexp.results import Cell
+from fyexp.store.results import Cell
 
 
 def test_cells_are_k_by_seed_with_the_committed_keys():

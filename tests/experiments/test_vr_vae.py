@@ -97,7 +97,7 @@ def test_cross_validation_folds_partition_frey_face_exactly():
 def test_data_errors_are_one_line_naming_the_file(tmp_path):
     from fyexp.data.caltech import load_caltech
     from fyexp.data.freyface import load_freyface
-    from fyexp.errors import FyexpError
+    from fyexp.core.errors import FyexpError
 
     with pytest.raises(FyexpError, match=r"FreyFace/freyfaces\.pkl: absent"):
         load_freyface(str(tmp_path))
@@ -116,7 +116,7 @@ def test_frey_face_cell_end_to_end_on_synthetic_faces(tmp_path):
 
     from fyexp.experiments.base import RunContext
     from fyexp.experiments.vr_vae import VRVAE, Config, Grid
-    from fyexp.results import Cell
+    from fyexp.store.results import Cell
     from fyexp.train import OptimizerConfig, TrainConfig
 
     (tmp_path / "FreyFace").mkdir()
@@ -145,10 +145,10 @@ def test_stopping_epoch_on_held_out_images_is_the_argmax_of_the_validation_bound
     them every `valid_every` epochs and its argmax epoch (VR §5.1: stopping epochs tuned on the VI setting)."""
     import pickle
 
-    from fyexp.errors import ConfigValueError
+    from fyexp.core.errors import ConfigValueError
     from fyexp.experiments import vr_vae
     from fyexp.experiments.base import RunContext
-    from fyexp.results import Cell
+    from fyexp.store.results import Cell
     from fyexp.train import OptimizerConfig, TrainConfig
 
     (tmp_path / "FreyFace").mkdir()
@@ -186,7 +186,7 @@ def test_stopping_epoch_on_held_out_images_is_the_argmax_of_the_validation_bound
                                               ({"dataset": "mnist"}, "a fold for Frey Face only"),
                                               ({"fold": None}, "a fold for Frey Face only")])
 def test_a_bad_grid_entry_is_a_one_line_error(change, expected):
-    from fyexp.errors import ConfigValueError
+    from fyexp.core.errors import ConfigValueError
     from fyexp.experiments.vr_vae import Config, Grid
 
     entry = {"dataset": "freyface", "L": 1, "K": 5, "method": "vae", "fold": 0, **change}
@@ -199,7 +199,7 @@ def test_a_bad_grid_entry_is_a_one_line_error(change, expected):
 def _iwae_code_cell(config, dataset="caltech", method="vae", layers=1):
     from fyexp.data.vr_images import VRData
     from fyexp.experiments.vr_vae import VRVAE
-    from fyexp.results import Cell
+    from fyexp.store.results import Cell
 
     width = 560 if dataset == "freyface" else 784
     data = VRData(train=torch.rand(30, width), test=torch.rand(5, width), binarize=dataset != "freyface")
@@ -234,7 +234,7 @@ def test_the_paper_profile_trains_caltech_and_mnist_as_the_iwae_code_does():
     """``paper``: the IWAE code's Adam (``adam_iwae``) and the VAE's Monte Carlo KL on Caltech and MNIST; Frey Face
     keeps its own protocol (torch's Adam on the authors' vae_autograd settings)."""
     from fyexp.experiments import get_experiment
-    from fyexp.specs import load_spec, resolve
+    from fyexp.spec.specs import load_spec, resolve
 
     spec = load_spec("vr-vae")
     config = resolve(spec, "paper", get_experiment(spec.runner).Config, seeds=[0]).config
@@ -247,9 +247,9 @@ def test_the_paper_profile_trains_caltech_and_mnist_as_the_iwae_code_does():
 def test_a_bad_elbo_entry_is_a_one_line_error_naming_the_key(elbo, tmp_path):
     from pathlib import Path
 
-    from fyexp.errors import FyexpError
+    from fyexp.core.errors import FyexpError
     from fyexp.experiments.vr_vae import Config
-    from fyexp.specs import build_config
+    from fyexp.spec.specs import build_config
 
     with pytest.raises(FyexpError, match="elbo") as error:
         build_config(Config, {"elbo": elbo}, Path("vr-vae.yaml"), "defaults")

@@ -133,7 +133,7 @@ def test_normal_init_draws_every_weight_and_bias_at_the_authors_scale():
 def _frey_cell_task(protocol, method="vae", dataset="freyface"):
     from fyexp.data.vr_images import VRData
     from fyexp.experiments.vr_vae import VRVAE, Config
-    from fyexp.results import Cell
+    from fyexp.store.results import Cell
 
     width = 560 if dataset == "freyface" else 784
     data = VRData(train=torch.rand(30, width), test=torch.rand(5, width), binarize=dataset != "freyface")
@@ -165,8 +165,8 @@ def test_a_frey_cell_builds_the_authors_model_and_objective_under_their_protocol
 
 def test_the_paper_profile_follows_the_authors_frey_settings_and_only_frey_cells_depend_on_them():
     from fyexp.experiments import get_experiment
-    from fyexp.results import Cell
-    from fyexp.specs import load_spec, resolve
+    from fyexp.store.results import Cell
+    from fyexp.spec.specs import load_spec, resolve
 
     spec = load_spec("vr-vae")
     experiment = get_experiment(spec.runner)
@@ -184,7 +184,7 @@ def test_the_paper_profile_follows_the_authors_frey_settings_and_only_frey_cells
 def test_frey_face_cell_end_to_end_at_the_authors_protocol(tmp_path):
     from fyexp.experiments.base import RunContext
     from fyexp.experiments.vr_vae import VRVAE, Config, Grid
-    from fyexp.results import Cell
+    from fyexp.store.results import Cell
     from fyexp.train import OptimizerConfig, TrainConfig
 
     (tmp_path / "FreyFace").mkdir()

@@ -11,7 +11,7 @@ from torch.distributions import Bernoulli as TorchBernoulli, Multinomial, Normal
 from fyexp.distributions.beta_gaussian import BetaGaussian, fy_regularizer
 from fyexp.models import ModelConfig, build_nvdm, build_vae
 from fyexp.models.heads import Bernoulli, BinaryEntmax, Gaussian, Multinomial as MultinomialHead
-from fyexp.errors import ConfigValueError
+from fyexp.core.errors import ConfigValueError
 
 
 def test_one_layer_gaussian_vae_terms_are_the_log_densities_of_its_samples():

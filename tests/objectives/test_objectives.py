@@ -10,7 +10,7 @@ import torch
 from fyexp.models.linear_gaussian import LinearGaussian
 from fyexp.objectives import (ELBO, VR, Fractional, IWAE, VRMax, elbo_mc, fractional_bound, iwae_bound,
                               make_objective, mc_log_likelihood, minibatch_log_weights, vr_bound, vr_max_bound)
-from fyexp.errors import ConfigValueError
+from fyexp.core.errors import ConfigValueError
 
 
 

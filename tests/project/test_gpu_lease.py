@@ -65,7 +65,7 @@ def _histories(scratch: Path) -> dict[str, list[dict]]:
 @pytest.fixture(scope="module")
 def flow(tmp_path_factory):
     """The whole flow once; the tests read what each step left."""
-    from fyexp.provenance.source import git_commit
+    from fyexp.store.provenance.source import git_commit
 
     base = tmp_path_factory.mktemp("lease")
     make_mnist(base / "data")
@@ -191,7 +191,7 @@ def test_pack_leaves_out_finished_cells_whatever_machine_ran_them(flow, tmp_path
     sidecars = sorted(home.glob("fy-vae/cells/*/bernoulli-gaussian*.record.json"))
 
     def recorded(sidecar, settings):  # the cell as a run at ``settings`` leaves it: record and rows agree
-        from fyexp.provenance.record import settings_hash
+        from fyexp.store.provenance.record import settings_hash
 
         sidecar.write_text(json.dumps({**json.loads(sidecar.read_text()), "settings": settings}))
         cell_file = sidecar.with_name(sidecar.name.replace(".record.json", ".csv"))
@@ -305,7 +305,7 @@ def test_collect_returns_an_ensembles_checkpoints_whole_or_not_at_all(flow, tmp_
 
 
 def test_a_damaged_data_pack_is_refused(tmp_path):
-    from fyexp.errors import FyexpError
+    from fyexp.core.errors import FyexpError
     from gpu_kit.data import pack_data_set, unpack_data_set
 
     make_mnist(tmp_path / "data", n_train=20, n_test=5)

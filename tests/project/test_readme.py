@@ -123,7 +123,7 @@ def test_installed_report_rewrites_the_findings_block_from_the_rows(tmp_path):
 
 def test_the_readme_says_which_experiments_need_which_data():
     """Every experiment is named in the README's data paragraph: with the folders it reads, or as making its own."""
-    from fyexp.specs import available_specs
+    from fyexp.spec.specs import available_specs
 
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     data = text[text.index("**Data.**"):].split("\n\n", 1)[0]

@@ -36,7 +36,7 @@ def test_every_figure_of_the_committed_results_keeps_its_texts_inside(tmp_path, 
     import fyexp.report.figures.output as output
     from fyexp.report import _load, _loader, _ok
     from fyexp.report.figures import FigureContext, draw_figures
-    from fyexp.specs import available_specs, load_spec
+    from fyexp.spec.specs import available_specs, load_spec
 
     clipped, drawn = {}, []
     save = output.save_figure

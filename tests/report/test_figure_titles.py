@@ -10,7 +10,7 @@ import shutil
 import numpy as np
 import pytest
 
-from fyexp.words import counted
+from fyexp.core.words import counted
 from fyexp.report.figures.labels import math_notation, profile_tag
 from tests.conftest import ROOT
 
@@ -105,7 +105,7 @@ def drawn(tmp_path_factory):
     import fyexp.report.figures.output as output
     from fyexp.report import _load, _loader, _ok
     from fyexp.report.figures import FigureContext, draw_figures
-    from fyexp.specs import load_spec
+    from fyexp.spec.specs import load_spec
 
     tmp = tmp_path_factory.mktemp("titles")
     found: dict = {}

@@ -9,9 +9,9 @@ import textwrap
 import pandas as pd
 import pytest
 
-from fyexp.errors import SpecError
+from fyexp.core.errors import SpecError
 from fyexp.report.figures import FigureContext, draw_figures, figure_names
-from fyexp.specs import available_specs, load_spec
+from fyexp.spec.specs import available_specs, load_spec
 
 SPEC = """\
 name: toy-plots
@@ -53,20 +53,20 @@ def test_a_bad_plots_entry_is_a_one_line_spec_error(tmp_path, plots, message):
 
 
 def test_the_light_list_of_figures_is_what_the_report_registers():
-    """Specs are checked against fyexp.plots.FIGURES without the report; every name there is a registered figure
+    """Specs are checked against fyexp.spec.plots.FIGURES without the report; every name there is a registered figure
     with exactly those keyword options (a mismatch raises at registration)."""
     import inspect
 
-    from fyexp.plots import FIGURES
+    from fyexp.spec.plots import FIGURES
     from fyexp.report.figures import figure, get_figure
 
     assert figure_names() == sorted(FIGURES)
     for name, options in FIGURES.items():
         kw = [p for p, v in inspect.signature(get_figure(name)).parameters.items() if v.kind == v.KEYWORD_ONLY]
         assert tuple(kw) == options, name
-    with pytest.raises(ValueError, match="fyexp.plots.FIGURES"):
+    with pytest.raises(ValueError, match="fyexp.spec.plots.FIGURES"):
         figure("not-in-the-list")(lambda ctx: [])
-    with pytest.raises(ValueError, match="fyexp.plots.FIGURES"):
+    with pytest.raises(ValueError, match="fyexp.spec.plots.FIGURES"):
         figure("topic-coherence")(lambda ctx, *, colour=None: [])
 
 
@@ -76,7 +76,7 @@ def test_checking_a_spec_does_not_import_the_report(tmp_path):
     code = textwrap.dedent(f"""
         import sys
         from pathlib import Path
-        from fyexp.specs import load_spec
+        from fyexp.spec.specs import load_spec
         assert load_spec("toy-plots", Path({str(tmp_path)!r})).plots[1] == ("optuna-history", {{"title": "T"}})
         bad = [m for m in sys.modules if m.startswith("fyexp.report") or m in ("pandas", "matplotlib", "torch")]
         assert not bad, bad

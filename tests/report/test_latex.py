@@ -1,10 +1,10 @@
-"""fyexp.latex.escape, the one LaTeX escaping of the report's tables and the claims' files."""
+"""fyexp.core.latex.escape, the one LaTeX escaping of the report's tables and the claims' files."""
 
 from __future__ import annotations
 
 import pytest
 
-from fyexp.latex import escape
+from fyexp.core.latex import escape
 
 SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "_": r"\_", "#": r"\#", "{": r"\{", "}": r"\}",
            "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "$": r"\$"}

@@ -18,7 +18,7 @@ import fyexp.report as report_module
 from fyexp.report import build_report
 from fyexp.report.cache import MANIFEST, Manifest
 from fyexp.report.figures import FigureContext, _FIGURES, _registry, draw_figures
-from fyexp.results import Cell, ResultStore
+from fyexp.store.results import Cell, ResultStore
 from tests.conftest import ROOT, cli_env, run_cli
 
 TOY_SPEC = Path(__file__).resolve().parents[1] / "specs" / "toy.yaml"

@@ -7,7 +7,7 @@ import pytest
 from pathlib import Path
 
 from fyexp.report import build_report
-from fyexp.results import Cell, ResultStore
+from fyexp.store.results import Cell, ResultStore
 
 TOY_SPECS = Path(__file__).resolve().parents[1] / "specs"
 PROV = {"git_commit": "unknown", "fyexp_version": "0", "device": "cpu", "wall_time_s": 0.5,
@@ -52,7 +52,7 @@ def test_report_is_byte_identical_and_complete(tmp_path):
 
 
 def test_index_opens_with_the_claims_and_writes_each_papers_table(tmp_path):
-    from fyexp.specs import experiments_dir
+    from fyexp.spec.specs import experiments_dir
 
     build_report(["gmm-clustering"], tmp_path / "empty", experiments_dir())  # fyexp's own experiments, no rows
     index = (tmp_path / "empty" / "README.md").read_text()

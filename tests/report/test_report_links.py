@@ -28,7 +28,7 @@ def test_links_to_fyexp_files_are_relative_to_where_the_report_is():
     assert relink("see [x](PKG/fyexp/reference/claims.yaml)", ROOT / "results") == \
         "see [x](../fyexp/reference/claims.yaml)"  # a checkout's own results/: as committed
     assert package_path(ROOT / "results" / "claims") == "../.."
-    assert (ROOT / "results" / package_path(ROOT / "results") / "fyexp" / "plots.py").is_file()
+    assert (ROOT / "results" / package_path(ROOT / "results") / "fyexp" / "spec" / "plots.py").is_file()
 
 
 @pytest.mark.slow

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pandas as pd
 
-from fyexp.provenance.freshness import BEHAVIOUR_UNCHANGED, CURRENT, STALE, Freshness
+from fyexp.store.provenance.freshness import BEHAVIOUR_UNCHANGED, CURRENT, STALE, Freshness
 from fyexp.report import index, runs
 
 

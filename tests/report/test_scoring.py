@@ -211,7 +211,7 @@ def test_a_status_never_hides_stale_rows():
 
 # ---- stale and dirty rows of report/runs.py ---------------------------------------------------------------------
 def test_rows_without_an_executed_code_record_count_unknown_and_dirty_ones_dirty():
-    """The one code rule is the executed functions (their staleness counts: tests/provenance/test_executed.py): rows
+    """The one code rule is the executed functions (their staleness counts: tests/store/test_executed.py): rows
     whose cell recorded none cannot be told, whatever their commit; a ``+dirty`` commit counts dirty on its own."""
     commits = ["0123abcd4567", "0123abcd4567", "89abcdef0123", "89abcdef0123+dirty", "unknown"]
     frame = pd.DataFrame([{"profile": "paper", "status": "ok", "cell": f"c{i}", "seed": 0, "git_commit": c}

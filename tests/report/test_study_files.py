@@ -63,7 +63,7 @@ def test_a_damaged_or_foreign_file_is_named_and_left_untouched(tmp_path):
 
 
 def test_a_study_file_is_opened_again_only_when_it_changed(tmp_path, monkeypatch):
-    """The trial counts are kept across processes (fyexp.user_cache) under the file's stat signature: an unchanged
+    """The trial counts are kept across processes (fyexp.store.user_cache) under the file's stat signature: an unchanged
     file is not opened through Optuna again, a changed one is."""
     import fyexp.report.runs as runs
 

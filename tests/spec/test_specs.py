@@ -8,8 +8,8 @@ from typing import Literal
 
 import pytest
 
-from fyexp.errors import FyexpError, SpecError, require
-from fyexp.specs import conforms, deep_merge, load_spec, parse_seeds, resolve
+from fyexp.core.errors import FyexpError, SpecError, require
+from fyexp.spec.specs import conforms, deep_merge, load_spec, parse_seeds, resolve
 
 
 @dataclass
@@ -81,7 +81,7 @@ def test_unknown_profile_experiment_and_top_level_key(tmp_path):
     write(tmp_path, "bad", GOOD.replace("name: exp", "name: bad\ncolour: red"))
     with pytest.raises(SpecError, match="key 'colour': expected one of the top-level keys"):
         load_spec("bad", tmp_path)
-    # the top level is declared like a profile's parameters (fyexp.specs.TopLevel): types, required keys
+    # the top level is declared like a profile's parameters (fyexp.spec.specs.TopLevel): types, required keys
     write(tmp_path, "bad", GOOD.replace("name: exp", "name: bad\ntables: [Table 1, 2]"))
     with pytest.raises(SpecError, match=r"bad\.yaml: key 'tables': expected a list of a string, got \['Table 1', 2\]"):
         load_spec("bad", tmp_path)
@@ -110,11 +110,12 @@ def test_helpers():
     assert conforms(None, int | None) and conforms([1, 2], tuple[int, ...])
 
 
-# ---- declared domains (fyexp.constraints) ------------------------------------------------------------------------
+# ---- declared domains (fyexp.core.constraints)
+# ------------------------------------------------------------------------
 from typing import Annotated  # noqa: E402
 
-from fyexp.constraints import DISTINCT, Interval, OneOf, PositiveInt, problem, settings  # noqa: E402
-from fyexp.errors import ConfigValueError  # noqa: E402
+from fyexp.core.constraints import DISTINCT, Interval, OneOf, PositiveInt, problem, settings  # noqa: E402
+from fyexp.core.errors import ConfigValueError  # noqa: E402
 
 
 @pytest.mark.parametrize("hint, inside, outside, expected", [

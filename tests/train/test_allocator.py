@@ -1,4 +1,4 @@
-"""fyexp.allocator: glibc's malloc thresholds are set once per process, can be switched off, and change no number
+"""fyexp.train.allocator: glibc's malloc thresholds are set once per process, can be switched off, and change no number
 (a paper-shaped FY β-VAE epoch gives the same parameters bit for bit with and without them)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 CHILD = textwrap.dedent("""
     import hashlib, json, sys
     import torch
-    from fyexp.allocator import tune_allocator
+    from fyexp.train.allocator import tune_allocator
     tuned = tune_allocator() if sys.argv[1] == "tuned" else False
     torch.set_num_threads(1)
     torch.manual_seed(0)
@@ -48,10 +48,12 @@ def test_the_thresholds_change_no_number_and_can_be_switched_off():
 
 
 def test_every_cell_and_every_tuning_study_sets_them(monkeypatch, tmp_path):
-    """The one code path of a cell (fyexp.runner.execute_cell) and of a study (fyexp.tuning.tune_experiment) ask for
+    """The one code path of a cell (fyexp.run.runner.execute_cell) and of a study (fyexp.spec.tuning.tune_experiment)
+    ask for
     the thresholds before any training."""
-    import fyexp.allocator as allocator
-    from fyexp import runner, tuning
+    import fyexp.train.allocator as allocator
+    from fyexp.run import runner
+    from fyexp.spec import tuning
 
     calls = []
     monkeypatch.setattr(allocator, "tune_allocator", lambda: calls.append(1) or True)

@@ -8,7 +8,7 @@ import dataclasses
 import pytest
 import torch
 
-from fyexp.errors import CellFailed, FyexpError
+from fyexp.core.errors import CellFailed, FyexpError
 from fyexp.models import ModelConfig, build_vae
 from fyexp.objectives import ELBO, IWAE
 from fyexp.train import (EnsembleMember, OptimizerConfig, ScheduleConfig, TrainConfig, Trainer, VariationalTask,
@@ -183,8 +183,8 @@ def test_fy_vae_prefit_trains_the_seeds_together_and_cells_report_their_solo_num
     from fyexp.data.vision import ImageSplits
     from fyexp.experiments import fy_vae
     from fyexp.experiments.base import RunContext
-    from fyexp.results import ResultStore
-    from fyexp.specs import build_config
+    from fyexp.store.results import ResultStore
+    from fyexp.spec.specs import build_config
 
     def synthetic(name, data_dir, n_train, n_valid, n_test=None):
         g = torch.Generator().manual_seed(0)
@@ -207,7 +207,7 @@ def test_fy_vae_prefit_trains_the_seeds_together_and_cells_report_their_solo_num
 
     cells = exp.cells(ens_cfg, (0, 1, 2))
     ens_ctxs = ctxs(tmp_path / "ens", cells)
-    for rho in (1.0, 1.5):   # one ensemble per cell, its seeds, as fyexp.runner.prefit_ensembles groups them
+    for rho in (1.0, 1.5):   # one ensemble per cell, its seeds, as fyexp.run.runner.prefit_ensembles groups them
         group = [i for i, c in enumerate(cells) if c.params["latent_rho"] == rho]
         exp.prefit(ens_cfg, [cells[i] for i in group], [ens_ctxs[i] for i in group])
     assert all(torch.load(c.work_dir / "checkpoint.pt", weights_only=False)["done"] for c in ens_ctxs)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from fyexp.errors import ConfigValueError
+from fyexp.core.errors import ConfigValueError
 from fyexp.train import (OptimizerConfig, ScheduleConfig, TrainConfig, Trainer, TrainTask, make_optimizer,
                          seed_everything)
 from fyexp.train.iwae_adam import IWAEAdam

@@ -7,7 +7,7 @@ import torch
 from torch import nn
 from torch.utils.data import TensorDataset
 
-from fyexp.errors import CellFailed
+from fyexp.core.errors import CellFailed
 from fyexp.models import ModelConfig, build_vae
 from fyexp.objectives import IWAE
 from fyexp.train import (OptimizerConfig, ScheduleConfig, TrainConfig, Trainer, TrainTask, VariationalTask,
@@ -394,8 +394,8 @@ def test_resume_mid_schedule_equals_an_uninterrupted_run(tmp_path):
 def test_nested_train_block_becomes_typed_config_and_errors_name_the_full_key_path(tmp_path):
     from dataclasses import dataclass, field
 
-    from fyexp.errors import SpecError
-    from fyexp.specs import load_spec, resolve
+    from fyexp.core.errors import SpecError
+    from fyexp.spec.specs import load_spec, resolve
 
     @dataclass
     class Cfg:

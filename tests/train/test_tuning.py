@@ -1,4 +1,4 @@
-"""fyexp.tuning: resuming after kill -9 and several workers on one study lose and duplicate no trial.
+"""fyexp.spec.tuning: resuming after kill -9 and several workers on one study lose and duplicate no trial.
 
 The workers are this file run as a script (``python tests/train/test_tuning.py URL NAME BUDGET LOG SLEEP``); each
 objective evaluation that completes appends the number of its retry series' first trial to LOG.
@@ -39,7 +39,7 @@ def _load(url, name):
 def _check_exact(url, name, budget, log):
     from optuna.trial import TrialState
 
-    from fyexp.tuning import retry_root
+    from fyexp.spec.tuning import retry_root
 
     trials = _load(url, name).get_trials()
     complete = [t for t in trials if t.state == TrialState.COMPLETE]
@@ -58,7 +58,7 @@ def _check_exact(url, name, budget, log):
 def test_budget_is_exact_in_one_process(tmp_path):
     import optuna
 
-    from fyexp.tuning import StudyOptions, counted_trials, default_storage_url, open_study, run_study
+    from fyexp.spec.tuning import StudyOptions, counted_trials, default_storage_url, open_study, run_study
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     url = default_storage_url(tmp_path)
@@ -74,7 +74,7 @@ def test_budget_is_exact_in_one_process(tmp_path):
 def test_failed_objective_is_recorded_and_counted(tmp_path):
     import optuna
 
-    from fyexp.tuning import StudyOptions, default_storage_url, open_study, run_study, study_summary
+    from fyexp.spec.tuning import StudyOptions, default_storage_url, open_study, run_study, study_summary
 
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     study = open_study("f", default_storage_url(tmp_path), StudyOptions(n_startup_trials=1))
@@ -97,8 +97,8 @@ def test_a_call_judges_and_reports_its_own_trials_not_another_workers_last_one(t
     failed (1); last error: unknown". Here a second handle on the storage plays the other worker."""
     import optuna
 
-    from fyexp.errors import RunFailed
-    from fyexp.tuning import StudyOptions, default_storage_url, open_study, run_study
+    from fyexp.core.errors import RunFailed
+    from fyexp.spec.tuning import StudyOptions, default_storage_url, open_study, run_study
 
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     url = default_storage_url(tmp_path)
@@ -126,7 +126,7 @@ def test_a_call_judges_and_reports_its_own_trials_not_another_workers_last_one(t
 
 @pytest.mark.slow
 def test_kill_minus_nine_then_resume_loses_and_duplicates_nothing(tmp_path):
-    from fyexp.tuning import default_storage_url
+    from fyexp.spec.tuning import default_storage_url
 
     url, log = default_storage_url(tmp_path), tmp_path / "log.txt"
     log.touch()
@@ -148,7 +148,7 @@ def test_kill_minus_nine_then_resume_loses_and_duplicates_nothing(tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 def test_two_workers_share_one_budget(tmp_path, backend):
-    from fyexp.tuning import default_storage_url
+    from fyexp.spec.tuning import default_storage_url
 
     if backend == "postgresql":
         url = os.environ.get("FYEXP_TEST_POSTGRES_URL")
@@ -182,14 +182,15 @@ class Cfg:
 
 
 def test_any_spec_with_a_search_space_tunes_and_best_applies_dotted_paths(tmp_path):
-    """fyexp.tuning.tune_experiment / with_best: generic over the config (nested train: paths), found via the spec."""
+    """fyexp.spec.tuning.tune_experiment / with_best: generic over the config (nested train: paths), found via the
+    spec."""
     from types import SimpleNamespace
 
     import yaml
 
-    from fyexp.errors import ConfigValueError
-    from fyexp.specs import ResolvedSpec
-    from fyexp.tuning import check_search, tune_experiment, with_best
+    from fyexp.core.errors import ConfigValueError
+    from fyexp.spec.specs import ResolvedSpec
+    from fyexp.spec.tuning import check_search, tune_experiment, with_best
 
     class Quadratic:
         TRIAL_OBJECTIVE = "the quadratic"
@@ -223,8 +224,8 @@ def _two_tuned_profiles(tmp_path):
 
     import yaml
 
-    from fyexp.specs import ResolvedSpec
-    from fyexp.tuning import tune_experiment, with_best
+    from fyexp.spec.specs import ResolvedSpec
+    from fyexp.spec.tuning import tune_experiment, with_best
 
     class Quadratic:
         TRIAL_OBJECTIVE = "the squared distance to the target"
@@ -255,7 +256,7 @@ def test_best_takes_the_asked_profiles_study_not_the_one_tuned_last(tmp_path):
     """Two profiles tuned one after the other: best_params.yaml then holds the second's summary, and --best for the
     first must still give the first study's best (it gave the second's: nvdm cpu ran cpu-long's parameters).  A
     profile never tuned is refused, naming what the file holds."""
-    from fyexp.errors import FyexpError
+    from fyexp.core.errors import FyexpError
 
     import yaml
 
@@ -277,7 +278,7 @@ def test_best_takes_the_asked_profiles_study_not_the_one_tuned_last(tmp_path):
 
 def test_a_study_is_opened_again_only_when_its_file_changed(tmp_path, monkeypatch):
     """report and claims ask --best's parameters of every row of a tuned profile: the study's answer is kept
-    (fyexp.user_cache) while study.db is unchanged, and read again once it changed."""
+    (fyexp.store.user_cache) while study.db is unchanged, and read again once it changed."""
     import optuna
 
     monkeypatch.setenv("FYEXP_CACHE_DIR", str(tmp_path / "cache"))
@@ -298,7 +299,7 @@ def test_a_study_is_opened_again_only_when_its_file_changed(tmp_path, monkeypatc
 if __name__ == "__main__":
     import optuna
 
-    from fyexp.tuning import StudyOptions, open_study, retry_root, run_study
+    from fyexp.spec.tuning import StudyOptions, open_study, retry_root, run_study
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     url, name, budget, log, sleep = sys.argv[1], sys.argv[2], int(sys.argv[3]), Path(sys.argv[4]), float(sys.argv[5])
@@ -317,7 +318,7 @@ if __name__ == "__main__":
 
 
 def test_tune_time_counts_rounds_of_workers_and_stops_at_the_timeout():
-    from fyexp.tuning import tune_time
+    from fyexp.spec.tuning import tune_time
 
     assert tune_time(7, 1, 30.0, None) == 210.0
     assert tune_time(7, 3, 30.0, None) == 90.0      # ⌈7/3⌉ = 3 rounds, not 7/3
@@ -333,7 +334,7 @@ def test_trial_seconds_average_the_trials_that_ran_not_the_surplus_or_killed():
     import optuna
     from optuna.trial import TrialState, create_trial
 
-    from fyexp.tuning import trial_seconds
+    from fyexp.spec.tuning import trial_seconds
 
     def made(state, seconds, **attrs):
         dist = {"x": optuna.distributions.FloatDistribution(0, 1)}

@@ -4,5 +4,5 @@ The CLI (:mod:`fyexp.cli`) parses the options into one :class:`~fyexp.cli.comman
 the consoles to print to, to one function per command: :func:`fyexp.cli.commands.run.run_command`,
 :func:`fyexp.cli.commands.tune.tune_command`, :func:`fyexp.cli.commands.report.report_command`;
 :func:`fyexp.cli.reproduce.reproduce_papers` runs the first and the third for every experiment of a paper with the
-same object.  Planning and its checks are :mod:`fyexp.plan`'s, jobs :mod:`fyexp.executors`'.
+same object.  Planning and its checks are :mod:`fyexp.run.plan`'s, jobs :mod:`fyexp.run.executors`'.
 """

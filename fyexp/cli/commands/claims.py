@@ -2,7 +2,8 @@
 
 Judging every claim reads every result row and every cell's run record (seconds, and pandas and scipy to import).
 So the answer — the JSON text, or the table's lines at this width — is kept in the user cache
-(:mod:`fyexp.user_cache`, kind ``claims-answer``) under :func:`fyexp.derivation.derivation_inputs` of the results
+(:mod:`fyexp.store.user_cache`, kind ``claims-answer``) under :func:`fyexp.run.derivation.derivation_inputs` of the
+results
 folder: fyexp's code and reference data (``claims.yaml``, ``readings.yaml``), the git commit, the versions, the
 specs, and every result file's path, size and modification time.  Asked again with none of that changed, it is
 read back without importing the claims package (well under a second); the warnings the judging printed (a damaged
@@ -18,15 +19,15 @@ from pathlib import Path
 
 from rich.console import Console
 
-from fyexp.progress import emit_answer, table_width, with_stderr
+from fyexp.run.progress import emit_answer, table_width, with_stderr
 
 
 def claims_command(paper: str | None, profile: str | None, json_out: bool, results_dir: Path,
                    experiments_dir: Path | None, console: Console, long: bool = False,
                    all_profiles: bool = False) -> None:
     """Print ``paper``'s claims' verdicts (all papers: ``None``) at ``profile`` (module docstring)."""
-    from fyexp.derivation import derivation_inputs
-    from fyexp.user_cache import remembered
+    from fyexp.run.derivation import derivation_inputs
+    from fyexp.store.user_cache import remembered
 
     width = table_width(console)
     args = (paper, profile, json_out, results_dir, experiments_dir, width, long, all_profiles)

@@ -1,11 +1,11 @@
 """A message on a console: never read as rich markup; one line off a terminal (tests and scripts grep it), wrapped
-between words at a terminal's width (:func:`fyexp.progress.plain_line`)."""
+between words at a terminal's width (:func:`fyexp.run.progress.plain_line`)."""
 
 from __future__ import annotations
 
 from rich.console import Console
 
-from fyexp.progress import plain_line
+from fyexp.run.progress import plain_line
 
 
 def say(console: Console, message: str) -> None:

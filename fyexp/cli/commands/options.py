@@ -2,7 +2,8 @@
 
 :meth:`Options.from_params` builds it once from a command's parsed parameters (``typer.Context.params``): each
 field is the parameter of the same name where the command has one, else its default, and the executor options
-become one :class:`~fyexp.executors.ExecutorOptions` (:func:`fyexp.executors.executor_options`).  A folder option
+become one :class:`~fyexp.run.executors.ExecutorOptions` (:func:`fyexp.run.executors.executor_options`).  A folder
+option
 falls back on its environment variable; set but empty is an error, not the current folder.
 """
 
@@ -14,11 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
-from fyexp.errors import EnvironmentFailure, FyexpError
+from fyexp.core.errors import EnvironmentFailure, FyexpError
 
 if TYPE_CHECKING:  # `list` and `show` read the folders here and import no more
-    from fyexp.executors import ExecutorOptions
-    from fyexp.specs import Override
+    from fyexp.run.executors import ExecutorOptions
+    from fyexp.spec.specs import Override
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,7 @@ class Options:
     def from_params(cls, params: Mapping[str, Any]) -> "Options":
         """The options among ``params`` (parameter name → value; lists become tuples, folders paths, None a
         default)."""
-        from fyexp.executors import executor_options
+        from fyexp.run.executors import executor_options
 
         names = {f.name for f in dataclasses.fields(cls)} - {"executor"}
         values = {k: tuple(v) if isinstance(v, list) else Path(v) if k.endswith("_dir") else v
@@ -103,7 +104,7 @@ def resolve_experiment(name: str, options: Options):
     (``paper+seeds=0-9``), whose rows and verdicts never mix with the profile's; the profile's own seeds (in any
     order) are the profile itself.  (A part of the profile's seeds is ``--only seed=0,1``.)"""
     from fyexp.experiments import get_experiment
-    from fyexp.specs import load_spec, parse_sets, resolve_variant
+    from fyexp.spec.specs import load_spec, parse_sets, resolve_variant
 
     overrides = parse_sets(options.sets)
     spec = load_spec(name, options.experiments_dir)
@@ -116,7 +117,7 @@ def resolve_experiment(name: str, options: Options):
 def seeds_override(text: str | None, overrides: list) -> Override | None:
     """``--seeds 0-9`` as the override ``seeds=[0, ..., 9]`` labelled ``seeds=0-9`` (runs of consecutive seeds
     written ``low-high``); None without ``--seeds``.  ``--seeds`` with ``--set seeds=...`` is an error."""
-    from fyexp.specs import Override, parse_seeds, seed_ranges
+    from fyexp.spec.specs import Override, parse_seeds, seed_ranges
 
     seeds = parse_seeds(text)
     if seeds is None:

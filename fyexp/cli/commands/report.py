@@ -5,7 +5,7 @@ warning per damaged study file (on ``err``), and rewrites the findings block of 
 named ``results`` (:func:`fyexp.report.findings.update_findings`; a folder of another name, such as
 ``my-results``, leaves the README alone).  Last, every claim is judged as ``fyexp claims`` judges it and the
 verdicts are kept beside the results under the key of their contents (:func:`fyexp.claims.stored.keep_verdicts`),
-and so are ``fyexp list``'s and ``show``'s summaries (:func:`fyexp.overview.keep_summaries`).
+and so are ``fyexp list``'s and ``show``'s summaries (:func:`fyexp.run.overview.keep_summaries`).
 """
 
 from __future__ import annotations
@@ -22,12 +22,12 @@ def report_command(names: list[str] | None, results: Path, experiments_dir: Path
     """Report the experiments ``names`` (None: all) of the results folder ``results``; ``cache=False`` draws every
     table and figure again (:mod:`fyexp.report.cache`); ``vector`` writes a PDF beside each PNG."""
     from fyexp.claims.stored import keep_verdicts
-    from fyexp.overview import keep_summaries
+    from fyexp.run.overview import keep_summaries
     from fyexp.report import build_report
     from fyexp.report.findings import judged_claims, update_findings
     from fyexp.report.runs import damaged_studies
-    from fyexp.results import ResultStore
-    from fyexp.specs import available_specs
+    from fyexp.store.results import ResultStore
+    from fyexp.spec.specs import available_specs
 
     for name in names or available_specs(experiments_dir):   # read and written only inside the results folder
         ResultStore(results, name).refuse_links_leaving()

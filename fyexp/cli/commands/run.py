@@ -1,8 +1,9 @@
 """``fyexp run NAME``: resolve the spec, check that the run may start, print its plan, confirm, run, summarize.
 
 The one sequence of ``fyexp run`` and of every experiment ``fyexp reproduce`` runs (:mod:`fyexp.cli.reproduce`): the
-checks and the plan are :mod:`fyexp.plan`'s, the cells :func:`fyexp.runner.run_experiment`'s (in this process or as
-jobs of :mod:`fyexp.executors`), ``--best`` :func:`fyexp.tuning.with_best`'s.  A dry run prints the plan (with
+checks and the plan are :mod:`fyexp.run.plan`'s, the cells :func:`fyexp.run.runner.run_experiment`'s (in this process or
+as
+jobs of :mod:`fyexp.run.executors`), ``--best`` :func:`fyexp.spec.tuning.with_best`'s.  A dry run prints the plan (with
 ``--executor slurm`` also the sbatch script and the cell of each array task) on stdout and writes nothing.
 """
 
@@ -15,18 +16,18 @@ from rich.markup import escape
 
 from fyexp.cli.commands.lines import say
 from fyexp.cli.commands.options import Options, data_folder, resolve_experiment, results_folder
-from fyexp.errors import FyexpError
+from fyexp.core.errors import FyexpError
 
 
 def run_command(name: str, options: Options, *, err: Console, ask: Callable[[str], bool | None]) -> bool:
     """Run experiment ``name`` with ``options``, printing the plan and the summary on ``err``; ``ask`` is the
-    confirmation of a long plan (:func:`fyexp.plan.confirm`).  Returns False when the run did not succeed: a cell
+    confirmation of a long plan (:func:`fyexp.run.plan.confirm`).  Returns False when the run did not succeed: a cell
     failed, a cell's data was missing under ``--strict``, or the plan was not confirmed."""
-    from fyexp.cell_filter import parse_only
-    from fyexp.devices import resolve_device
-    from fyexp.plan import check_start, confirm, describe_plan, long_plan_reason, run_plan
-    from fyexp.words import counted
-    from fyexp.plan_scaled import with_scaled
+    from fyexp.run.cell_filter import parse_only
+    from fyexp.cli.devices import resolve_device
+    from fyexp.run.plan import check_start, confirm, describe_plan, long_plan_reason, run_plan
+    from fyexp.core.words import counted
+    from fyexp.run.plan_scaled import with_scaled
 
     only = parse_only(options.only)
     experiment, resolved = resolve_experiment(name, options)
@@ -43,8 +44,8 @@ def run_command(name: str, options: Options, *, err: Console, ask: Callable[[str
 
         say(Console(soft_wrap=True), describe_plan(plan))   # stdout: whole off a terminal, wrapped on one
         if options.executor is not None and options.executor.kind == "slurm":
-            from fyexp.executors import describe_slurm_submission
-            from fyexp.results import ResultStore
+            from fyexp.run.executors import describe_slurm_submission
+            from fyexp.store.results import ResultStore
 
             print(describe_slurm_submission(resolved, list(plan.todo), ResultStore(results, name), options.executor))
             say(err, f"dry run: {counted(plan.to_run)} would be submitted as one SLURM array; nothing was submitted")
@@ -56,8 +57,8 @@ def run_command(name: str, options: Options, *, err: Console, ask: Callable[[str
     if not confirm(reason, options.yes, what, ask):
         say(err, f"{what}: not started")
         return False
-    from fyexp import runner
-    from fyexp.progress import make_progress
+    from fyexp.run import runner
+    from fyexp.run.progress import make_progress
 
     summary = runner.run_experiment(resolved, experiment, device=device, data_dir=data_dir, results_dir=results,
                                     force=options.force, console=err, executor=options.executor, only=only,
@@ -76,6 +77,6 @@ def with_best(resolved, experiment, results):
     """``--best``: ``resolved`` with the parameters its tuning study found (an experiment without one: an error)."""
     if not getattr(resolved.config, "search", None):
         raise FyexpError(f"--best: experiment '{resolved.name}' has no tuning study")
-    from fyexp.tuning import with_best as best
+    from fyexp.spec.tuning import with_best as best
 
     return best(resolved, results, dict(experiment.PARAM_ALIASES))

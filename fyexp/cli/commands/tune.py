@@ -1,10 +1,10 @@
 """``fyexp tune NAME``: an Optuna study of the spec's ``search:`` space, in this process or as worker jobs.
 
-Without ``--executor`` one worker runs in this process (:func:`fyexp.tuning.tune_experiment`); with one, ``--jobs``
-workers share the study and its exact trial budget (:func:`fyexp.executors.tune_as_jobs`).  A variant profile
+Without ``--executor`` one worker runs in this process (:func:`fyexp.spec.tuning.tune_experiment`); with one, ``--jobs``
+workers share the study and its exact trial budget (:func:`fyexp.run.executors.tune_as_jobs`).  A variant profile
 (``paper+lr=1e-4``) tunes in a study of its own; rerunning continues the same study.  The plan (study, storage,
 trials and their time, objective and direction, where the best parameters go) is printed before the first trial
-(:func:`fyexp.tuning.tune_plan`; a trial's time from the study's finished trials, else one cell's time at the
+(:func:`fyexp.spec.tuning.tune_plan`; a trial's time from the study's finished trials, else one cell's time at the
 profile, :func:`cell_seconds`).
 """
 
@@ -20,11 +20,12 @@ from fyexp.cli.commands.options import Options, data_folder, resolve_experiment,
 
 def cell_seconds(name: str, resolved, options: Options, results) -> tuple[float, str] | None:
     """One cell's time at the resolved profile on this machine, and where its times were read: the mean over the
-    cells that ``fyexp list``'s estimate covers (:func:`fyexp.overview.summarize`: recorded, else scaled from another
+    cells that ``fyexp list``'s estimate covers (:func:`fyexp.run.overview.summarize`: recorded, else scaled from
+    another
     profile's cells); ``None`` where no cell has one."""
-    from fyexp.overview import summarize
-    from fyexp.plan import source_text
-    from fyexp.specs import load_spec
+    from fyexp.run.overview import summarize
+    from fyexp.run.plan import source_text
+    from fyexp.spec.specs import load_spec
 
     summary = summarize(load_spec(name, options.experiments_dir), resolved, results, scaled=True)
     known = summary.cells - summary.unestimated
@@ -40,11 +41,11 @@ def cell_seconds(name: str, resolved, options: Options, results) -> tuple[float,
 def tune_command(name: str, options: Options, *, n_trials: int | None, timeout: float | None,
                  storage: str | None, err: Console) -> bool:
     """Tune experiment ``name`` at ``options``' profile and overrides; False when a worker job failed."""
-    from fyexp.devices import resolve_device
-    from fyexp.domains import check_options
+    from fyexp.cli.devices import resolve_device
+    from fyexp.core.domains import check_options
     from fyexp.experiments import RunContext
-    from fyexp.results import ResultStore
-    from fyexp.tuning import default_storage_url, tune_experiment, tune_plan
+    from fyexp.store.results import ResultStore
+    from fyexp.spec.tuning import default_storage_url, tune_experiment, tune_plan
 
     check_options({"--n-trials": n_trials, "--timeout": timeout})
     experiment, resolved = resolve_experiment(name, options)
@@ -64,8 +65,8 @@ def tune_command(name: str, options: Options, *, n_trials: int | None, timeout: 
         tune_experiment(experiment, resolved.config, ctx, n_trials=n_trials, timeout=timeout, storage=url,
                         results_dir=results)
         return True
-    from fyexp.executors import tune_as_jobs
-    from fyexp.progress import make_progress
+    from fyexp.run.executors import tune_as_jobs
+    from fyexp.run.progress import make_progress
 
     failed = tune_as_jobs(experiment, resolved.config, ctx, options=options.executor, n_trials=n_trials,
                           timeout=timeout, storage=url, results_dir=results,

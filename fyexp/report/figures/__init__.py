@@ -10,7 +10,7 @@ A figure function is registered with :func:`figure` and called as ``fn(ctx, **op
 :class:`FigureContext`: the experiment's rows (status ``ok``), its results folder (artifacts, study files) and a
 loader of **any** experiment's rows, so a figure can compare experiments (NVDM vs FY-NVDM coherence) without a
 runner opening another's CSV.  It returns the PNG paths it wrote.  The names and their options are listed in
-:mod:`fyexp.plots` too, so that checking a spec needs no report.  Nothing here imports
+:mod:`fyexp.spec.plots` too, so that checking a spec needs no report.  Nothing here imports
 :mod:`fyexp.experiments`; figures read what the runs wrote, never the runners.  Matplotlib is imported by the
 drawing functions only (:mod:`fyexp.report.figures.output`), so naming and checking figures stays cheap.
 """
@@ -27,7 +27,7 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from fyexp.plots import FIGURES, check_plot
+from fyexp.spec.plots import FIGURES, check_plot
 
 __all__ = ["FigureContext", "figure", "figure_names", "get_figure", "check_plot", "draw_figures", "save_figure", "plt"]
 
@@ -56,13 +56,13 @@ class FigureContext:
 
 def figure(name: str) -> Callable[[FigureFunction], FigureFunction]:
     """Decorator: register ``fn(ctx, **options) -> list[Path]`` under ``name``, a name of the light list
-    :data:`fyexp.plots.FIGURES` (which specs are checked against) with the same keyword-only options."""
+    :data:`fyexp.spec.plots.FIGURES` (which specs are checked against) with the same keyword-only options."""
 
     def register(fn: FigureFunction) -> FigureFunction:
         options = tuple(p for p, v in inspect.signature(fn).parameters.items() if v.kind == v.KEYWORD_ONLY)
         if FIGURES.get(name) != options:
             raise ValueError(f"figure '{name}' with options {options}: add it as `{name!r}: {options!r}` to "
-                             f"fyexp.plots.FIGURES (now {FIGURES.get(name)!r}), the names specs may use")
+                             f"fyexp.spec.plots.FIGURES (now {FIGURES.get(name)!r}), the names specs may use")
         if name in _FIGURES and _FIGURES[name] is not fn:
             raise ValueError(f"figure '{name}' is registered twice")
         _FIGURES[name] = fn

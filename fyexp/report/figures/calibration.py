@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from fyexp.damaged import read_npz
+from fyexp.store.damaged import read_npz
 from fyexp.report.figures import FigureContext, figure
 from fyexp.report.figures.labels import profile_tag
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from fyexp.damaged import read_artifact_json, read_npz
+from fyexp.store.damaged import read_artifact_json, read_npz
 from fyexp.report.figures import FigureContext, figure
-from fyexp.words import counted
+from fyexp.core.words import counted
 from fyexp.report.figures.labels import profile_tag
 
 FIGURE1_PANELS = (("standard", None, "Standard EM"), ("sparse", 2.0, "Sparse EM (ρ=2)"), ("hard", None, "Hard EM"))

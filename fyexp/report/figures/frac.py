@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from fyexp.damaged import PANEL_LEFT_OUT, read_npz
+from fyexp.store.damaged import PANEL_LEFT_OUT, read_npz
 from fyexp.report.figures import FigureContext, figure
 from fyexp.report.figures.labels import math_notation, profile_tag
 

@@ -15,9 +15,9 @@ from fyexp.report.figures import FigureContext, figure
 def optuna_history(ctx: FigureContext, *, title: str = "") -> list[Path]:
     """One figure per study of the experiment: each ``results/<experiment>/best_params-<profile>.yaml``, and the
     first studies' ``best_params.yaml`` (its study once); titled ``<title or "<experiment> tuning"> [<profile>]``."""
-    from fyexp.tuning import BEST_PARAMS
+    from fyexp.spec.tuning import BEST_PARAMS
 
-    from fyexp.tuning import best_params_path
+    from fyexp.spec.tuning import best_params_path
 
     files = sorted(ctx.folder.glob("best_params-*.yaml")) + [ctx.folder / BEST_PARAMS]
     drawn: list[Path] = []
@@ -38,11 +38,12 @@ def optuna_history(ctx: FigureContext, *, title: str = "") -> list[Path]:
 
 def local_studies(folder: Path) -> list[tuple[str, object]]:
     """``(name, study)`` of every study in the folder's ``study.db`` (``fyexp tune`` names them
-    ``<experiment>-<profile>``), in name order, the file opened read-only (:func:`fyexp.tuning.read_only_storage`:
+    ``<experiment>-<profile>``), in name order, the file opened read-only (:func:`fyexp.spec.tuning.read_only_storage`:
     never written, a 0-byte file stays 0 bytes); none without the file or where it is no study file
-    (:func:`fyexp.tuning.study_file_problem`) or cannot be read: the report warns of a damaged study file once, apart
+    (:func:`fyexp.spec.tuning.study_file_problem`) or cannot be read: the report warns of a damaged study file once,
+    apart
     (:func:`fyexp.report.runs.damaged_studies`)."""
-    from fyexp.tuning import STUDY_DB
+    from fyexp.spec.tuning import STUDY_DB
 
     storage = _study_storage(Path(folder) / STUDY_DB)
     if storage is None:
@@ -58,7 +59,7 @@ def local_studies(folder: Path) -> list[tuple[str, object]]:
 
 def _study_storage(path: Path):
     """A read-only Optuna storage over the study file ``path``, or None (absent, or not a study file)."""
-    from fyexp.tuning import read_only_storage, study_file_problem
+    from fyexp.spec.tuning import read_only_storage, study_file_problem
 
     if not os.path.lexists(path) or study_file_problem(path) is not None:
         return None
@@ -69,10 +70,10 @@ def _study_storage(path: Path):
 
 
 def _best_params_info(best_params: Path) -> dict | None:
-    """The best-parameters file as a mapping (:func:`fyexp.tuning.best_params_file_problem`), or None: absent, or
+    """The best-parameters file as a mapping (:func:`fyexp.spec.tuning.best_params_file_problem`), or None: absent, or
     damaged (one warning naming it; its study's figure is skipped)."""
-    from fyexp.damaged import warn_damaged
-    from fyexp.tuning import best_params_file_problem
+    from fyexp.store.damaged import warn_damaged
+    from fyexp.spec.tuning import best_params_file_problem
 
     if not os.path.lexists(best_params):
         return None
@@ -108,7 +109,7 @@ def report_study(best_params: Path, figures_dir: Path, title: str = "") -> list[
     """
     import optuna
 
-    from fyexp.tuning import STUDY_DB
+    from fyexp.spec.tuning import STUDY_DB
 
     best_params = Path(best_params)
     info = _best_params_info(best_params)
@@ -141,7 +142,7 @@ def draw_study(study, info: dict, figures_dir: Path, title: str = "") -> list[Pa
     import optuna
     from optuna.trial import TrialState
 
-    from fyexp.tuning import study_summary
+    from fyexp.spec.tuning import study_summary
 
     from fyexp.report.figures.output import plt, save_figure
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 
 from fyexp.report.figures import FigureContext, figure
-from fyexp.words import counted
+from fyexp.core.words import counted
 
 
 @figure("topic-coherence")

@@ -11,9 +11,9 @@ import numpy as np
 import pandas as pd
 
 from fyexp.report.cache import write_text_if_changed
-from fyexp.damaged import read_artifact_json, read_npz
+from fyexp.store.damaged import read_artifact_json, read_npz
 from fyexp.report.figures import FigureContext, figure
-from fyexp.words import counted
+from fyexp.core.words import counted
 from fyexp.report.figures.labels import math_notation, profile_tag
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fyexp.damaged import PANEL_LEFT_OUT, read_npz
+from fyexp.store.damaged import PANEL_LEFT_OUT, read_npz
 from fyexp.report.figures import FigureContext, figure
 
 SIDE = 28

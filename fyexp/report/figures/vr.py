@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from fyexp.damaged import PANEL_LEFT_OUT, read_npz
+from fyexp.store.damaged import PANEL_LEFT_OUT, read_npz
 from fyexp.report.figures import FigureContext, figure
-from fyexp.words import counted
+from fyexp.core.words import counted
 
 
 def _num(frame: pd.DataFrame, column: str) -> pd.Series:

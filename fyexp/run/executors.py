@@ -1,0 +1,331 @@
+"""Cells as jobs of an existing engine: submitit's local executor (this machine) or SLURM (a cluster).
+
+``fyexp run NAME --executor local|slurm`` hands the unfinished cells of a grid to submitit.  Each job runs one
+cell through :func:`fyexp.run.runner.execute_cell` — the code path of the in-process runner — and writes its
+atomic cell file into the shared results folder, so resume, ``--force`` and failure records behave the same:
+a job killed mid-cell leaves no file and its cell is redone by the next run; a finished cell is never redone
+or duplicated.  Job logs (stdout/stderr, pickled calls) live under ``results/<exp>/work/<profile>/jobs/``.
+
+* ``local``: at most ``jobs`` cells at once (default: one per core), each limited to ``threads_per_job``
+  threads (default 1).  On a CPU one single-threaded cell per core beats one multi-threaded process: the small
+  GEMMs of these models do not scale across threads (``scripts/bench_grid.py``).
+* ``slurm``: one job array (``map_array``), ``jobs`` = the array's parallelism (``%N``); partition, GPUs per
+  job, CPUs per job, memory and time limit from the options.  ``dry_run`` renders the sbatch script and the
+  array without submitting (no cluster needed).
+
+``train.ensemble: true`` (seeds of a cell trained as one model, :mod:`fyexp.train.ensemble`) applies to the
+in-process runner; under an executor each job trains its own cell.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from fyexp.core.domains import OPTION_DOMAINS, check_options
+from fyexp.core.errors import FyexpError
+from fyexp.run.progress import LineProgress, RunProgress
+from fyexp.store.results import Cell, ResultStore
+
+ExecutorKind = Literal["local", "slurm"]
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+POLL_S = 0.5
+SLURM_POLL_S = 2.0   # how often `fyexp run --executor slurm` looks at its jobs (squeue at most every WATCH_S)
+WATCH_S = 5
+RESULT_WAIT_S = 2    # how long an ended job's result file is waited for (submitit: 15 s, for slow shared disks)
+#: slurmstepd's line in a job's log when SLURM ended the job (scancel, time limit, node failure, preemption)
+SLURM_VERDICT = re.compile(r"\*\*\* (JOB|STEP) \S+ ON \S+ (CANCELLED|FAILED|TIMEOUT)|DUE TO (TIME LIMIT|PREEMPTION|NODE)")
+
+
+@dataclass(frozen=True)
+class ExecutorOptions:
+    """How cells become jobs.  ``jobs``: concurrent jobs (local: default one per core; slurm: array parallelism)."""
+
+    kind: ExecutorKind = "local"
+    jobs: int | None = None
+    threads_per_job: int = 1
+    timeout_min: int = 7 * 24 * 60
+    slurm_partition: str | None = None
+    slurm_gpus_per_job: int = 0
+    slurm_cpus_per_job: int | None = None
+    slurm_mem_gb: float | None = None
+    slurm_time_min: int = 24 * 60
+    slurm_setup: tuple[str, ...] = field(default_factory=tuple)
+    dry_run: bool = False
+
+    def __post_init__(self):
+        if self.kind not in ("local", "slurm"):
+            raise FyexpError(f"--executor: expected one of local, slurm, got '{self.kind}'")
+        check_options({option: getattr(self, name) for option, name in OPTIONS.items() if option in OPTION_DOMAINS})
+        if self.dry_run and self.kind != "slurm":  # the local executor has nothing to render
+            raise FyexpError("--dry-run: only with --executor slurm (it shows the sbatch script)")
+
+    def concurrency(self, n_cells: int) -> int:
+        default = (os.cpu_count() or 1) if self.kind == "local" else n_cells
+        return max(1, min(n_cells, self.jobs or default))
+
+    def run_cells(self, resolved: Any, cells: list[Cell], store: ResultStore, *, device: str,
+                  data_dir: Path | None, force: bool, progress: RunProgress) -> Counter:
+        """The :class:`fyexp.run.runner.CellExecutor` protocol: :func:`run_cells_as_jobs` with these options."""
+        return run_cells_as_jobs(resolved, cells, store, options=self, device=device, data_dir=data_dir,
+                                 force=force, progress=progress)
+
+
+#: the command-line option of each field (their domains: :data:`fyexp.core.domains.OPTION_DOMAINS`)
+OPTIONS = {"--jobs": "jobs", "--threads-per-job": "threads_per_job", "--slurm-partition": "slurm_partition",
+           "--slurm-gpus-per-job": "slurm_gpus_per_job", "--slurm-cpus-per-job": "slurm_cpus_per_job",
+           "--slurm-mem-gb": "slurm_mem_gb", "--slurm-time": "slurm_time_min"}
+
+
+def executor_options(kind: str | None, given: dict[str, Any], dry_run: bool = False) -> ExecutorOptions | None:
+    """The options of ``--executor kind`` from the command line's values ``given`` (option name → value, None where
+    not given: the field's default; names not in :data:`OPTIONS` are ignored), or None without ``--executor``."""
+    values = {OPTIONS[option]: value for option, value in given.items() if option in OPTIONS and value is not None}
+    if kind is not None:
+        return ExecutorOptions(kind=kind, dry_run=dry_run and kind == "slurm", **values)
+    check_options({option: given[option] for option in OPTIONS if option in OPTION_DOMAINS and option in given})
+    if "jobs" in values:
+        raise FyexpError("--jobs needs --executor local or slurm")
+    return None
+
+
+def slurm_parameters(options: ExecutorOptions, n_cells: int, job_name: str) -> dict[str, Any]:
+    """The parameters of ``submitit.SlurmExecutor.update_parameters`` for ``n_cells`` cells."""
+    params: dict[str, Any] = {"job_name": job_name, "time": options.slurm_time_min, "nodes": 1, "ntasks_per_node": 1,
+                              "cpus_per_task": options.slurm_cpus_per_job or options.threads_per_job,
+                              "array_parallelism": options.concurrency(n_cells)}
+    if options.slurm_partition:
+        params["partition"] = options.slurm_partition
+    if options.slurm_gpus_per_job:
+        params["gpus_per_node"] = options.slurm_gpus_per_job
+    if options.slurm_mem_gb:
+        params["mem"] = f"{int(options.slurm_mem_gb * 1024)}M"
+    if options.slurm_setup:
+        params["setup"] = list(options.slurm_setup)
+    return params
+
+
+def make_executor(options: ExecutorOptions, folder: Path, n_cells: int, job_name: str):
+    """A configured submitit executor writing its logs under ``folder``."""
+    import submitit
+
+    folder.mkdir(parents=True, exist_ok=True)
+    if options.kind == "local":
+        executor = submitit.LocalExecutor(folder=folder)
+        executor.update_parameters(timeout_min=options.timeout_min)
+    else:
+        executor = submitit.SlurmExecutor(folder=folder)
+        executor.update_parameters(**slurm_parameters(options, n_cells, job_name))
+    return executor
+
+
+def render_slurm_script(options: ExecutorOptions, folder: Path, n_cells: int, job_name: str) -> str:
+    """The sbatch script submitit would submit for an array of ``n_cells`` jobs (nothing is submitted)."""
+    import shlex
+    import sys
+
+    from submitit.slurm import slurm
+
+    command = " ".join([shlex.quote(sys.executable), "-u -m submitit.core._submit", shlex.quote(str(folder))])
+    return slurm._make_sbatch_string(command=command, folder=folder, map_count=n_cells,
+                                     **slurm_parameters(options, n_cells, job_name))
+
+
+def run_cell_job(resolved: Any, cell: Cell, *, results_dir: str, device: str, data_dir: str | None, force: bool,
+                 threads: int) -> str:
+    """The body of one job: limit threads, run ``cell`` through the in-process code path, return its status."""
+    print(f"fyexp job: {resolved.name} [{resolved.profile}] cell {cell.key}, {threads} thread(s), pid {os.getpid()}",
+          flush=True)
+    for name in THREAD_VARIABLES:
+        os.environ[name] = str(threads)
+    import torch
+    from threadpoolctl import threadpool_limits
+
+    from fyexp.experiments import get_experiment
+    from fyexp.run.runner import execute_cell
+
+    torch.set_num_threads(threads)
+    experiment = get_experiment(resolved.spec.runner)
+    store = ResultStore(Path(results_dir), resolved.name)
+    from rich.console import Console
+
+    progress = LineProgress(Console(file=None, soft_wrap=True), heartbeat_s=60)
+    with threadpool_limits(threads):  # under the cell's claim: skipped when running or finished elsewhere
+        return execute_cell(resolved, experiment, cell, store, device=device,
+                            data_dir=Path(data_dir) if data_dir else None, force=force, progress=progress)
+
+
+def describe_slurm_submission(resolved: Any, cells: list[Cell], store: ResultStore, options: ExecutorOptions) -> str:
+    """What ``--executor slurm`` would submit: the sbatch script, then one line per array task (its cell)."""
+    folder = store.folder / "work" / resolved.profile / "jobs"
+    lines = [render_slurm_script(options, folder, len(cells), f"fyexp-{resolved.name}-{resolved.profile}"), ""]
+    lines += [f"# array task {i}: fyexp.run.executors.run_cell_job({resolved.name} [{resolved.profile}], {cell.key})"
+              for i, cell in enumerate(cells)]
+    return "\n".join(lines)
+
+
+def run_cells_as_jobs(resolved: Any, cells: list[Cell], store: ResultStore, *, options: ExecutorOptions,
+                      device: str, data_dir: Path | None, force: bool, progress: RunProgress) -> Counter:
+    """Submit ``cells`` as jobs, wait with progress, and count their statuses (:func:`job_status`:
+    ``failed``, ``skipped`` for data missing, ``ok``), as the in-process runner counts its cells."""
+    folder = store.folder / "work" / resolved.profile / "jobs"
+    job_name = f"fyexp-{resolved.name}-{resolved.profile}"
+    kwargs = dict(results_dir=str(Path(store.root).resolve()), device=device,
+                  data_dir=str(Path(data_dir).resolve()) if data_dir else None, force=force,
+                  threads=options.threads_per_job)
+    if options.kind == "slurm":
+        return _run_slurm(resolved, cells, folder, job_name, options, kwargs, progress)
+    return _run_local(resolved, cells, folder, job_name, options, kwargs, progress)
+
+
+def job_status(job, what: str, progress: RunProgress) -> str:
+    """What the job of ``what`` (``cell KEY``, ``worker N``) returned (:func:`fyexp.run.runner.execute_cell`'s ``'ok'``,
+    ``'failed'`` or
+    ``'skipped: <why>'``), or ``'failed'`` when the job itself failed, said in one line with the path of its log."""
+    try:
+        return str(job.result())
+    except Exception as exc:  # the job raised, was killed, or timed out: its cell has no file
+        progress.note(f"{what}: job {job.job_id} failed ({failure_reason(exc)}); log: {job.paths.stderr}")
+        return "failed"
+
+
+def failure_reason(exc: BaseException) -> str:
+    """One line on why a job failed: SLURM's own word when its log has one (``*** JOB 7 ON node CANCELLED AT ...
+    DUE TO TIME LIMIT ***``), else the last line of the error (the job's last traceback line, for a raise)."""
+    text = str(exc)
+    parts = re.split(r"^-{10,}$", text, flags=re.M)  # submitit: "... with trace:\n----\nTRACE\n----\n(paths)"
+    text = parts[1] if len(parts) >= 3 else text
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()] or [type(exc).__name__]
+    slurm = [line for line in lines if SLURM_VERDICT.search(line)]
+    return (slurm or lines)[-1][:200]
+
+
+def status_kind(status: str) -> str:
+    """``'ok'``, ``'failed'`` or ``'skipped'`` (data missing) — the key a status is counted under."""
+    return status.split(":", 1)[0]
+
+
+def _job_failure(job, what: str, progress: RunProgress) -> bool:
+    return job_status(job, what, progress) == "failed"
+
+
+def _run_local(resolved, cells, folder, job_name, options, kwargs, progress) -> int:
+    executor = make_executor(options, folder, len(cells), job_name)
+    limit = options.concurrency(len(cells))
+    queue, running, counts = list(cells), {}, Counter()
+    saved = {name: os.environ.get(name) for name in THREAD_VARIABLES}
+    try:
+        for name in THREAD_VARIABLES:  # the job processes start with these (import-time thread pools)
+            os.environ[name] = str(options.threads_per_job)
+        while queue or running:
+            while queue and len(running) < limit:
+                cell = queue.pop(0)
+                progress.cell_started(cell.key)
+                running[executor.submit(run_cell_job, resolved, cell, **kwargs)] = (cell, time.perf_counter())
+            time.sleep(POLL_S)
+            for job in [j for j in running if j.done()]:
+                cell, started = running.pop(job)
+                status = job_status(job, f"cell {cell.key}", progress)
+                counts[status_kind(status)] += 1
+                progress.cell_finished(cell.key, status, time.perf_counter() - started)
+    except BaseException:
+        for job in running:  # Ctrl-C: stop the jobs in flight; their cells have no file and will be redone
+            job.cancel(check=False)
+        raise
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+    return counts
+
+
+def watched(jobs: list) -> list:
+    """SLURM ``jobs`` watched with ``squeue`` (:class:`fyexp.run.slurm_watcher.SqueueWatcher`: clusters without
+    accounting answer no ``sacct``), their result files waited for :data:`RESULT_WAIT_S` once they ended."""
+    from fyexp.run.slurm_watcher import SqueueWatcher
+
+    watcher = SqueueWatcher(delay_s=WATCH_S)
+    for job in jobs:
+        job.watcher, job._results_timeout_s = watcher, RESULT_WAIT_S
+    return jobs
+
+
+def _run_slurm(resolved, cells, folder, job_name, options, kwargs, progress) -> int:
+    executor = make_executor(options, folder, len(cells), job_name)
+    jobs = watched(executor.map_array(functools.partial(run_cell_job, resolved, **kwargs), cells))
+    started = time.perf_counter()
+    for job, cell in zip(jobs, cells):
+        progress.cell_started(cell.key)
+    pending, counts = dict(zip(jobs, cells)), Counter()
+    while pending:
+        time.sleep(SLURM_POLL_S)
+        for job in [j for j in pending if j.done()]:
+            cell = pending.pop(job)
+            status = job_status(job, f"cell {cell.key}", progress)
+            counts[status_kind(status)] += 1
+            progress.cell_finished(cell.key, status, time.perf_counter() - started)
+    return counts
+
+
+def tune_job(experiment: Any, config: Any, ctx: Any, *, storage: str, results_dir: str, budget: int,
+             timeout: float | None, threads: int) -> str:
+    """The body of one tuning worker: trials of the shared study until its ``budget`` is used up."""
+    print(f"fyexp tune worker: {ctx.experiment} [{ctx.profile}], budget {budget}, pid {os.getpid()}", flush=True)
+    import torch
+
+    from fyexp.spec.tuning import tune_experiment
+
+    torch.set_num_threads(threads)
+    tune_experiment(experiment, config, ctx, timeout=timeout, storage=storage, results_dir=Path(results_dir),
+                    budget=budget)
+    return "ok"
+
+
+def tune_as_jobs(experiment: Any, config: Any, ctx: Any, *, options: ExecutorOptions, n_trials: int | None,
+                 timeout: float | None, storage: str, results_dir: Path, progress: RunProgress) -> int:
+    """Run ``options.jobs`` Optuna workers as jobs on one study; return how many workers failed.
+
+    The workers share an exact budget: the profile's ``n_trials`` in all, or, with ``n_trials``, that many more
+    than the study already counts (:func:`fyexp.spec.tuning.counted_trials`).
+    """
+    from fyexp.spec.tuning import StudyOptions, counted_trials, open_study
+
+    study = open_study(f"{ctx.experiment}-{ctx.profile}", storage, StudyOptions())
+    budget = counted_trials(study) + n_trials if n_trials is not None else getattr(config, "n_trials", 20)
+    workers = options.jobs or (os.cpu_count() or 1)
+    folder = Path(results_dir) / ctx.experiment / "work" / ctx.profile / "tune-jobs"
+    executor = make_executor(options, folder, workers, f"fyexp-tune-{ctx.experiment}-{ctx.profile}")
+    call = functools.partial(tune_job, experiment, config, ctx, storage=storage,
+                             results_dir=str(Path(results_dir).resolve()), budget=budget, timeout=timeout,
+                             threads=options.threads_per_job)
+    progress.start(f"tune {ctx.experiment} [{ctx.profile}]: {workers} workers, budget {budget} trials", workers,
+                   unit="workers")
+    jobs = watched(executor.map_array(lambda index: call(), list(range(workers)))) if options.kind == "slurm" else \
+        [executor.submit(call) for _ in range(workers)]
+    started, pending, failed = time.perf_counter(), {job: i for i, job in enumerate(jobs)}, 0
+    for job, index in pending.items():
+        progress.cell_started(f"worker {index} (job {job.job_id})")
+    try:
+        while pending:
+            time.sleep(POLL_S if options.kind == "local" else SLURM_POLL_S)
+            for job in [j for j in pending if j.done()]:
+                index = pending.pop(job)
+                bad = _job_failure(job, f"worker {index}", progress)
+                failed += bad
+                progress.cell_finished(f"worker {index}", "failed" if bad else "ok", time.perf_counter() - started)
+    except BaseException:
+        if options.kind == "local":
+            for job in pending:
+                job.cancel(check=False)
+        raise
+    finally:
+        progress.stop()
+    return failed

@@ -1,0 +1,171 @@
+"""``fyexp list``'s and ``fyexp show``'s summaries kept beside the results they were derived from
+(``results/summaries.json``), so that a fresh clone answers in under a second.
+
+A summary (:class:`fyexp.run.overview.ProfileSummary`) as recorded — its estimates in the recorded seconds, before this
+machine's speed factor — is derived from the cells' files of the results folder, the committed ``results/`` and the
+specs: some 750 reads of cell files and, for the profiles without their own recorded cells, every other profile's
+cells and scoped configs (frac-vae's and vr-vae's scaled estimates), about three quarters of a second.  The user
+cache keeps them under sizes and modification times, which a clone changes; ``fyexp report`` also writes them here
+under the *content key* of what they are derived from (:func:`fyexp.run.derivation.content_key` of the results folder,
+and of the committed ``results/`` where that is another folder), which a clone keeps.
+
+The folders a summary's times were read from are kept as roles (``results``, ``committed``, ``profile-times``), not
+as paths, and put back as this checkout's paths when read: :func:`fyexp.run.plan.recorded_factor` and
+:func:`fyexp.run.plan.source_text` then say what they would say of summaries derived here.  A summary read from any
+other folder is not kept (its experiment is derived afresh).  The file is data, JSON read with the limits of every
+record (:func:`fyexp.store.damaged.read_record_text`); another format, another key, another spec or anything unexpected
+is a miss: the kept summaries are a cache, never a second source of the estimates.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Callable
+
+from fyexp.run.derivation import KEPT
+
+STORE = KEPT[1]   # summaries.json, under the results folder
+FORMAT = 1
+
+
+def store_path(results_dir: Path) -> Path:
+    return Path(results_dir) / STORE
+
+
+def spec_digest(spec) -> str:
+    """SHA-256 of the spec as loaded (its profiles, grid and defaults), its file named by its name alone: the same
+    spec in another checkout has the same digest."""
+    return hashlib.sha256(repr(dataclasses.replace(spec, path=Path(spec.path).name)).encode()).hexdigest()
+
+
+def summaries_key(results_dir: Path, experiments_dir: Path | None) -> str | None:
+    """The content key of the results folder (and of the committed ``results/`` where that is another folder) for
+    this format; ``None`` where a spec names a runner outside fyexp.  Kept in the user cache under
+    :func:`fyexp.run.plan.recorded_inputs` (sizes, modification and change times of the same files): hashing the
+    results' bytes is a fifth of a second, done once per state of the files."""
+    from fyexp.run.derivation import content_key
+    from fyexp.run.plan import committed_results, recorded_inputs
+    from fyexp.store.user_cache import remembered
+
+    def derive() -> str:
+        keys = [content_key(results_dir, experiments_dir, FORMAT)]
+        if Path(results_dir).resolve() != committed_results():
+            keys.append(content_key(committed_results(), experiments_dir, FORMAT))
+        return "" if None in keys else hashlib.sha256("\0".join(keys).encode()).hexdigest()
+
+    inputs = recorded_inputs(results_dir, experiments_dir)
+    if inputs is None:
+        return None
+    return remembered("summaries-key", repr(str(Path(results_dir).resolve())), inputs, derive) or None
+
+
+def _roles(results_dir: Path) -> dict[str, str]:
+    """Role → the folder's path as a summary names it (:func:`fyexp.run.plan.times_as_recorded`'s folders)."""
+    from fyexp.run.plan import PROFILE_TIMES, committed_results
+
+    return {"profile-times": str(PROFILE_TIMES), "committed": str(committed_results()), "results": str(results_dir)}
+
+
+def _as_role(folder: str, roles: dict[str, str]) -> str | None:
+    if not folder:
+        return ""
+    return next((f"@{role}" for role, path in roles.items() if path == folder), None)
+
+
+def _plain_summary(summary, roles: dict[str, str]) -> dict | None:
+    """The summary (a dataclass) as JSON values, its folders as roles; ``None`` where a folder has none."""
+    row = dataclasses.asdict(summary)
+    row["source"], row["scaled_source"] = _as_role(summary.source, roles), _as_role(summary.scaled_source, roles)
+    return None if None in (row["source"], row["scaled_source"]) else row
+
+
+def _summary_from(row: dict, roles: dict[str, str], build: type):
+    names = {f.name for f in dataclasses.fields(build)}
+    if not isinstance(row, dict) or set(row) != names:
+        raise ValueError("another summary form")
+
+    def folder(value: str) -> str:
+        if value == "":
+            return ""
+        if not value.startswith("@") or value[1:] not in roles:
+            raise ValueError(f"unknown folder role {value!r}")
+        return roles[value[1:]]
+
+    tuples = ("seeds", "extrapolated_keys", "scaled_from")
+    return build(**{**row, **{k: tuple(row[k]) for k in tuples},
+                    "source": folder(row["source"]), "scaled_source": folder(row["scaled_source"])})
+
+
+def write_kept(results_dir: Path, experiments_dir: Path | None, derive: Callable[[], dict[str, tuple[str, list]]]
+               ) -> Path | None:
+    """Keep ``derive()``'s summaries (experiment name → its spec's :func:`spec_digest` and its summaries as recorded:
+    :func:`fyexp.run.overview.keep_summaries` derives them) under the folder's :func:`summaries_key`; the path, or
+    ``None`` (and any kept file removed) where no key can be made or nothing could be kept.  An experiment with a
+    summary read from a folder of no role is left out."""
+    from fyexp.store.io import atomic_write_text
+
+    key = summaries_key(results_dir, experiments_dir)
+    if key is None:
+        forget_kept(results_dir)
+        return None
+    roles = _roles(results_dir)
+    experiments = {}
+    for name, (digest, summaries) in derive().items():
+        rows = [_plain_summary(s, roles) for s in summaries]
+        if None not in rows:
+            experiments[name] = {"spec": digest, "summaries": rows}
+    if not experiments:
+        forget_kept(results_dir)
+        return None
+    path = store_path(results_dir)
+    atomic_write_text(path, json.dumps({"format": FORMAT, "key": key, "experiments": experiments},
+                                       ensure_ascii=False, separators=(",", ":")) + "\n")
+    return path
+
+
+def forget_kept(results_dir: Path) -> None:
+    path = store_path(results_dir)
+    if path.is_file() or path.is_symlink():
+        path.unlink()
+
+
+def holds_nothing(results_dir: Path) -> bool:
+    """Whether the folder is absent or holds no file at any depth (a new user's ``results/``, or one made empty)."""
+    return not any(files for _, _, files in os.walk(results_dir))
+
+
+def read_kept(results_dir: Path, experiments_dir: Path | None, build: type) -> dict[str, tuple[str, list]]:
+    """Experiment name → (its spec's digest, its summaries as recorded, each a ``build``: the dataclass
+    :class:`fyexp.run.overview.ProfileSummary`) from the kept file, where it is of this format and its key is the
+    folders' key now; else ``{}`` (derive afresh).  A folder that :func:`holds_nothing` reads the committed
+    ``results/``'s kept file: its summaries are derived from the committed results and the measured profile times
+    alone, as a summary for the empty folder is (its folders' roles are the same), so the first ``fyexp list`` of
+    a new installation run outside the checkout answers as fast as one inside it."""
+    from fyexp.store.damaged import read_record_text
+    from fyexp.run.plan import committed_results
+
+    path = store_path(results_dir)
+    if not os.path.lexists(path):
+        if holds_nothing(results_dir) and Path(results_dir).resolve() != committed_results():
+            # a new user's results folder: every time is read from the committed results, as there
+            return read_kept(committed_results(), experiments_dir, build)
+        return {}
+    text, problem = read_record_text(path)   # a regular file, bounded, UTF-8 (never a link, FIFO or device)
+    try:
+        data = json.loads(text) if problem is None else None
+    except (ValueError, RecursionError):
+        return {}
+    if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("experiments"), dict):
+        return {}
+    if data.get("key") != summaries_key(results_dir, experiments_dir):
+        return {}
+    roles = _roles(results_dir)
+    try:
+        return {name: (entry["spec"], [_summary_from(row, roles, build) for row in entry["summaries"]])
+                for name, entry in data["experiments"].items()}
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return {}

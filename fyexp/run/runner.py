@@ -1,0 +1,277 @@
+"""Run a resolved spec: iterate its cells with progress, skip finished ones, store each atomically."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping, Protocol
+
+from rich.console import Console
+
+from fyexp.train import allocator
+from fyexp.run.cell_claims import claims_cell
+from fyexp.run.cell_filter import CellFilter
+from fyexp.core.errors import CellFailed, CellSkipped
+from fyexp.experiments import Experiment, RunContext
+from fyexp.store.io import atomic_write_text
+from fyexp.run.progress import RunProgress, make_progress
+from fyexp.store.provenance.executed import ExecutedCode, function_hashes, prefit_record_path
+from fyexp.store.provenance.freshness import OLD_SETTINGS
+from fyexp.store.provenance.record import rows_identity, write_record
+from fyexp.store.provenance.source import provenance_columns
+from fyexp.store.results import Cell, ResultStore
+from fyexp.spec.settings import expectation, expected_settings, settings_hash
+from fyexp.spec.specs import ResolvedSpec, shown_override
+from fyexp.store.work_dirs import claim_work_dir, earlier_training_s
+from fyexp.core.words import counted
+
+
+class CellExecutor(Protocol):
+    """Runs cells elsewhere (e.g. as jobs, :class:`fyexp.run.executors.ExecutorOptions`), each through
+    :func:`execute_cell`, writing into ``store``; returns how many ended ``ok``, ``failed`` and ``skipped`` (data
+    missing).  The runner owns this protocol and never imports an executor: the CLI passes one in."""
+
+    def run_cells(self, resolved: ResolvedSpec, cells: list[Cell], store: ResultStore, *, device: str,
+                  data_dir: Path | None, force: bool, progress: RunProgress) -> Mapping[str, int]: ...
+
+
+@dataclass
+class RunSummary:
+    ran: int
+    skipped: int
+    failed: int
+    wall_time_s: float
+    results_csv: Path
+    data_missing: int = 0   # cells skipped because their data is absent (CellSkipped)
+    elsewhere: int = 0      # cells another process held or finished meanwhile (run.cell_claims); not counted in ran
+
+
+@dataclass
+class Pending:
+    cells: list[Cell]      # the grid's cells (those ``only`` selects)
+    todo: list[Cell]       # still to run
+    changed: list[Cell]    # of ``todo``: finished, but at other settings (:mod:`fyexp.store.provenance.freshness`)
+    settings_hashes: dict[str, str] = field(default_factory=dict)  # per cell key, of the settings it runs at
+
+
+def classify_cells(resolved: ResolvedSpec, experiment: Experiment, store: ResultStore, force: bool,
+                   only: CellFilter | None = None, *, device: str = "cpu", data_dir: Path | None = None) -> Pending:
+    """The grid's cells, those still to run (all with ``force``; else those not finished at the same settings on
+    ``device``: :meth:`ResultStore.freshness`, the one rule of :mod:`fyexp.store.provenance.freshness`) and, among them,
+    those whose finished file has other settings."""
+    cells = experiment.cells(resolved.config, resolved.seeds)
+    if only is not None:
+        cells = only.select(cells)
+    settings = {c.key: expected_settings(resolved, experiment, c, device, data_dir) for c in cells}
+    found = {} if force else {c.key: store.freshness(resolved.profile, c, expectation(
+        resolved, experiment, c, device, data_dir, settings=settings[c.key])) for c in cells}
+    todo = [c for c in cells if force or found[c.key] is None or not found[c.key].finished]
+    changed = [c for c in todo if found.get(c.key) is not None and found[c.key].kind == OLD_SETTINGS]
+    return Pending(cells, todo, changed, {key: settings_hash(value) for key, value in settings.items()})
+
+
+def pending_cells(resolved: ResolvedSpec, experiment: Experiment, store: ResultStore,
+                  force: bool, only: CellFilter | None = None, *, device: str = "cpu",
+                  data_dir: Path | None = None) -> tuple[list[Cell], list[Cell]]:
+    """The grid's cells (those ``only`` selects) and those still to run (:func:`classify_cells`)."""
+    pending = classify_cells(resolved, experiment, store, force, only, device=device, data_dir=data_dir)
+    return pending.cells, pending.todo
+
+
+@claims_cell  # one job per cell at a time (fyexp.run.cell_claims)
+def execute_cell(resolved: ResolvedSpec, experiment: Experiment, cell: Cell, store: ResultStore, *, device: str,
+                 data_dir: Path | None, force: bool, progress: RunProgress) -> str:
+    """Run one cell and store its rows (or its failure) atomically; return ``'ok'``, ``'failed'`` or, for a cell
+    whose data is absent (:class:`CellSkipped`, nothing written), ``'skipped: <why>'``.
+
+    The one code path of a cell, whether it runs in this process or in an executor's job.  It sets glibc's malloc
+    up for training loops first (:func:`fyexp.train.allocator.tune_allocator`: faster steps, the same numbers).
+    """
+    allocator.tune_allocator()
+    ctx = RunContext(experiment=resolved.name, profile=resolved.profile, device=device, data_dir=data_dir,
+                     work_dir=store.work_dir(resolved.profile, cell),
+                     artifact_dir=store.artifact_dir(resolved.profile), progress=progress, force=force)
+    settings = expected_settings(resolved, experiment, cell, device, data_dir)
+    identity = {"settings_hash": settings_hash(settings)}
+    overrides = getattr(resolved, "overrides", ())
+    if overrides:
+        identity["overrides"] = ",".join(f"{k}={shown_override(k, v)}" for k, v in overrides)
+    earlier_s = earlier_training_s(ctx.work_dir)  # a resumed cell's training in earlier processes
+    cell_start = time.perf_counter() - earlier_s  # the clock of a resumed cell starts at its first process
+    recorder = ExecutedCode()
+    try:
+        with recorder:
+            rows = list(experiment.run_cell(resolved.config, cell, ctx))
+    except CellSkipped as exc:
+        return f"skipped: {exc}"
+    except CellFailed as exc:
+        progress.note(f"cell {cell.key} failed: {exc}")
+        _store(store, resolved.profile, cell, settings, lambda prov: store.write_failure(
+            resolved.profile, cell, str(exc), {**prov, **identity}), device, cell_start,
+            _executed(recorder, ctx.work_dir))
+        return "failed"
+    _store(store, resolved.profile, cell, settings, lambda prov: store.write_cell(
+        resolved.profile, cell, rows, {**prov, **identity}), device, cell_start,
+        _executed(recorder, ctx.work_dir))
+    return "ok"
+
+
+def _claim(work_dir: Path, settings_hash_: str, cell: Cell, progress: RunProgress) -> None:
+    """Keep only checkpoints trained at this cell's settings in its work folder (:func:`claim_work_dir`)."""
+    if claim_work_dir(work_dir, settings_hash_):
+        progress.note(f"cell {cell.key}: its work folder held checkpoints trained at other settings; discarded")
+
+
+def _executed(recorder: ExecutedCode, work_dir: Path) -> set[str] | None:
+    """The functions the cell ran, with those its ensemble's prefit ran for it (:func:`prefit_ensembles`);
+    ``None`` when recording is off."""
+    functions = recorder.functions()
+    path = prefit_record_path(work_dir)
+    if functions is not None and path.is_file():
+        functions |= set(json.loads(path.read_text(encoding="utf-8")))
+    return functions
+
+
+def _store(store: ResultStore, profile: str, cell: Cell, settings: dict, write, device: str, cell_start: float,
+           functions: set[str]) -> None:
+    """Supersede a finished file at other settings, write the run record (settings and executed code,
+    :func:`fyexp.store.provenance.record.write_record`), then the cell file (last: it is what marks the cell
+    finished)."""
+    from fyexp.store.results import read_cell_file
+
+    path = store.cell_path(profile, cell)
+    if path.is_file():
+        frame, _ = read_cell_file(path)
+        if frame is not None and rows_identity(frame)[0] != settings_hash(settings):
+            store.supersede(profile, cell)
+    write_record(path, settings, function_hashes(functions) if functions is not None else None)
+    write(provenance_columns(device, time.perf_counter() - cell_start))
+
+
+def forget_finished_training(store: ResultStore, profile: str, cells: list[Cell], progress: RunProgress) -> None:
+    """``--force``: redo means retrain, so a cell's work folder whose training finished *before its result was
+    written* is emptied (a finished checkpoint would be returned at once).  Kept, with one line saying so: a folder
+    whose training stopped part-way — a forced run interrupted, by a session's end or Ctrl-C — which resumes
+    (:func:`fyexp.train.training_finished`), and one whose training finished after the cell's last result was
+    written, or with no result at all — a run cut short between training and measuring (a long test-set bound) —
+    which is measured, not trained again (:func:`trained_since_result`).
+    """
+    from fyexp.train import training_finished
+
+    for cell in cells:
+        work = store.work_dir(profile, cell)
+        if not training_finished(work):
+            progress.note(f"cell {cell.key}: resuming its unfinished training (an interrupted run; delete {work} "
+                          "to start it over)")
+        elif trained_since_result(work, store.cell_path(profile, cell)):
+            progress.note(f"cell {cell.key}: its training finished after its last result was written (a run cut "
+                          f"short before measuring); measuring it, not retraining (delete {work} to start it over)")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def trained_since_result(work: Path, cell_file: Path) -> bool:
+    """Whether ``work`` holds checkpoints (``checkpoint.pt`` at any depth) all written after ``cell_file`` — or
+    ``cell_file`` is absent: a training that no result written so far has measured."""
+    from fyexp.train import CHECKPOINT
+
+    stamps = [p.stat().st_mtime_ns for p in Path(work).rglob(CHECKPOINT)]  # none for an absent folder
+    if not stamps:
+        return False
+    return not cell_file.is_file() or min(stamps) > cell_file.stat().st_mtime_ns
+
+
+def prefit_ensembles(resolved: ResolvedSpec, experiment: Experiment, todo: list[Cell], store: ResultStore, *,
+                     device: str, data_dir: Path | None, force: bool, progress: RunProgress) -> None:
+    """With ``train.ensemble: true``: let the experiment train the seeds of each pending cell as one ensemble.
+
+    Cells that differ only by seed form a group; ``experiment.prefit(config, cells, ctxs)`` trains them together
+    and leaves each member's solo-format checkpoint in its cell's work folder, so :func:`execute_cell` then only
+    evaluates (with the solo run's numbers).  An experiment that does not override ``prefit`` trains every cell alone.
+    """
+    train = getattr(resolved.config, "train", None)
+    if not getattr(train, "ensemble", False) or not experiment.trains_ensembles:
+        return
+    groups: dict[tuple[str, str], list[Cell]] = {}
+    for cell in todo:
+        groups.setdefault((cell.method, cell.params_json), []).append(cell)
+    for cells in groups.values():
+        ctxs = [RunContext(experiment=resolved.name, profile=resolved.profile, device=device, data_dir=data_dir,
+                           work_dir=store.work_dir(resolved.profile, c),
+                           artifact_dir=store.artifact_dir(resolved.profile), progress=progress, force=force)
+                for c in cells]
+        progress.note(f"ensemble: training {len(cells)} seed(s) of {cells[0].key.rsplit('__seed=', 1)[0]} together")
+        with ExecutedCode() as recorder:
+            experiment.prefit(resolved.config, cells, ctxs)
+        for ctx in ctxs if recorder.enabled else ():
+            Path(ctx.work_dir).mkdir(parents=True, exist_ok=True)
+            atomic_write_text(prefit_record_path(ctx.work_dir), json.dumps(sorted(recorder.functions())) + "\n")
+
+
+def run_experiment(resolved: ResolvedSpec, experiment: Experiment, *, device: str, data_dir: Path | None,
+                   results_dir: Path, force: bool = False, console: Console | None = None,
+                   show_progress: bool = True, progress: RunProgress | None = None,
+                   executor: CellExecutor | None = None, only: CellFilter | None = None,
+                   pending: Pending | None = None) -> RunSummary:
+    """Run every unfinished cell of ``resolved`` (all of them with ``force``; ``only`` the cells it selects,
+    :mod:`fyexp.run.cell_filter`) and consolidate the results.
+
+    A cell's rows are written the moment it finishes; an interruption loses at most the cells in flight.
+    ``progress`` defaults to a live bar on a terminal (``show_progress``) and plain lines otherwise.  With an
+    ``executor`` (a :class:`CellExecutor`, e.g. :mod:`fyexp.run.executors`: submitit's local or SLURM executor) the
+    cells run as jobs, each through :func:`execute_cell`, writing to the same results folder.  ``pending``: the
+    grid already classified (:func:`classify_cells`, by the plan: ``fyexp run`` judges each cell once), else it is
+    classified here.
+    """
+    console = console or Console(stderr=True)
+    progress = progress or make_progress(console, live=show_progress)
+    store = ResultStore(results_dir, resolved.name)
+    store.refuse_links_leaving()  # every write and delete below stays inside the results folder
+    removed = store.remove_leftovers()  # temporary files of writes killed in an earlier run
+    if removed:
+        progress.note(f"removed {len(removed)} leftover temporary file(s) of interrupted writes under {store.folder}")
+    if pending is None:
+        pending = classify_cells(resolved, experiment, store, force, only, device=device, data_dir=data_dir)
+    cells, todo = pending.cells, pending.todo
+    skipped = len(cells) - len(todo)
+    for path, problem in store.damaged_cells():
+        progress.note(f"warning: {path}: damaged cell file ({problem}); it will be redone")
+    if pending.changed:
+        changed = len(pending.changed)
+        progress.note(f"{counted(changed)}: settings changed since they ran; they are rerun "
+                      f"(the old rows move to {store.folder / 'superseded' / resolved.profile})")
+    if skipped:
+        progress.note(f"{skipped} of {len(cells)} cells already finished in {store.folder} (use --force to redo)")
+    if force:
+        forget_finished_training(store, resolved.profile, todo, progress)
+    for cell in todo:  # all before any runs: a cell may train in another's folder (frac's Table 7 reference)
+        _claim(store.work_dir(resolved.profile, cell), pending.settings_hashes[cell.key], cell, progress)
+    failed = data_missing = elsewhere = 0
+    start = time.perf_counter()
+    try:
+        progress.start(f"{resolved.name} [{resolved.profile}]", len(todo))
+        if executor is not None and todo:
+            counts = executor.run_cells(resolved, todo, store, device=device, data_dir=data_dir, force=force,
+                                        progress=progress)
+            failed, data_missing = counts.get("failed", 0), counts.get("skipped", 0)
+        else:
+            prefit_ensembles(resolved, experiment, todo, store, device=device, data_dir=data_dir, force=force,
+                             progress=progress)
+            for cell in todo:
+                progress.cell_started(cell.key)
+                cell_start = time.perf_counter()
+                status = execute_cell(resolved, experiment, cell, store, device=device, data_dir=data_dir,
+                                      force=force, progress=progress)
+                failed += status == "failed"
+                data_missing += status.startswith("skipped")
+                elsewhere += status.startswith("ok:")  # claimed or finished by another run (fyexp.run.cell_claims)
+                progress.cell_finished(cell.key, status, time.perf_counter() - cell_start)
+    finally:
+        progress.stop()
+        store.consolidate()
+    return RunSummary(ran=len(todo) - failed - data_missing - elsewhere, skipped=skipped, failed=failed,
+                      data_missing=data_missing, wall_time_s=time.perf_counter() - start, results_csv=store.table_path,
+                      elsewhere=elsewhere)

@@ -1,0 +1,747 @@
+"""Optuna studies that resume, survive ``kill -9`` and share one trial budget between worker processes.
+
+A study lives in an SQLAlchemy database (SQLite under the experiment's results folder by default, any URL —
+e.g. PostgreSQL — for workers on several machines) and is opened with ``load_if_exists=True``, so rerunning
+the same command continues it.  Three mechanisms make it robust:
+
+* **heartbeats** — every running trial refreshes a heartbeat; a trial whose process died (``kill -9``,
+  a lost machine) is marked FAIL once its heartbeat is ``grace_period`` seconds old, by whichever worker
+  starts a trial next, and optuna's ``RetryHeartbeatStaleTrialCallback`` (``RetryFailedTrialCallback``
+  before optuna 4.9) re-queues it with the same parameters (``retry_root`` names the original, so its checkpoints can be resumed);
+* **an exact shared budget** — ``run_study(study, objective, budget=N)`` stops when the study holds N
+  counted trials (complete, pruned, running, waiting, or failed by its objective), whatever the number of
+  workers: after a worker draws a trial number it checks that fewer than N counted trials precede it, and
+  otherwise marks that draw FAIL with user attribute ``surplus`` and stops (at most one such draw per
+  worker, no parameters sampled, never counted or retried);
+* **SQLite under several processes** — a connect timeout, so concurrent writers wait instead of failing.
+
+The search itself is TPE (with the constant liar, which keeps concurrent workers from proposing the same
+point) and the median pruner on the per-epoch values an objective reports.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+import os
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+import yaml
+
+from fyexp.core.errors import FyexpError, RunFailed
+from fyexp.store.io import atomic_write_text
+from fyexp.spec.specs import check_search, hint_at  # noqa: F401  (check_search: read by the tests, nvdm's config)
+
+# optuna and SQLAlchemy are imported by the functions that open or run a study: checking a spec's search: space
+# (a Config's __post_init__, `fyexp show`) needs neither
+if TYPE_CHECKING:
+    import optuna
+    from optuna.storages import RDBStorage
+    from optuna.trial import FrozenTrial, Trial
+
+STUDY_DB = "study.db"
+COUNTED_STATES = ("COMPLETE", "PRUNED", "RUNNING", "WAITING")   # TrialState names counted in a study's budget
+
+
+@dataclass(frozen=True)
+class StudyOptions:
+    """How a study is stored and searched.
+
+    ``heartbeat_interval`` / ``grace_period`` (seconds) decide how soon a dead worker's trial is retried;
+    ``max_retry`` bounds the retries of one trial; ``n_startup_trials`` random trials precede TPE, and the
+    median pruner waits for ``n_startup_trials`` finished trials and ``n_warmup_steps`` epochs.
+    """
+
+    direction: str = "minimize"
+    seed: int = 0
+    heartbeat_interval: int = 30
+    grace_period: int = 120
+    max_retry: int = 3
+    n_startup_trials: int = 10
+    n_warmup_steps: int = 5
+    connect_timeout_s: float = 60.0
+
+
+def default_storage_url(folder: Path) -> str:
+    """``sqlite:///<folder>/study.db`` (the folder is created)."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{(folder / STUDY_DB).resolve()}"
+
+
+def make_storage(url: str, options: StudyOptions = StudyOptions()) -> RDBStorage:
+    """An RDB storage with heartbeats, retry of dead workers' trials, and a connect timeout for SQLite.
+
+    ``journal:PATH`` instead gives Optuna's journal file storage (append-only log with file locks): the storage
+    for workers on a cluster's shared file system, where SQLite's locking is unreliable.  It has no heartbeat,
+    so a killed worker's trial stays RUNNING (it is not counted against the budget, and is not retried).
+    """
+    import optuna
+    import sqlalchemy
+    from optuna.storages import RDBStorage
+
+    if url.startswith("journal:"):
+        from optuna.storages import JournalStorage
+        from optuna.storages.journal import JournalFileBackend
+
+        path = Path(url[len("journal:"):].removeprefix("//"))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return JournalStorage(JournalFileBackend(str(path)))
+    if url.startswith("sqlite"):
+        engine_kwargs: dict[str, Any] = {"connect_args": {"timeout": options.connect_timeout_s}}
+    else:
+        engine_kwargs = {"pool_pre_ping": True}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        if hasattr(optuna.storages, "RetryHeartbeatStaleTrialCallback"):  # optuna >= 4.9
+            retry = {"heartbeat_stale_trial_callback":
+                     optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=options.max_retry)}
+        else:
+            retry = {"failed_trial_callback": optuna.storages.RetryFailedTrialCallback(max_retry=options.max_retry)}
+        for attempt in range(5):  # two workers creating the same fresh database race on its tables
+            try:
+                return RDBStorage(url, engine_kwargs=engine_kwargs, heartbeat_interval=options.heartbeat_interval,
+                                  grace_period=options.grace_period, **retry)
+            except sqlalchemy.exc.DBAPIError as exc:
+                if attempt == 4:
+                    raise _storage_error(url, str(getattr(exc, "orig", exc))) from None
+                time.sleep(0.5 * (attempt + 1))
+            except (sqlalchemy.exc.ArgumentError, ImportError, ValueError) as exc:  # bad URL, unknown dialect/driver
+                raise _storage_error(url, str(exc).split(" (Background")[0]) from None
+
+
+def _storage_error(url: str, reason: str) -> FyexpError:
+    return FyexpError(f"--storage: cannot open '{public_url(url)}' ({reason}); expected sqlite:///PATH, the URL of "
+                      f"a reachable database, or journal:PATH")
+
+
+def open_study(name: str, storage: str | RDBStorage, options: StudyOptions = StudyOptions()) -> optuna.Study:
+    """Create the study ``name`` or load it if it exists (TPE with constant liar, median pruner).
+
+    The sampler's seed is offset by the number of trials already in the study, so that a resumed or
+    concurrent worker does not replay the same random start-up points.
+    """
+    import optuna
+
+    if isinstance(storage, str):
+        storage = make_storage(storage, options)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        pruner = optuna.pruners.MedianPruner(n_startup_trials=options.n_startup_trials,
+                                             n_warmup_steps=options.n_warmup_steps)
+        study = optuna.create_study(study_name=name, storage=storage, direction=options.direction,
+                                    pruner=pruner, load_if_exists=True)
+        offset = len(study.get_trials(deepcopy=False))
+        study.sampler = optuna.samplers.TPESampler(seed=options.seed + 7919 * offset, constant_liar=True,
+                                                   n_startup_trials=options.n_startup_trials)
+    return study
+
+
+def retry_root(trial: Trial | FrozenTrial) -> int:
+    """The number of the first trial of a retry series (the trial's own number if it is not a retry)."""
+    from optuna.trial import FrozenTrial
+
+    if not isinstance(trial, FrozenTrial):
+        trial = next(t for t in trial.study.get_trials(deepcopy=False) if t.number == trial.number)
+    history = trial.system_attrs.get("retry_history", [])
+    return history[0] if history else trial.number
+
+
+def _counted(trial: FrozenTrial) -> bool:
+    from optuna.trial import TrialState
+
+    return trial.state.name in COUNTED_STATES or (trial.state == TrialState.FAIL and "error" in trial.user_attrs)
+
+
+def counted_trials(study: optuna.Study) -> int:
+    """Trials that use up the budget: finished, running, waiting, or failed by their objective."""
+    return sum(_counted(t) for t in study.get_trials(deepcopy=False))
+
+
+class _Surplus(Exception):
+    """A trial drawn after the budget was used up (concurrent workers); recorded FAIL, never retried."""
+
+
+def run_study(study: optuna.Study, objective: Callable[[Trial], float], *, budget: int | None = None,
+              n_trials: int | None = None, timeout: float | None = None,
+              on_trial_end: Callable[[optuna.Study, FrozenTrial], None] | None = None) -> int:
+    """Run trials of ``objective`` one at a time until the budget, ``n_trials`` or ``timeout`` says stop.
+
+    Parameters
+    ----------
+    budget : int, optional
+        Total counted trials the study should hold (shared by all workers and reruns).
+    n_trials : int, optional
+        At most this many trials in this call (this process), whatever the study holds.
+    timeout : float, optional
+        Start no trial after this many seconds.
+    on_trial_end : callable, optional
+        Called after every trial with the study and the trial this call ran (e.g. to print it and rewrite a
+        best-parameters file).
+
+    Only this call's own trials decide its outcome and what it prints: with workers sharing the study, the
+    study's last trial is often another worker's (running, or a surplus one recorded FAIL).
+
+    Returns
+    -------
+    The number of trials this call ran (complete, pruned or failed by their objective).
+    """
+    import optuna
+
+    if budget is None and n_trials is None and timeout is None:
+        raise ValueError("run_study needs a budget, n_trials or a timeout")
+    start, ran, stop = time.monotonic(), 0, False
+
+    def guarded(trial: Trial) -> float:
+        nonlocal stop
+        if budget is not None:
+            earlier = study.get_trials(deepcopy=False)
+            if sum(_counted(t) for t in earlier if t.number < trial.number) >= budget:
+                trial.set_user_attr("surplus", True)
+                stop = True
+                raise _Surplus(f"trial {trial.number}: the budget of {budget} trials is used up")
+        try:
+            return objective(trial)
+        except optuna.TrialPruned:
+            raise
+        except Exception as exc:  # recorded on the trial, counted, not retried
+            trial.set_user_attr("error", f"{type(exc).__name__}: {exc}"[:500])
+            if isinstance(exc, NOT_THE_MODEL):
+                fatal.append(exc)
+            raise
+
+    fatal: list[Exception] = []
+    failed = 0
+    mine: list[FrozenTrial] = []  # this call's trials, as Optuna hands them to its callbacks
+    while not stop and not fatal:
+        if n_trials is not None and ran >= n_trials:
+            break
+        if timeout is not None and time.monotonic() - start >= timeout:
+            break
+        if budget is not None and counted_trials(study) >= budget:
+            break
+        with _one_line_optuna_logs():
+            study.optimize(guarded, n_trials=1, catch=(Exception,), gc_after_trial=False, show_progress_bar=False,
+                           callbacks=[lambda _study, trial: mine.append(trial)])
+        if fatal:  # the data, a file or the spec is wrong: every further trial would fail the same way
+            raise fatal[0]
+        if not stop:
+            ran += 1
+            failed += mine[-1].state.name == "FAIL"
+            if on_trial_end is not None:
+                on_trial_end(study, mine[-1])
+    if ran and failed == ran:
+        raise RunFailed(f"every trial of this call failed ({ran}); last error: "
+                        f"{mine[-1].user_attrs.get('error', 'unknown')}")
+    return ran
+
+
+# Errors that say nothing about the trial's hyperparameters (a bad data file, a full disk, a spec error): the
+# study stops at the first one instead of failing every later trial the same way.
+NOT_THE_MODEL = (FyexpError, OSError)
+
+
+LINE_WIDTH = 100  # every line tune prints (its own and Optuna's) fits a 100-column terminal
+
+
+def shorten(text: str, width: int = LINE_WIDTH) -> str:
+    """``text`` on one line of at most ``width`` characters, cut after a whole word and marked with "…"."""
+    text = " ".join(text.split())
+    if len(text) <= width:
+        return text
+    cut = text[:width - 1]
+    return (cut.rsplit(" ", 1)[0] if " " in cut else cut) + "…"
+
+
+def trial_line(trial: FrozenTrial, best: FrozenTrial | None, done: int, total: int | None,
+               objective: str = "value", direction: str = "minimize") -> str:
+    """One short line per finished trial: count, state, wall time, the ``objective`` by name with its
+    ``direction``, the best so far, and why it failed or was pruned
+    (``[2/6] trial 1 complete in 3.2 s: validation RE 0.4512 (minimize; best 0.4512, trial 1)``)."""
+    from optuna.trial import TrialState
+
+    count = f"[{done}/{total}]" if total else f"[{done}]"
+    state = trial.state.name.lower()
+    seconds = trial.duration.total_seconds() if trial.duration is not None else 0.0
+    value = f": {objective} {trial.value:.5g}" if trial.value is not None else ""
+    best_part = f"best {best.value:.5g}, trial {best.number}" if best is not None else "no best yet"
+    why = trial.user_attrs.get("error", "") if trial.state == TrialState.FAIL else ""
+    return shorten(f"{count} trial {trial.number} {state} in {seconds:.1f} s{value} ({direction}; {best_part})"
+                   + (f"; {why}" if why else ""))
+
+
+class _OneShortLine(logging.Filter):
+    """Optuna's own log records, routed through tune's line format: its per-trial INFO lines (271 characters
+    with every parameter) are replaced by :func:`trial_line`; any other record is one line of at most
+    ``LINE_WIDTH`` characters, without its traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno <= logging.INFO:
+            return False
+        record.msg, record.args = shorten(record.getMessage()), None
+        record.exc_info, record.exc_text = None, None
+        return True
+
+
+@contextlib.contextmanager
+def _one_line_optuna_logs():
+    import optuna
+
+    handlers = optuna.logging._get_library_root_logger().handlers
+    one_line = _OneShortLine()
+    for handler in handlers:
+        handler.addFilter(one_line)
+    try:
+        yield
+    finally:
+        for handler in handlers:
+            handler.removeFilter(one_line)
+
+
+def study_summary(study: optuna.Study) -> dict:
+    """Counts by state, and the best trial's number, value and parameters (None before the first completes)."""
+    import optuna
+    from optuna.trial import TrialState
+
+    trials = study.get_trials(deepcopy=False)
+    counts = {state.name.lower(): sum(t.state == state for t in trials) for state in TrialState}
+    completed = [t for t in trials if t.state == TrialState.COMPLETE and t.value is not None and math.isfinite(t.value)]
+    best = min(completed, key=lambda t: t.value) if study.direction == optuna.study.StudyDirection.MINIMIZE and completed \
+        else (max(completed, key=lambda t: t.value) if completed else None)
+    return {"study": study.study_name, "trials": counts,
+            "best_trial": None if best is None else best.number,
+            "best_value": None if best is None else float(best.value),
+            "params": None if best is None else dict(best.params)}
+
+
+def write_best_params(study: optuna.Study, path: Path, extra: dict | None = None) -> dict:
+    """Write :func:`study_summary` (plus ``extra``) to ``path`` as YAML, atomically; return it."""
+    summary = {**study_summary(study), **(extra or {})}
+    atomic_write_text(Path(path), yaml.safe_dump(summary, sort_keys=False))
+    return summary
+
+
+def best_params_path(folder: Path, profile: str) -> Path:
+    """``<results>/<experiment>/best_params-<profile>.yaml``: the summary of one profile's study, so that tuning
+    one profile never overwrites another's (the file ``best_params.yaml`` of the first studies is still read for
+    the profile it names: :func:`best_params_of`)."""
+    return Path(folder) / f"best_params-{profile}.yaml"
+
+
+def read_best_params(path: Path) -> dict:
+    """The ``params`` of a best-parameters file written by :func:`write_best_params`
+    (:func:`read_best_params_file`); :class:`FyexpError` when it holds none (no completed trial yet)."""
+    data = read_best_params_file(path)
+    if not data.get("params"):
+        raise FyexpError(f"--best: {path}: no completed trial yet")
+    return dict(data["params"])
+
+
+MAX_BEST_PARAMS_BYTES = 1 << 20   # a best-parameters file fyexp writes: under 1 KB
+BEST_PARAMS_EXPECTED = ("expected the best-parameters file `fyexp tune` writes (a YAML mapping whose params map "
+                        "config paths to values)")
+SQLITE_HEADER = b"SQLite format 3\x00"   # the first 16 bytes of every SQLite 3 database
+
+
+def read_best_params_file(path: Path) -> dict:
+    """The mapping of a best-parameters file, read as data from someone else: a regular file (no link, FIFO or
+    device: :func:`fyexp.store.damaged.read_record_text`) of at most :data:`MAX_BEST_PARAMS_BYTES` of UTF-8, YAML within
+    :func:`fyexp.spec.specs.yaml_bound_problem`'s bounds, a mapping whose ``params`` (if any) maps dotted config paths
+    (text) to plain values (numbers, text, booleans).  Anything else: :class:`FyexpError` naming the file and what
+    was expected (one line, exit 2)."""
+    data, problem = best_params_file_problem(path)
+    if problem is not None:
+        raise FyexpError(f"--best: {path}: {problem}; {BEST_PARAMS_EXPECTED}")
+    return data
+
+
+def best_params_file_problem(path: Path) -> tuple[dict, str | None]:
+    """``(the mapping, None)`` of the best-parameters file ``path`` (the checks of :func:`read_best_params_file`),
+    or ``({}, what is wrong)`` (one phrase): for readers that skip a damaged file with one warning (the report's
+    study figure) rather than stop."""
+    from fyexp.store.damaged import read_record_text
+    from fyexp.spec.specs import yaml_bound_problem
+
+    text, problem = read_record_text(Path(path), MAX_BEST_PARAMS_BYTES)
+    if problem is None:
+        problem = yaml_bound_problem(text)
+    data = None
+    if problem is None:
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError:
+            problem = "not valid YAML"
+    if problem is None:
+        problem = _best_params_shape_problem(data)
+    return ({}, problem) if problem is not None else (data or {}, None)
+
+
+def _best_params_shape_problem(data: Any) -> str | None:
+    """What makes the parsed best-parameters file ``data`` no mapping of the shape :func:`write_best_params` writes,
+    or None (an empty file is an empty mapping)."""
+    if data is None:
+        return None
+    if not isinstance(data, dict):
+        return f"a YAML {type(data).__name__}, not a mapping"
+    params = data.get("params")
+    if params is None:
+        return None
+    if not isinstance(params, dict):
+        return f"its params is a {type(params).__name__}, not a mapping"
+    for key, value in params.items():
+        if not isinstance(key, str) or not all(part.isidentifier() for part in key.split(".")):
+            return f"its params key {key!r} is not a config path (e.g. train.optimizer.lr)"
+        if isinstance(value, (dict, list)) or not isinstance(value, (str, int, float, bool)):
+            return f"its params.{key} is a {type(value).__name__}, not a number, text or boolean"
+    return None
+
+
+def study_file_problem(path: Path) -> str | None:
+    """What makes ``path`` no SQLite study file, or None; checked before Optuna opens it (Optuna would create its
+    tables in an empty file, and a FIFO would block): a regular file (not a symbolic link, FIFO or device), not
+    empty, beginning with :data:`SQLITE_HEADER`.  Only its first 16 bytes are read."""
+    import errno
+    import os
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        return ("a symbolic link, not a file fyexp wrote; it is not followed" if exc.errno == errno.ELOOP
+                else f"cannot be read ({exc.strerror})")
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return "not a regular file (a FIFO, a device or a folder)"
+        if st.st_size == 0:
+            return "empty (0 bytes)"
+        return None if os.read(fd, len(SQLITE_HEADER)) == SQLITE_HEADER else "not an SQLite database"
+    finally:
+        os.close(fd)
+
+
+def read_only_storage(path: Path) -> RDBStorage:
+    """An Optuna storage over the SQLite file ``path`` opened read-only (``mode=ro``: a damaged or foreign file is
+    never written to, no table is created); the caller disposes of its engine."""
+    import sqlite3
+    from urllib.parse import quote
+
+    import optuna
+
+    uri = f"file:{quote(str(Path(path).resolve()))}?mode=ro"   # read-only; any character of the path quoted
+    return optuna.storages.RDBStorage("sqlite://", {"creator": lambda: sqlite3.connect(uri, uri=True)},
+                                      skip_compatibility_check=True, skip_table_creation=True)
+
+
+def trials_frame(storage: str, name: str):
+    """All trials of a stored study as a DataFrame (``number``, ``value``, ``state``, ``params_*``)."""
+    import optuna
+
+    study = optuna.load_study(study_name=name, storage=storage)
+    return study.trials_dataframe(attrs=("number", "value", "state", "params", "datetime_complete"))
+
+
+# ------------------------------------------------------------------------------ any spec with a search space
+BEST_PARAMS = "best_params.yaml"
+OBJECTIVE_ATTR = "objective"   # the study's user attribute naming what its trials return (TRIAL_OBJECTIVE)
+
+
+def config_with(config: Any, params: dict, source: Path | str, where: str = "params") -> Any:
+    """``config`` with the values of ``params`` (dotted paths) set, validated like a spec (errors name ``source``)."""
+    from fyexp.store.plain import jsonable
+    from fyexp.spec.specs import build_config
+
+    values = jsonable(config)
+    for path, value in params.items():
+        *parents, leaf = path.split(".")
+        target = values
+        for part in parents:
+            target = target[part]
+        target[leaf] = value
+    return build_config(type(config), values, Path(source), where)
+
+
+def suggest(trial: Trial, search: dict, config: Any) -> dict:
+    """One value per entry of ``search``, typed by the config's annotation at that path."""
+    values = {}
+    for path, space in search.items():
+        if "choices" in space:
+            values[path] = trial.suggest_categorical(path, list(space["choices"]))
+        elif hint_at(type(config), path) is int:
+            values[path] = trial.suggest_int(path, int(space["low"]), int(space["high"]),
+                                             step=int(space.get("step", 1)), log=bool(space.get("log")))
+        else:
+            values[path] = trial.suggest_float(path, float(space["low"]), float(space["high"]),
+                                               log=bool(space.get("log")))
+    return values
+
+
+def public_url(url: str) -> str:
+    """A storage URL without its password."""
+    import sqlalchemy
+
+    from sqlalchemy.engine import make_url
+
+    if url.startswith("journal:"):
+        return url
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except sqlalchemy.exc.ArgumentError:
+        raise FyexpError(f"--storage: '{url}' is not a database URL; expected sqlite:///PATH, the URL of a "
+                         f"reachable database, or journal:PATH") from None
+
+
+def tune_experiment(experiment: Any, config: Any, ctx: Any, *, n_trials: int | None = None,
+                    timeout: float | None = None, storage: str | None = None,
+                    results_dir: Path | None = None, budget: int | None = None) -> None:
+    """``fyexp tune NAME`` for any experiment whose profile has a ``search`` space.
+
+    The experiment provides ``trial(config, ctx, report, work_dir) -> float``: train at ``config`` and return the
+    validation metric, calling ``report(step, value)`` after each epoch (median pruning).  The study settings are
+    the config's ``search``, ``n_trials``, ``tune_seed``, ``heartbeat_interval``, ``grace_period`` and
+    (optionally) ``direction``; the best parameters go to ``results/<name>/best_params-<profile>.yaml`` (:func:`best_params_path`).
+    """
+    import optuna
+    from optuna.trial import TrialState
+
+    from fyexp.train import allocator
+
+    allocator.tune_allocator()   # malloc set up for training loops (no number changes)
+    search = getattr(config, "search", None)
+    if not search:
+        raise FyexpError(f"{ctx.experiment}: the profile '{ctx.profile}' defines no 'search' space")
+    folder = Path(results_dir or "results") / ctx.experiment
+    n_budget = getattr(config, "n_trials", 20)
+    options = StudyOptions(direction=getattr(config, "direction", "minimize"), seed=getattr(config, "tune_seed", 0),
+                           heartbeat_interval=getattr(config, "heartbeat_interval", 30),
+                           grace_period=getattr(config, "grace_period", 120),
+                           n_startup_trials=min(10, max(2, n_budget // 5)),
+                           n_warmup_steps=max(1, min(5, _lowest_epochs(config) // 2)))
+    url = storage or default_storage_url(folder)
+    study = open_study(f"{ctx.experiment}-{ctx.profile}", url, options)
+    objective_name = experiment.TRIAL_OBJECTIVE
+    if study.user_attrs.get(OBJECTIVE_ATTR) != objective_name:  # for readers of the study (its figure's axis)
+        study.set_user_attr(OBJECTIVE_ATTR, objective_name)
+
+    def objective(trial: Trial) -> float:
+        trial_config = config_with(config, suggest(trial, search, config), f"{ctx.experiment} trial {trial.number}")
+        work = ctx.work_dir / f"trial-{retry_root(trial)}"
+
+        def report(step: int, value: float) -> None:
+            trial.report(value, step)
+            if trial.should_prune():
+                raise optuna.TrialPruned(f"validation value {value:.4g} after epoch {step}")
+
+        try:
+            return experiment.trial(trial_config, ctx, report, work)
+        finally:  # a finished or pruned trial's checkpoints are not needed; a killed one's are kept
+            import shutil
+
+            shutil.rmtree(work, ignore_errors=True)
+
+    def save_best(study: optuna.Study) -> None:
+        if any(t.state.name == "COMPLETE" for t in study.get_trials(deepcopy=False)):
+            write_best_params(study, best_params_path(folder, ctx.profile),
+                              {"profile": ctx.profile, "storage": public_url(url), "objective": objective_name,
+                               "direction": options.direction})
+
+    if budget is None:  # an explicit budget (workers sharing one study) wins over the profile's
+        budget = None if n_trials is not None else n_budget
+    done = [0]
+
+    def after_trial(study: optuna.Study, trial: FrozenTrial) -> None:
+        done[0] += 1
+        complete = [t for t in study.get_trials(deepcopy=False) if t.state == TrialState.COMPLETE]
+        best = study.best_trial if complete else None
+        print(trial_line(trial, best, done[0], n_trials or budget, objective_name, options.direction),
+              flush=True)
+        save_best(study)
+
+    ran = run_study(study, objective, budget=budget, n_trials=n_trials, timeout=timeout, on_trial_end=after_trial)
+    save_best(study)
+    print(f"{ctx.experiment}: {ran} trials run in this call; study '{study.study_name}' in {public_url(url)}")
+    if any(t.state == TrialState.COMPLETE for t in study.get_trials(deepcopy=False)):
+        print(f"best parameters → {best_params_path(folder, ctx.profile)}; run them with "
+              f"`{run_best_command(ctx.experiment, ctx.profile)}`")
+
+
+def run_best_command(name: str, profile: str) -> str:
+    """The command that runs a profile's grid at its study's best parameters."""
+    return f"fyexp run {name} --profile {profile} --best"
+
+
+def trial_seconds(trials: list[FrozenTrial]) -> tuple[float, int] | None:
+    """The mean wall seconds of the finished trials (complete, pruned, or failed by their objective: those that
+    ran; not a surplus or killed one) and how many; ``None`` where none finished."""
+    from optuna.trial import TrialState
+
+    ran = [t for t in trials if t.datetime_start and t.datetime_complete
+           and (t.state in (TrialState.COMPLETE, TrialState.PRUNED) or "error" in t.user_attrs)]
+    if not ran:
+        return None
+    return sum((t.datetime_complete - t.datetime_start).total_seconds() for t in ran) / len(ran), len(ran)
+
+
+def tune_time(to_run: int, workers: int, per_trial: float, timeout: float | None) -> float:
+    """The wall time of ``to_run`` trials of ``per_trial`` seconds each on ``workers`` workers (each runs one at a
+    time: ⌈to_run / workers⌉ rounds), at most ``timeout`` plus one trial (none starts after the timeout)."""
+    seconds = math.ceil(to_run / max(1, workers)) * per_trial
+    return min(seconds, timeout + per_trial) if timeout else seconds
+
+
+def tune_plan(experiment: Any, config: Any, name: str, profile: str, *, n_trials: int | None,
+              timeout: float | None, storage: str, results_dir: Path, workers: int = 1,
+              cell_seconds: tuple[float, str] | None = None) -> list[str]:
+    """What ``fyexp tune`` will do, before it starts: the study and its storage, the trials to run (of the
+    profile's budget, given the trials the study already counts) and their time, the objective and its direction,
+    and where the best parameters go.  Reads the study's trials where it exists (a new one is created by the tuning
+    itself).
+
+    The time (:func:`tune_time`) is per trial the mean of the study's finished trials (:func:`trial_seconds`: they
+    ran where this one runs), else ``cell_seconds``: one cell's time at this profile, on this machine, and where it
+    was read (``fyexp run``'s estimate; a trial trains as a cell does, for the epochs its search draws), else
+    unknown."""
+    if not getattr(config, "search", None):
+        raise FyexpError(f"{name}: the profile '{profile}' defines no 'search' space")
+    import optuna
+
+    direction, study_name = getattr(config, "direction", "minimize"), f"{name}-{profile}"
+    from fyexp.core.words import counted as count_of, duration
+
+    opened = make_storage(storage)
+    existing = (optuna.load_study(study_name=study_name, storage=opened).get_trials(deepcopy=False)
+                if study_name in optuna.get_all_study_names(storage=opened) else [])
+    counted = sum(_counted(t) for t in existing)
+    budget = getattr(config, "n_trials", 20)
+    to_run = n_trials if n_trials is not None else max(0, budget - counted)
+    trials = (f"{count_of(to_run, 'more trial')} (--n-trials; the study counts {counted})" if n_trials is not None
+              else f"{count_of(to_run, 'trial')} to run (the profile's budget {budget}, {counted} counted so far)")
+    better = "lower" if direction == "minimize" else "higher"
+    finished = trial_seconds(existing)
+    if finished is not None:
+        per_trial, source = finished[0], f"the mean of the study's {count_of(finished[1], 'finished trial')}"
+    elif cell_seconds is not None:
+        per_trial, source = cell_seconds[0], f"one cell's time at this profile, {cell_seconds[1]}"
+    else:
+        per_trial, source = None, ""
+    when = (f"about {duration(tune_time(to_run, workers, per_trial, timeout))} ({duration(per_trial)} a trial: "
+            f"{source})" if per_trial is not None and to_run else
+            "none" if not to_run else "unknown (no finished trial in the study, no recorded cell of this profile)")
+    return [f"tune {name} [{profile}]: study '{study_name}' in {public_url(storage)}",
+            f"  trials: {trials}" + (f", none started after {timeout:g} s" if timeout else "")
+            + (f", {workers} workers" if workers > 1 else ""),
+            f"  time: {when}",
+            f"  objective: {experiment.TRIAL_OBJECTIVE}, {direction} ({better} is better)",
+            f"  best parameters → {best_params_path(Path(results_dir) / name, profile)}, for "
+            f"`{run_best_command(name, profile)}`"]
+
+
+def _lowest_epochs(config: Any) -> int:
+    space = getattr(config, "search", {}).get("train.epochs")
+    if not space:
+        train = getattr(config, "train", None)
+        return getattr(train, "epochs", 5)
+    return int(min(space["choices"])) if "choices" in space else int(space["low"])
+
+
+def best_params_of(name: str, profile: str, results_dir: Path) -> tuple[dict, str]:
+    """The best parameters that ``fyexp tune NAME --profile PROFILE`` found, and where they were read.
+
+    Each profile has its own study (``NAME-PROFILE``) and its own summary, ``best_params-PROFILE.yaml``
+    (:func:`best_params_path`), read first.  The first studies wrote one ``best_params.yaml`` for the profile tuned
+    last; it is read only when its ``profile`` is the one asked for; else the profile's study in the folder's
+    ``study.db`` answers (its best completed trial, :func:`study_summary`).
+    Before 2026-11-25 the file was read whatever its profile: ``run nvdm --profile cpu --best`` ran the ``cpu-long``
+    study's parameters.
+    """
+    from fyexp.core.errors import FyexpError
+
+    folder = Path(results_dir) / name
+    own = best_params_path(folder, profile)
+    if os.path.lexists(own):   # a FIFO or a link too: refused by read_best_params_file, never skipped
+        return read_best_params(own), str(own)
+    path = folder / BEST_PARAMS
+    tuned_last = None
+    if os.path.lexists(path):
+        tuned_last = read_best_params_file(path).get("profile")
+        if tuned_last == profile:
+            return read_best_params(path), str(path)
+    database = folder / STUDY_DB
+    study_name = f"{name}-{profile}"
+    if os.path.lexists(database):
+        found, params = _study_best_params(database, study_name)
+        if found and params:
+            return dict(params), f"{database} (study {study_name})"
+        if found:
+            raise FyexpError(f"--best: study '{study_name}' in {database} has no completed trial yet")
+    held = f"{path} holds the study of profile '{tuned_last}'" if tuned_last else f"no {path}"
+    raise FyexpError(f"--best: no tuning study of profile '{profile}' ({held}, and {database} has no study "
+                     f"'{study_name}'); run `fyexp tune {name} --profile {profile}` first")
+
+
+def _study_best_params(database: Path, study_name: str) -> tuple[bool, dict]:
+    """``(whether the study is in the database, its best completed trial's parameters or {})``, read through
+    Optuna, and kept while the file is unchanged (:mod:`fyexp.store.user_cache`, under the file's stat signature and
+    this module's code): ``report`` and ``claims`` ask it of every row of a tuned profile to tell what ``run --best``
+    runs at, and opening a study costs about a second, most of it importing Optuna and SQLAlchemy."""
+    from fyexp.store.user_cache import code_key, file_signature, remembered
+
+    problem = study_file_problem(database)
+    if problem is not None:
+        raise FyexpError(f"--best: {database}: {problem}; expected the SQLite study file `fyexp tune` writes")
+
+    def read() -> tuple[bool, dict]:
+        import sqlite3
+
+        import optuna
+        from optuna.exceptions import OptunaError
+        from sqlalchemy.exc import SQLAlchemyError
+
+        storage = None
+        try:
+            storage = read_only_storage(database)
+            found = study_name in optuna.get_all_study_names(storage=storage)
+            params = study_summary(optuna.load_study(study_name=study_name, storage=storage))["params"] if found else {}
+        except (OptunaError, SQLAlchemyError, sqlite3.Error, ValueError) as exc:
+            reason = " ".join(str(getattr(exc, "orig", None) or exc).split("[SQL:")[0].split())
+            raise FyexpError(f"--best: {database}: not a readable Optuna study ({reason}); expected the SQLite "
+                             f"study file `fyexp tune` writes") from None
+        finally:
+            if storage is not None:
+                storage.engine.dispose()
+        return found, dict(params or {})
+
+    return remembered("study-best", f"{database.resolve()}::{study_name}",
+                      (code_key(__file__), *file_signature(database)), read)
+
+
+def with_best(resolved: Any, results_dir: Path, aliases: dict[str, str] | None = None) -> Any:
+    """``resolved`` with the best parameters of its profile's tuning study (:func:`best_params_of`; ``--best``
+    for any tuned experiment); ``aliases`` maps older flat names (``learning_rate``) to config paths, by default
+    the config class's ``PARAM_ALIASES`` where it declares them."""
+    from fyexp.spec.specs import ResolvedSpec
+
+    if aliases is None:
+        aliases = getattr(type(resolved.config), "PARAM_ALIASES", {})
+    params, source = best_params_of(resolved.name, resolved.profile, results_dir)
+    params = {aliases.get(k, k): v for k, v in params.items()}
+    _check_param_paths(type(resolved.config), params, source)
+    config = config_with(resolved.config, params, source, "params")
+    return ResolvedSpec(spec=resolved.spec, profile=resolved.profile, seeds=resolved.seeds, config=config,
+                        raw={**resolved.raw, **params}, overrides=resolved.overrides, base=resolved.base)
+
+
+def _check_param_paths(config_cls: type, params: dict, source: str) -> None:
+    """:class:`FyexpError` for a best parameter (read from ``source``) whose path names no parameter of
+    ``config_cls`` (a file from another experiment, or edited): refused before any value is set."""
+    for path in params:
+        try:
+            hint_at(config_cls, path)
+        except (KeyError, TypeError, AttributeError):
+            raise FyexpError(f"--best: {source}: its params key '{path}' is not a parameter of the experiment's "
+                             f"config; {BEST_PARAMS_EXPECTED}") from None

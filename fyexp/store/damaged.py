@@ -1,0 +1,238 @@
+"""The one warning of a damaged record, and what a leftover temporary file is.
+
+A record (a cell file, ``results.csv``, a file under ``superseded/``, a cell's run record) that
+fails its check is skipped, never a crash and never silence: :func:`warn_damaged` prints one line on stderr,
+``warning: <what> <path> (<problem>); <consequence>``, once per file and problem in a process (a file read by
+several steps of one command is named once).  The rows of a cell whose run record fails (or is missing) have
+*unknown provenance* (:data:`UNKNOWN_PROVENANCE_NOTE`; :data:`fyexp.store.provenance.freshness.UNKNOWN_PROVENANCE`).
+
+A write is atomic (:func:`fyexp.store.io.atomic_write`): its text goes to ``.<name>.<8 random characters>.tmp`` beside
+the target, then is renamed over it.  A write in flight touches its temporary file until the rename, milliseconds
+after the last byte; a temporary file untouched for :data:`LEFTOVER_AGE_S` was left by a write that was killed
+(:func:`is_leftover`), and ``fyexp run`` removes those under the experiment it runs.
+"""
+
+from __future__ import annotations
+
+import copy
+import errno
+import functools
+import json
+import os
+import re
+import stat
+import sys
+import time
+from pathlib import Path
+
+UNKNOWN_PROVENANCE_NOTE = ("its rows have unknown provenance (never current, never a claim's evidence); "
+                           "`fyexp run` redoes the cell")
+TEMP_NAME = re.compile(r"^\..+\.[A-Za-z0-9_]{8}\.tmp$")   # tempfile.mkstemp(prefix=".<name>.", suffix=".tmp")
+LEFTOVER_AGE_S = 600.0
+
+_WARNED: set[tuple[str, str]] = set()
+
+
+MAX_RECORD_BYTES = 16 << 20   # a record fyexp writes: at most some 100 KB (a run record with its function hashes)
+MAX_TABLE_BYTES = 1 << 30     # a consolidated results.csv (the largest committed: under 1 MB)
+MAX_JSON_DEPTH = 64           # nested arrays and objects (a record fyexp writes: at most 5)
+
+
+def read_record_bytes(path: Path, limit: int = MAX_RECORD_BYTES) -> tuple[bytes | None, str | None]:
+    """The bytes of the record file ``path`` and ``None``, or ``None`` and what is wrong (one phrase), read without
+    ever blocking or following a link: fyexp writes its records as regular files (:func:`fyexp.store.io.atomic_write`),
+    so a symbolic link (which may lead out of the results folder), a FIFO (whose read waits for a writer forever),
+    a device (``/dev/zero`` reads without end) or a folder is refused before a byte is read, and a file over
+    ``limit`` bytes is refused by its size."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return None, "a symbolic link, not a file fyexp wrote; it is not followed"
+        return None, f"cannot be read ({exc.strerror})"
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
+        os.close(fd)
+        return None, ("not a regular file (a FIFO, a device or a folder)" if not stat.S_ISREG(st.st_mode) else
+                      f"{st.st_size:,} bytes, more than the {limit:,} a record may have")
+    with os.fdopen(fd, "rb") as handle:
+        data = handle.read(limit + 1)
+    if len(data) > limit:  # grew since fstat
+        return None, f"more than the {limit:,} bytes a record may have"
+    return data, None
+
+
+def json_depth(text: str, stop: int | None = None) -> int:
+    """How deeply the arrays and objects of the JSON ``text`` nest (brackets inside strings not counted), or the
+    first depth past ``stop``: a linear scan, so a text too deep for the parser's recursion is told before it is
+    parsed (200,000 nested ``[`` stop at ``stop + 1``)."""
+    depth = deepest = 0
+    for match in _JSON_TOKENS.finditer(text):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+            if stop is not None and deepest > stop:
+                break
+        elif token in "]}":
+            depth -= 1
+    return deepest
+
+
+_JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def read_json(path: Path, limit: int = MAX_RECORD_BYTES, member: str | None = None, *,
+              shared: bool = False) -> tuple[object, str | None]:
+    """A record file's JSON value and ``None``, or ``None`` and what is wrong with the file (one phrase): the
+    checks of :func:`read_record_bytes`, UTF-8, at most :data:`MAX_JSON_DEPTH` nested levels, valid JSON.
+    ``member``: only that member of the file's JSON object (``None`` where the value is no object or has none).
+
+    Parsed once per process while the file is unchanged (:func:`fyexp.store.user_cache.file_signature`, a ``stat`` that
+    never opens the file; a :func:`functools.lru_cache`): ``fyexp run``'s judgement of a cell and its
+    plan's time estimate read the same run record.  A copy of the value (of the member) is returned each time;
+    with ``shared``, the parsed value itself, shared by every caller in the process (for readers that only read, such
+    as an estimate over a hundred run records: the copy costs more than the parse)."""
+    from fyexp.store.user_cache import file_signature
+
+    try:
+        signature = file_signature(path)
+    except OSError as exc:
+        return None, f"cannot be read ({exc.strerror})"
+    value, problem = _read_once(os.path.abspath(path), signature, limit)
+    if member is not None:
+        value = value.get(member) if isinstance(value, dict) else None
+    return (value if shared else copy.deepcopy(value)), problem
+
+
+@functools.lru_cache(maxsize=8192)
+def _read_once(path: str, signature: tuple, limit: int) -> tuple[object, str | None]:
+    return _parse_json(Path(path), limit)
+
+
+def read_record_text(path: Path, limit: int = MAX_RECORD_BYTES) -> tuple[str | None, str | None]:
+    """The text of the record file ``path`` and ``None``, or ``None`` and what is wrong (one phrase): the checks of
+    :func:`read_record_bytes`, then UTF-8."""
+    data, problem = read_record_bytes(path, limit)
+    if problem is not None:
+        return None, problem
+    try:
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError:
+        return None, "not UTF-8 text"
+
+
+def _parse_json(path: Path, limit: int) -> tuple[object, str | None]:
+    """:func:`read_json` without the cache."""
+    text, problem = read_record_text(path, limit)
+    if problem is not None:
+        return None, problem
+    # no text nests deeper than it has "[" and "{" (a run record has under 20): the scan only where it might
+    if text.count("[") + text.count("{") > MAX_JSON_DEPTH and json_depth(text, stop=MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
+        return None, f"nested deeper than {MAX_JSON_DEPTH} levels"
+    try:
+        return json.loads(text), None
+    except (ValueError, RecursionError):
+        return None, "not JSON"
+
+
+def is_path_part(text: str) -> bool:
+    """Whether ``text``, read from a file (a row's ``cell`` or ``profile``), may name one file or folder inside
+    another: not empty, not ``.`` or ``..``, no separator and no NUL (so a path built from it stays where it is
+    built)."""
+    return bool(text) and text not in (".", "..") and not any(c in text for c in ("/", "\\", "\x00"))
+
+
+def warned() -> bool:
+    """Whether this process has said any :func:`warn_damaged` line."""
+    return bool(_WARNED)
+
+
+def warn_damaged(path: Path, what: str, problem: str, consequence: str) -> None:
+    """One line on stderr naming the damaged file ``path``, what it is and ``problem`` (once per file and problem)."""
+    key = (str(path), problem)
+    if key in _WARNED:
+        return
+    _WARNED.add(key)
+    print(" ".join(f"warning: {what} {path} ({problem}); {consequence}".split()), file=sys.stderr, flush=True)
+
+
+def is_leftover(path: Path, now: float | None = None) -> bool:
+    """Whether ``path`` is an atomic write's temporary file (:data:`TEMP_NAME`) untouched for
+    :data:`LEFTOVER_AGE_S` seconds (a write that was killed); False when it is gone meanwhile."""
+    if not TEMP_NAME.match(Path(path).name):
+        return False
+    try:
+        modified = Path(path).stat().st_mtime
+    except OSError:  # renamed or removed meanwhile: a write in flight finished
+        return False
+    return (time.time() if now is None else now) - modified > LEFTOVER_AGE_S
+
+
+PANEL_LEFT_OUT = "its panel is left out of the figure"   # a figure of several cells' artifacts drawn without it
+MAX_ARTIFACT_BYTES = 1 << 30   # a figure artifact (.npz) fyexp writes: the largest committed is under 1 MB
+
+
+def read_artifact_json(path: Path, keys: tuple[str, ...] = (), what: str = "figure artifact",
+                       consequence: str = "its figure is not drawn") -> dict | None:
+    """The JSON object of the artifact ``path`` (a cell's figure data: a fit, a data set's spec), read as data from
+    someone else, or None with one warning naming the file (:func:`warn_damaged`): the checks of
+    :func:`read_json` (a regular file, no link or FIFO, bounded size and depth, UTF-8, JSON), an object holding
+    every one of ``keys``.  Absent (and no dangling link): None without a warning."""
+    if not os.path.lexists(path):
+        return None
+    value, problem = read_json(Path(path))
+    if problem is None and not isinstance(value, dict):
+        problem = f"a JSON {type(value).__name__}, not an object"
+    if problem is None:
+        missing = [key for key in keys if key not in value]
+        if missing:
+            problem = f"no key {', '.join(map(repr, missing))}"
+    if problem is not None:
+        warn_damaged(path, f"skipped damaged {what}", problem, consequence)
+        return None
+    return value
+
+
+def read_npz(path: Path, keys: tuple[str, ...] = (), what: str = "figure artifact",
+             consequence: str = "its figure is not drawn") -> dict | None:
+    """The arrays of the ``.npz`` artifact ``path`` (a cell's figure data), read as data from someone else, or None
+    with one warning naming the file (:func:`warn_damaged`): a regular file inside the folder it is read from (no
+    link, FIFO or device: the checks of :func:`read_record_bytes`, at most :data:`MAX_ARTIFACT_BYTES`), a zip
+    archive of arrays loaded with ``allow_pickle=False`` (an object array is refused, never unpickled), holding
+    every one of ``keys``.  Absent (and no dangling link): None without a warning."""
+    import io
+    import zipfile
+    import zlib
+
+    import numpy as np
+
+    if not os.path.lexists(path):
+        return None
+    data, problem = read_record_bytes(Path(path), MAX_ARTIFACT_BYTES)
+    arrays: dict = {}
+    if problem is None and not data.startswith(b"PK"):
+        problem = "not a .npz archive (no zip header)"
+    if problem is None:
+        try:
+            with zipfile.ZipFile(io.BytesIO(data)) as archive:   # what it unpacks to, declared before it is unpacked
+                unpacked = sum(info.file_size for info in archive.infolist())
+            if unpacked > MAX_ARTIFACT_BYTES:
+                problem = f"unpacks to {unpacked:,} bytes, more than the {MAX_ARTIFACT_BYTES:,} an artifact may have"
+        except (zipfile.BadZipFile, ValueError, OSError, EOFError) as exc:
+            problem = f"not a readable .npz archive ({type(exc).__name__})"
+    if problem is None:
+        try:
+            with np.load(io.BytesIO(data), allow_pickle=False) as saved:
+                arrays = {key: saved[key] for key in saved.files}
+        except (zipfile.BadZipFile, ValueError, OSError, EOFError, KeyError, zlib.error) as exc:
+            problem = ("holds an object array, which is never unpickled" if "allow_pickle" in str(exc) else
+                       f"not a readable .npz archive of arrays ({type(exc).__name__})")
+    if problem is None:
+        missing = [key for key in keys if key not in arrays]
+        if missing:
+            problem = f"no array {', '.join(map(repr, missing))}"
+    if problem is not None:
+        warn_damaged(path, f"skipped damaged {what}", problem, consequence)
+        return None
+    return arrays
