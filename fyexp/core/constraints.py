@@ -37,22 +37,8 @@ import typing
 from dataclasses import dataclass
 from typing import Any, Collection
 
-from fyexp.core.domains import Interval as _OptionInterval
+from fyexp.core.domains import Interval
 from fyexp.core.errors import ConfigValueError
-
-
-class Interval(_OptionInterval):
-    """Finite numbers of ``kind`` between ``low`` and ``high`` (:class:`fyexp.core.domains.Interval`, the domain of a
-    command-line option), described as a spec's settings are (``a positive number``, ``an integer >= 1``)."""
-
-    def describe(self, plural: bool = False) -> str:
-        if self.kind is float and self.low == 0 and self.high is None:
-            text = "a positive number" if self.closed in ("neither", "right") else "a number >= 0"
-        else:
-            text = super().describe().replace("a finite number", "a number")
-        if plural:
-            text = text.replace("a positive number", "positive numbers").replace("an integer", "integers")
-        return text.replace("a number", "numbers") if plural else text
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,9 @@ MAX_CELLS = 10_000            # cells one run may start without --yes
 
 @dataclass(frozen=True)
 class Interval:
-    """Numbers of ``kind`` (``int`` or ``float``) between ``low`` and ``high`` (None: unbounded), finite.
+    """Finite numbers of ``kind`` (``int`` or ``float``) between ``low`` and ``high`` (None: unbounded): the one
+    domain of a number, a command-line option's (:data:`OPTION_DOMAINS`) and a spec setting's
+    (:mod:`fyexp.core.constraints`) alike.
 
     ``closed`` is ``"both"``, ``"left"``, ``"right"`` or ``"neither"``: which ends belong to the interval.
     """
@@ -43,17 +45,25 @@ class Interval:
         right_ok = self.high is None or value < self.high or (value == self.high and self.closed in ("both", "right"))
         return left_ok and right_ok
 
-    def describe(self) -> str:
-        what = "an integer" if self.kind is int else "a finite number"
-        if self.low is not None and self.high is not None:
-            left = "[" if self.closed in ("both", "left") else "("
-            right = "]" if self.closed in ("both", "right") else ")"
-            return f"{what} in {left}{self.low}, {self.high}{right}"
-        if self.low is not None:
-            return f"{what} {'>=' if self.closed in ('both', 'left') else '>'} {self.low}"
-        if self.high is not None:
-            return f"{what} {'<=' if self.closed in ('both', 'right') else '<'} {self.high}"
-        return what
+    def describe(self, plural: bool = False) -> str:
+        """``an integer >= 1``, ``a positive number``, ``a number in [0, 1)``; ``plural``: as the items of a list
+        are described (``integers >= 2``, ``positive numbers``)."""
+        what = "an integer" if self.kind is int else "a number"
+        left_closed, right_closed = self.closed in ("both", "left"), self.closed in ("both", "right")
+        if self.kind is float and self.low == 0 and self.high is None:
+            text = "a number >= 0" if left_closed else "a positive number"
+        elif self.low is not None and self.high is not None:
+            text = f"{what} in {'[' if left_closed else '('}{self.low}, {self.high}{']' if right_closed else ')'}"
+        elif self.low is not None:
+            text = f"{what} {'>=' if left_closed else '>'} {self.low}"
+        elif self.high is not None:
+            text = f"{what} {'<=' if right_closed else '<'} {self.high}"
+        else:
+            text = what
+        if plural:
+            text = text.replace("a positive number", "positive numbers").replace("an integer", "integers")
+            text = text.replace("a number", "numbers")
+        return text
 
 
 OPTION_DOMAINS: dict[str, Interval] = {

@@ -263,10 +263,10 @@ def test_the_kits_merge_of_a_good_job_still_merges(tmp_path):
     assert (home / "gmm-calibration" / "cells" / "paper" / f"{CELL}.csv").is_file()
 
 
-PACK_CASES = [("--speedup", "0", "a finite number > 0"), ("--speedup", "nan", "a finite number > 0"),
-              ("--speedup", "inf", "a finite number > 0"), ("--max-mib", "-1", "a finite number > 0"),
-              ("--max-mib", "0", "a finite number > 0"), ("--jobs", "0", "an integer >= 1"),
-              ("--jobs-per-allocation", "0", "an integer >= 1"), ("--budget-s", "-5", "a finite number > 0")]
+PACK_CASES = [("--speedup", "0", "a positive number"), ("--speedup", "nan", "a positive number"),
+              ("--speedup", "inf", "a positive number"), ("--max-mib", "-1", "a positive number"),
+              ("--max-mib", "0", "a positive number"), ("--jobs", "0", "an integer >= 1"),
+              ("--jobs-per-allocation", "0", "an integer >= 1"), ("--budget-s", "-5", "a positive number")]
 
 
 @pytest.mark.parametrize("option, value, expected", PACK_CASES, ids=[f"{c[0]} {c[1]}" for c in PACK_CASES])

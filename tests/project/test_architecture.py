@@ -48,6 +48,32 @@ def test_fyexp_keeps_its_layer_and_acyclicity_contracts(capsys, monkeypatch):
     assert "6 kept, 0 broken" in report
 
 
+# the science: what the papers define (models, objectives, their data, their metrics); the rest is the framework
+SCIENCE = {"calibration", "data", "distributions", "em", "losses", "maps", "metrics", "models", "objectives", "topics",
+           "train"}
+
+
+def test_the_package_top_is_the_science_beside_at_most_ten_concepts():
+    """Issue 48: fyexp/ reads as its concepts (cli, spec, run, store, core, experiments, report, claims, reference)
+    beside the science folders, not as loose modules; the layers contract names exactly these entries."""
+    tracked = subprocess.run(["git", "ls-files", "fyexp"], cwd=ROOT, capture_output=True, text=True).stdout.split()
+    entries = {path.split("/")[1].removesuffix(".py") for path in tracked}
+    if not entries:
+        pytest.skip("not a git checkout: the tracked files of fyexp/ are unknown")
+    framework = entries - SCIENCE
+    assert len(framework) <= 10, sorted(framework)
+    assert SCIENCE <= entries
+    layers = {name.strip() for layer in _contract("layers")["layers"] for name in layer.split(":")}
+    assert layers == entries - {"__init__"}
+
+
+def _contract(identifier: str) -> dict:
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
+    return next(c for c in config["contracts"] if c["id"] == identifier)
+
+
 PLANTED = """
 [tool.importlinter]
 root_package = "planted"

@@ -140,7 +140,7 @@ def test_options_are_built_once_from_a_commands_parameters():
     (None, {"--jobs": 2}, "--jobs needs --executor local or slurm"),
     (None, {"--jobs": 0}, "--jobs: expected an integer >= 1, got 0"),
     ("local", {"--threads-per-job": 0}, "--threads-per-job: expected an integer >= 1, got 0"),
-    ("slurm", {"--slurm-mem-gb": float("nan")}, "--slurm-mem-gb: expected a finite number > 0, got nan"),
+    ("slurm", {"--slurm-mem-gb": float("nan")}, "--slurm-mem-gb: expected a positive number, got nan"),
     ("pbs", {}, "--executor: expected one of local, slurm, got 'pbs'"),
 ])
 def test_executor_options_are_checked_in_one_place(kind, given, message):
