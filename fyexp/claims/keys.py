@@ -18,16 +18,15 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import types
 import typing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
-from fyexp.core.constraints import NonNegativeFloat, PositiveFloat, Interval, OneOf, settings
+from fyexp.core.constraints import Interval, NonNegativeFloat, OneOf, PositiveFloat, describe, settings
 from fyexp.core.errors import ConfigValueError, FyexpError, require
 from fyexp.reference.meta import papers
-from fyexp.spec.specs import conforms, describe_type
+from fyexp.spec.specs import conforms
 
 PAPERS = tuple(papers())   # the ids of paper_meta.yaml's `papers:`, in its order
 
@@ -218,18 +217,6 @@ def _fields(cls: type) -> tuple[tuple[str, Any, Any, bool], ...]:
                  for f in dataclasses.fields(cls))
 
 
-def _expected(hint: Any) -> str:
-    """What a value of type ``hint`` must be, in the words of its declared domain where it has one (``one of fyvi,
-    ...``, ``an integer >= 1 or null``: a wrong type and a value outside the domain are named alike)."""
-    if typing.get_origin(hint) is Annotated:
-        return hint.__metadata__[0].describe()
-    if typing.get_origin(hint) in (typing.Union, types.UnionType):
-        args = typing.get_args(hint)
-        return " or ".join(_expected(a) for a in args if a is not type(None)) + (
-            " or null" if type(None) in args else "")
-    return describe_type(hint)
-
-
 def read(cls: type, body: dict, path: Path, where: str, sep: str = ": "):
     """``body`` (a mapping of ``claims.yaml``) as ``cls``: an unknown key, a missing required one, a value of
     another type, outside its domain or against a relation of ``cls`` raise :func:`error` naming ``where`` and the
@@ -240,7 +227,7 @@ def read(cls: type, body: dict, path: Path, where: str, sep: str = ": "):
         raise error(path, f"{where}: key '{unknown[0]}'", f"one of {', '.join(sorted(n for n, *_ in fields))}")
     for name, hint, declared, required in fields:
         if (required and name not in body) or (name in body and not conforms(body[name], hint)):
-            raise error(path, f"{where}{sep}{name}", _expected(declared), body.get(name))
+            raise error(path, f"{where}{sep}{name}", describe(declared), body.get(name))
     try:
         return cls(**body)
     except ConfigValueError as exc:

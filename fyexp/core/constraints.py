@@ -74,6 +74,32 @@ PositiveFloat = typing.Annotated[float, Interval(float, 0, None, "neither")]
 NonNegativeFloat = typing.Annotated[float, Interval(float, 0, None)]
 
 
+def describe(hint: Any, plural: bool = False) -> str:
+    """What a value of type ``hint`` must be, in words: the one description of a type, used by a spec's, a claim's
+    and a grid axis's errors alike.  A declared domain names itself (``Annotated[int, Interval(int, 1, None)]`` →
+    ``an integer >= 1``); ``X | None`` → ``... or null``; ``list[float]`` → ``a list of numbers``; ``plural``: as
+    the items of a list are named (``integers``, ``values among [...]``)."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is typing.Annotated:
+        return hint.__metadata__[0].describe(plural=True) if plural else hint.__metadata__[0].describe()
+    if origin is typing.Literal:
+        return f"values among {list(args)}" if plural else "one of " + ", ".join(repr(a) for a in args)
+    if origin in (typing.Union, types.UnionType):
+        named = " or ".join(describe(a, plural) for a in args if a is not type(None))
+        return named + (" or null" if type(None) in args else "")
+    if origin in (list, tuple):
+        return f"a list of {describe(args[0], True)}" if args else "a list"
+    if origin is dict:
+        return "a mapping"
+    if dataclasses.is_dataclass(hint):
+        return f"a mapping of {sorted(f.name for f in dataclasses.fields(hint))}"
+    words = {type(None): ("null", "null"), float: ("a number", "numbers"), int: ("an integer", "integers"),
+             bool: ("true or false", "true or false"), str: ("a string", "strings"), Any: ("any value", "any values")}
+    if hint in words:
+        return words[hint][plural]
+    return getattr(hint, "__name__", str(hint))
+
+
 def problem(value: Any, hint: Any, plural: bool = False) -> str | None:
     """What ``value`` should have been by the constraints declared in ``hint`` (``None``: it is in its domain).
 
@@ -137,4 +163,4 @@ def settings(cls: type) -> type:
 
 
 __all__ = ["DISTINCT", "Distinct", "Interval", "NonNegativeFloat", "NonNegativeInt", "OneOf", "PositiveFloat",
-           "PositiveInt", "check_fields", "problem", "settings"]
+           "PositiveInt", "check_fields", "describe", "problem", "settings"]

@@ -54,7 +54,7 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
-from fyexp.core.constraints import problem, settings
+from fyexp.core.constraints import describe, problem, settings
 from fyexp.core.errors import ConfigValueError, FyexpError, require
 from fyexp.experiments.base import Experiment, RunContext
 from fyexp.store.results import Cell
@@ -158,14 +158,6 @@ def _base(hint: Any) -> Any:
     return typing.get_args(hint)[0] if typing.get_origin(hint) is typing.Annotated else hint
 
 
-def _plural(hint: Any) -> str:
-    if typing.get_origin(hint) is typing.Annotated:
-        return hint.__metadata__[0].describe(plural=True)
-    if typing.get_origin(hint) is typing.Literal:
-        return f"values among {list(typing.get_args(hint))}"
-    return {float: "numbers", int: "integers", str: "strings"}.get(hint, getattr(hint, "__name__", str(hint)))
-
-
 def _axis_values(where: str, values: Any, hint: Any, got: Any = None) -> list:
     """An axis's values (of a method, or of an ``include`` entry) checked against its declared item type and domain
     (:mod:`fyexp.core.constraints`): a non-empty list of distinct values, ints read as floats on a ``float`` axis (so
@@ -176,7 +168,7 @@ def _axis_values(where: str, values: Any, hint: Any, got: Any = None) -> list:
     got = values if got is None else got
     require(isinstance(values, list) and len(values) > 0, where, "a non-empty list of distinct values", got)
     if not conforms(values, list[_base(hint)]):
-        raise ConfigValueError(where, f"a list of {_plural(hint)}", got)
+        raise ConfigValueError(where, f"a list of {describe(hint, plural=True)}", got)
     read = [float(v) for v in values] if _base(hint) is float else list(values)
     found = problem(read, list[hint])
     if found is not None:

@@ -37,7 +37,7 @@ from typing import Any
 
 import yaml
 
-from fyexp.core.constraints import settings
+from fyexp.core.constraints import describe, settings
 from fyexp.core.domains import MAX_SEED, check_options, spec_value_problem
 from fyexp.core.errors import ConfigValueError, FyexpError, SpecError
 
@@ -297,35 +297,6 @@ def deep_merge(base: dict, override: dict) -> dict:
     return merged
 
 
-def describe_type(hint: Any) -> str:
-    """A reader-friendly name for a type annotation (``list of float``, ``one of 'a', 'b'``)."""
-    origin = typing.get_origin(hint)
-    args = typing.get_args(hint)
-    if origin is typing.Literal:
-        return "one of " + ", ".join(repr(a) for a in args)
-    if origin in (typing.Union, types.UnionType):
-        return " or ".join(describe_type(a) for a in args)
-    if origin in (list, tuple):
-        return f"a list of {describe_type(args[0])}" if args else "a list"
-    if origin is dict:
-        return "a mapping"
-    if hint is type(None):
-        return "null"
-    if hint is float:
-        return "a number"
-    if hint is int:
-        return "an integer"
-    if hint is bool:
-        return "true or false"
-    if hint is str:
-        return "a string"
-    if hint is Any:
-        return "any value"
-    if dataclasses.is_dataclass(hint):
-        return f"a mapping of {sorted(f.name for f in dataclasses.fields(hint))}"
-    return getattr(hint, "__name__", str(hint))
-
-
 def conforms(value: Any, hint: Any) -> bool:
     """Whether a YAML value fits a type annotation (ints are accepted as floats, bools are not ints)."""
     origin = typing.get_origin(hint)
@@ -419,7 +390,7 @@ def build_config(config_cls: type, values: dict, path: Path, where: str, generic
     for name, fld in fields.items():
         if name not in values:
             if fld.default is dataclasses.MISSING and fld.default_factory is dataclasses.MISSING:
-                raise SpecError(path, at(name), f"{describe_type(hints[name])} (required)")
+                raise SpecError(path, at(name), f"{describe(hints[name])} (required)")
             continue
         value = values[name]
         nested = _dataclass_of(hints[name])
@@ -429,7 +400,7 @@ def build_config(config_cls: type, values: dict, path: Path, where: str, generic
             kwargs[name] = build_config(nested, value, path, at(name))
             continue
         if not conforms(value, hints[name]):
-            raise SpecError(path, at(name), describe_type(hints[name]), value)
+            raise SpecError(path, at(name), describe(hints[name]), value)
         default = fld.default_factory() if fld.default_factory is not dataclasses.MISSING else fld.default
         problem = spec_value_problem(value, default) if generic_rule else None
         if problem is not None:

@@ -518,9 +518,10 @@ def test_a_claim_on_two_experiments_without_rows_names_both():
 def test_what_a_key_expects_is_named_by_its_domain_else_by_its_type_null_only_where_allowed():
     from typing import Annotated
 
-    from fyexp.claims.keys import Among, Says, _expected
+    from fyexp.claims.keys import Among, Says
+    from fyexp.core.constraints import describe
 
-    assert _expected(str | float) == "a string or a number"  # no null: none said
-    assert _expected(float | None) == "a number or null"
-    assert _expected(Annotated[str, Among(("p", "q"))] | None) == "one of p, q or null"
-    assert _expected(Annotated[dict, Says("a toy mapping")]) == "a toy mapping"
+    assert describe(str | float) == "a string or a number"  # no null: none said
+    assert describe(float | None) == "a number or null"
+    assert describe(Annotated[str, Among(("p", "q"))] | None) == "one of p, q or null"
+    assert describe(Annotated[dict, Says("a toy mapping")]) == "a toy mapping"

@@ -58,7 +58,7 @@ def test_profiles_deep_merge_and_coerce(tmp_path):
     ("n_iter: 'ten'", "profiles.quick.n_iter", "an integer"),
     ("n_iter: 1.5", "profiles.quick.n_iter", "an integer"),
     ("lr: true", "profiles.quick.lr", "a number"),
-    ("rhos: [1, x]", "profiles.quick.rhos", "a list of a number"),
+    ("rhos: [1, x]", "profiles.quick.rhos", "a list of numbers"),
     ("kind: c", "profiles.quick.kind", "one of 'a', 'b'"),
     ("n_iters: 3", "profiles.quick.n_iters", "one of the parameters"),
     ("n_iter: 0", "profiles.quick.n_iter", "a positive integer"),
@@ -83,7 +83,7 @@ def test_unknown_profile_experiment_and_top_level_key(tmp_path):
         load_spec("bad", tmp_path)
     # the top level is declared like a profile's parameters (fyexp.spec.specs.TopLevel): types, required keys
     write(tmp_path, "bad", GOOD.replace("name: exp", "name: bad\ntables: [Table 1, 2]"))
-    with pytest.raises(SpecError, match=r"bad\.yaml: key 'tables': expected a list of a string, got \['Table 1', 2\]"):
+    with pytest.raises(SpecError, match=r"bad\.yaml: key 'tables': expected a list of strings, got \['Table 1', 2\]"):
         load_spec("bad", tmp_path)
     write(tmp_path, "bad", GOOD.replace("name: exp", "name: bad\ntables: [Table 1, '2']"))
     assert load_spec("bad", tmp_path).tables == ("Table 1", "2")
