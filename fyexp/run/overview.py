@@ -125,23 +125,15 @@ def summary_as_recorded(spec, resolved, results_dir: Path, scaled: bool = False,
 
 def cell_epochs(runner: str, config, cells) -> list[int | None] | None:
     """Each of ``cells``' training epochs at ``config`` as the spec gives it now
-    (:func:`fyexp.spec.settings.training_epochs`
-    of its scoped config, through the runner's light config module: no runner import), derived once per method and
-    parameters; ``None`` for a runner without a light module.  :func:`fyexp.run.plan.estimate_cells` scales each
+    (:func:`fyexp.spec.settings.cells_training_epochs` through the runner's light config module: no runner import);
+    ``None`` for a runner without a light module.  :func:`fyexp.run.plan.estimate_cells` scales each
     recorded time by E(cell) / E(recorded) with them, as the plan does (:func:`fyexp.run.plan.run_plan`), so that
     ``list``, ``show`` and the plan give one figure when a profile's epochs change."""
     from fyexp.experiments import get_config_module
-    from fyexp.spec.settings import scoped_config, training_epochs
+    from fyexp.spec.settings import cells_training_epochs
 
     module = get_config_module(runner)
-    if module is None:
-        return None
-    derived: dict = {}
-    for cell in cells:
-        key = (cell.method, cell.params_json)
-        if key not in derived:
-            derived[key] = training_epochs(scoped_config(module, config, cell), cell.params)
-    return [derived[(cell.method, cell.params_json)] for cell in cells]
+    return None if module is None else cells_training_epochs(module, config, cells)
 
 
 def _remembered_scaled(spec, resolved, results_dir: Path, positions, derive, inputs=None):

@@ -370,11 +370,11 @@ def run_plan(resolved, experiment, results_dir: Path, force: bool = False, only=
 
     pending = classify_cells(resolved, experiment, ResultStore(results_dir, resolved.name), force, only,
                              device=device, data_dir=data_dir)
-    from fyexp.spec.settings import scoped_config, training_epochs
+    from fyexp.spec.settings import cells_training_epochs
 
     profiles = list(dict.fromkeys([resolved.profile, resolved.base_profile]))
     times, folder = recorded_times(results_dir, resolved.name, profiles, with_epochs=True)
-    todo_epochs = [training_epochs(scoped_config(experiment, resolved.config, c), c.params) for c in pending.todo]
+    todo_epochs = cells_training_epochs(experiment, resolved.config, pending.todo)
     found = estimate_cells([c.method for c in pending.todo], times, todo_epochs, [c.params for c in pending.todo])
     return RunPlan(resolved.name, resolved.profile, len(pending.cells), len(pending.cells) - len(pending.todo),
                    len(pending.todo), len(pending.changed), found.seconds, len(times),

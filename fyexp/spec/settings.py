@@ -85,6 +85,19 @@ def training_epochs(config: Any, params: Any = None) -> int | None:
     return epochs if _whole(epochs) else None
 
 
+
+def cells_training_epochs(scope: Any, config: Any, cells) -> list[int | None]:
+    """:func:`training_epochs` of each of ``cells``' scoped config (:func:`scoped_config` through ``scope``: the
+    runner's experiment, or its light config module), derived once per method and parameters (a cell's epochs do
+    not depend on its seed): the one count every estimate scales recorded times by (the plan's, ``list``'s and
+    ``show``'s)."""
+    derived: dict = {}
+    for cell in cells:
+        key = (cell.method, cell.params_json)
+        if key not in derived:
+            derived[key] = training_epochs(scoped_config(scope, config, cell), cell.params)
+    return [derived[(cell.method, cell.params_json)] for cell in cells]
+
 def _whole(value: Any) -> bool:
     """An integer that is not a bool (YAML's ``true`` is no epoch count)."""
     return isinstance(value, int) and not isinstance(value, bool)
