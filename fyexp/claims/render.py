@@ -21,14 +21,14 @@ from fyexp.claims.model import PAPERS
 from fyexp.claims.verdict import (DIRECTION_ONLY, MISSING, NOT_RUN, NOT_SUPPORTED, REVERSED, SUPPORTED, UNRESOLVED,
                                    VERDICTS, Verdict)
 from fyexp.core.latex import escape as tex_escape
-from fyexp.run.progress import MIN_TABLE_WIDTH, TABLE_WIDTH, print_lines, table_width
+from fyexp.run.progress import TABLE_WIDTH, print_lines, table_width
 
 COLUMNS = ("id", "claim", "the paper says", "paper", "ours", "verdict", "n", "profile")
 
 #: the verdict as the terminal table prints it (the full words stay in ``--long``, JSON, Markdown and LaTeX)
 SHORT = {SUPPORTED: "supported", DIRECTION_ONLY: "direction only", UNRESOLVED: "unresolved",
          NOT_SUPPORTED: "not supported", REVERSED: "reversed", NOT_RUN: "not run", MISSING: "data missing"}
-WIDTH, MIN_WIDTH = TABLE_WIDTH, MIN_TABLE_WIDTH  # piped without $COLUMNS; the narrowest (fyexp.run.progress)
+WIDTH = TABLE_WIDTH  # piped without $COLUMNS (fyexp.run.progress)
 ID_WIDTH, VERDICT_WIDTH, N_WIDTH, PROFILE_WIDTH = 31, 14, 8, 11
 REDUCED_MARK = "*"
 CHECKS_TITLE = "Our checks (not claims of the paper; never counted in its tally)"

@@ -704,10 +704,6 @@ def judge_readings(claim: Claim, frames: dict, specs: dict | None, profile: str 
     return out
 
 
-def headlines(verdicts: list[Verdict]) -> list[Verdict]:
-    return [v for v in verdicts if v.headline]
-
-
 def current_rows(spec, frame: pd.DataFrame, folder, judged: pd.Series | None = None) -> pd.DataFrame:
     """``frame`` without the rows whose cell ran at settings other than the spec now asks
     (:func:`fyexp.run.spec_freshness.settings_changed`): they never feed a verdict.  ``judged``: the rows'

@@ -2,7 +2,7 @@
 
 A paper needs the experiments whose spec says ``paper: PAPER`` and those its claims read (fyvl's claims read the
 fyvi experiments).  ``--dry-run`` prints the plan: per experiment the cells of the grid (the runner's own listing,
-:func:`fyexp.run.runner.pending_cells`, with ``--only``), how many are finished and how many are to run, and an
+:func:`fyexp.run.runner.classify_cells`, with ``--only``), how many are finished and how many are to run, and an
 estimate of the time, that of ``fyexp run``'s plan (:mod:`fyexp.run.plan`: the recorded ``wall_time_s`` of the
 experiment's finished cells at the profile, per method and data set, scaled by epochs; "unknown" where none is
 recorded, and "… for k of them, unknown for m" where only the cells on some data sets have one).  ``all`` lists each

@@ -73,14 +73,6 @@ def classify_cells(resolved: ResolvedSpec, experiment: Experiment, store: Result
     return Pending(cells, todo, changed, {key: settings_hash(value) for key, value in settings.items()})
 
 
-def pending_cells(resolved: ResolvedSpec, experiment: Experiment, store: ResultStore,
-                  force: bool, only: CellFilter | None = None, *, device: str = "cpu",
-                  data_dir: Path | None = None) -> tuple[list[Cell], list[Cell]]:
-    """The grid's cells (those ``only`` selects) and those still to run (:func:`classify_cells`)."""
-    pending = classify_cells(resolved, experiment, store, force, only, device=device, data_dir=data_dir)
-    return pending.cells, pending.todo
-
-
 @claims_cell  # one job per cell at a time (fyexp.run.cell_claims)
 def execute_cell(resolved: ResolvedSpec, experiment: Experiment, cell: Cell, store: ResultStore, *, device: str,
                  data_dir: Path | None, force: bool, progress: RunProgress) -> str:

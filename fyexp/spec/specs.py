@@ -41,7 +41,6 @@ from fyexp.core.constraints import describe, settings
 from fyexp.core.domains import MAX_SEED, check_options, spec_value_problem
 from fyexp.core.errors import ConfigValueError, FyexpError, SpecError
 
-RESERVED_PROFILE_KEYS = ("seeds",)
 MAX_SEEDS = 100_000   # seeds one --seeds may name (a paper profile has at most 10)
 
 # ---- the registry's names: a spec's runner is one of these, never a module path read from the file ------------

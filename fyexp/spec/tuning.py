@@ -438,14 +438,6 @@ def read_only_storage(path: Path) -> RDBStorage:
                                       skip_compatibility_check=True, skip_table_creation=True)
 
 
-def trials_frame(storage: str, name: str):
-    """All trials of a stored study as a DataFrame (``number``, ``value``, ``state``, ``params_*``)."""
-    import optuna
-
-    study = optuna.load_study(study_name=name, storage=storage)
-    return study.trials_dataframe(attrs=("number", "value", "state", "params", "datetime_complete"))
-
-
 # ------------------------------------------------------------------------------ any spec with a search space
 BEST_PARAMS = "best_params.yaml"
 OBJECTIVE_ATTR = "objective"   # the study's user attribute naming what its trials return (TRIAL_OBJECTIVE)

@@ -49,13 +49,9 @@ CORE_COLUMNS = [
     "paper", "table", "setting", "paper_row", "label", "status",
     "git_commit", "fyexp_version", "device", "wall_time_s", "timestamp", "cell", "cell_rows",
 ]
-PAPER_KEYS = ["paper", "table", "setting", "paper_row"]
 # identifiers that are text even when they look like numbers: a hex hash such as "34e404522701" reads as a float
-# (34·10^404522701 = inf) and "1234567890ab"-like commits or labels as other numbers; ``code_hash`` was a column of
-# rows written before 2026-12-01 (the import-tree rule, since removed; scripts/migrate_drop_code_hash.py took it
-# out of the committed files on 2026-12-04): its name stays here, as module statements are part of every cell's
-# executed-code record, and a user's older folder still reads as it did
-TEXT_COLUMNS = {"git_commit", "code_hash", "settings_hash", "fyexp_version", "cell", "label", "device", "params"}
+# (34·10^404522701 = inf) and "1234567890ab"-like commits or labels as other numbers
+TEXT_COLUMNS = {"git_commit", "settings_hash", "fyexp_version", "cell", "label", "device", "params"}
 # the metric of a run whose training diverged and was measured at its last finite epoch (Trainer keep_last_finite):
 # the epoch whose loss or gradient turned non-finite; the report names such rows in their table's caption
 DIVERGED_IN_EPOCH = "diverged_in_epoch"

@@ -94,13 +94,13 @@ def test_hashes_and_commits_that_look_like_numbers_stay_text(tmp_path):
 
     store = ResultStore(tmp_path, "exp")
     cell = Cell("m", 0)
-    store.write_cell("paper", cell, [{"metric": "a", "value": 1.0}],
+    store.write_cell("paper", cell, [{"metric": "a", "value": 1.0, "label": "0000000000e1"}],
                      {"git_commit": "123456789012", "device": "cpu", "wall_time_s": 0.1,
-                      "settings_hash": "34e404522701", "code_hash": "0000000000e1"})
+                      "settings_hash": "34e404522701"})
     frame, problem = read_cell_file(store.cell_path("paper", cell))
     assert problem is None
     assert frame.loc[0, "settings_hash"] == "34e404522701" and frame.loc[0, "git_commit"] == "123456789012"
-    assert frame.loc[0, "code_hash"] == "0000000000e1"
+    assert frame.loc[0, "label"] == "0000000000e1"
     store.consolidate()
     table, problem = read_table(store.table_path)
     assert problem is None and table.loc[0, "settings_hash"] == "34e404522701"
