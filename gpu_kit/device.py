@@ -3,8 +3,7 @@
 A unit runs through the runner's own functions, as ``fyexp run NAME --profile P --only ... --seeds ...`` runs its
 cells: :func:`fyexp.run.runner.classify_cells`, the work folders claimed for the cells' settings
 (:func:`fyexp.store.work_dirs.claim_work_dir`), then, for an ensemble unit, :func:`fyexp.run.runner.prefit_ensembles`
-with
-``train.ensemble`` switched on for that call only, then :func:`fyexp.run.runner.run_experiment` with the profile as
+with ``train.ensemble`` switched on for that call only, then :func:`fyexp.run.runner.run_experiment` with the profile as
 it is.  So each member trains in its cell's work folder as one ensemble and the cell then evaluates from its
 finished checkpoint (its rows are its solo run's, to float tolerance: ``tests/train/test_ensemble.py``), and the rows'
 profile, settings hash and settings record are the plain profile's.  (``--set train.ensemble=true`` would make

@@ -67,8 +67,7 @@ def carried(code: dict[str, str | None], before: Callable[[list[str]], dict], af
             moves: dict[str, str]) -> tuple[dict[str, str | None], dict[str, int], list[str]]:
     """``(new code, counts, problems)`` for one record's ``code``: each entry under its mapped key, with HEAD's hash
     where it was current at ``BEFORE`` (``before`` / ``after``: :func:`fyexp.store.provenance.executed.function_hashes`
-    of
-    the two trees), its own otherwise.  Counts: ``renamed`` (key moved), ``current`` (current at ``BEFORE``),
+    of the two trees), its own otherwise.  Counts: ``renamed`` (key moved), ``current`` (current at ``BEFORE``),
     ``resigned`` (of those, the hash changed), ``stale`` (kept as it was: stale at ``BEFORE``); problems: current
     entries HEAD does not have."""
     was = before(sorted(code))

@@ -67,8 +67,7 @@ def pytest_sessionstart(session):
     _terminal_env_of_the_controller(session.config)
     session.config._fyexp_results_before = results_snapshot()
     # fyexp's cache of derived values (fyexp.store.user_cache) goes to a folder of this session, not the user's
-    # ~/.cache;
-    # subprocesses inherit it, so the installed-script tests exercise it as well
+    # ~/.cache; subprocesses inherit it, so the installed-script tests exercise it as well
     import tempfile
 
     os.environ["FYEXP_CACHE_DIR"] = tempfile.mkdtemp(prefix="fyexp-test-cache-")

@@ -178,8 +178,7 @@ def plan_papers(papers: list[str], profile: str, results_dir: Path, experiments_
 
     Planning imports every runner (torch) and judges every finished cell's settings: seconds.  So the plan is kept
     in the user cache (:mod:`fyexp.store.user_cache`, kind ``reproduce-plan``) under :func:`plan_inputs`, everything it
-    is
-    derived from; the same dry run again, with nothing of that changed, reads it and imports no runner.  Specs whose
+    is derived from; the same dry run again, with nothing of that changed, reads it and imports no runner.  Specs whose
     runner lives outside fyexp (a module of one's own) are planned afresh each time."""
     from fyexp.store.user_cache import remembered
 

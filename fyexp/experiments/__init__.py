@@ -77,9 +77,9 @@ def get_config_class(runner: str) -> type:
 def get_settings_scope(runner: str):
     """What decides a cell's settings, without importing the runner: ``Config`` and ``cell_config(config, cell)``
     (:func:`fyexp.spec.settings.scoped_config` reads them), from the runner's light ``<runner>_config`` module where
-    there
-    is one (it defines both, and its experiment's ``cell_config`` is that function: tests/report/test_report_cache.py,
-    tests/experiments/test_experiment_contract.py), else the runner's experiment (a runner without a config module)."""
+    there is one (it defines both, and its experiment's ``cell_config`` is that function:
+    tests/report/test_report_cache.py, tests/experiments/test_experiment_contract.py), else the runner's experiment
+    (a runner without a config module)."""
     config_module = get_config_module(runner)
     return config_module if config_module is not None else get_experiment(runner)
 

@@ -2,12 +2,11 @@
 
 The block counts each claim of ``fyexp/reference/claims.yaml`` that the paper makes (``kind: claim`` and
 ``table_reading``; checks of ours are never counted, checks of the paper's theorems on a line of their own) once per
-reading, by its headline
-verdict — the same verdicts, counts and profiles that ``fyexp claims`` prints and ``results/README.md`` opens with
-(:func:`fyexp.claims.render.summary_rows`): at the ``paper`` profile when it ran, else at the reduced profile
-``claims``, else at the reduced profile with the most rows, the *profiles* column saying which.  A paper whose claims
-a departure of the authors' code touches (``fyexp/reference/readings.yaml``) has a row for the paper's text and a
-row for the authors' code.
+reading, by its headline verdict — the same verdicts, counts and profiles that ``fyexp claims`` prints and
+``results/README.md`` opens with (:func:`fyexp.claims.render.summary_rows`): at the ``paper`` profile when it ran, else
+at the reduced profile ``claims``, else at the reduced profile with the most rows, the *profiles* column saying which.
+A paper whose claims a departure of the authors' code touches (``fyexp/reference/readings.yaml``) has a row for the
+paper's text and a row for the authors' code.
 
 ``fyexp report`` rewrites the block of the ``README.md`` beside a results folder named ``results``.  The block lies
 between :data:`START` and :data:`END`; :func:`rewrite_block` replaces only what

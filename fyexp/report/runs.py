@@ -84,8 +84,7 @@ def profile_runs(spec: ExperimentSpec, frame: pd.DataFrame, folder: Path | None 
 
     A row's freshness is judged by one rule (:func:`fyexp.run.spec_freshness.row_freshness`,
     :func:`fyexp.store.provenance.freshness.judge`): stale by the code its cell executed (unknown where the cell
-    recorded
-    none); at old settings by its settings record against the spec now.
+    recorded none); at old settings by its settings record against the spec now.
     ``judged``: that rule's verdict per row of ``frame``, both axes, where the caller has it (else judged here)."""
     out = {}
     if frame.empty:

@@ -3,16 +3,14 @@ methods, data sets and the time it took before (no runner, torch or pandas is im
 
 A profile's cells are :func:`fyexp.experiments.declared.declared_cells`; its estimate is that of ``fyexp run``'s plan
 (:func:`fyexp.run.plan.estimate` over every cell of the profile, from the nearest recorded ``wall_time_s``, not scaled
-by
-epochs, which the cells' settings would need a runner to state; ``unknown`` without).  The recorded times are the
+by epochs, which the cells' settings would need a runner to state; ``unknown`` without).  The recorded times are the
 results folder's, else the committed ``results/``'s, else the measured times of the ``quick`` profiles
 (:data:`fyexp.run.plan.PROFILE_TIMES`); those of the project's machine are scaled by this machine's speed
 (:mod:`fyexp.run.speed`), and ``fyexp list`` ends with the factor.  ``fyexp list`` and ``fyexp show`` state, as the
 plan does, the time of the cells that no recorded cell of the profile estimates, scaled from another profile's cells
 (:func:`fyexp.run.plan_scaled.scaled_cells`: the same figure as ``fyexp run``'s plan and ``reproduce --dry-run``, and
-called an extrapolation).
-``fyexp list`` lays each experiment out as a block of lines wrapped between words (:func:`list_blocks`), so that no
-word is ever split, at any width of 60 columns or more.
+called an extrapolation). ``fyexp list`` lays each experiment out as a block of lines wrapped between words
+(:func:`list_blocks`), so that no word is ever split, at any width of 60 columns or more.
 """
 
 from __future__ import annotations

@@ -197,12 +197,11 @@ def scaled_cells(cells, resolved, experiment, results_dir: Path) -> tuple[float 
 def scaled_cells_as_recorded(cells, resolved, experiment, results_dir: Path
                              ) -> tuple[float | None, int, tuple[str, ...], Path | None]:
     """:func:`scaled_estimate` of ``cells`` (:class:`fyexp.store.results.Cell`) of the resolved profile ``resolved``,
-    each at
-    the scoped config the spec gives it now, from the experiment's recorded cells at every profile but ``resolved``'s
-    own and its base profile, in the seconds of the machine that recorded them (T(c) is linear in them); and the
-    folder they were read from.  ``experiment`` needs only ``cell_config``, ``work`` and ``work_across_datasets``:
-    the runner's experiment (the plan) or :class:`LightWork` (``fyexp show``, no runner import); both give the same
-    figure."""
+    each at the scoped config the spec gives it now, from the experiment's recorded cells at every profile but
+    ``resolved``'s own and its base profile, in the seconds of the machine that recorded them (T(c) is linear in them);
+    and the folder they were read from.  ``experiment`` needs only ``cell_config``, ``work`` and
+    ``work_across_datasets``: the runner's experiment (the plan) or :class:`LightWork` (``fyexp show``, no runner
+    import); both give the same figure."""
     from fyexp.spec.settings import scoped_config, training_epochs
 
     if not cells:

@@ -7,8 +7,7 @@ machine with a short fixed workload (:func:`workload_seconds`, about 0.1 s in al
 ``float32`` matrix products in numpy, the two kinds of work fyexp's cells spend their time on; both single-threaded,
 as a cell is by default), timed in CPU seconds (``time.process_time``: the time other processes take the core is not
 counted), the least of up to :data:`REPEATS` runs (stopping once the two least agree), so that load on a shared
-machine counts as little as it can.
-The estimate of a recorded cell is then
+machine counts as little as it can. The estimate of a recorded cell is then
 
     wall_time_s(recorded) × factor,   factor = seconds(this machine) / :data:`REFERENCE_SECONDS`,
 

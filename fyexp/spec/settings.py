@@ -11,8 +11,7 @@ The settings of a cell are everything besides the code that decides its numbers:
 - ``environment``: the device kind (``cpu``/``cuda``) and the versions of torch and numpy.
 
 :func:`settings_hash` (:mod:`fyexp.store.provenance.record`) is a 12-hex-digit SHA-256 of their canonical JSON; every
-row
-carries it (column ``settings_hash``) and the cell's settings are written readably beside its file, in its run
+row carries it (column ``settings_hash``) and the cell's settings are written readably beside its file, in its run
 record (``<cell-key>.record.json``, by :func:`fyexp.store.provenance.record.write_record`, read back only by its
 :func:`~fyexp.store.provenance.record.load_record`).  Rows without a hash or without a run record have unknown
 provenance:
@@ -133,8 +132,7 @@ def expected_settings(resolved: Any, experiment: Any, cell: Any, device: str, da
 def expectation(resolved: Any, experiment: Any, cell: Any, device: str, data_dir: Path | None, *,
                 settings: dict | None = None, compare_environment: bool = True) -> Expected:
     """What a finished file of ``cell`` is compared with (:func:`fyexp.store.provenance.freshness.settings_state`):
-    every
-    key of its :func:`expected_settings` (``settings`` when already computed), without the environment where
+    every key of its :func:`expected_settings` (``settings`` when already computed), without the environment where
     ``compare_environment`` is false (the device queue: a cell finished on another machine is finished)."""
     settings = expected_settings(resolved, experiment, cell, device, data_dir) if settings is None else settings
     if not compare_environment:

@@ -3,11 +3,10 @@ processes before this one trained there.
 
 A cell's identity on disk is its key (method, grid values, seed), but what it computes is its *settings*
 (:mod:`fyexp.spec.settings`, :mod:`fyexp.store.provenance`).  The Trainer resumes whatever checkpoint its work folder
-holds, so a folder left by a
-run at other settings (a YAML edit, a changed default) would be resumed, or, finished, returned at once, under
-the new settings' name.  :func:`claim_work_dir` therefore marks each folder with the settings hash it trains
-for and empties a folder marked for other settings, or holding anything without a mark: checkpoints of unknown
-settings are unknown provenance, as a cell without its run record is (:mod:`fyexp.store.provenance.record`).
+holds, so a folder left by a run at other settings (a YAML edit, a changed default) would be resumed, or, finished,
+returned at once, under the new settings' name.  :func:`claim_work_dir` therefore marks each folder with the settings
+hash it trains for and empties a folder marked for other settings, or holding anything without a mark: checkpoints of
+unknown settings are unknown provenance, as a cell without its run record is (:mod:`fyexp.store.provenance.record`).
 The runner claims the folder of every pending cell before any cell runs, since a cell may train in another's
 folder (frac's Table 7 trains its reference ELBO cell there when that has not run).
 

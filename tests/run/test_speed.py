@@ -1,7 +1,7 @@
 """This machine's speed (fyexp.run.speed) and the estimates it scales: the factor measured once and kept in the user
-cache,
-set by $FYEXP_MACHINE_SPEED, applied to the times recorded on the project's machine (committed results, the measured
-profile times) and not to a results folder of this machine; `fyexp list`, `show` and the plan say so (issue 49)."""
+cache, set by $FYEXP_MACHINE_SPEED, applied to the times recorded on the project's machine (committed results, the
+measured profile times) and not to a results folder of this machine; `fyexp list`, `show` and the plan say so
+(issue 49)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,9 @@
 """fyexp/store/damaged.py in process: the phrase that names what is wrong with a record, the warning's one line
-(flushed,
-once per file and problem), and the age at which a temporary file is a killed write's leftover.
+(flushed, once per file and problem), and the age at which a temporary file is a killed write's leftover.
 
 Written from the survivors of a mutation run (docs/contributing/mutation.md, "fyexp/store/damaged.py"): the
-installed-script tests of
-tests/store/test_damaged_records.py read these phrases in a subprocess, which a mutant never reaches.
+installed-script tests of tests/store/test_damaged_records.py read these phrases in a subprocess, which a mutant never
+reaches.
 """
 
 from __future__ import annotations

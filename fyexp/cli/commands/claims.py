@@ -3,8 +3,7 @@
 Judging every claim reads every result row and every cell's run record (seconds, and pandas and scipy to import).
 So the answer — the JSON text, or the table's lines at this width — is kept in the user cache
 (:mod:`fyexp.store.user_cache`, kind ``claims-answer``) under :func:`fyexp.run.derivation.derivation_inputs` of the
-results
-folder: fyexp's code and reference data (``claims.yaml``, ``readings.yaml``), the git commit, the versions, the
+results folder: fyexp's code and reference data (``claims.yaml``, ``readings.yaml``), the git commit, the versions, the
 specs, and every result file's path, size and modification time.  Asked again with none of that changed, it is
 read back without importing the claims package (well under a second); the warnings the judging printed (a damaged
 file, named once) are printed again.  A change to any of them judges afresh — unless the verdicts ``fyexp report``

@@ -3,8 +3,7 @@
 :meth:`Options.from_params` builds it once from a command's parsed parameters (``typer.Context.params``): each
 field is the parameter of the same name where the command has one, else its default, and the executor options
 become one :class:`~fyexp.run.executors.ExecutorOptions` (:func:`fyexp.run.executors.executor_options`).  A folder
-option
-falls back on its environment variable; set but empty is an error, not the current folder.
+option falls back on its environment variable; set but empty is an error, not the current folder.
 """
 
 from __future__ import annotations

@@ -2,9 +2,8 @@
 
 The one sequence of ``fyexp run`` and of every experiment ``fyexp reproduce`` runs (:mod:`fyexp.cli.reproduce`): the
 checks and the plan are :mod:`fyexp.run.plan`'s, the cells :func:`fyexp.run.runner.run_experiment`'s (in this process or
-as
-jobs of :mod:`fyexp.run.executors`), ``--best`` :func:`fyexp.spec.tuning.with_best`'s.  A dry run prints the plan (with
-``--executor slurm`` also the sbatch script and the cell of each array task) on stdout and writes nothing.
+as jobs of :mod:`fyexp.run.executors`), ``--best`` :func:`fyexp.spec.tuning.with_best`'s.  A dry run prints the plan
+(with ``--executor slurm`` also the sbatch script and the cell of each array task) on stdout and writes nothing.
 """
 
 from __future__ import annotations

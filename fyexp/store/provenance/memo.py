@@ -1,9 +1,8 @@
 """Values derived from the text of fyexp's own modules (function hashes, import sets), kept between processes.
 
 Parsing a module is the costly part of :func:`fyexp.store.provenance.executed.function_hashes` and of the import graphs
-of
-:func:`fyexp.store.provenance.source.module_tree` and :func:`fyexp.report.cache.code_files` (about a hundred modules, a
-second of every ``fyexp report``), and what it gives depends only on the module's text, on the code that derives it
+of :func:`fyexp.store.provenance.source.module_tree` and :func:`fyexp.report.cache.code_files` (about a hundred modules,
+a second of every ``fyexp report``), and what it gives depends only on the module's text, on the code that derives it
 and on the Python that parses it.  A :class:`TextMemo` maps the SHA-256 of a text (with any further inputs, such as
 the package a relative import is resolved in) to the derived value; the map is one entry of
 :mod:`fyexp.store.user_cache`, keyed by ``code_key(<the deriving module>)`` and the Python version (``ast`` dumps differ
