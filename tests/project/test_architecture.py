@@ -228,8 +228,9 @@ EXPERIMENTS = sorted(p.stem for p in (ROOT / "experiments").glob("*.yaml"))
 
 
 def test_the_framework_a_config_needs_is_light():
+    # what a Config may need, all light
     framework = ["fyexp.cli.app", "fyexp.spec.specs", "fyexp.experiments", "fyexp.experiments.grid",
-                 "fyexp.store.results", "fyexp.train", "fyexp.train.config", "fyexp.spec.tuning"]   # what a Config may need, all light
+                 "fyexp.store.results", "fyexp.train", "fyexp.train.config", "fyexp.spec.tuning"]
     assert {m: heavy_at_import(m) for m in framework} == {m: set() for m in framework}
 
 

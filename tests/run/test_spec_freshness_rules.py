@@ -113,8 +113,8 @@ def _counted(monkeypatch) -> tuple[list, list]:
     real_resolve, real_scope = fyexp.spec.specs.resolve, fyexp.spec.settings.scoped_config
     monkeypatch.setattr(fyexp.spec.specs, "resolve", lambda spec, base, *rest: resolved.append(base) or
                         real_resolve(spec, base, *rest))
-    monkeypatch.setattr(fyexp.spec.settings, "scoped_config",
-                        lambda experiment, config, cell: scoped.append(cell.key) or real_scope(experiment, config, cell))
+    monkeypatch.setattr(fyexp.spec.settings, "scoped_config", lambda experiment, config, cell:
+                        scoped.append(cell.key) or real_scope(experiment, config, cell))
     return resolved, scoped
 
 
