@@ -184,14 +184,7 @@ def read_artifact_json(path: Path, keys: tuple[str, ...] = (), what: str = "figu
     value, problem = read_json(Path(path))
     if problem is None and not isinstance(value, dict):
         problem = f"a JSON {type(value).__name__}, not an object"
-    if problem is None:
-        missing = [key for key in keys if key not in value]
-        if missing:
-            problem = f"no key {', '.join(map(repr, missing))}"
-    if problem is not None:
-        warn_damaged(path, f"skipped damaged {what}", problem, consequence)
-        return None
-    return value
+    return _holding(path, value, problem, keys, "key", what, consequence)
 
 
 def read_npz(path: Path, keys: tuple[str, ...] = (), what: str = "figure artifact",
@@ -228,11 +221,18 @@ def read_npz(path: Path, keys: tuple[str, ...] = (), what: str = "figure artifac
         except (zipfile.BadZipFile, ValueError, OSError, EOFError, KeyError, zlib.error) as exc:
             problem = ("holds an object array, which is never unpickled" if "allow_pickle" in str(exc) else
                        f"not a readable .npz archive of arrays ({type(exc).__name__})")
+    return _holding(path, arrays, problem, keys, "array", what, consequence)
+
+
+def _holding(path: Path, value: dict, problem: str | None, keys: tuple[str, ...], noun: str, what: str,
+             consequence: str) -> dict | None:
+    """``value`` (an artifact read from ``path``) when it was read without ``problem`` and holds every one of
+    ``keys``, else None after one warning naming the file and what is wrong (``no <noun> 'k'``)."""
     if problem is None:
-        missing = [key for key in keys if key not in arrays]
+        missing = [key for key in keys if key not in value]
         if missing:
-            problem = f"no array {', '.join(map(repr, missing))}"
+            problem = f"no {noun} {', '.join(map(repr, missing))}"
     if problem is not None:
         warn_damaged(path, f"skipped damaged {what}", problem, consequence)
         return None
-    return arrays
+    return value
