@@ -30,6 +30,7 @@ a cell's run record (``<cell>.record.json``, :func:`fyexp.store.provenance.recor
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 import os
@@ -217,35 +218,14 @@ class ResultStore:
         What this gives depends only on the files' bytes and on this module, so it is kept between processes
         (:mod:`fyexp.store.user_cache`) under every file's stat signature (inode, size, modification and change times)
         and this module's :func:`fyexp.store.user_cache.code_key`: ``fyexp report`` parses the ~450 cell files again
-        only
-        when one of them was written, added or removed.  A copy of the frame is returned each time."""
+        only when one of them was written, added or removed.  A copy of the frame is returned each time."""
         files = self.cell_files()
         if not files:
             return None, []
         signature = (_cells_code_key(), tuple((p.relative_to(self.folder).as_posix(), *file_signature(p))
                                               for p in files))
-        name = os.path.abspath(self.folder)
-        known = _CELLS.get(name)
-        if known is None or known[0] != signature:
-            value = remembered("cells", name, signature, lambda: self._parse_cells(files))
-            _CELLS[name] = known = (signature, value)
-        rows, damaged = known[1]
+        rows, damaged = _read_cells_once(os.path.abspath(self.folder), signature)
         return rows.copy(), [(self.folder / rel, problem) for rel, problem in damaged]
-
-    def _parse_cells(self, files: list[Path]) -> tuple[pd.DataFrame, list[tuple[str, str]]]:
-        """:meth:`read_cells` without the cache: the complete files' rows, ordered, and the damaged ones (relative
-        path, problem)."""
-        import pandas as pd
-
-        frames, damaged = [], []
-        for path in files:
-            frame, problem = read_cell_file(path)
-            if problem is not None:
-                damaged.append((path.relative_to(self.folder).as_posix(), problem))
-            elif not frame.empty:
-                frames.append(frame)
-        return (_ordered(pd.concat(frames, ignore_index=True)) if frames else pd.DataFrame(columns=CORE_COLUMNS),
-                damaged)
 
     def consolidate(self) -> pd.DataFrame:
         """Rebuild ``results.csv`` from the complete cell files and return the rows (:meth:`load`).
@@ -415,21 +395,35 @@ def read_table(path: Path) -> tuple[pd.DataFrame | None, str | None]:
     return _ordered(frame), None
 
 
-_READ: dict[str, tuple[tuple[int, ...], tuple]] = {}   # path → (its stat signature, what reading it gave)
-_CELLS: dict[str, tuple[tuple, tuple]] = {}              # folder → (its files' signatures, ResultStore.read_cells)
-
-
+@functools.cache
 def _cells_code_key() -> str:
     """:func:`fyexp.store.user_cache.code_key` of this module (the rules that read a cell file), once per process."""
-    global _CELLS_CODE
-    if _CELLS_CODE is None:
-        from fyexp.store.user_cache import code_key
+    from fyexp.store.user_cache import code_key
 
-        _CELLS_CODE = code_key(__file__)
-    return _CELLS_CODE
+    return code_key(__file__)
 
 
-_CELLS_CODE: str | None = None
+@functools.lru_cache(maxsize=64)
+def _read_cells_once(folder: str, signature: tuple) -> tuple[pd.DataFrame, list[tuple[str, str]]]:
+    """:meth:`ResultStore.read_cells` of the folder ``folder`` (absolute) at these file signatures, not copied: once
+    per process and once across processes (:func:`fyexp.store.user_cache.remembered`)."""
+    return remembered("cells", folder, signature, lambda: _parse_cells(Path(folder), signature[1]))
+
+
+def _parse_cells(folder: Path, files: tuple) -> tuple[pd.DataFrame, list[tuple[str, str]]]:
+    """:meth:`ResultStore.read_cells` without the caches: the complete files' rows, ordered, and the damaged ones
+    (path relative to ``folder``, problem); ``files``: the relative paths, each first of its signature."""
+    import pandas as pd
+
+    frames, damaged = [], []
+    for rel, *_ in files:
+        frame, problem = read_cell_file(folder / rel)
+        if problem is not None:
+            damaged.append((rel, problem))
+        elif not frame.empty:
+            frames.append(frame)
+    return (_ordered(pd.concat(frames, ignore_index=True)) if frames else pd.DataFrame(columns=CORE_COLUMNS),
+            damaged)
 
 
 def read_cell_file(path: Path, expected_key: str | None = None) -> tuple[pd.DataFrame | None, str | None]:
@@ -442,15 +436,19 @@ def read_cell_file(path: Path, expected_key: str | None = None) -> tuple[pd.Data
     returned each time.
     """
     try:
-        signature, key = file_signature(path), os.path.abspath(path)
+        signature = file_signature(path)
     except OSError:
         return _read_cell_file(path, expected_key)
-    if key not in _READ or _READ[key][0] != signature:
-        _READ[key] = (signature, _read_cell_file(path))
-    frame, problem = _READ[key][1]
+    frame, problem = _read_once(os.path.abspath(path), signature)
     if frame is not None and expected_key is not None and set(frame["cell"].astype(str)) != {expected_key}:
         return None, f"rows name cell(s) {sorted(set(frame['cell'].astype(str)))}, expected {expected_key}"
     return (None if frame is None else frame.copy()), problem
+
+
+@functools.lru_cache(maxsize=8192)
+def _read_once(path: str, signature: tuple) -> tuple[pd.DataFrame | None, str | None]:
+    """:func:`_read_cell_file` of the file at ``path`` (absolute) with this stat signature, once per process."""
+    return _read_cell_file(Path(path))
 
 
 def _read_cell_file(path: Path, expected_key: str | None = None) -> tuple[pd.DataFrame | None, str | None]:

@@ -87,13 +87,12 @@ def secret_key(create: bool = False) -> bytes | None:
             return None
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-        except FileExistsError:  # another process made it meanwhile
-            return secret_key(create=False)
+            with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600), "wb") as out:
+                out.write(os.urandom(KEY_BYTES))
+        except FileExistsError:  # another process made it meanwhile: read below
+            pass
         except OSError:
             return None
-        with os.fdopen(fd, "wb") as out:
-            out.write(os.urandom(KEY_BYTES))
         return secret_key(create=False)
     except OSError:
         return None
@@ -119,14 +118,10 @@ def load_entry(kind: str, name: str, key: Any) -> Any | None:
     """The value saved under ``(kind, name)`` when it was saved with an equal ``key``, else ``None`` (no cache, no
     entry, another key, or an entry that cannot be read: each means "derive it again")."""
     path = _path(kind, name)
-    if path is None or not path.is_file():
-        return None
-    secret = secret_key()
-    if secret is None:
+    if path is None or not path.is_file() or (secret := secret_key()) is None:
         return None
     try:
-        with path.open("rb") as handle:
-            data = handle.read()
+        data = path.read_bytes()
         head = len(MAGIC) + hashlib.sha256().digest_size
         if not data.startswith(MAGIC) or not hmac.compare_digest(data[len(MAGIC):head], _tag(secret, data[head:])):
             return None  # not this user's entry: never unpickled
@@ -145,12 +140,9 @@ def save_entry(kind: str, name: str, key: Any, value: Any) -> None:
         return
     try:
         payload = pickle.dumps((name, key, value), protocol=pickle.HIGHEST_PROTOCOL)
-    except Exception:  # noqa: BLE001 - a value that cannot be pickled: no entry, no error
-        return
-    try:
         path.parent.mkdir(parents=True, exist_ok=True)
         handle, temp = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
-    except OSError:
+    except Exception:  # noqa: BLE001 - a value that cannot be pickled, a folder that cannot be made: no entry
         return
     try:
         with os.fdopen(handle, "wb") as out:

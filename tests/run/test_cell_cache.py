@@ -28,8 +28,8 @@ def store(tmp_path, monkeypatch):
 
 def _new_process(monkeypatch) -> list[str]:
     """Forget what this process read (as a new process would) and count the cell files parsed from now on."""
-    monkeypatch.setattr(results, "_CELLS", {})
-    monkeypatch.setattr(results, "_READ", {})
+    results._read_cells_once.cache_clear()
+    results._read_once.cache_clear()
     monkeypatch.setattr(damaged, "_WARNED", set())
     parsed: list[str] = []
     real = results._read_cell_file
@@ -79,7 +79,7 @@ def test_a_damaged_file_is_named_on_every_load(store, monkeypatch, capsys):
 def test_other_reading_code_parses_again(store, monkeypatch):
     store.load()
     parsed = _new_process(monkeypatch)
-    monkeypatch.setattr(results, "_CELLS_CODE", "another version of results.py")
+    monkeypatch.setattr(results, "_cells_code_key", lambda: "another version of results.py")
     store.load()
     assert len(parsed) == 3
 

@@ -60,10 +60,10 @@ class TextMemo:
     def get(self, text: str, derive: Callable[[], Any], *extra: Hashable) -> Any:
         values = self._load()
         entry = (text_digest(text), *extra)
-        self.used[entry] = None
         if entry not in values:
             values[entry] = derive()
             self.grew = True
+        self.used[entry] = None
         return values[entry]
 
     def save(self) -> None:
@@ -72,10 +72,8 @@ class TextMemo:
         if not self.grew or self.key is None or self.values is None:
             return
         saved = user_cache.load_entry(KIND, self.name, self.key)
-        merged = {k: v for k, v in (saved if isinstance(saved, dict) else {}).items() if k not in self.used}
-        merged.update((k, v) for k, v in self.values.items() if k not in self.used)
-        merged.update((k, self.values[k]) for k in self.used if k in self.values)   # last: the newest
-        if len(merged) > LIMIT:
-            merged = dict(list(merged.items())[-LIMIT:])
-        user_cache.save_entry(KIND, self.name, self.key, merged)
+        merged = {**(saved if isinstance(saved, dict) else {}), **self.values}
+        for entry in self.used:   # last: the newest
+            merged[entry] = merged.pop(entry)
+        user_cache.save_entry(KIND, self.name, self.key, dict(list(merged.items())[-LIMIT:]))
         self.grew = False
