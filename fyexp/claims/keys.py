@@ -3,10 +3,10 @@
 A claim, a finding and a selector are each a :func:`fyexp.core.constraints.settings` class whose fields are the keys
 the file may give them (the same declarations a spec's settings use, :mod:`fyexp.core.constraints`): the type of a
 field (``str``, ``float | None``, ``dict``) is checked by :func:`read` as :func:`fyexp.spec.specs.build_config` checks a
-spec's (:func:`fyexp.spec.specs.conforms`: ints are numbers, bools are not), the domain in its ``Annotated`` metadata
-(:class:`Among` the papers, an :class:`~fyexp.core.constraints.Interval`) by the class's construction, and the relations
-between keys (``than`` in place of ``b``, the sides a direction needs) by its ``__post_init__``.  Every failure is
-one line naming the file, the claim, the key and what was expected::
+spec's (:func:`fyexp.core.constraints.conforms`: ints are numbers, bools are not), the domain in its ``Annotated``
+metadata (:class:`Among` the papers, an :class:`~fyexp.core.constraints.Interval`) by the class's construction, and
+the relations between keys (``than`` in place of ``b``, the sides a direction needs) by its ``__post_init__``.  Every
+failure is one line naming the file, the claim, the key and what was expected::
 
     claims.yaml: claim 'fyvi-t3-fy-nvdm': paper: expected one of fyvi, fyvl, vr, tvem, frac, got 'fyvx'
 
@@ -23,10 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
-from fyexp.core.constraints import Interval, NonNegativeFloat, OneOf, PositiveFloat, describe, settings
+from fyexp.core.constraints import Interval, NonNegativeFloat, OneOf, PositiveFloat, conforms, describe, settings
 from fyexp.core.errors import ConfigValueError, FyexpError, require
 from fyexp.reference.meta import papers
-from fyexp.spec.specs import conforms
 
 PAPERS = tuple(papers())   # the ids of paper_meta.yaml's `papers:`, in its order
 

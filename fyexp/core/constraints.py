@@ -12,10 +12,11 @@ where the field is, as :data:`typing.Annotated` metadata of its type::
         methods: Annotated[list[Annotated[str, OneOf(METHODS)]], DISTINCT] = ...
 
 The type (``int``, ``list[float]``, ``Literal[...]``) is checked by :func:`fyexp.spec.specs.build_config` before the
-class is built; :func:`settings` makes the class a dataclass whose construction checks each field's declared
-domain (:func:`check_fields`) before the class's own ``__post_init__``, which is left with the relations between
-fields (``min_iter <= max_iter``).  Every failure is one :class:`~fyexp.core.errors.ConfigValueError` (key, what was
-expected, the value), which :func:`fyexp.spec.specs.build_config` turns into the one-line
+class is built (:func:`conforms`); :func:`settings` makes the class a dataclass whose construction checks each
+field's declared domain (:func:`check_fields`) before the class's own ``__post_init__``, which is left with the
+relations between fields (``min_iter <= max_iter``); both go through one walk over the type (:func:`problem`).
+Every failure is one :class:`~fyexp.core.errors.ConfigValueError` (key, what was expected, the value), which
+:func:`fyexp.spec.specs.build_config` turns into the one-line
 ``<file>: key '<profiles.p.key path>': expected ..., got ...`` of a spec, a profile or a ``--set`` alike (exit 2).
 
 Why not pydantic (v2 is in the lock, through typer, and ``fyexp list`` imports it already): its models would move
@@ -100,32 +101,57 @@ def describe(hint: Any, plural: bool = False) -> str:
     return getattr(hint, "__name__", str(hint))
 
 
-def problem(value: Any, hint: Any, plural: bool = False) -> str | None:
-    """What ``value`` should have been by the constraints declared in ``hint`` (``None``: it is in its domain).
+def problem(value: Any, hint: Any, plural: bool = False, typed: bool = False) -> str | None:
+    """What ``value`` should have been by ``hint`` (``None``: it is): the one walk over a type, for the domains it
+    declares and, with ``typed``, for the type itself (:func:`conforms`).
 
-    ``Annotated[T, c, ...]``: ``value`` checked against ``T``'s own declarations, then ``c.contains``; ``T | None``
-    lets ``None`` through; ``list[T]`` / ``tuple[T, ...]`` checks every item, ``dict[K, V]`` every key and value;
-    any other type declares nothing (a nested settings class checks itself when it is built).  ``plural``: described
-    as the items of a list are (``integers >= 2``)."""
+    ``Annotated[T, c, ...]``: ``value`` checked against ``T``, then ``c.contains``; ``T | None`` lets ``None``
+    through; ``list[T]`` / ``tuple[T, ...]`` checks every item, ``dict[K, V]`` every key and value; any other type
+    declares nothing (a nested settings class checks itself when it is built).  ``plural``: described as the items
+    of a list are (``integers >= 2``).  ``typed``: a value of another type (:func:`_of_kind`) is described as its
+    type is (:func:`describe`)."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if typed and not _of_kind(value, hint, origin, args):
+        return describe(hint, plural)
     if origin is typing.Annotated:
-        inner = problem(value, args[0], plural)
-        if inner is not None:
-            return inner
-        bad = next((c for c in hint.__metadata__ if not c.contains(value)), None)
-        return None if bad is None else bad.describe(plural)
+        inner = problem(value, args[0], plural, typed)
+        return inner if inner is not None else next(
+            (c.describe(plural) for c in hint.__metadata__ if not c.contains(value)), None)
     if origin in (typing.Union, types.UnionType):
-        if value is None:
+        if value is None and (type(None) in args or not typed):
             return None
-        found = [problem(value, a, plural) for a in args if a is not type(None)]
+        found = [problem(value, a, plural, typed) for a in args if a is not type(None)]
         return None if None in found else found[0] + (" or null" if type(None) in args else "")
-    if origin in (list, tuple) and isinstance(value, (list, tuple)) and args:
-        items = args if origin is tuple and args[-1] is not Ellipsis else [args[0]] * len(value)
-        return next((p for v, a in zip(value, items) if (p := problem(v, a, True))), None)
+    if origin in (list, tuple) and isinstance(value, (list, tuple)):
+        items = args if origin is tuple and args and args[-1] is not Ellipsis else args[:1] * len(value)
+        return next((p for v, a in zip(value, items) if (p := problem(v, a, True, typed))), None)
     if origin is dict and isinstance(value, dict) and args:
         return next((f"a mapping with {p} as {what}" for k, v in value.items() for what, x, a in
-                     (("keys", k, args[0]), ("values", v, args[1])) if (p := problem(x, a, True))), None)
+                     (("keys", k, args[0]), ("values", v, args[1])) if (p := problem(x, a, True, typed))), None)
     return None
+
+
+def _of_kind(value: Any, hint: Any, origin: Any, args: tuple) -> bool:
+    """Whether ``value`` is of ``hint``'s own kind as YAML writes it (a list for a list or a tuple, of a fixed
+    tuple's length; an int for a float; a bool never for an int); the items are :func:`problem`'s."""
+    if origin in (list, tuple):
+        fixed = origin is tuple and args and args[-1] is not Ellipsis
+        return isinstance(value, list) and (not fixed or len(value) == len(args))
+    if origin is dict:
+        return isinstance(value, dict)
+    if origin is typing.Literal:
+        return value in args
+    if hint is Any or origin is not None:       # Annotated, a union: the walk checks their parts
+        return True
+    if hint is float or hint is int:            # an int is a number; a bool is neither
+        return isinstance(value, (int, float) if hint is float else int) and not isinstance(value, bool)
+    return value is None if hint is type(None) else not isinstance(hint, type) or isinstance(value, hint)
+
+
+def conforms(value: Any, hint: Any) -> bool:
+    """Whether a YAML value is of type ``hint`` (ints are accepted as floats, bools are not ints) and in the domains
+    it declares: :func:`problem` with ``typed``."""
+    return problem(value, hint, typed=True) is None
 
 
 def _declares(hint: Any) -> bool:
@@ -163,4 +189,4 @@ def settings(cls: type) -> type:
 
 
 __all__ = ["DISTINCT", "Distinct", "Interval", "NonNegativeFloat", "NonNegativeInt", "OneOf", "PositiveFloat",
-           "PositiveInt", "check_fields", "describe", "problem", "settings"]
+           "PositiveInt", "check_fields", "conforms", "describe", "problem", "settings"]

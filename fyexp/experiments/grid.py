@@ -54,7 +54,7 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
-from fyexp.core.constraints import describe, problem, settings
+from fyexp.core.constraints import conforms, describe, settings
 from fyexp.core.errors import ConfigValueError, FyexpError, require
 from fyexp.experiments.base import Experiment, RunContext
 from fyexp.store.results import Cell
@@ -160,19 +160,14 @@ def _base(hint: Any) -> Any:
 
 def _axis_values(where: str, values: Any, hint: Any, got: Any = None) -> list:
     """An axis's values (of a method, or of an ``include`` entry) checked against its declared item type and domain
-    (:mod:`fyexp.core.constraints`): a non-empty list of distinct values, ints read as floats on a ``float`` axis (so
-    that cell keys and settings do not
-    depend on how a number was written); ``got``: the value as written, in an error (default: ``values``)."""
-    from fyexp.spec.specs import conforms
-
+    (:func:`fyexp.core.constraints.conforms`): a non-empty list of distinct values, ints read as floats on a ``float``
+    axis (so that cell keys and settings do not depend on how a number was written); ``got``: the value as written,
+    in an error (default: ``values``)."""
     got = values if got is None else got
     require(isinstance(values, list) and len(values) > 0, where, "a non-empty list of distinct values", got)
-    if not conforms(values, list[_base(hint)]):
+    if not conforms(values, list[hint]):
         raise ConfigValueError(where, f"a list of {describe(hint, plural=True)}", got)
     read = [float(v) for v in values] if _base(hint) is float else list(values)
-    found = problem(read, list[hint])
-    if found is not None:
-        raise ConfigValueError(where, f"a list of {found}", got)
     require(len(set(read)) == len(read), where, "a non-empty list of distinct values", got)
     return read
 

@@ -37,7 +37,7 @@ from typing import Any
 
 import yaml
 
-from fyexp.core.constraints import describe, settings
+from fyexp.core.constraints import conforms, describe, settings
 from fyexp.core.domains import MAX_SEED, check_options, spec_value_problem
 from fyexp.core.errors import ConfigValueError, FyexpError, SpecError
 
@@ -294,41 +294,6 @@ def deep_merge(base: dict, override: dict) -> dict:
         else:
             merged[key] = value
     return merged
-
-
-def conforms(value: Any, hint: Any) -> bool:
-    """Whether a YAML value fits a type annotation (ints are accepted as floats, bools are not ints)."""
-    origin = typing.get_origin(hint)
-    args = typing.get_args(hint)
-    if hint is Any:
-        return True
-    if origin is typing.Literal:
-        return value in args
-    if origin in (typing.Union, types.UnionType):
-        return any(conforms(value, a) for a in args)
-    if origin in (list, tuple):
-        if not isinstance(value, list):
-            return False
-        if origin is tuple and args and args[-1] is not Ellipsis:
-            return len(value) == len(args) and all(conforms(v, a) for v, a in zip(value, args))
-        return not args or all(conforms(v, args[0]) for v in value)
-    if origin is dict:
-        if not isinstance(value, dict):
-            return False
-        if args:
-            return all(conforms(k, args[0]) and conforms(v, args[1]) for k, v in value.items())
-        return True
-    if hint is type(None):
-        return value is None
-    if hint is bool:
-        return isinstance(value, bool)
-    if hint is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    if hint is float:
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if isinstance(hint, type):
-        return isinstance(value, hint)
-    return True
 
 
 def get_path(obj: Any, path: str) -> Any:
