@@ -149,6 +149,36 @@ def run_cli(*args: str, env: dict | None = None, cwd: Path | None = None, timeou
                           env=cli_env(env), cwd=cwd or ROOT, timeout=timeout)
 
 
+def call_main(main, argv: list[str], env: dict | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """``main(argv)`` called in this process under ``env`` (set, then restored) and in ``cwd``, its exit status (what
+    it returned or raised as :class:`SystemExit`) and what it printed, as :func:`run_cli` returns a spawned one's: for
+    tests whose point is what a command does, not that an interpreter starts (each spawned one imports torch again,
+    seconds of CPU; tests/cli/test_e2e.py and the other installed-script tests keep spawning)."""
+    import contextlib
+    import io
+
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with (pytest.MonkeyPatch.context() as patch, contextlib.redirect_stdout(stdout),
+          contextlib.redirect_stderr(stderr)):
+        for key, value in (env or {}).items():
+            patch.setenv(key, value)
+        if cwd is not None:
+            patch.chdir(cwd)
+        try:
+            code = main(argv) or 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+    return subprocess.CompletedProcess(argv, code, stdout.getvalue(), stderr.getvalue())
+
+
+def run_in_process(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """``fyexp ARGS`` through :func:`fyexp.cli.app.main` in this process (:func:`call_main`), with the wide terminal
+    of :func:`cli_env`; its output is the script's off a terminal (the consoles soft-wrap, nothing is coloured)."""
+    from fyexp.cli.app import main
+
+    return call_main(main, list(args), {"COLUMNS": "200", **(env or {})})
+
+
 @pytest.fixture(autouse=True)
 def _default_dtype_is_restored():
     """A test that changes torch's default dtype at import or in its body must not leak it into the next test."""

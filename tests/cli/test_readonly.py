@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from fyexp.cli.reproduce import paper_ids
-from tests.conftest import ROOT, cli_env, fyexp_script
+from tests.conftest import ROOT, cli_env, fyexp_script, run_in_process
 
 pytestmark = pytest.mark.slow
 
@@ -47,8 +47,9 @@ def test_a_repeated_dry_run_reads_its_plan_and_imports_no_runner(tmp_path):
     shutil.copytree(ROOT / "results" / "tvem-bsc", results / "tvem-bsc")   # the results folder changed: planned again
     changed, imported = _run(*args, env=env)
     assert "tvem-bsc: 81 cells, 81 finished, 0 to run" in changed.stdout and "torch" in imported
-    other = _run("reproduce", "tvem", "--dry-run", "--results-dir", str(results), "--only", "method=exact", env=env)[0]
-    assert other.stdout != changed.stdout                     # other options: another entry, not the same plan
+    other = run_in_process("reproduce", "tvem", "--dry-run", "--results-dir", str(results), "--only", "method=exact",
+                           env={"FYEXP_EXPERIMENTS_DIR": str(ROOT / "experiments"), **env})   # its imports aside
+    assert other.returncode == 0 and other.stdout != changed.stdout   # other options: another entry, not the same plan
 
 
 def test_paper_ids_are_the_claims_papers():

@@ -1,4 +1,4 @@
-"""End to end: `fyexp run gmm-calibration --profile quick` into a temporary results folder, then the report."""
+"""End to end: `fyexp run gmm-calibration --profile quick` (shrunk) into a temporary results folder, then the report."""
 
 from __future__ import annotations
 
@@ -6,20 +6,25 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.conftest import ROOT, run_cli
+from tests.conftest import ROOT, run_cli, run_in_process
 
 
 @pytest.mark.slow
 def test_quick_profile_runs_reports_and_resumes(tmp_path):
+    """The quick profile at a quarter of its replicas and fewer importance samples (a variant: what is checked holds
+    at any size, the time does not), through the installed script; the report and the resumed run in this process."""
     env = {"FYEXP_EXPERIMENTS_DIR": str(ROOT / "experiments"), "FYEXP_RESULTS_DIR": str(tmp_path / "results")}
-    ran = run_cli("run", "gmm-calibration", "--profile", "quick", "--no-progress", env=env)
+    R = 50
+    small = ("--profile", "quick", "--set", f"n_replicas={R}", "--set", "is_samples=50", "--set", "table5_samples=1000")
+    profile = f"quick+is_samples=50,n_replicas={R},table5_samples=1000"
+    ran = run_cli("run", "gmm-calibration", *small, "--no-progress", env=env)
     assert ran.returncode == 0, ran.stderr
     frame = pd.read_csv(tmp_path / "results" / "gmm-calibration" / "results.csv")
     assert (frame["status"] == "ok").all()
     assert {"1", "4a", "4b", "4c", "5", "text"} <= set(frame["table"].dropna().astype(str))
 
+    assert set(frame["profile"]) == {profile}
     kappa = frame[frame["metric"].astype(str).str.startswith("kappa_mu")]
-    R = 200
     expected = np.maximum(2 * np.sqrt(kappa["value"] * (1 - kappa["value"]) / R), 1 / R)
     np.testing.assert_allclose(kappa["tolerance"], expected)
     assert kappa["value"].between(0, 1).all()
@@ -32,15 +37,15 @@ def test_quick_profile_runs_reports_and_resumes(tmp_path):
                     & frame["label"].str.startswith("L_")].sort_values("gamma")["value"].to_numpy()
     assert np.all(np.diff(lengths) < 0)
 
-    reported = run_cli("report", "gmm-calibration", env=env)
+    reported = run_in_process("report", "gmm-calibration", env=env)
     assert reported.returncode == 0, reported.stderr
     folder = tmp_path / "results" / "gmm-calibration"
     for table in ("1", "4a", "4b", "4c", "5"):
-        assert (folder / "tables" / f"frac-table{table}-quick.md").is_file()
-    assert (folder / "figures" / "figure2-quick.png").is_file()
-    assert (folder / "figures" / "coverage-length-quick.png").is_file()
+        assert (folder / "tables" / f"frac-table{table}-{profile}.md").is_file()
+    assert (folder / "figures" / f"figure2-{profile}.png").is_file()
+    assert (folder / "figures" / f"coverage-length-{profile}.png").is_file()
 
-    again = run_cli("run", "gmm-calibration", "--profile", "quick", "--no-progress", env=env)
+    again = run_in_process("run", "gmm-calibration", *small, "--no-progress", env=env)
     assert again.returncode == 0 and "0 cells run" in " ".join(again.stderr.split())
 
 

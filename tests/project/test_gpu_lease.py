@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.conftest import ROOT, run_cli
+from tests.conftest import ROOT, call_main, run_in_process
 
 pytestmark = pytest.mark.slow  # spawns the installed script or runs for seconds: not in the fast lane
 
@@ -37,8 +37,14 @@ def _script_module():
 
 
 def lease(*args: str, cwd: Path, timeout: float = 900) -> subprocess.CompletedProcess:
+    """``scripts/gpu_lease.py ARGS`` spawned, as on the device."""
     return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, cwd=cwd,
                           timeout=timeout)
+
+
+def lease_here(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """``scripts/gpu_lease.py ARGS`` through its ``main`` in this process (pack, merge: no interpreter to start)."""
+    return call_main(_script_module().main, list(args), cwd=cwd)
 
 
 def make_mnist(root: Path, n_train: int = 400, n_test: int = 50) -> None:
@@ -69,7 +75,7 @@ def flow(tmp_path_factory):
 
     base = tmp_path_factory.mktemp("lease")
     make_mnist(base / "data")
-    done = lease("pack", "--experiment", "fy-vae", "--profile", "quick", *ONLY, "--seeds", "0,1", *SETS,
+    done = lease_here("pack", "--experiment", "fy-vae", "--profile", "quick", *ONLY, "--seeds", "0,1", *SETS,
                  "--data-dir", "data", "--results-dir", "home", "--lease-dir", "gl", cwd=base)
     assert done.returncode == 0, done.stderr
     manifest = json.loads((base / "gl" / "manifest.json").read_text())
@@ -92,13 +98,13 @@ def flow(tmp_path_factory):
     git_commit.cache_clear()
     assert code == 0
     after_job1 = _histories(base / "scratch1")
-    merge1 = lease("merge", "out1", "--results-dir", "home", "--lease-dir", "gl", cwd=base)
+    merge1 = lease_here("merge", "out1", "--results-dir", "home", "--lease-dir", "gl", cwd=base)
     job2 = lease("run", "--lease-dir", "gl", "--out", "out2", "--device", "cpu", "--results-dir", "home",
                  "--scratch", "scratch2", "--jobs", "2", cwd=base)
     assert job2.returncode == 0, job2.stderr
-    merge2 = lease("merge", "out2", "--results-dir", "home", "--lease-dir", "gl", cwd=base)
+    merge2 = lease_here("merge", "out2", "--results-dir", "home", "--lease-dir", "gl", cwd=base)
     assert merge2.returncode == 0, merge2.stderr
-    direct = run_cli("run", "fy-vae", "--profile", "quick", *ONLY, "--seeds", "0,1", *SETS, "--device", "cpu",
+    direct = run_in_process("run", "fy-vae", "--profile", "quick", *ONLY, "--seeds", "0,1", *SETS, "--device", "cpu",
                      "--data-dir", str(base / "data"), "--results-dir", str(base / "direct"), "--no-progress")
     assert direct.returncode == 0, direct.stderr
     return {"base": base, "manifest": manifest, "after_job1": after_job1, "merge1": merge1, "job2": job2,
@@ -151,7 +157,7 @@ def test_lease_cells_are_the_cells_fyexp_run_gives(flow):
 
 def test_report_reads_the_merged_rows(flow):
     results = flow["base"] / "home"
-    done = run_cli("report", "fy-vae", "--results-dir", str(results))
+    done = run_in_process("report", "fy-vae", "--results-dir", str(results))
     assert done.returncode == 0, done.stderr
     index = (results / "README.md").read_text()
     profile = _cells(results)["profile"].iloc[0]
@@ -160,7 +166,7 @@ def test_report_reads_the_merged_rows(flow):
 
 def test_merge_twice_changes_nothing_and_a_conflict_is_refused_in_one_line(flow, tmp_path):
     base = flow["base"]
-    again = lease("merge", "out2", "--results-dir", "home", cwd=base)
+    again = lease_here("merge", "out2", "--results-dir", "home", cwd=base)
     assert again.returncode == 0 and "0 cells into home" in again.stdout and "4 merged before" in again.stdout
     home = tmp_path / "home"
     cell = next((base / "home" / "fy-vae" / "cells").glob("*/bernoulli-gaussian*seed=0.csv"))
@@ -169,12 +175,12 @@ def test_merge_twice_changes_nothing_and_a_conflict_is_refused_in_one_line(flow,
     frame = pd.read_csv(cell)
     frame.loc[0, "value"] += 1.0
     frame.to_csv(target, index=False)
-    refused = lease("merge", str(base / "out2"), "--results-dir", str(home), cwd=base)
+    refused = lease_here("merge", str(base / "out2"), "--results-dir", str(home), cwd=base)
     lines = [line for line in refused.stderr.splitlines() if line.strip()]
     assert refused.returncode == 2 and len(lines) == 1 and "Traceback" not in refused.stderr
     assert lines[0].startswith("error: merge: cell fy-vae/") and "nothing merged" in lines[0]
     assert len(list(target.parent.glob("*.csv"))) == 1 and pd.read_csv(target).equals(frame)
-    skipped = lease("merge", str(base / "out2"), "--results-dir", str(home), "--skip-conflicts", cwd=base)
+    skipped = lease_here("merge", str(base / "out2"), "--results-dir", str(home), "--skip-conflicts", cwd=base)
     assert skipped.returncode == 0 and "3 cells into" in skipped.stdout and "1 conflicting, skipped" in skipped.stdout
     assert pd.read_csv(target).equals(frame)
 
@@ -224,10 +230,10 @@ def test_dry_run_states_its_assumptions_and_flips_with_the_budget(flow):
     # the committed results weigh (the tree's own budget is test_the_tree_leaves_room_for_mnist_beside_the_reserve)
     dry = ["pack", "--dry-run", "--experiment", "fy-vae", "--profile", "quick", *ONLY, "--seeds", "0,1", *SETS,
            "--results-dir", str(tmp := flow["base"] / "empty")]
-    text = lease(*dry, "--max-mib", "4096", cwd=flow["base"]).stdout
+    text = lease_here(*dry, "--max-mib", "4096", cwd=flow["base"]).stdout
     assert "ASSUMPTIONS" in text and FIRST in text and "unknown" in text and not tmp.exists()
     assert "Room for data:" in text and "later pack" not in text and "does not fit even alone" not in text
-    squeezed = lease(*dry, "--max-mib", "4096", "--reserve-mib", "4090", cwd=flow["base"]).stdout
+    squeezed = lease_here(*dry, "--max-mib", "4096", "--reserve-mib", "4090", cwd=flow["base"]).stdout
     assert FIRST not in squeezed and "Left for a later pack" in squeezed and "2 units (4 cells)" in squeezed
     assert "MNIST (9.0 MiB packed) does not fit even alone" in squeezed
 

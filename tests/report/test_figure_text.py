@@ -1,5 +1,6 @@
-"""Every figure keeps its texts inside the canvas, FYVI Figure 2 shows the paper's printed points and says why a
-panel starts at another ρ."""
+"""The check that a figure keeps its texts inside the canvas (tests/report/test_figure_titles.py runs it on every
+figure of the committed results); FYVI Figure 2 shows the paper's printed points and says why a panel starts at
+another ρ."""
 
 from __future__ import annotations
 
@@ -27,41 +28,6 @@ def test_the_check_finds_a_clipped_title_and_fit_canvas_mends_it():
     assert text_outside_canvas(small) == [] and tuple(small.get_size_inches()) == (4.0, 3.0)
     plt.close(fig)
     plt.close(small)
-
-
-@pytest.mark.slow
-def test_every_figure_of_the_committed_results_keeps_its_texts_inside(tmp_path, monkeypatch):
-    """Draw every figure of every spec from the committed rows and artifacts (into tmp_path), checking each one
-    as it is saved."""
-    import fyexp.report.figures.output as output
-    from fyexp.report import _load, _loader, _ok
-    from fyexp.report.figures import FigureContext, draw_figures
-    from fyexp.spec.specs import available_specs, load_spec
-
-    clipped, drawn = {}, []
-    save = output.save_figure
-
-    def checking_save(fig, path, dpi=120):
-        output.fit_canvas(fig)
-        outside = output.text_outside_canvas(fig)
-        if outside:
-            clipped[path.name] = outside
-        drawn.append(path.name)
-        return save(fig, path, dpi)
-
-    monkeypatch.setattr(output, "save_figure", checking_save)
-    results = tmp_path / "committed"  # a copy: loading reads only, but the repository's results are never at stake
-    shutil.copytree(ROOT / "results", results, ignore=shutil.ignore_patterns("work"))
-    loaded = {name: _load(load_spec(name), results) for name in available_specs()}
-    for name in available_specs():
-        spec = load_spec(name)
-        folder = tmp_path / name
-        shutil.copytree(results / name, folder, ignore=shutil.ignore_patterns("figures", "tables", "cells",
-                                                                              "superseded", "work"))
-        draw_figures(spec.plots, FigureContext(name, _ok(loaded[name].frame), folder, _loader(loaded, results)))
-    assert clipped == {}
-    assert len(drawn) >= 30 and {"vr-figure3-paper.png", "samples-FashionMNIST-paper.png",
-                                 "fyvi-figure1-paper.png", "fyvi-figure2-paper.png"} <= set(drawn)
 
 
 def test_figure2_overlays_the_printed_points_and_explains_a_late_start():

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import shutil
+from typing import NamedTuple
 
 import numpy as np
 import pytest
@@ -60,9 +61,6 @@ def test_the_calibration_figure_reads_the_papers_coverages_from_the_reference_ta
 FIGURES = {"gmm-clustering", "gmm-calibration", "tvem-bsc", "vr-vae", "frac-vae", "fy-vae"}
 
 
-OVERLAPS: dict[str, list] = {}   # file name → the axes titles that overlap another axes' tick labels (drawn)
-
-
 def _title_overlaps(fig) -> list[str]:
     """The titles of ``fig``'s axes whose drawn box overlaps a tick label of another axes (a title touching the
     row above's ticks reads as one of them)."""
@@ -98,20 +96,38 @@ def test_vr_figure3_names_the_settings_it_leaves_out():
     assert figure3_missing(rows, "b", {"X K=3"}) == "Not drawn: Y K=7, Z K=9: run at [b], no samples saved."
 
 
+class Drawn(NamedTuple):
+    """One figure as ``save_figure`` lays it out: its experiment, file name, texts, size in inches, the axes' data
+    lines by label, its number of axes, the texts reaching past its canvas and the axes titles on another axes'
+    ticks."""
+
+    experiment: str
+    name: str
+    texts: list[str]
+    size: tuple[float, float]
+    lines: dict[str, list]
+    axes: int
+    clipped: list[str]
+    overlaps: list[str]
+
+
 @pytest.fixture(scope="module")
-def drawn(tmp_path_factory):
-    """Every text of every figure of the experiments in FIGURES, drawn from the committed rows and artifacts: file
-    name → (texts, figure size in inches, the axes' data lines by label)."""
+def figures(tmp_path_factory) -> list[Drawn]:
+    """Every figure of every spec, drawn once from the committed rows and artifacts (a copy) and laid out as
+    ``save_figure`` lays it out (:func:`fyexp.report.figures.output.fit_canvas`), its PNG not written: what each
+    test below reads (drawing them is most of this file's time)."""
     import fyexp.report.figures.output as output
     from fyexp.report import _load, _loader, _ok
     from fyexp.report.figures import FigureContext, draw_figures
-    from fyexp.spec.specs import load_spec
+    from fyexp.spec.specs import available_specs, load_spec
 
     tmp = tmp_path_factory.mktemp("titles")
-    found: dict = {}
+    found: list[Drawn] = []
+    experiment = [""]
 
     def recording_save(fig, path, dpi=120):
         output.fit_canvas(fig)
+        clipped = output.text_outside_canvas(fig)   # draws the figure at its final size
         texts = [label.get_text() for label in (fig._suptitle, fig._supxlabel) if label is not None]
         texts += [t.get_text() for t in fig.texts]
         lines = {}
@@ -122,32 +138,46 @@ def drawn(tmp_path_factory):
                 lines.setdefault(line.get_label(), []).append(np.asarray(line.get_ydata(), dtype=float))
         for legend in fig.legends:
             texts += [legend.get_title().get_text()] + [t.get_text() for t in legend.get_texts()]
-        OVERLAPS[path.name] = _title_overlaps(fig)
-        found[path.name] = (texts, tuple(fig.get_size_inches()), lines, len(fig.axes))
+        found.append(Drawn(experiment[0], path.name, texts, tuple(fig.get_size_inches()), lines, len(fig.axes),
+                           clipped, _title_overlaps(fig)))
         output.plt.close(fig)
         return path
 
-    mp = pytest.MonkeyPatch()
-    mp.setattr(output, "save_figure", recording_save)
-    try:
-        results = tmp / "committed"
-        for name in FIGURES:
-            shutil.copytree(ROOT / "results" / name, results / name, ignore=shutil.ignore_patterns("work"))
-        loaded = {name: _load(load_spec(name), results) for name in FIGURES}
-        for name in sorted(FIGURES):
-            spec = load_spec(name)
-            draw_figures(spec.plots, FigureContext(name, _ok(loaded[name].frame), results / name,
-                                                   _loader(loaded, results)))
-    finally:
-        mp.undo()
+    results = tmp / "committed"   # a copy: loading reads only, but the repository's results are never at stake
+    shutil.copytree(ROOT / "results", results, ignore=shutil.ignore_patterns("work"))
+    loaded = {name: _load(load_spec(name), results) for name in available_specs()}
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(output, "save_figure", recording_save)
+        for name in available_specs():
+            folder = tmp / name   # the experiment's inputs, none of its drawn figures or tables
+            shutil.copytree(results / name, folder, ignore=shutil.ignore_patterns("figures", "tables", "cells",
+                                                                                  "superseded", "work"))
+            experiment[0] = name
+            draw_figures(load_spec(name).plots, FigureContext(name, _ok(loaded[name].frame), folder,
+                                                              _loader(loaded, results)))
     return found
+
+
+@pytest.fixture(scope="module")
+def drawn(figures) -> dict[str, Drawn]:
+    """The figures of the experiments in FIGURES by file name."""
+    return {f.name: f for f in figures if f.experiment in FIGURES}
+
+
+@pytest.mark.slow
+def test_every_figure_of_the_committed_results_keeps_its_texts_inside(figures):
+    """Every figure of every spec, laid out as saved, has each text inside its canvas (tests/report/
+    test_figure_text.py checks the check itself)."""
+    assert {f"{f.experiment}/{f.name}": f.clipped for f in figures if f.clipped} == {}
+    assert len(figures) >= 30 and {"vr-figure3-paper.png", "samples-FashionMNIST-paper.png",
+                                   "fyvi-figure1-paper.png", "fyvi-figure2-paper.png"} <= {f.name for f in figures}
 
 
 RAW = re.compile(r"(?<!\$)\bL(\^[a-z]+)?_\d|\|K\|=|\^-?\d|Psi_2|\b1 seeds\b|\(profile |\bmu=")
 
 
 @pytest.mark.slow
-def test_every_figure_names_its_profile_and_writes_notation_as_mathtext(drawn):
+def test_every_figure_names_its_profile_and_writes_notation_as_mathtext(figures, drawn):
     import pandas as pd
 
     assert {"fyvi-figure1-paper.png", "fyvi-figure2-paper-text.png", "coverage-length-paper.png", "figure2-paper.png",
@@ -156,7 +186,7 @@ def test_every_figure_names_its_profile_and_writes_notation_as_mathtext(drawn):
     profiles = {str(p) for name in FIGURES
                 for p in pd.read_csv(ROOT / "results" / name / "results.csv", usecols=["profile"])["profile"].unique()}
     untagged, raw = [], {}
-    for name, (texts, *_rest) in drawn.items():
+    for name, texts in ((f.name, f.texts) for f in figures if f.experiment in FIGURES):
         profile = max((p for p in profiles if name.removesuffix(".png").endswith("-" + p)), key=len, default=None)
         if profile is not None and not any(f"[{profile}]" in t for t in texts):
             untagged.append((name, texts[:1]))
@@ -164,20 +194,21 @@ def test_every_figure_names_its_profile_and_writes_notation_as_mathtext(drawn):
         if outside_math:
             raw[name] = outside_math
     assert not untagged and not raw, (untagged, raw)
-    frac3 = " ".join(drawn["frac-figure3-cpu.png"][0])
+    frac3 = " ".join(drawn["frac-figure3-cpu.png"].texts)
     assert "$L^{h}_{0.9}$" in frac3 and "$L_{1.0}$" in frac3
-    tvem = " ".join(drawn["tvem-bars-free-energy-paper.png"][0])
+    tvem = " ".join(drawn["tvem-bars-free-energy-paper.png"].texts)
     assert r"$|\mathcal{K}| = 2^{10}$" in tvem and "20 seeds" in tvem
-    assert any("$L_{10^{" in t for t in drawn["frac-figure1-cpu.png"][0]) or \
-        any("$L_{" in t for t in drawn["frac-figure1-cpu.png"][0])
+    assert any("$L_{10^{" in t for t in drawn["frac-figure1-cpu.png"].texts) or \
+        any("$L_{" in t for t in drawn["frac-figure1-cpu.png"].texts)
 
 
 @pytest.mark.slow
 def test_vr_figure3_puts_its_panels_on_a_grid(drawn):
-    texts, (width, height), _, axes = drawn["vr-figure3-cpu.png"]
+    cpu = drawn["vr-figure3-cpu.png"]
+    texts, (width, height), axes = cpu.texts, cpu.size, cpu.axes
     assert axes == 8 and width / height < 3, (width, height)  # 7 panels on 4 × 2 (was one 2520 × 408 row)
     assert not any("Not drawn" in t for t in texts)  # every setting run at cpu has its panel
-    paper = " ".join(drawn["vr-figure3-paper.png"][0])  # Caltech panels only: MNIST never ran at paper
+    paper = " ".join(drawn["vr-figure3-paper.png"].texts)  # Caltech panels only: MNIST never ran at paper
     assert "MNIST L=1 K=5" in paper and "no VR-max cell run at [paper]" in paper, paper
 
 
@@ -185,7 +216,7 @@ def test_vr_figure3_puts_its_panels_on_a_grid(drawn):
 def test_the_calibration_figure_draws_the_papers_coverages(drawn):
     from fyexp.report.figures.calibration import paper_coverage
 
-    texts, _, lines, _ = drawn["coverage-length-paper.png"]
+    texts, lines = drawn["coverage-length-paper.png"].texts, drawn["coverage-length-paper.png"].lines
     assert "μ1, paper (Table 4a)" in lines and "μ4, paper (Table 4c)" in lines
     printed = paper_coverage("n=30 K=2 mu=±2")
     kappa = printed[printed["metric"] == "kappa_mu1"].sort_values("gamma")["value"].to_numpy()
@@ -194,11 +225,11 @@ def test_the_calibration_figure_draws_the_papers_coverages(drawn):
 
 
 @pytest.mark.slow
-def test_frac_scatter_figures_name_their_colours_and_no_title_touches_the_row_above(drawn):
+def test_frac_scatter_figures_name_their_colours_and_no_title_touches_the_row_above(figures, drawn):
     for name in ("frac-figure4-claims.png", "frac-figure5-claims.png"):
-        texts = drawn[name][0]
+        texts = drawn[name].texts
         assert "digit" in texts and all(str(d) in texts for d in range(10)), name   # the legend of the colours
-    assert not {name: found for name, found in OVERLAPS.items() if found}
+    assert not {f.name: f.overlaps for f in figures if f.experiment in FIGURES and f.overlaps}
 
 
 def test_the_overlap_check_sees_a_title_on_the_ticks_above():

@@ -16,7 +16,7 @@ import pytest
 
 from fyexp.core.errors import FyexpError
 from fyexp.run.executors import ExecutorOptions, slurm_parameters
-from tests.conftest import ROOT, TOY_SPECS, cli_env, fyexp_script, run_cli
+from tests.conftest import ROOT, TOY_SPECS, cli_env, fyexp_script, run_cli, run_in_process
 
 pytest.importorskip("submitit")
 
@@ -34,37 +34,30 @@ def _cell_rows(results: Path) -> pd.DataFrame:
 
 
 @pytest.mark.slow
-def test_local_executor_runs_every_cell_and_a_rerun_skips_them(tmp_path):
+def test_local_executor_runs_every_cell_counts_a_skip_and_a_rerun_runs_only_the_skipped(tmp_path):
+    """Every cell a job; issue 18, class 9 under an executor: a job's 'skipped: data missing' status is counted as
+    in-process (exit 0, --strict makes it fail the run); a rerun skips the finished cells and retries the skipped."""
     results = tmp_path / "results"
-    env = {"FYEXP_EXPERIMENTS_DIR": str(_specs(tmp_path, "[1.0, 2.0, 3.0]", 0.0)), "FYEXP_RESULTS_DIR": str(results)}
-    first = run_cli("run", "toy", "--profile", "quick", "--executor", "local", "--jobs", "2", env=env)
-    assert first.returncode == 0, first.stderr
-    assert "3 cells run, 0 already finished, 0 failed" in first.stderr
-    frame = pd.read_csv(results / "toy" / "results.csv")
-    assert sorted(frame["value"]) == [1.0, 4.0, 9.0]
-    assert (results / "toy" / "work" / "quick" / "jobs").is_dir()  # submitit's logs
-    again = run_cli("run", "toy", "--profile", "quick", "--executor", "local", env=env)
-    assert again.returncode == 0 and "0 cells run, 3 already finished" in again.stderr
-
-
-@pytest.mark.slow
-def test_a_job_whose_data_is_missing_counts_as_skipped_not_run(tmp_path):
-    """Issue 18, class 9 under an executor: the job's 'skipped: data missing' status is counted as in-process."""
-    results = tmp_path / "results"
-    specs = _specs(tmp_path, "[1.0, 2.0]\n    skip_on: 2.0", 0.0)
+    specs = _specs(tmp_path, "[1.0, 2.0, 3.0]\n    skip_on: 3.0", 0.0)
     env = {"FYEXP_EXPERIMENTS_DIR": str(specs), "FYEXP_RESULTS_DIR": str(results)}
-    run = run_cli("run", "toy", "--profile", "quick", "--executor", "local", "--jobs", "2", "--no-progress",
-                  "--strict", env=env)
-    assert run.returncode == 1, run.stderr  # skips alone exit 0 (as in-process); --strict makes them fail the run
-    assert "1 cell run, 0 already finished, 0 failed, 1 skipped (data missing)" in run.stderr, run.stderr
-    assert run.stderr.count("skipped: data missing") == 1 and "Traceback" not in run.stderr
-    assert len(list((results / "toy" / "cells" / "quick").glob("*.csv"))) == 1  # the skipped cell wrote nothing
+    first = run_cli("run", "toy", "--profile", "quick", "--executor", "local", "--jobs", "2", "--no-progress", env=env)
+    assert first.returncode == 0, first.stderr  # skips alone exit 0, as in-process
+    assert "2 cells run, 0 already finished, 0 failed, 1 skipped (data missing)" in first.stderr, first.stderr
+    assert first.stderr.count("skipped: data missing") == 1 and "Traceback" not in first.stderr
+    frame = pd.read_csv(results / "toy" / "results.csv")
+    assert sorted(frame["value"]) == [1.0, 4.0]
+    assert len(list((results / "toy" / "cells" / "quick").glob("*.csv"))) == 2  # the skipped cell wrote nothing
+    assert (results / "toy" / "work" / "quick" / "jobs").is_dir()  # submitit's logs
+    again = run_cli("run", "toy", "--profile", "quick", "--executor", "local", "--no-progress", "--strict", env=env)
+    assert again.returncode == 1, again.stderr  # --strict: the skip fails the run
+    assert "0 cells run, 2 already finished, 0 failed, 1 skipped (data missing)" in again.stderr, again.stderr
 
 
 @pytest.mark.slow
 def test_a_killed_job_fails_alone_and_its_cell_is_redone_not_duplicated(tmp_path):
     results = tmp_path / "results"
-    env = {"FYEXP_EXPERIMENTS_DIR": str(_specs(tmp_path, "[1.0, 2.0, 3.0, 4.0]", 4.0)),
+    # each cell sleeps a second: the job of x=1 is killed while it runs (its pid is said before torch is imported)
+    env = {"FYEXP_EXPERIMENTS_DIR": str(_specs(tmp_path, "[1.0, 2.0, 3.0]", 1.0)),
            "FYEXP_RESULTS_DIR": str(results)}
     proc = subprocess.Popen([fyexp_script(), "run", "toy", "--profile", "quick", "--executor", "local", "--jobs", "2"],
                             env=cli_env(env), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -84,19 +77,19 @@ def test_a_killed_job_fails_alone_and_its_cell_is_redone_not_duplicated(tmp_path
     assert "toy__x=1__seed=0" in stderr and "failed" in stderr and "log:" in stderr
     cells = results / "toy" / "cells" / "quick"
     assert not (cells / "toy__x=1__seed=0.csv").exists()
-    assert len(list(cells.glob("*.csv"))) == 3  # the other jobs went on
+    assert len(list(cells.glob("*.csv"))) == 2  # the other jobs went on
     redo = run_cli("run", "toy", "--profile", "quick", "--executor", "local", "--jobs", "2", env=env)
-    assert redo.returncode == 0 and "1 cell run, 3 already finished" in redo.stderr, redo.stderr
+    assert redo.returncode == 0 and "1 cell run, 2 already finished" in redo.stderr, redo.stderr
     rows = _cell_rows(results)
-    assert len(rows) == 4 and sorted(rows["value"]) == [1.0, 4.0, 9.0, 16.0]
-    assert len(pd.read_csv(results / "toy" / "results.csv")) == 4
+    assert len(rows) == 3 and sorted(rows["value"]) == [1.0, 4.0, 9.0]
+    assert len(pd.read_csv(results / "toy" / "results.csv")) == 3
 
 
 @pytest.mark.slow
 def test_slurm_submission_is_rendered_without_a_cluster(toy_env):
-    shown = run_cli("run", "toy", "--profile", "paper", "--allow-dirty", "--executor", "slurm", "--jobs", "3",
-                    "--slurm-partition", "gpu", "--slurm-gpus-per-job", "1", "--slurm-time", "90",
-                    "--slurm-mem-gb", "8", "--dry-run", env=toy_env)
+    shown = run_in_process("run", "toy", "--profile", "paper", "--allow-dirty", "--executor", "slurm", "--jobs", "3",
+                           "--slurm-partition", "gpu", "--slurm-gpus-per-job", "1", "--slurm-time", "90",
+                           "--slurm-mem-gb", "8", "--dry-run", env=toy_env)
     assert shown.returncode == 0, shown.stderr
     script = shown.stdout
     for line in ("#SBATCH --array=0-3%3", "#SBATCH --partition=gpu", "#SBATCH --gpus-per-node=1",
@@ -119,7 +112,7 @@ def test_executor_options_are_validated():
 
 @pytest.mark.slow
 def test_jobs_without_an_executor_is_an_error(toy_env):
-    result = run_cli("run", "toy", "--profile", "quick", "--jobs", "2", env=toy_env)
+    result = run_in_process("run", "toy", "--profile", "quick", "--jobs", "2", env=toy_env)
     assert result.returncode == 2 and "--jobs needs --executor" in result.stderr
 
 

@@ -14,7 +14,7 @@ from fyexp.cli.commands.options import Options, resolve_experiment, seeds_overri
 from fyexp.spec.specs import seed_ranges, shown_override
 from fyexp.core.errors import FyexpError
 from fyexp.spec.specs import parse_sets
-from tests.conftest import REPO_RESULTS, TOY_SPECS, run_cli
+from tests.conftest import REPO_RESULTS, TOY_SPECS, run_in_process
 
 
 def _resolved(seeds: str | None, sets: tuple[str, ...] = (), profile: str = "quick"):
@@ -49,15 +49,16 @@ def test_seeds_given_twice_is_an_error():
 
 @pytest.mark.slow
 def test_run_with_other_seeds_leaves_the_paper_rows_and_verdicts_untouched(tmp_path):
-    """The issue's case through the installed script: `fyexp run gmm-clustering --seeds ...` writes a variant; the
-    paper profile's rows and every verdict at `paper` are byte for byte what they were."""
+    """The issue's case through the CLI (in this process: the variant is the point, not the script's start):
+    `fyexp run gmm-clustering --seeds ...` writes a variant; the paper profile's rows and every verdict at `paper`
+    are byte for byte what they were."""
     results = tmp_path / "results"
     shutil.copytree(REPO_RESULTS / "gmm-clustering", results / "gmm-clustering")
-    before = run_cli("claims", "fyvi", "--json", "--results-dir", str(results))
+    before = run_in_process("claims", "fyvi", "--json", "--results-dir", str(results))
     assert before.returncode == 0, before.stderr
     paper_rows = pd.read_csv(results / "gmm-clustering" / "results.csv").query("profile == 'paper'")
     assert len(paper_rows)
-    done = run_cli("run", "gmm-clustering", "--seeds", "5-6", "--only", "method=standard", "--results-dir",
+    done = run_in_process("run", "gmm-clustering", "--seeds", "5-6", "--only", "method=standard", "--results-dir",
                    str(results), "--no-progress", "--allow-dirty")
     assert done.returncode == 0, done.stderr
     assert "gmm-clustering [paper+seeds=5-6]: 2 cells run" in done.stderr, done.stderr
@@ -67,7 +68,7 @@ def test_run_with_other_seeds_leaves_the_paper_rows_and_verdicts_untouched(tmp_p
     now = rows.query("profile == 'paper'").reset_index(drop=True)  # the variant's rows add a column: overrides
     assert set(now.columns) - set(paper_rows.columns) <= {"overrides"} and now.get("overrides", pd.Series()).isna().all()
     pd.testing.assert_frame_equal(now[paper_rows.columns], paper_rows.reset_index(drop=True))
-    after = run_cli("claims", "fyvi", "--json", "--results-dir", str(results))
+    after = run_in_process("claims", "fyvi", "--json", "--results-dir", str(results))
 
     def at_paper(text: str) -> list[dict]:
         return [v for v in json.loads(text) if v["profile"] == "paper"]
