@@ -7,7 +7,7 @@ profile; the nearest one: same data set required, then most parameters in common
 
 (E the unit's epochs, E_row the recorded cell's, from its settings record); where the experiment declares the work
 of its cells (:meth:`~fyexp.experiments.base.Experiment.work`: vr-vae, frac-vae) and the recorded cell states its
-training time, the plan's scaling instead (:func:`fyexp.run.plan_scaled.scaled_time`): its training seconds by the
+training time, the plan's scaling instead (:func:`fyexp.run.estimate.scaled_time`): its training seconds by the
 training examples E·N, the rest by the evaluation units — a ``cpu`` cell on 5,000 MNIST images is no estimate of
 a ``paper`` cell on 59,600 scaled by epochs alone.  Where a nearest cell was recorded on a
 CUDA device its time is taken as measured; otherwise the **assumptions**, never measurements, are
@@ -21,7 +21,6 @@ for t_gpu · jobs / concurrency_gain.  Units are placed in queue order on the ea
 
 from __future__ import annotations
 
-import json
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,37 +79,32 @@ def _profile_epochs(experiment_name: str, experiments_dir: Path | None):
 
 
 def _recorded(results_dir: Path, experiment: str, experiments_dir: Path | None = None) -> list[dict]:
-    """One record per recorded ``ok`` cell: params, method, profile, device, wall time, epoch time, epochs (from its
-    settings record, else from its profile as the spec gives it now)."""
-    import pandas as pd
-
+    """One record per recorded ``ok`` cell of ``results.csv`` (:func:`fyexp.run.estimate.cell_times`): params, method,
+    profile, device, wall time, epoch time, epochs (from its settings record, else from its profile as the spec gives
+    it now)."""
+    from fyexp.run.estimate import cell_times, csv_rows
     from fyexp.store.provenance.record import stated_settings
     from fyexp.store.results import Cell
-    from fyexp.spec.settings import training_epochs as epochs_of
 
     spec_epochs = _profile_epochs(experiment, experiments_dir)
     runner = _experiment(experiment, experiments_dir)
-
-    table = Path(results_dir) / experiment / "results.csv"
-    if not table.is_file():
-        return []
-    frame = pd.read_csv(table)
-    frame = frame[frame["status"].fillna("ok") == "ok"]
+    cells: dict[tuple[str, str], list[dict]] = {}
+    for row in csv_rows(Path(results_dir) / experiment / "results.csv"):
+        if row.get("profile") and row.get("cell") and (row.get("status") or "ok") == "ok":
+            cells.setdefault((row["profile"], row["cell"]), []).append(row)
     records = []
-    for (profile, cell), rows in frame.groupby(["profile", "cell"]):
-        params = json.loads(rows["params"].iloc[0]) if isinstance(rows["params"].iloc[0], str) else {}
-        stated = stated_settings(Path(results_dir) / experiment / "cells" / str(profile) / f"{cell}.csv") or {}
+    for (profile, cell), rows in sorted(cells.items()):
+        if (times := cell_times(rows)) is None:
+            continue
+        stated = stated_settings(Path(results_dir) / experiment / "cells" / profile / f"{cell}.csv") or {}
         config = stated.get("config")
-        epochs = epochs_of(config, params)
-        work = runner.work(config, params) if runner is not None and isinstance(config, dict) else None
+        epochs = training_epochs(config, times.params)
+        work = runner.work(config, times.params) if runner is not None and isinstance(config, dict) else None
         if epochs is None:
-            epochs = spec_epochs(str(profile), Cell(str(rows["method"].iloc[0]), int(rows["seed"].iloc[0]), params))
-        epoch_time = rows.loc[rows["metric"] == "epoch_time_s", "value"]
-        train_time = rows.loc[rows["metric"] == "train_time_s", "value"]
-        records.append({"profile": str(profile), "method": str(rows["method"].iloc[0]), "params": params,
-                        "device": str(rows["device"].iloc[0]), "wall": float(rows["wall_time_s"].iloc[0]),
-                        "epoch_time": float(epoch_time.iloc[0]) if len(epoch_time) else None, "epochs": epochs,
-                        "train_time": float(train_time.iloc[0]) if len(train_time) else None, "work": work})
+            epochs = spec_epochs(profile, Cell(times.method, int(rows[0]["seed"]), times.params))
+        records.append({"profile": profile, "method": times.method, "params": times.params, "device": times.device,
+                        "wall": times.wall, "epoch_time": times.epoch_time, "epochs": epochs,
+                        "train_time": times.train_time, "work": work})
     return records
 
 
@@ -128,7 +122,7 @@ def _experiment(name: str, experiments_dir: Path | None):
 
 def _one_cell(r: dict, target_epochs: int, target_work) -> float:
     """One recorded cell's time scaled to the unit's epochs (and work, where both are declared: the module text)."""
-    from fyexp.run.plan_scaled import scaled_time, training_seconds
+    from fyexp.run.estimate import scaled_time, training_seconds
 
     train = training_seconds(r.get("train_time"), r.get("epoch_time"), r["epochs"])
     if target_work is not None and r.get("work") is not None and train is not None:
@@ -139,7 +133,7 @@ def _one_cell(r: dict, target_epochs: int, target_work) -> float:
 def _cpu_cell(unit: Unit, target_epochs: int | None, records: list[dict], target_work=None
               ) -> tuple[float | None, str, bool]:
     dataset = unit.params.get("dataset")
-    usable = [r for r in records if r["epochs"] and target_epochs and r["wall"] == r["wall"]
+    usable = [r for r in records if r["epochs"] and target_epochs
               and (dataset is None or r["params"].get("dataset") == dataset)]
     if not usable:
         return None, f"no recorded cell{' of ' + str(dataset) if dataset else ''} with its epochs", False
@@ -153,7 +147,7 @@ def _cpu_cell(unit: Unit, target_epochs: int | None, records: list[dict], target
     best = max(map(score, pool))
     nearest = [r for r in pool if score(r) == best]
     if target_work is not None and all(r.get("work") is not None for r in nearest):
-        # as the plan (fyexp.run.plan_scaled): of the nearest, the profile that trained the most, the closest in scale
+        # as the plan (fyexp.run.estimate): of the nearest, the profile that trained the most, the closest in scale
         most = max(nearest, key=lambda r: (r["epochs"] * r["work"].train_examples, r["profile"]))["profile"]
         nearest = [r for r in nearest if r["profile"] == most]
     times = [_one_cell(r, target_epochs, target_work) for r in nearest]

@@ -1,4 +1,4 @@
-"""How far the plan's scaled estimate (:mod:`fyexp.run.plan_scaled`) is from cells that did run.
+"""How far the plan's scaled estimate (:mod:`fyexp.run.estimate`) is from cells that did run.
 
 For every finished cell of an experiment at the target profile (``--to``, default ``paper``), the time the plan would
 have given it from the source profile's cells alone (``--from``, default ``cpu``), scaled by training examples and
@@ -26,8 +26,7 @@ from pathlib import Path
 def check(results_dir: Path, name: str, source: str, target: str) -> dict[str, list[float]]:
     """Per data set, the ratios estimate / recorded of the ``target`` profile's finished cells."""
     from fyexp.experiments import get_experiment
-    from fyexp.run.plan import _csv_rows
-    from fyexp.run.plan_scaled import _cell_times, scaled_cell_estimate, scaled_records
+    from fyexp.run.estimate import csv_rows, cell_times, scaled_cell_estimate, scaled_records
     from fyexp.store.provenance.record import stated_settings
     from fyexp.spec.settings import training_epochs
     from fyexp.spec.specs import load_spec
@@ -38,10 +37,10 @@ def check(results_dir: Path, name: str, source: str, target: str) -> dict[str, l
     records = scaled_records(results_dir, name, experiment, others)
     ratios: dict[str, list[float]] = {}
     for cell_file in sorted((cell_root / target).glob("*.csv")):
-        times, stated = _cell_times(_csv_rows(cell_file)), stated_settings(cell_file)
+        times, stated = cell_times(csv_rows(cell_file)), stated_settings(cell_file)
         if times is None or stated is None or not isinstance(stated.get("config"), dict):
             continue
-        method, params, wall, _, _ = times
+        method, params, wall = times.method, times.params, times.wall
         config = stated["config"]
         found = scaled_cell_estimate(method, params, training_epochs(config), experiment.work(config, params),
                                      records)

@@ -1,7 +1,7 @@
 """Run each experiment's ``quick`` profile (or ``--profile``) through the installed ``fyexp`` script, one at a time in
 a fresh results folder, and print its wall and CPU time; with ``--write`` the finished cells' wall times go to
 ``fyexp/reference/profile_times.csv``, which the estimates of ``fyexp list``, ``show`` and the plan read for a
-profile that no results folder has cells of (:data:`fyexp.run.plan.PROFILE_TIMES`, scaled there by this machine's
+profile that no results folder has cells of (:data:`fyexp.run.estimate.PROFILE_TIMES`, scaled there by this machine's
 speed).
 
     python scripts/measure_profiles.py [--profile quick] [--only NAME ...] [--write] [--timeout 1800]
@@ -43,11 +43,11 @@ def experiments() -> list[str]:
 
 def cells_of(results: Path, name: str, profile: str) -> list[dict]:
     """The finished cells of ``name`` at ``profile`` under ``results``, as rows of :data:`FIELDS`."""
-    from fyexp.run.plan import _csv_rows, _finished_times, stated_epochs
+    from fyexp.run.estimate import csv_rows, _finished_times, stated_epochs
 
     rows = []
     for cell_file in sorted((results / name / "cells" / profile).glob("*.csv")):
-        for t in _finished_times(_csv_rows(cell_file), profile, stated_epochs(cell_file)):
+        for t in _finished_times(csv_rows(cell_file), profile, stated_epochs(cell_file)):
             rows.append({"experiment": name, "profile": profile, "method": t.method,
                          "params": json.dumps(t.params, sort_keys=True), "epochs": t.epochs or "",
                          "wall_time_s": f"{t.seconds:.2f}"})
@@ -79,7 +79,7 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=1800.0)
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
-    from fyexp.run.plan import PROFILE_TIMES
+    from fyexp.run.estimate import PROFILE_TIMES
     from fyexp.run.speed import REFERENCE_SECONDS, workload_seconds
 
     seconds = workload_seconds()

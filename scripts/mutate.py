@@ -36,7 +36,8 @@ TARGETS = {
     "plan": ("fyexp/run/plan.py", ("tests/run/test_plan.py", "tests/run/test_plan_start.py",
                                "tests/run/test_list_show.py",
                                "tests/run/test_memory_estimate.py", "tests/run/test_plan_scaled.py")),
-    "plan-scaled": ("fyexp/run/plan_scaled.py", ("tests/run/test_plan_scaled.py",)),
+    "estimate": ("fyexp/run/estimate.py", ("tests/run/test_plan.py", "tests/run/test_plan_scaled.py",
+                                           "tests/run/test_list_show.py", "tests/run/test_speed.py")),
     # the work each runner declares for the scaled estimate (run with --only cell_work)
     "work-vr": ("fyexp/experiments/vr_vae_config.py", ("tests/run/test_plan_scaled.py",)),
     "work-frac": ("fyexp/experiments/frac_vae_config.py", ("tests/run/test_plan_scaled.py",)),

@@ -28,8 +28,9 @@ from fyexp.run.cell_filter import CellFilter
 from fyexp.cli.commands.lines import say
 from fyexp.cli.commands.options import Options, results_folder
 from fyexp.core.errors import FyexpError, SpecError
-from fyexp.run.plan import extrapolated_text, long_plan_reason, plan_inputs, scaled_text
 from fyexp.core.words import counted, duration
+from fyexp.run.estimate import extrapolated_text, per_cell, scaled_text
+from fyexp.run.plan import long_plan_reason, plan_inputs
 
 NO_PROFILE, LEFT_OUT = "no profile", "left out"   # why an experiment has no cell in the plan
 
@@ -46,15 +47,12 @@ class PlanLine:
     unestimated: int = 0    # cells to run on data no recorded cell of the profile used: not in estimate_s
     extrapolated: str = ""  # fyexp run's "N of them at another K than any recorded cell", when some are
     scaled: str = ""        # fyexp run's "about … for N of them, scaled from the 'cpu' profile's cells …", if any
-    scaled_s: float | None = None  # that time (fyexp.run.plan_scaled.with_scaled)
+    scaled_s: float | None = None  # that time (fyexp.run.estimate.with_scaled)
     scaled_cells: int = 0   # and how many cells it covers
 
     @property
     def seconds_per_cell(self) -> float | None:
-        """The estimate per cell to run; ``None`` when it is unknown for any of them."""
-        if self.estimate_s is None or not self.to_run or self.unestimated:
-            return None
-        return self.estimate_s / self.to_run
+        return per_cell(self.estimate_s, self.to_run, self.unestimated)
 
     @property
     def estimate_text(self) -> str:
@@ -100,7 +98,7 @@ def plan(paper: str, profile: str, results_dir: Path, experiments_dir: Path | No
     """One line per experiment of ``paper`` (or of ``names``): its cells, finished, to run, and the estimate."""
     from fyexp.experiments import get_experiment
     from fyexp.run.plan import grid_cells, run_plan
-    from fyexp.run.plan_scaled import with_scaled
+    from fyexp.run.estimate import with_scaled
     from fyexp.spec.specs import load_spec, parse_sets, resolve
 
     lines = []

@@ -76,7 +76,7 @@ def cell_work(stated: dict, params: dict) -> tuple[float, float]:
     ``alternating_epochs`` passes of the encoder and as many of the decoder over the training documents (its
     recorded ``epoch_time_s`` is of the same 2 × ``alternating_epochs`` passes); the evaluation reads each test
     document once for its reconstruction error and, for NVDM (multinomial), ``perplexity_samples`` times more.
-    Only ratios between cells of one method are used (:func:`fyexp.run.plan_scaled.scaled_time`)."""
+    Only ratios between cells of one method are used (:func:`fyexp.run.estimate.scaled_time`)."""
     alternating = int(stated.get("alternating_epochs") or 1)
     samples = int(stated.get("perplexity_samples") or 0) if stated.get("observation") == "multinomial" else 0
     return float(TRAIN_DOCUMENTS * 2 * alternating), float(TEST_DOCUMENTS * (1 + samples))

@@ -10,8 +10,8 @@ under the *content key* of what they are derived from (:func:`fyexp.run.derivati
 and of the committed ``results/`` where that is another folder), which a clone keeps.
 
 The folders a summary's times were read from are kept as roles (``results``, ``committed``, ``profile-times``), not
-as paths, and put back as this checkout's paths when read: :func:`fyexp.run.plan.recorded_factor` and
-:func:`fyexp.run.plan.source_text` then say what they would say of summaries derived here.  A summary read from any
+as paths, and put back as this checkout's paths when read: :func:`fyexp.run.estimate.recorded_factor` and
+:func:`fyexp.run.estimate.source_text` then say what they would say of summaries derived here.  A summary read from any
 other folder is not kept (its experiment is derived afresh).  The file is data, JSON read with the limits of every
 record (:func:`fyexp.store.damaged.read_record_text`); another format, another key, another spec or anything unexpected
 is a miss: the kept summaries are a cache, never a second source of the estimates.
@@ -45,10 +45,10 @@ def spec_digest(spec) -> str:
 def summaries_key(results_dir: Path, experiments_dir: Path | None) -> str | None:
     """The content key of the results folder (and of the committed ``results/`` where that is another folder) for
     this format; ``None`` where a spec names a runner outside fyexp.  Kept in the user cache under
-    :func:`fyexp.run.plan.recorded_inputs` (sizes, modification and change times of the same files): hashing the
+    :func:`fyexp.run.estimate.recorded_inputs` (sizes, modification and change times of the same files): hashing the
     results' bytes is a fifth of a second, done once per state of the files."""
     from fyexp.run.derivation import content_key
-    from fyexp.run.plan import committed_results, recorded_inputs
+    from fyexp.run.estimate import committed_results, recorded_inputs
     from fyexp.store.user_cache import remembered
 
     def derive() -> str:
@@ -64,8 +64,8 @@ def summaries_key(results_dir: Path, experiments_dir: Path | None) -> str | None
 
 
 def _roles(results_dir: Path) -> dict[str, str]:
-    """Role → the folder's path as a summary names it (:func:`fyexp.run.plan.times_as_recorded`'s folders)."""
-    from fyexp.run.plan import PROFILE_TIMES, committed_results
+    """Role → the folder's path as a summary names it (:func:`fyexp.run.estimate.times_as_recorded`'s folders)."""
+    from fyexp.run.estimate import PROFILE_TIMES, committed_results
 
     return {"profile-times": str(PROFILE_TIMES), "committed": str(committed_results()), "results": str(results_dir)}
 
@@ -146,7 +146,7 @@ def read_kept(results_dir: Path, experiments_dir: Path | None, build: type) -> d
     alone, as a summary for the empty folder is (its folders' roles are the same), so the first ``fyexp list`` of
     a new installation run outside the checkout answers as fast as one inside it."""
     from fyexp.store.damaged import read_record_text
-    from fyexp.run.plan import committed_results
+    from fyexp.run.estimate import committed_results
 
     path = store_path(results_dir)
     if not os.path.lexists(path):

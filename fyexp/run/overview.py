@@ -2,15 +2,10 @@
 methods, data sets and the time it took before (no runner, torch or pandas is imported: both commands stay fast).
 
 A profile's cells are :func:`fyexp.experiments.declared.declared_cells`; its estimate is that of ``fyexp run``'s plan
-(:func:`fyexp.run.plan.estimate` over every cell of the profile, from the nearest recorded ``wall_time_s``, not scaled
-by epochs, which the cells' settings would need a runner to state; ``unknown`` without).  The recorded times are the
-results folder's, else the committed ``results/``'s, else the measured times of the ``quick`` profiles
-(:data:`fyexp.run.plan.PROFILE_TIMES`); those of the project's machine are scaled by this machine's speed
-(:mod:`fyexp.run.speed`), and ``fyexp list`` ends with the factor.  ``fyexp list`` and ``fyexp show`` state, as the
-plan does, the time of the cells that no recorded cell of the profile estimates, scaled from another profile's cells
-(:func:`fyexp.run.plan_scaled.scaled_cells`: the same figure as ``fyexp run``'s plan and ``reproduce --dry-run``, and
-called an extrapolation). ``fyexp list`` lays each experiment out as a block of lines wrapped between words
-(:func:`list_blocks`), so that no word is ever split, at any width of 60 columns or more.
+(:mod:`fyexp.run.estimate` over every cell of the profile, the epochs from the runner's light config module), with,
+apart, the scaled time of the cells no recorded cell of the profile estimates (called an extrapolation); ``fyexp
+list`` ends with this machine's speed factor.  ``fyexp list`` lays each experiment out as a block of lines wrapped
+between words (:func:`list_blocks`), so that no word is ever split, at any width of 60 columns or more.
 """
 
 from __future__ import annotations
@@ -20,9 +15,9 @@ import textwrap
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from fyexp.run.plan import (estimate_cells, extrapolated_text, recorded_factor, scaled_text, source_text,
-                        times_as_recorded)
 from fyexp.core.words import counted, duration
+from fyexp.run.estimate import (estimate_cells, extrapolated_text, recorded_factor, recorded_inputs, scaled_text,
+                                source_text, times_as_recorded, unknown_text)
 
 
 @dataclass
@@ -38,15 +33,15 @@ class ProfileSummary:
     unestimated: int = 0     # cells on data no recorded cell of the profile used: not in estimate_s
     extrapolated: int = 0    # cells estimated from recorded cells that all differ from them in a setting
     extrapolated_keys: tuple[str, ...] = ()  # those settings
-    source: str = ""         # where the recorded times were read (fyexp.run.plan.source_text says it in words)
-    scaled_s: float | None = None  # of the unestimated cells: the time scaled from another profile's (plan_scaled)
+    source: str = ""         # where the recorded times were read (fyexp.run.estimate.source_text says it in words)
+    scaled_s: float | None = None  # of the unestimated cells: the time scaled from another profile's cells
     scaled: int = 0          # how many of them have one
     scaled_from: tuple[str, ...] = ()  # the profiles scaled from
     scaled_source: str = ""  # where the records scaled from were read
 
     def at_speed(self, factor_of=recorded_factor) -> ProfileSummary:
         """The summary with its times on this machine: ``estimate_s`` and ``scaled_s`` as recorded (what
-        :func:`summary_as_recorded` gives and the user cache keeps) × :func:`fyexp.run.plan.recorded_factor` of the
+        :func:`summary_as_recorded` gives and the user cache keeps) × :func:`fyexp.run.estimate.recorded_factor` of the
         folder each was read from (this machine's speed for the project's times, 1 for a folder of this machine);
         ``factor_of``: that function, or a cached copy of it (:func:`profile_summaries` scales many summaries)."""
         def scaled(seconds: float | None, folder: str) -> float | None:
@@ -88,8 +83,8 @@ def summary_as_recorded(spec, resolved, results_dir: Path, scaled: bool = False,
     """The summary of one resolved profile of ``spec``, its times as recorded (the estimates are sums and means of
     recorded seconds, linear in them: :meth:`ProfileSummary.at_speed` scales them after); with ``scaled``
     (``fyexp list``, ``fyexp show``), the cells without a recorded time are scaled from another profile's cells as
-    the plan scales them (:func:`fyexp.run.plan_scaled.scaled_cells_as_recorded`, through the runner's light config
-    module: no runner import).  ``inputs``: a callable giving :func:`fyexp.run.plan.recorded_inputs` of
+    the plan scales them (:func:`fyexp.run.estimate.scaled_cells_as_recorded`, through the runner's light config
+    module: no runner import).  ``inputs``: a callable giving :func:`fyexp.run.estimate.recorded_inputs` of
     ``results_dir`` (``list`` asks once for every experiment: hashing fyexp's files is a fifth of a second)."""
     from fyexp.experiments.declared import declared_cells
 
@@ -106,7 +101,7 @@ def summary_as_recorded(spec, resolved, results_dir: Path, scaled: bool = False,
     found = estimate_cells(names, times, cell_epochs(spec.runner, resolved.config, cells), params)
     scaled_s, scaled_n, scaled_from, scaled_source = None, 0, (), ""
     if scaled and found.unestimated:
-        from fyexp.run.plan_scaled import LightWork, scaled_cells_as_recorded
+        from fyexp.run.estimate import LightWork, scaled_cells_as_recorded
 
         light = LightWork.of(spec.runner)
         if light is not None:
@@ -124,7 +119,7 @@ def summary_as_recorded(spec, resolved, results_dir: Path, scaled: bool = False,
 def cell_epochs(runner: str, config, cells) -> list[int | None] | None:
     """Each of ``cells``' training epochs at ``config`` as the spec gives it now
     (:func:`fyexp.spec.settings.cells_training_epochs` through the runner's light config module: no runner import);
-    ``None`` for a runner without a light module.  :func:`fyexp.run.plan.estimate_cells` scales each
+    ``None`` for a runner without a light module.  :func:`fyexp.run.estimate.estimate_cells` scales each
     recorded time by E(cell) / E(recorded) with them, as the plan does (:func:`fyexp.run.plan.run_plan`), so that
     ``list``, ``show`` and the plan give one figure when a profile's epochs change."""
     from fyexp.experiments import get_config_module
@@ -137,14 +132,13 @@ def cell_epochs(runner: str, config, cells) -> list[int | None] | None:
 def _remembered_scaled(spec, resolved, results_dir: Path, positions, derive, inputs=None):
     """``derive()`` (the scaled figure of the cells at ``positions``, as recorded, and the folder read: reading every
     other profile's cell files and each cell's scoped config takes seconds), kept in the user cache (kind
-    ``show-scaled``) under :func:`fyexp.run.plan.recorded_inputs` (the package, the specs, the results folders; not this
-    machine's speed, applied after) and the resolved profile's settings; computed afresh where nothing is cached
+    ``show-scaled``) under :func:`fyexp.run.estimate.recorded_inputs` (the package, the specs, the results folders; not
+    this machine's speed, applied after) and the resolved profile's settings; computed afresh where nothing is cached
     (a runner outside fyexp)."""
     import hashlib
     import json
 
     from fyexp.store.plain import jsonable
-    from fyexp.run.plan import recorded_inputs
     from fyexp.store.user_cache import remembered
 
     def plain() -> list:   # what is kept: plain values, the folder as text
@@ -176,18 +170,16 @@ def summaries_as_recorded(spec, results_dir: Path, inputs=None, kept=None) -> li
 
     They are kept in the user cache (kind ``list-summaries``: ``fyexp list`` at a terminal and ``--json``
     summarize every profile of every experiment, some 750 reads of cell files) under
-    :func:`fyexp.run.plan.recorded_inputs` (fyexp's files, the specs, every file of the results folders, the library
+    :func:`fyexp.run.estimate.recorded_inputs` (fyexp's files, the specs, every file of the results folders, the library
     versions; not this machine's speed, so a new calibration keeps them) and the spec itself as loaded (the
     ``--experiments-dir`` one too).  On a miss they are read from the summaries ``fyexp report`` kept beside the
     results (:mod:`fyexp.run.kept_summaries`: a fresh clone), else derived; computed afresh where nothing is cached (a
-    runner outside fyexp).  ``inputs``: a callable giving :func:`fyexp.run.plan.recorded_inputs` of ``results_dir``;
+    runner outside fyexp).  ``inputs``: a callable giving :func:`fyexp.run.estimate.recorded_inputs` of ``results_dir``;
     ``kept``: a callable giving :func:`fyexp.run.kept_summaries.read_kept` of it (called on a miss only)."""
     from fyexp.run.kept_summaries import spec_digest
     from fyexp.store.user_cache import remembered
 
     if inputs is None:
-        from fyexp.run.plan import recorded_inputs
-
         key = recorded_inputs(results_dir, None)
         inputs = lambda: key   # noqa: E731 (the same key for the scaled figures within)
     key = inputs()
@@ -227,8 +219,7 @@ def show_summary(spec, summary: ProfileSummary) -> list[str]:
     """The lines ``fyexp show`` opens with (YAML comments, so the output stays valid YAML)."""
     seeds = ", ".join(map(str, summary.seeds))
     if summary.estimate_s is None:
-        when = ("estimate unknown (no finished cell of this profile recorded"
-                + (" on these data)" if summary.recorded else ")"))
+        when = unknown_text(summary.recorded)
     elif summary.unestimated:
         when = (f"estimate {duration(summary.estimate_s)} for {counted(summary.cells - summary.unestimated)} "
                 f"from {counted(summary.recorded, 'recorded cell')}, unknown for {summary.unestimated} on data "
@@ -313,7 +304,6 @@ def list_json(experiments_dir: Path | None, results_dir: Path) -> str:
     """``fyexp list --json``: per experiment its name, title, tables, figures and profiles with cells and estimate."""
     import json
 
-    from fyexp.run.plan import recorded_inputs
     from fyexp.run.speed import machine_speed
 
     machine_speed()   # a bad $FYEXP_MACHINE_SPEED is an error here, not a profile left out below
@@ -333,7 +323,6 @@ def list_json(experiments_dir: Path | None, results_dir: Path) -> str:
 
 def list_text(experiments_dir: Path | None, results_dir: Path, width: int) -> list[str]:
     """``fyexp list`` at a terminal of ``width`` columns: :func:`list_blocks` of every experiment."""
-    from fyexp.run.plan import recorded_inputs
     from fyexp.run.speed import machine_speed, speed_text
 
     speed = machine_speed()   # before the profiles: a bad $FYEXP_MACHINE_SPEED is an error, not a profile left out

@@ -1,8 +1,8 @@
 """This machine's speed, measured once and kept in the user cache: what turns a wall time recorded on another machine
 into an estimate for this one.
 
-The committed ``results/`` (and :data:`fyexp.run.plan.PROFILE_TIMES`, the measured times of the ``quick`` profiles) were
-recorded on the project's machine; a cell takes another time on a faster or slower one.  fyexp measures this
+The committed ``results/`` (and :data:`fyexp.run.estimate.PROFILE_TIMES`, the measured times of the ``quick``
+profiles) were recorded on the project's machine; a cell takes another time on a faster or slower one.  fyexp measures this
 machine with a short fixed workload (:func:`workload_seconds`, about 0.1 s in all: a loop of Python arithmetic and small
 ``float32`` matrix products in numpy, the two kinds of work fyexp's cells spend their time on; both single-threaded,
 as a cell is by default), timed in CPU seconds (``time.process_time``: the time other processes take the core is not

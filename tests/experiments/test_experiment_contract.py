@@ -12,7 +12,7 @@ import pytest
 from fyexp.core.domains import check_cell_memory
 from fyexp.core.errors import FyexpError
 from fyexp.experiments import Experiment, get_experiment, get_settings_scope
-from fyexp.run.plan_scaled import LightWork
+from fyexp.run.estimate import LightWork
 from fyexp.store.results import Cell
 from fyexp.spec.settings import cell_settings, data_identity, scoped_config, settings_hash
 from fyexp.spec.specs import available_specs, get_path, load_spec, resolve

@@ -12,7 +12,7 @@ import pytest
 
 from fyexp.experiments.base import CellWork
 from fyexp.experiments.vr_bnn_config import UCI_SIZES, cell_work
-from fyexp.run.plan_scaled import ScaledRecord, nearest_in_work, scaled_cell_estimate, scaled_estimate
+from fyexp.run.estimate import ScaledRecord, nearest_in_work, scaled_cell_estimate, scaled_estimate
 from tests.conftest import run_cli
 
 #: a stated config unlike any profile's: 3 splits, 2 methods, H = 7, K = 4, 6 epochs (train.epochs 2, which the runner

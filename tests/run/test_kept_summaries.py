@@ -99,7 +99,7 @@ def test_a_summary_read_from_another_folder_is_not_kept(folders):
     from dataclasses import replace
 
     from fyexp.run import kept_summaries, overview
-    from fyexp.run.plan import PROFILE_TIMES, committed_results
+    from fyexp.run.estimate import PROFILE_TIMES, committed_results
 
     specs, results = folders
     [summary] = [s for s in overview.profile_summaries(load_spec(NAME, specs), results) if s.name == "paper"]
@@ -191,10 +191,10 @@ def test_installed_report_keeps_them_and_a_clone_lists_the_same_text(folders, tm
 def test_a_new_users_results_folder_reads_the_committed_kept_summaries(folders, tmp_path, monkeypatch, fresh):
     """A results folder that holds no file reads the committed ``results/``'s kept summaries (derived from the same
     committed times: the same summaries as derived for it); one that holds a file derives its own."""
-    from fyexp.run import kept_summaries, overview, plan
+    from fyexp.run import estimate, kept_summaries, overview
 
     specs, committed = folders
-    monkeypatch.setattr(plan, "committed_results", lambda: committed.resolve())
+    monkeypatch.setattr(estimate, "committed_results", lambda: committed.resolve())
     spec = load_spec(NAME, specs)
     overview.keep_summaries(committed, specs)
     mine = tmp_path / "mine" / "results"

@@ -52,8 +52,8 @@ def test_list_wraps_whole_words_and_gives_cells_and_time_per_profile(width, tmp_
 
     # gmm-clustering's committed paper cells: their recorded time
     assert f"paper (60 cells, {duration(committed_paper_seconds())})" in text
-    # frac-vae quick: no cell recorded in a results folder; the measured profile times (fyexp.run.plan.PROFILE_TIMES)
-    from fyexp.run.plan import measured_profile_times
+    # frac-vae quick: no cell recorded in a results folder; the measured profile times (fyexp.run.estimate.PROFILE_TIMES)
+    from fyexp.run.estimate import measured_profile_times
 
     measured = sum(t.seconds for t in measured_profile_times("frac-vae", "quick"))
     assert f"quick (13 cells, {duration(measured)})" in text
@@ -182,7 +182,7 @@ def test_list_summaries_are_kept_as_recorded_and_scaled_to_this_machine_as_they_
     """The kept summaries hold the project's times as recorded, not this machine's: a new calibration (another
     factor) serves them from the user cache, every estimate × the new factor, the plan's scaled figure too."""
     from fyexp.run import overview
-    from fyexp.run.plan import committed_results
+    from fyexp.run.estimate import committed_results
 
     monkeypatch.setenv("FYEXP_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("FYEXP_MACHINE_SPEED", "1")
@@ -211,7 +211,7 @@ def test_a_summary_at_speed_scales_only_the_times_of_the_projects_machine(tmp_pa
     """:meth:`ProfileSummary.at_speed`: × the factor for times read from the committed results (or the measured
     profile times), × 1 for a folder of this machine's, and an unknown time stays unknown."""
     from fyexp.run.overview import ProfileSummary
-    from fyexp.run.plan import PROFILE_TIMES, committed_results
+    from fyexp.run.estimate import PROFILE_TIMES, committed_results
 
     monkeypatch.setenv("FYEXP_MACHINE_SPEED", "3")
     project = ProfileSummary("paper", 4, (0,), 10.0, 2, source=str(committed_results()), scaled_s=5.0, scaled=1,

@@ -6,11 +6,27 @@ from pathlib import Path
 
 import pytest
 
-from fyexp.run.plan import (Recorded, RunPlan, describe_plan, estimate, estimate_parts, extrapolated_keys,
-                        long_plan_reason, nearest, recorded_times)
+from fyexp.run.estimate import Recorded, estimate_cells, nearest, recorded_times
+from fyexp.run.plan import RunPlan, describe_plan, long_plan_reason
 from fyexp.spec.settings import training_epochs
 from fyexp.store.results import Cell, ResultStore
 from tests.conftest import ROOT, TOY_SPECS, committed_paper_seconds, run_cli, run_in_terminal, strip_ansi
+
+
+def estimate(methods, times, epochs=None, params=None):
+    """The whole :func:`estimate_cells` figure; ``None`` when a cell has no nearest recorded cell."""
+    found = estimate_cells(methods, times, epochs, params)
+    return None if found.unestimated else found.seconds
+
+
+def estimate_parts(methods, times, epochs=None, params=None):
+    found = estimate_cells(methods, times, epochs, params)
+    return found.seconds, len(found.unestimated)
+
+
+def extrapolated_keys(methods, times, params=None):
+    found = estimate_cells(methods, times, None, params)
+    return found.extrapolated, found.keys
 
 
 def _record(results: Path, seconds: float, values=(1.0,), seeds=(0, 1), profile="paper", *,
@@ -115,7 +131,7 @@ def test_a_partly_unknown_plan_says_so_and_asks_at_a_paper_profile():
 
 
 def test_finished_times_keep_one_time_per_finished_cell_of_the_profile():
-    from fyexp.run.plan import _finished_times
+    from fyexp.run.estimate import _finished_times
 
     rows = [
         {"profile": "paper", "status": "failed", "wall_time_s": "5", "cell": "b", "method": "m1"},
@@ -149,7 +165,7 @@ def test_recorded_times_fall_back_to_results_csv_then_to_the_committed_results(t
     (folder / "cells" / "paper").mkdir(parents=True)  # a cell folder without a finished cell: the table is read
     times, where = recorded_times(tmp_path, "toy", ["paper+lr=1", "paper"], with_epochs=True)
     assert times == [Recorded("m", 12.0, None, {})] and where == tmp_path
-    from fyexp.run.plan import committed_results
+    from fyexp.run.estimate import committed_results
 
     committed, where = recorded_times(tmp_path, "fy-vae", ["paper"])  # nothing here: the repository's results
     assert where == committed_results() and len(committed) >= 50
@@ -215,7 +231,7 @@ def test_the_one_estimate_finds_each_cells_nearest_recorded_cells_once(monkeypat
     """estimate_cells is the plan's, list's and show's one estimator: per cell one search for its nearest recorded
     cells gives its seconds (scaled by epochs where both are known), whether it is extrapolated, or that it is
     unestimated."""
-    import fyexp.run.plan as plan
+    import fyexp.run.estimate as plan
 
     times = [Recorded("a", 10.0, 2, {"dataset": "d", "K": 5}), Recorded("b", 30.0, None, {"dataset": "d", "K": 5})]
     asked, real = [], plan.nearest
@@ -233,7 +249,7 @@ def test_the_one_estimate_finds_each_cells_nearest_recorded_cells_once(monkeypat
 def test_cells_of_the_same_method_and_parameters_share_one_search(monkeypatch):
     """A profile's seeds repeat its cells' parameters: estimate_cells searches once per distinct method and
     parameters (in any order of the parameters) and sums exactly what one search per cell sums."""
-    import fyexp.run.plan as plan
+    import fyexp.run.estimate as plan
 
     times = [Recorded("a", 10.0, None, {"dataset": "d", "K": 5}), Recorded("a", 14.0, None, {"dataset": "d", "K": 5}),
              Recorded("b", 30.0, None, {"dataset": "d", "K": 50})]
@@ -250,29 +266,29 @@ def test_cells_of_the_same_method_and_parameters_share_one_search(monkeypatch):
 
 
 def test_a_csv_file_is_read_once_while_unchanged_and_again_once_changed(tmp_path, monkeypatch):
-    """plan._csv_rows keeps a file's rows for the process under its stat signature: a file rewritten at the same
+    """plan.csv_rows keeps a file's rows for the process under its stat signature: a file rewritten at the same
     size with its modification time put back is read again (its inode or change time differ)."""
     import os
 
     import fyexp.store.damaged as damaged
-    from fyexp.run.plan import _csv_rows
+    from fyexp.run.estimate import csv_rows
 
     path = tmp_path / "cell.csv"
     path.write_text("profile,wall_time_s\npaper,0.446\n")
     reads, real = [], damaged.read_record_text
     monkeypatch.setattr(damaged, "read_record_text", lambda *a: reads.append(a) or real(*a))
-    assert _csv_rows(path) == [{"profile": "paper", "wall_time_s": "0.446"}] == _csv_rows(path)
+    assert csv_rows(path) == [{"profile": "paper", "wall_time_s": "0.446"}] == csv_rows(path)
     assert len(reads) == 1
     before = path.stat()
     path.write_text("profile,wall_time_s\npaper,0.947\n")
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
-    assert _csv_rows(path) == [{"profile": "paper", "wall_time_s": "0.947"}] and len(reads) == 2
-    assert _csv_rows(tmp_path / "missing.csv") == []
+    assert csv_rows(path) == [{"profile": "paper", "wall_time_s": "0.947"}] and len(reads) == 2
+    assert csv_rows(tmp_path / "missing.csv") == []
     (tmp_path / "link.csv").symlink_to(path)
-    assert _csv_rows(tmp_path / "link.csv") == []      # a link is never followed
+    assert csv_rows(tmp_path / "link.csv") == []      # a link is never followed
 
 def test_extrapolated_keys_pools_by_method_first_and_gathers_the_settings_of_every_cell():
-    from fyexp.run.plan import extrapolated_text
+    from fyexp.run.estimate import extrapolated_text
 
     iwae_k5 = Recorded("iwae", 1000.0, 255, {"dataset": "caltech", "K": 5, "L": 1})
     vae_k50 = Recorded("vae", 3000.0, 255, {"dataset": "caltech", "K": 50, "L": 2})
@@ -369,7 +385,7 @@ def test_run_plan_reads_each_cells_epochs_from_its_own_training_block(tmp_path):
 
 
 def test_the_committed_results_are_the_checkouts_own_results_folder():
-    from fyexp.run.plan import committed_results
+    from fyexp.run.estimate import committed_results
 
     assert committed_results() == ROOT / "results"
 

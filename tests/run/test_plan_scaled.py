@@ -1,5 +1,5 @@
 """The plan's time for cells no recorded cell of their profile can estimate: scaled from another profile's cells
-(fyexp/run/plan_scaled.py), and the work each runner declares for it."""
+(fyexp/run/estimate.py), and the work each runner declares for it."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from fyexp.experiments.base import CellWork
-from fyexp.run.plan import RunPlan, describe_plan, scaled_text
-from fyexp.run.plan_scaled import ScaledRecord, scaled_cell_estimate, scaled_estimate, scaled_records
+from fyexp.run.estimate import ScaledRecord, scaled_cell_estimate, scaled_estimate, scaled_records, scaled_text
+from fyexp.run.plan import RunPlan, describe_plan
 from tests.conftest import run_cli
 
 
@@ -248,7 +248,7 @@ def test_installed_dry_run_states_the_scaled_cost_of_a_set_that_never_ran_here(t
 
 def test_with_scaled_leaves_a_plan_without_unestimated_cells_as_it_is_and_scales_the_others(tmp_path):
     from fyexp.experiments import get_experiment
-    from fyexp.run.plan_scaled import with_scaled
+    from fyexp.run.estimate import with_scaled
     from fyexp.store.results import Cell
     from fyexp.spec.specs import load_spec, resolve
 
@@ -272,7 +272,7 @@ def test_with_scaled_leaves_a_plan_without_unestimated_cells_as_it_is_and_scales
 def test_the_gpu_kits_estimate_scales_a_recorded_cell_as_the_plan_does():
     from gpu_kit.estimate import _cpu_cell, _one_cell
     from gpu_kit.queue import Unit
-    from fyexp.run.plan_scaled import scaled_time
+    from fyexp.run.estimate import scaled_time
 
     small, target = CellWork(5_000.0, 150_000.0), CellWork(59_600.0, 5e7)
     cpu = {"profile": "cpu", "method": "vae", "params": {"dataset": "mnist", "K": 5}, "device": "cpu (2 cores)",
@@ -337,7 +337,8 @@ def test_run_plan_names_the_cells_without_a_recorded_cell_on_their_data(tmp_path
     used (MNIST, in November 2026) are the unestimated ones; with ``--force`` on Caltech only, none is."""
     from fyexp.run.cell_filter import parse_only
     from fyexp.cli.commands.options import Options, resolve_experiment
-    from fyexp.run.plan import recorded_times, run_plan
+    from fyexp.run.estimate import recorded_times
+    from fyexp.run.plan import run_plan
 
     experiment, resolved = resolve_experiment("vr-vae", Options(profile="paper"))
     recorded = {t.params.get("dataset") for t in recorded_times(tmp_path / "results", "vr-vae", ["paper"])[0]}

@@ -13,7 +13,7 @@ import pytest
 
 from fyexp.run import speed
 from fyexp.core.errors import FyexpError
-from fyexp.run.plan import PROFILE_TIMES, committed_results, measured_profile_times, recorded_times, source_text
+from fyexp.run.estimate import PROFILE_TIMES, committed_results, measured_profile_times, recorded_times, source_text
 from tests.conftest import run_cli
 
 

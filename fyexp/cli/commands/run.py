@@ -26,7 +26,7 @@ def run_command(name: str, options: Options, *, err: Console, ask: Callable[[str
     from fyexp.cli.devices import resolve_device
     from fyexp.run.plan import check_start, confirm, describe_plan, long_plan_reason, run_plan
     from fyexp.core.words import counted
-    from fyexp.run.plan_scaled import with_scaled
+    from fyexp.run.estimate import with_scaled
 
     only = parse_only(options.only)
     experiment, resolved = resolve_experiment(name, options)

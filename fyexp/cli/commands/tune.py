@@ -24,7 +24,7 @@ def cell_seconds(name: str, resolved, options: Options, results) -> tuple[float,
     another
     profile's cells); ``None`` where no cell has one."""
     from fyexp.run.overview import summarize
-    from fyexp.run.plan import source_text
+    from fyexp.run.estimate import source_text
     from fyexp.spec.specs import load_spec
 
     summary = summarize(load_spec(name, options.experiments_dir), resolved, results, scaled=True)
