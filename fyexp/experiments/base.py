@@ -108,7 +108,7 @@ class Experiment:
     - :meth:`data_identity`: a cheap identity of the data, part of a cell's settings (:mod:`fyexp.spec.settings`);
     - :meth:`memory_estimate`: checked before a run starts (:func:`fyexp.core.domains.check_cell_memory`);
     - :meth:`work`: a plan's estimate for cells no recorded cell of their profile can time, scaled from another
-      profile's cells (:mod:`fyexp.run.plan_scaled`);
+      profile's cells (:mod:`fyexp.run.estimate`);
     - :meth:`prefit` / :attr:`trains_ensembles`: ``train.ensemble: true`` (:func:`fyexp.run.runner.prefit_ensembles`);
     - :meth:`trial`, ``TRIAL_OBJECTIVE`` and ``PARAM_ALIASES``: ``fyexp tune``
       (:func:`fyexp.spec.tuning.tune_experiment`) and ``run --best``
@@ -125,7 +125,7 @@ class Experiment:
     """``--best``: older flat names in ``best_params.yaml`` (``learning_rate``) → config paths."""
     work_across_datasets: ClassVar[bool] = False
     """Whether :meth:`work` counts all that differs between data sets, so that a cell on a data set no recorded cell
-    used may be scaled from another data set's (:func:`fyexp.run.plan_scaled.scaled_cell_estimate`)."""
+    used may be scaled from another data set's (:func:`fyexp.run.estimate.scaled_cell_estimate`)."""
     TRIAL_OBJECTIVE: ClassVar[str] = "the value of each trial"
     """What :meth:`trial` returns, as ``fyexp tune`` names the objective in its plan and trial lines."""
 

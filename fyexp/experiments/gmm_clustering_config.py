@@ -80,4 +80,4 @@ def cell_config(config: GMMClusteringConfig, cell) -> dict:
 
 cell_work = None
 """Its cells declare no work (the experiment's :meth:`~fyexp.experiments.base.Experiment.work` is None), so the
-plan never scales their times from another profile's cells (:class:`fyexp.run.plan_scaled.LightWork`)."""
+plan never scales their times from another profile's cells (:class:`fyexp.run.estimate.LightWork`)."""

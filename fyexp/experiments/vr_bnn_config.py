@@ -82,7 +82,7 @@ UCI_SIZES: dict[str, tuple[int, int, int, int]] = {
 WORK_ACROSS_DATASETS = True
 """:func:`cell_work` counts all that differs between data sets (rows, features, width, samples, splits), so a cell
 whose data set no recorded cell used is scaled from the recorded cells nearest in work on another
-(:func:`fyexp.run.plan_scaled.scaled_cell_estimate`)."""
+(:func:`fyexp.run.estimate.scaled_cell_estimate`)."""
 
 
 def cell_work(stated: dict, params: dict) -> tuple[float, float] | None:
