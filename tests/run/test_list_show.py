@@ -52,7 +52,8 @@ def test_list_wraps_whole_words_and_gives_cells_and_time_per_profile(width, tmp_
 
     # gmm-clustering's committed paper cells: their recorded time
     assert f"paper (60 cells, {duration(committed_paper_seconds())})" in text
-    # frac-vae quick: no cell recorded in a results folder; the measured profile times (fyexp.run.estimate.PROFILE_TIMES)
+    # frac-vae quick: no cell recorded in a results folder; the measured profile times
+    # (fyexp.run.estimate.PROFILE_TIMES)
     from fyexp.run.estimate import measured_profile_times
 
     measured = sum(t.seconds for t in measured_profile_times("frac-vae", "quick"))
