@@ -1,13 +1,13 @@
 """This machine's speed, measured once and kept in the user cache: what turns a wall time recorded on another machine
 into an estimate for this one.
 
-The committed ``results/`` (and :data:`fyexp.run.estimate.PROFILE_TIMES`, the measured times of the ``quick``
-profiles) were recorded on the project's machine; a cell takes another time on a faster or slower one.  fyexp
-measures this machine with a short fixed workload (:func:`workload_seconds`, about 0.1 s in all: a loop of Python
-arithmetic and small ``float32`` matrix products in numpy, the two kinds of work fyexp's cells spend their time on;
-both single-threaded, as a cell is by default), timed in CPU seconds (``time.process_time``: the time other processes take the core is not
-counted), the least of up to :data:`REPEATS` runs (stopping once the two least agree), so that load on a shared
-machine counts as little as it can. The estimate of a recorded cell is then
+The committed ``results/`` (and :data:`fyexp.run.estimate.PROFILE_TIMES`, the measured times of the ``quick`` profiles)
+were recorded on the project's machine; a cell takes another time on a faster or slower one.  fyexp measures this
+machine with a short fixed workload (:func:`workload_seconds`, about 0.1 s in all: a loop of Python arithmetic and small
+``float32`` matrix products in numpy, the two kinds of work fyexp's cells spend their time on; both single-threaded, as
+a cell is by default), timed in CPU seconds (``time.process_time``: the time other processes take the core is not
+counted), the least of up to :data:`REPEATS` runs (stopping once the two least agree), so that load on a shared machine
+counts as little as it can. The estimate of a recorded cell is then
 
     wall_time_s(recorded) × factor,   factor = seconds(this machine) / :data:`REFERENCE_SECONDS`,
 
