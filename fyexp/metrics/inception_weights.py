@@ -86,13 +86,19 @@ def load_torchscript(path: Path) -> torch.jit.ScriptModule:
 
 
 def fid_inception_layout() -> torch.nn.Module:
-    """pytorch-fid's ``fid_inception_v3()`` network (its layout and FID blocks) without its weights download."""
+    """pytorch-fid's ``fid_inception_v3()`` network (its layout and FID blocks) without its weights download.
+
+    Built inside :func:`torch.random.fork_rng`: its random initialisation (only its names and shapes are used) leaves
+    the caller's global random stream where it was, so the cell that converts the weights on a machine's first FID
+    draws the same samples afterwards as one that finds them converted (before 2026-12-07 a cold user cache moved
+    the figure samples ``latent_views`` draws after the FID)."""
     from unittest import mock
 
     from pytorch_fid import inception as fid_inception
 
     with mock.patch.object(fid_inception, "load_state_dict_from_url", lambda *args, **kwargs: None), \
-            mock.patch.object(torch.nn.Module, "load_state_dict", lambda *args, **kwargs: None):
+            mock.patch.object(torch.nn.Module, "load_state_dict", lambda *args, **kwargs: None), \
+            torch.random.fork_rng(devices=[]):
         return fid_inception.fid_inception_v3()
 
 

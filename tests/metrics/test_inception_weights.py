@@ -72,6 +72,19 @@ def test_the_mapped_state_dict_is_the_pinned_one_and_pytorch_fids_layout(mapped)
     assert len(bn) == 94 and all(torch.equal(state[k], torch.ones_like(state[k])) for k in bn)
 
 
+@pytest.mark.slow
+def test_converting_the_weights_leaves_the_callers_random_stream_where_it_was(tmp_path):
+    """The first FID on a machine converts the weights (a cold cache); the draws after it are those of a warm one."""
+    _needs_the_torchscript()
+    torch.manual_seed(11)
+    untouched = torch.rand(5)
+    for cache in (tmp_path / "cold", tmp_path / "cold"):          # converted, then found converted
+        torch.manual_seed(11)
+        file, reason = W.mapped_weights_file(cache)
+        assert file is not None and file.is_file(), reason
+        assert torch.equal(torch.rand(5), untouched)
+
+
 def test_state_dict_digest_sees_names_shapes_and_every_value():
     a = {"x": torch.zeros(2, 3), "y": torch.ones(4)}
     base = W.state_dict_sha256(a)
