@@ -17,9 +17,9 @@ import typer
 from rich.console import Console
 
 from fyexp import __version__
-from fyexp.cli.commands.lines import say
 from fyexp.cli.commands.options import Options, results_folder
 from fyexp.core.errors import FyexpError
+from fyexp.run.progress import say
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode=None,
                   help="Reproduce the tables and figures of five papers on generalized variational inference.\n\n"

@@ -25,12 +25,12 @@ from typing import Callable
 from rich.console import Console
 
 from fyexp.run.cell_filter import CellFilter
-from fyexp.cli.commands.lines import say
 from fyexp.cli.commands.options import Options, results_folder
 from fyexp.core.errors import FyexpError, SpecError
 from fyexp.core.words import counted, duration
 from fyexp.run.estimate import extrapolated_text, per_cell, scaled_text
 from fyexp.run.plan import long_plan_reason, plan_inputs
+from fyexp.run.progress import say
 
 NO_PROFILE, LEFT_OUT = "no profile", "left out"   # why an experiment has no cell in the plan
 

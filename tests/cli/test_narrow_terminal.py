@@ -155,7 +155,7 @@ def test_plain_lines_wrap_between_words_at_the_width():
 
 @pytest.mark.parametrize("terminal", [True, False], ids=["terminal", "pipe"])
 def test_say_wraps_on_a_terminal_only(terminal):
-    from fyexp.cli.commands.lines import say
+    from fyexp.run.progress import say
 
     console = Console(file=io.StringIO(), force_terminal=terminal, width=80, color_system=None)
     say(console, PLAN)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from fyexp.cli.commands.lines import say
+from fyexp.run.progress import say
 
 
 def report_command(names: list[str] | None, results: Path, experiments_dir: Path | None, *, superseded: bool,

@@ -13,9 +13,9 @@ from typing import Callable
 from rich.console import Console
 from rich.markup import escape
 
-from fyexp.cli.commands.lines import say
 from fyexp.cli.commands.options import Options, data_folder, resolve_experiment, results_folder
 from fyexp.core.errors import FyexpError
+from fyexp.run.progress import say
 
 
 def run_command(name: str, options: Options, *, err: Console, ask: Callable[[str], bool | None]) -> bool:

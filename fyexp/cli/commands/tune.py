@@ -14,8 +14,8 @@ import os
 
 from rich.console import Console
 
-from fyexp.cli.commands.lines import say
 from fyexp.cli.commands.options import Options, data_folder, resolve_experiment, results_folder
+from fyexp.run.progress import say
 
 
 def cell_seconds(name: str, resolved, options: Options, results) -> tuple[float, str] | None:
