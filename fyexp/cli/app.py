@@ -240,17 +240,28 @@ def _one_line(text: object) -> str:
     return " ".join(str(text).split())
 
 
-def _os_error(exc: OSError) -> str:
+def _failure(exc: Exception) -> tuple[str, int]:
+    """The line and exit status of an error that is not a usage error: 2 for the user's input (a
+    :class:`FyexpError` of that status, sizes that exceed this machine's memory), else 1."""
     import errno
 
+    if isinstance(exc, FyexpError):
+        return f"error: {_one_line(exc)}", exc.exit_code
+    if isinstance(exc, MemoryError):  # the sizes asked for (a spec's or --set's) exceed this machine: the user's input
+        return (f"error: out of memory ({_one_line(exc) or 'MemoryError'}): a setting asks for more memory than this "
+                f"machine has; lower the sizes in the spec (or --set) and rerun"), 2
+    if not isinstance(exc, OSError):
+        return f"error: unexpected {type(exc).__name__}: {_one_line(exc)} (rerun with --debug for the traceback)", 1
     where = f" '{exc.filename}'" if exc.filename else ""
     if exc.errno == errno.ENOSPC:
-        return f"error: disk full while writing{where}; finished cells are kept, free space and rerun to resume"
-    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-        return f"error: cannot write{where} ({exc.strerror}); choose a writable --results-dir"
-    if exc.errno in (errno.ENOTDIR, errno.EEXIST, errno.EISDIR):
-        return f"error:{where} {exc.strerror}: a file stands where a folder is expected, or the reverse"
-    return f"error:{where} {exc.strerror or exc}"
+        line = f"error: disk full while writing{where}; finished cells are kept, free space and rerun to resume"
+    elif exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        line = f"error: cannot write{where} ({exc.strerror}); choose a writable --results-dir"
+    elif exc.errno in (errno.ENOTDIR, errno.EEXIST, errno.EISDIR):
+        line = f"error:{where} {exc.strerror}: a file stands where a folder is expected, or the reverse"
+    else:
+        line = f"error:{where} {exc.strerror or exc}"
+    return _one_line(line), 1
 
 
 def main(argv: Optional[List[str]] = None) -> None:
@@ -274,11 +285,6 @@ def main(argv: Optional[List[str]] = None) -> None:
             sys.exit(code)
     except SystemExit:
         raise
-    except FyexpError as exc:
-        if debug:
-            raise
-        say(err, f"error: {_one_line(exc)}")
-        sys.exit(exc.exit_code)
     except (KeyboardInterrupt, typer.Abort) as exc:
         cause = exc.__cause__ or exc.__context__
         if isinstance(exc, typer.Abort) and cause is not None and not isinstance(cause, KeyboardInterrupt):
@@ -293,32 +299,21 @@ def main(argv: Optional[List[str]] = None) -> None:
         if exc.exit_code == 130 or isinstance(exc.__cause__, KeyboardInterrupt):  # typer turns Ctrl-C into Exit(130)
             sys.exit(_interrupted(exc))
         sys.exit(exc.exit_code)
-    except MemoryError as exc:  # the sizes asked for (a spec's or --set's) exceed this machine: the user's input
-        if debug:
-            raise
-        say(err, f"error: out of memory ({_one_line(exc) or 'MemoryError'}): a setting asks for more memory than this "
-             f"machine has; lower the sizes in the spec (or --set) and rerun")
-        sys.exit(2)
-    except OSError as exc:
-        if debug:
-            raise
-        say(err, _one_line(_os_error(exc)))
-        sys.exit(1)
-    except Exception as exc:
-        if _is_usage_error(exc):
+    except Exception as exc:   # the rest: one line (:func:`_failure`), or the traceback with --debug
+        if not isinstance(exc, (FyexpError, MemoryError, OSError)):
             _usage_error(exc)
         if debug:
             raise
-        say(err, f"error: unexpected {type(exc).__name__}: {_one_line(exc)} (rerun with --debug for the traceback)")
-        sys.exit(1)
-
-
-def _is_usage_error(exc: Exception) -> bool:
-    """Typer's usage errors (its own copy of click's since typer 0.26, click's before), found by their shape."""
-    return hasattr(exc, "format_message") and isinstance(getattr(exc, "exit_code", None), int)
+        line, code = _failure(exc)
+        say(err, line)
+        sys.exit(code)
 
 
 def _usage_error(exc: Exception) -> None:
+    """Where ``exc`` is one of typer's usage errors (its own copy of click's since typer 0.26, click's before), found
+    by their shape: the help of a bare command, else one line; the exit.  Any other error: nothing."""
+    if not (hasattr(exc, "format_message") and isinstance(getattr(exc, "exit_code", None), int)):
+        return
     if type(exc).__name__ == "NoArgsIsHelpError":  # bare `fyexp` or `fyexp run`: show the help
         exc.show()
         sys.exit(exc.exit_code)

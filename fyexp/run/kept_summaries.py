@@ -32,10 +32,6 @@ STORE = KEPT[1]   # summaries.json, under the results folder
 FORMAT = 1
 
 
-def store_path(results_dir: Path) -> Path:
-    return Path(results_dir) / STORE
-
-
 def spec_digest(spec) -> str:
     """SHA-256 of the spec as loaded (its profiles, grid and defaults), its file named by its name alone: the same
     spec in another checkout has the same digest."""
@@ -70,34 +66,22 @@ def _roles(results_dir: Path) -> dict[str, str]:
     return {"profile-times": str(PROFILE_TIMES), "committed": str(committed_results()), "results": str(results_dir)}
 
 
-def _as_role(folder: str, roles: dict[str, str]) -> str | None:
-    if not folder:
-        return ""
-    return next((f"@{role}" for role, path in roles.items() if path == folder), None)
-
-
 def _plain_summary(summary, roles: dict[str, str]) -> dict | None:
     """The summary (a dataclass) as JSON values, its folders as roles; ``None`` where a folder has none."""
     row = dataclasses.asdict(summary)
-    row["source"], row["scaled_source"] = _as_role(summary.source, roles), _as_role(summary.scaled_source, roles)
+    for key in ("source", "scaled_source"):
+        row[key] = next((f"@{role}" for role, path in roles.items() if path == row[key]), None) if row[key] else ""
     return None if None in (row["source"], row["scaled_source"]) else row
 
 
 def _summary_from(row: dict, roles: dict[str, str], build: type):
-    names = {f.name for f in dataclasses.fields(build)}
-    if not isinstance(row, dict) or set(row) != names:
+    """The summary :func:`_plain_summary` wrote, a ``build``; ``ValueError`` (or ``KeyError``, ``TypeError``) where
+    it is of another form or names a folder of no role."""
+    if not isinstance(row, dict) or set(row) != {f.name for f in dataclasses.fields(build)}:
         raise ValueError("another summary form")
-
-    def folder(value: str) -> str:
-        if value == "":
-            return ""
-        if not value.startswith("@") or value[1:] not in roles:
-            raise ValueError(f"unknown folder role {value!r}")
-        return roles[value[1:]]
-
-    tuples = ("seeds", "extrapolated_keys", "scaled_from")
-    return build(**{**row, **{k: tuple(row[k]) for k in tuples},
-                    "source": folder(row["source"]), "scaled_source": folder(row["scaled_source"])})
+    folders = {"": "", **{f"@{role}": path for role, path in roles.items()}}
+    return build(**{**row, **{k: tuple(row[k]) for k in ("seeds", "extrapolated_keys", "scaled_from")},
+                    **{k: folders[row[k]] for k in ("source", "scaled_source")}})
 
 
 def write_kept(results_dir: Path, experiments_dir: Path | None, derive: Callable[[], dict[str, tuple[str, list]]]
@@ -108,49 +92,36 @@ def write_kept(results_dir: Path, experiments_dir: Path | None, derive: Callable
     summary read from a folder of no role is left out."""
     from fyexp.store.io import atomic_write_text
 
-    key = summaries_key(results_dir, experiments_dir)
-    if key is None:
-        forget_kept(results_dir)
-        return None
-    roles = _roles(results_dir)
-    experiments = {}
-    for name, (digest, summaries) in derive().items():
-        rows = [_plain_summary(s, roles) for s in summaries]
-        if None not in rows:
-            experiments[name] = {"spec": digest, "summaries": rows}
+    key, roles = summaries_key(results_dir, experiments_dir), _roles(results_dir)
+    rows = {} if key is None else {name: (digest, [_plain_summary(s, roles) for s in summaries])
+                                   for name, (digest, summaries) in derive().items()}
+    experiments = {name: {"spec": digest, "summaries": plain} for name, (digest, plain) in rows.items()
+                   if None not in plain}
+    path = Path(results_dir) / STORE
     if not experiments:
-        forget_kept(results_dir)
+        if path.is_file() or path.is_symlink():
+            path.unlink()
         return None
-    path = store_path(results_dir)
     atomic_write_text(path, json.dumps({"format": FORMAT, "key": key, "experiments": experiments},
                                        ensure_ascii=False, separators=(",", ":")) + "\n")
     return path
 
 
-def forget_kept(results_dir: Path) -> None:
-    path = store_path(results_dir)
-    if path.is_file() or path.is_symlink():
-        path.unlink()
-
-
-def holds_nothing(results_dir: Path) -> bool:
-    """Whether the folder is absent or holds no file at any depth (a new user's ``results/``, or one made empty)."""
-    return not any(files for _, _, files in os.walk(results_dir))
-
-
 def read_kept(results_dir: Path, experiments_dir: Path | None, build: type) -> dict[str, tuple[str, list]]:
     """Experiment name → (its spec's digest, its summaries as recorded, each a ``build``: the dataclass
     :class:`fyexp.run.overview.ProfileSummary`) from the kept file, where it is of this format and its key is the
-    folders' key now; else ``{}`` (derive afresh).  A folder that :func:`holds_nothing` reads the committed
-    ``results/``'s kept file: its summaries are derived from the committed results and the measured profile times
-    alone, as a summary for the empty folder is (its folders' roles are the same), so the first ``fyexp list`` of
-    a new installation run outside the checkout answers as fast as one inside it."""
+    folders' key now; else ``{}`` (derive afresh).  A folder absent or without a file at any depth (a new user's
+    ``results/``, or one made empty) reads the committed ``results/``'s kept file: its summaries are derived from the
+    committed results and the measured profile times alone, as a summary for the empty folder is (its folders' roles
+    are the same), so the first ``fyexp list`` of a new installation run outside the checkout answers as fast as one
+    inside it."""
     from fyexp.store.damaged import read_record_text
     from fyexp.run.estimate import committed_results
 
-    path = store_path(results_dir)
+    path = Path(results_dir) / STORE
     if not os.path.lexists(path):
-        if holds_nothing(results_dir) and Path(results_dir).resolve() != committed_results():
+        empty = not any(files for _, _, files in os.walk(results_dir))
+        if empty and Path(results_dir).resolve() != committed_results():
             # a new user's results folder: every time is read from the committed results, as there
             return read_kept(committed_results(), experiments_dir, build)
         return {}
@@ -159,9 +130,8 @@ def read_kept(results_dir: Path, experiments_dir: Path | None, build: type) -> d
         data = json.loads(text) if problem is None else None
     except (ValueError, RecursionError):
         return {}
-    if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("experiments"), dict):
-        return {}
-    if data.get("key") != summaries_key(results_dir, experiments_dir):
+    if (not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("experiments"), dict)
+            or data.get("key") != summaries_key(results_dir, experiments_dir)):
         return {}
     roles = _roles(results_dir)
     try:

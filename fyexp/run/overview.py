@@ -69,104 +69,84 @@ class ProfileSummary:
         return f"{self.name} ({counted(self.cells)}, {when})".replace(" ", "\u00a0")
 
 
-def _values(cells, key: str) -> list:
-    return list(dict.fromkeys(str(c.params[key]) for c in cells if c.params.get(key) is not None))
+def _axes(cells) -> dict[str, list]:
+    """Every parameter of ``cells`` → its values (as text), each in the order the cells first give them."""
+    keys = dict.fromkeys(k for c in cells for k in c.params)
+    return {k: list(dict.fromkeys(str(c.params[k]) for c in cells if c.params.get(k) is not None)) for k in keys}
 
 
-def summarize(spec, resolved, results_dir: Path, scaled: bool = False, inputs=None) -> ProfileSummary:
-    """The summary of one resolved profile of ``spec``, its times on this machine
-    (:meth:`ProfileSummary.at_speed` of :func:`summary_as_recorded`)."""
-    return summary_as_recorded(spec, resolved, results_dir, scaled, inputs).at_speed()
-
-
-def summary_as_recorded(spec, resolved, results_dir: Path, scaled: bool = False, inputs=None) -> ProfileSummary:
+def summary_as_recorded(spec, resolved, results_dir: Path, inputs=None) -> ProfileSummary:
     """The summary of one resolved profile of ``spec``, its times as recorded (the estimates are sums and means of
-    recorded seconds, linear in them: :meth:`ProfileSummary.at_speed` scales them after); with ``scaled``
-    (``fyexp list``, ``fyexp show``), the cells without a recorded time are scaled from another profile's cells as
-    the plan scales them (:func:`fyexp.run.estimate.scaled_cells_as_recorded`, through the runner's light config
-    module: no runner import).  ``inputs``: a callable giving :func:`fyexp.run.estimate.recorded_inputs` of
+    recorded seconds, linear in them: :meth:`ProfileSummary.at_speed` scales them after), the cells without a
+    recorded time scaled from another profile's cells as the plan scales them (:func:`_scaled_figure`).  Each
+    recorded time is scaled by E(cell) / E(recorded), the cells' training epochs as the spec gives them now
+    (:func:`fyexp.spec.settings.cells_training_epochs` through the runner's light config module: no runner import),
+    as the plan does (:func:`fyexp.run.plan.run_plan`), so that ``list``, ``show`` and the plan give one figure when a
+    profile's epochs change.  ``inputs``: a callable giving :func:`fyexp.run.estimate.recorded_inputs` of
     ``results_dir`` (``list`` asks once for every experiment: hashing fyexp's files is a fifth of a second)."""
+    from fyexp.experiments import get_config_module
     from fyexp.experiments.declared import declared_cells
+    from fyexp.spec.settings import cells_training_epochs
 
     cells = declared_cells(resolved.config, resolved.seeds)
     profiles = list(dict.fromkeys([resolved.profile, getattr(resolved, "base_profile", resolved.profile)]))
     times, folder = times_as_recorded(results_dir, spec.name, profiles, with_epochs=True)
-    methods: dict[str, int] = {}
-    per_method: dict[str, list] = {}
-    for c in cells:
-        methods[c.method or ""] = methods.get(c.method or "", 0) + 1
-        per_method.setdefault(c.method or "", []).append(c)
-    keys = list(dict.fromkeys(k for c in cells for k in c.params))
-    names, params = [c.method or "" for c in cells], [c.params for c in cells]
-    found = estimate_cells(names, times, cell_epochs(spec.runner, resolved.config, cells), params)
-    scaled_s, scaled_n, scaled_from, scaled_source = None, 0, (), ""
-    if scaled and found.unestimated:
-        from fyexp.run.estimate import LightWork, scaled_cells_as_recorded
-
-        light = LightWork.of(spec.runner)
-        if light is not None:
-            scaled_s, scaled_n, scaled_from, scaled_source = _remembered_scaled(
-                spec, resolved, results_dir, found.unestimated,
-                lambda: scaled_cells_as_recorded([cells[i] for i in found.unestimated], resolved, light,
-                                                 results_dir), inputs)
-    return ProfileSummary(resolved.profile, len(cells), tuple(resolved.seeds), found.seconds, len(times), methods,
-                          {k: _values(cells, k) for k in keys},
-                          {m: {k: _values(cs, k) for k in dict.fromkeys(k for c in cs for k in c.params)}
-                           for m, cs in per_method.items()}, len(found.unestimated), found.extrapolated, found.keys,
-                          str(folder) if folder is not None else "", scaled_s, scaled_n, scaled_from, scaled_source)
+    names = [c.method or "" for c in cells]   # "" where the runner names the method
+    per_method = {m: [c for c, n in zip(cells, names) if n == m] for m in dict.fromkeys(names)}
+    module = get_config_module(spec.runner)
+    epochs = None if module is None else cells_training_epochs(module, resolved.config, cells)
+    found = estimate_cells(names, times, epochs, [c.params for c in cells])
+    return ProfileSummary(resolved.profile, len(cells), tuple(resolved.seeds), found.seconds, len(times),
+                          {m: len(cs) for m, cs in per_method.items()}, _axes(cells),
+                          {m: _axes(cs) for m, cs in per_method.items()}, len(found.unestimated), found.extrapolated,
+                          found.keys, str(folder) if folder is not None else "",
+                          *_scaled_figure(spec, resolved, results_dir, cells, found.unestimated, inputs))
 
 
-def cell_epochs(runner: str, config, cells) -> list[int | None] | None:
-    """Each of ``cells``' training epochs at ``config`` as the spec gives it now
-    (:func:`fyexp.spec.settings.cells_training_epochs` through the runner's light config module: no runner import);
-    ``None`` for a runner without a light module.  :func:`fyexp.run.estimate.estimate_cells` scales each
-    recorded time by E(cell) / E(recorded) with them, as the plan does (:func:`fyexp.run.plan.run_plan`), so that
-    ``list``, ``show`` and the plan give one figure when a profile's epochs change."""
-    from fyexp.experiments import get_config_module
-    from fyexp.spec.settings import cells_training_epochs
-
-    module = get_config_module(runner)
-    return None if module is None else cells_training_epochs(module, config, cells)
-
-
-def _remembered_scaled(spec, resolved, results_dir: Path, positions, derive, inputs=None):
-    """``derive()`` (the scaled figure of the cells at ``positions``, as recorded, and the folder read: reading every
-    other profile's cell files and each cell's scoped config takes seconds), kept in the user cache (kind
-    ``show-scaled``) under :func:`fyexp.run.estimate.recorded_inputs` (the package, the specs, the results folders; not
-    this machine's speed, applied after) and the resolved profile's settings; computed afresh where nothing is cached
-    (a runner outside fyexp)."""
+def _scaled_figure(spec, resolved, results_dir: Path, cells, positions, inputs=None) -> tuple:
+    """The scaled seconds, as recorded, of ``cells`` at ``positions``, how many have one, the profiles and the folder
+    read (:func:`fyexp.run.estimate.scaled_cells_as_recorded`; none for no cell or a runner without a light config
+    module).  Reading every other profile's cell files and each cell's scoped config takes seconds: the figure is
+    kept in the user cache (kind ``show-scaled``) under :func:`fyexp.run.estimate.recorded_inputs` (the package, the
+    specs, the results folders; not this machine's speed, applied after) and the resolved profile's settings;
+    computed afresh where nothing is cached (a runner outside fyexp)."""
     import hashlib
     import json
 
+    from fyexp.run.estimate import LightWork, scaled_cells_as_recorded
     from fyexp.store.plain import jsonable
     from fyexp.store.user_cache import remembered
 
+    light = LightWork.of(spec.runner) if positions else None
+    if light is None:
+        return None, 0, (), ""
+
     def plain() -> list:   # what is kept: plain values, the folder as text
-        seconds, count, profiles, folder = derive()
+        seconds, count, profiles, folder = scaled_cells_as_recorded([cells[i] for i in positions], resolved, light,
+                                                                    results_dir)
         return [seconds, count, list(profiles), str(folder) if folder is not None else ""]
 
     inputs = inputs() if inputs is not None else recorded_inputs(results_dir, None)
     if inputs is None:
-        found = plain()
+        seconds, count, profiles, folder = plain()
     else:
         settings = hashlib.sha256(json.dumps(jsonable(resolved.config), sort_keys=True, default=str).encode())
         name = repr((spec.name, resolved.profile, str(Path(results_dir).resolve())))
         key = (inputs, settings.hexdigest(), tuple(resolved.seeds), tuple(positions))
-        found = remembered("show-scaled", name, key, plain)
-    seconds, count, profiles, folder = found
+        seconds, count, profiles, folder = remembered("show-scaled", name, key, plain)
     return seconds, count, tuple(profiles), folder
 
 
 def profile_summaries(spec, results_dir: Path, inputs=None, kept=None) -> list[ProfileSummary]:
-    """Every profile of ``spec``, summarized with the scaled time of its unestimated cells (:func:`summarize`) and
-    scaled to this machine as they are read (:meth:`ProfileSummary.at_speed`); a profile that does not resolve is
-    left out.  ``inputs`` and ``kept``: as :func:`summaries_as_recorded` takes them."""
+    """Every profile of ``spec`` (:func:`summaries_as_recorded`), scaled to this machine as they are read
+    (:meth:`ProfileSummary.at_speed`).  ``inputs`` and ``kept``: as :func:`summaries_as_recorded` takes them."""
     factor_of = functools.cache(recorded_factor)   # this machine's speed looked up once per folder, not per summary
     return [summary.at_speed(factor_of) for summary in summaries_as_recorded(spec, results_dir, inputs, kept)]
 
 
 def summaries_as_recorded(spec, results_dir: Path, inputs=None, kept=None) -> list[ProfileSummary]:
-    """Every profile of ``spec`` summarized as recorded (:func:`summary_as_recorded`, scaled figures included).
+    """Every profile of ``spec`` summarized as recorded (:func:`summary_as_recorded`); a profile that does not
+    resolve is left out.
 
     They are kept in the user cache (kind ``list-summaries``: ``fyexp list`` at a terminal and ``--json``
     summarize every profile of every experiment, some 750 reads of cell files) under
@@ -179,9 +159,7 @@ def summaries_as_recorded(spec, results_dir: Path, inputs=None, kept=None) -> li
     from fyexp.run.kept_summaries import spec_digest
     from fyexp.store.user_cache import remembered
 
-    if inputs is None:
-        key = recorded_inputs(results_dir, None)
-        inputs = lambda: key   # noqa: E731 (the same key for the scaled figures within)
+    inputs = inputs or functools.cache(lambda: recorded_inputs(results_dir, None))  # the scaled figures' key too
     key = inputs()
     if key is None:
         return _profile_summaries(spec, results_dir, inputs)
@@ -204,8 +182,7 @@ def _profile_summaries(spec, results_dir: Path, inputs=None) -> list[ProfileSumm
     out = []
     for name in spec.profile_names():
         try:
-            out.append(summary_as_recorded(spec, resolve(spec, name, config_class, None, ()), results_dir,
-                                           scaled=True, inputs=inputs))
+            out.append(summary_as_recorded(spec, resolve(spec, name, config_class, None, ()), results_dir, inputs))
         except FyexpError:
             continue
     return out
@@ -217,51 +194,50 @@ def _axes_text(axes: dict[str, list]) -> str:
 
 def show_summary(spec, summary: ProfileSummary) -> list[str]:
     """The lines ``fyexp show`` opens with (YAML comments, so the output stays valid YAML)."""
-    seeds = ", ".join(map(str, summary.seeds))
-    if summary.estimate_s is None:
-        when = unknown_text(summary.recorded)
-    elif summary.unestimated:
-        when = (f"estimate {duration(summary.estimate_s)} for {counted(summary.cells - summary.unestimated)} "
-                f"from {counted(summary.recorded, 'recorded cell')}, unknown for {summary.unestimated} on data "
-                f"none of them used")
+    s = summary
+    if s.estimate_s is None:
+        when = unknown_text(s.recorded)
     else:
-        when = f"estimate {duration(summary.estimate_s)} from {counted(summary.recorded, 'recorded cell')}"
-    if summary.estimate_s is not None and summary.source:
-        when += f"; times {source_text(summary.source)}"
-    if summary.estimate_s is not None and summary.extrapolated:
-        when += f"; {extrapolated_text(summary.extrapolated, summary.extrapolated_keys)}"
-    if summary.scaled:   # the cells without a recorded time, scaled as the plan scales them: the plan's figure
-        when += f"; {scaled_text(summary.scaled_s, summary.scaled, summary.scaled_from)}"
-    lines = [f"{spec.name} [{summary.name}]: {counted(summary.cells)} "
-             f"({'seed' if len(summary.seeds) == 1 else 'seeds'} {seeds}); {when}"]
-    named = {m: n for m, n in summary.methods.items() if m}
+        part = f" for {counted(s.cells - s.unestimated)}" if s.unestimated else ""
+        when = f"estimate {duration(s.estimate_s)}{part} from {counted(s.recorded, 'recorded cell')}"
+        if s.unestimated:
+            when += f", unknown for {s.unestimated} on data none of them used"
+        if s.source:
+            when += f"; times {source_text(s.source)}"
+        if s.extrapolated:
+            when += f"; {extrapolated_text(s.extrapolated, s.extrapolated_keys)}"
+    if s.scaled:   # the cells without a recorded time, scaled as the plan scales them: the plan's figure
+        when += f"; {scaled_text(s.scaled_s, s.scaled, s.scaled_from)}"
+    lines = [f"{spec.name} [{s.name}]: {counted(s.cells)} ({'seed' if len(s.seeds) == 1 else 'seeds'} "
+             f"{', '.join(map(str, s.seeds))}); {when}"]
+    named = {m: n for m, n in s.methods.items() if m}
     if named:
         lines.append("methods:")
-        lines += [f"  {m}: {counted(n)} ({_axes_text(summary.methods_axes[m])})" for m, n in named.items()]
+        lines += [f"  {m}: {counted(n)} ({_axes_text(s.methods_axes[m])})" for m, n in named.items()]
     else:
-        lines.append(f"cells vary over: {_axes_text(summary.axes)}")
-    lines.append("data sets: " + (", ".join(summary.datasets) if summary.datasets
+        lines.append(f"cells vary over: {_axes_text(s.axes)}")
+    lines.append("data sets: " + (", ".join(s.datasets) if s.datasets
                                   else "none named in the grid (see the description)"))
     return ["# " + line for line in lines]
 
 
+def _wrap(text: str, width: int, first: str = "", rest: str = "") -> list[str]:
+    """``text`` wrapped between words at ``width`` (a word longer than a line is kept whole)."""
+    return textwrap.wrap(text, width=width, initial_indent=first, subsequent_indent=rest, break_long_words=False,
+                         break_on_hyphens=False) or [first.rstrip()]
+
+
 def list_blocks(specs: list, summaries: dict[str, list[ProfileSummary]], width: int) -> list[str]:
     """``fyexp list`` at a terminal of ``width`` columns (≥ 60): per experiment its name and title, what it
-    reproduces and its profiles, each wrapped between words (a word longer than a line is kept whole)."""
+    reproduces and its profiles, each wrapped between words (:func:`_wrap`)."""
     indent = " " * 4
     out: list[str] = []
-
-    def wrap(text: str, first: str, rest: str) -> list[str]:
-        return textwrap.wrap(text, width=width, initial_indent=first, subsequent_indent=rest,
-                             break_long_words=False, break_on_hyphens=False) or [first.rstrip()]
-
     for spec in specs:
-        out += wrap(f"{spec.name} — {spec.title}", "", indent)
+        out += _wrap(f"{spec.name} — {spec.title}", width, "", indent)
         refs = [r.replace(" ", "\u00a0") if len(r) <= 20 else r for r in spec.tables + spec.figures]  # "vr Table 1"
-        out += wrap("; ".join(refs) or "no published table or figure", indent + "reproduces: ", indent * 2)
+        out += _wrap("; ".join(refs) or "no published table or figure", width, indent + "reproduces: ", indent * 2)
         profiles = [s.line() for s in summaries.get(spec.name, [])] or [", ".join(spec.profile_names())]
-        out += wrap(" · ".join(profiles), indent + "profiles: ", indent * 2)
-        out.append("")
+        out += _wrap(" · ".join(profiles), width, indent + "profiles: ", indent * 2) + [""]
     return out[:-1]
 
 
@@ -278,19 +254,8 @@ def keep_summaries(results_dir: Path, experiments_dir: Path | None) -> Path | No
     ``fyexp report`` does, for a fresh clone's ``list`` and ``show``); the path written, or ``None``."""
     from fyexp.run.kept_summaries import spec_digest, write_kept
 
-    def derive() -> dict[str, tuple[str, list]]:
-        return {spec.name: (spec_digest(spec), summaries_as_recorded(spec, results_dir))
-                for spec in specs_of(experiments_dir)}
-
-    return write_kept(results_dir, experiments_dir, derive)
-
-
-def _kept(results_dir: Path, experiments_dir: Path | None):
-    """:func:`fyexp.run.kept_summaries.read_kept` of the folder, read once, and only when a summary is not in the user
-    cache."""
-    from fyexp.run.kept_summaries import read_kept
-
-    return functools.cache(lambda: read_kept(results_dir, experiments_dir, ProfileSummary))
+    return write_kept(results_dir, experiments_dir, lambda: {
+        spec.name: (spec_digest(spec), summaries_as_recorded(spec, results_dir)) for spec in specs_of(experiments_dir)})
 
 
 def list_plain(experiments_dir: Path | None) -> list[str]:
@@ -300,80 +265,70 @@ def list_plain(experiments_dir: Path | None) -> list[str]:
             for s in specs_of(experiments_dir)]
 
 
+def _listed(experiments_dir: Path | None, results_dir: Path) -> tuple:
+    """This machine's speed (first: a bad $FYEXP_MACHINE_SPEED is an error, not a profile left out), every spec and
+    its :func:`profile_summaries`, the recorded inputs hashed once and only if a profile needs them, the summaries
+    ``fyexp report`` kept read once and only when a summary is not in the user cache."""
+    from fyexp.run.kept_summaries import read_kept
+    from fyexp.run.speed import machine_speed
+
+    speed, specs = machine_speed(), specs_of(experiments_dir)
+    inputs = functools.cache(lambda: recorded_inputs(results_dir, None))
+    kept = functools.cache(lambda: read_kept(results_dir, experiments_dir, ProfileSummary))
+    return speed, specs, {s.name: profile_summaries(s, results_dir, inputs, kept) for s in specs}
+
+
 def list_json(experiments_dir: Path | None, results_dir: Path) -> str:
     """``fyexp list --json``: per experiment its name, title, tables, figures and profiles with cells and estimate."""
     import json
 
-    from fyexp.run.speed import machine_speed
-
-    machine_speed()   # a bad $FYEXP_MACHINE_SPEED is an error here, not a profile left out below
-    inputs = functools.cache(lambda: recorded_inputs(results_dir, None))
-    kept = _kept(results_dir, experiments_dir)
-    body = []
-    for s in specs_of(experiments_dir):
-        summaries = profile_summaries(s, results_dir, inputs, kept)
-        body.append({"name": s.name, "title": s.title, "tables": list(s.tables), "figures": list(s.figures),
-                     "profiles": s.profile_names(), "cells": {p.name: p.cells for p in summaries},
-                     "estimate_s": {p.name: p.estimate_s for p in summaries},
-                     "unestimated_cells": {p.name: p.unestimated for p in summaries},
-                     "scaled_s": {p.name: p.scaled_s for p in summaries if p.scaled},
-                     "scaled_cells": {p.name: p.scaled for p in summaries if p.scaled}})
-    return json.dumps(body, indent=1, ensure_ascii=False)
+    _, specs, summaries = _listed(experiments_dir, results_dir)
+    return json.dumps([{"name": s.name, "title": s.title, "tables": list(s.tables), "figures": list(s.figures),
+                        "profiles": s.profile_names(), "cells": {p.name: p.cells for p in summaries[s.name]},
+                        "estimate_s": {p.name: p.estimate_s for p in summaries[s.name]},
+                        "unestimated_cells": {p.name: p.unestimated for p in summaries[s.name]},
+                        "scaled_s": {p.name: p.scaled_s for p in summaries[s.name] if p.scaled},
+                        "scaled_cells": {p.name: p.scaled for p in summaries[s.name] if p.scaled}}
+                       for s in specs], indent=1, ensure_ascii=False)
 
 
 def list_text(experiments_dir: Path | None, results_dir: Path, width: int) -> list[str]:
     """``fyexp list`` at a terminal of ``width`` columns: :func:`list_blocks` of every experiment."""
-    from fyexp.run.speed import machine_speed, speed_text
+    from fyexp.run.speed import speed_text
 
-    speed = machine_speed()   # before the profiles: a bad $FYEXP_MACHINE_SPEED is an error, not a profile left out
-    specs = specs_of(experiments_dir)
-    inputs = functools.cache(lambda: recorded_inputs(results_dir, None))   # once, and only if a profile needs it
-    kept = _kept(results_dir, experiments_dir)
-    lines = list_blocks(specs, {s.name: profile_summaries(s, results_dir, inputs, kept) for s in specs}, width)
+    speed, specs, summaries = _listed(experiments_dir, results_dir)
     note = (f"Times: the cells' wall times recorded in {results_dir} where it has them, else those recorded on the "
             f"project's machine {speed_text(speed)}; `fyexp show NAME --profile PROFILE` says which.")
-    return lines + [""] + textwrap.wrap(note, width=width, break_long_words=False, break_on_hyphens=False)
+    return list_blocks(specs, summaries, width) + [""] + _wrap(note, width)
 
 
 def comments_wrapped(text: str, width: int) -> str:
     """``text`` (``fyexp show``'s YAML) with each comment line longer than ``width`` wrapped between words, its
     continuation lines comments too (``#   ...``: the output stays valid YAML); other lines as they are (a YAML
     value is never broken)."""
-    out = []
-    for line in text.split("\n"):
-        if line.startswith("# ") and len(line) > width:
-            out += textwrap.wrap(line, width=max(width, 20), subsequent_indent="#   ", break_long_words=False,
-                                 break_on_hyphens=False) or [line]
-        else:
-            out.append(line)
-    return "\n".join(out)
-
-
-def _kept_summary(spec, profile: str, results_dir: Path, experiments_dir: Path | None) -> ProfileSummary | None:
-    """The profile's summary, on this machine, from those ``fyexp report`` kept (:mod:`fyexp.run.kept_summaries`) where
-    they are current and of this spec; else ``None``."""
-    from fyexp.run.kept_summaries import read_kept, spec_digest
-
-    digest, found = read_kept(results_dir, experiments_dir, ProfileSummary).get(spec.name, ("", []))
-    mine = [s for s in found if s.name == profile] if digest == spec_digest(spec) else []
-    return mine[0].at_speed() if mine else None
+    return "\n".join(part for line in text.split("\n") for part in (
+        _wrap(line, max(width, 20), rest="#   ") if line.startswith("# ") and len(line) > width else [line]))
 
 
 def show_text(name: str, profile: str, sets: list[str] | None, experiments_dir: Path | None,
               results_dir: Path) -> str:
     """``fyexp show``: :func:`show_summary` (YAML comments), then the resolved spec as YAML (every hyperparameter
-    a run uses); only the runner's ``Config`` is imported, not the runner (torch)."""
+    a run uses); only the runner's ``Config`` is imported, not the runner (torch).  Without ``--set`` the summary is
+    the one ``fyexp report`` kept (:mod:`fyexp.run.kept_summaries`) where it is current and of this spec."""
     import yaml
 
     from fyexp.experiments import get_config_class
+    from fyexp.run.kept_summaries import read_kept, spec_digest
     from fyexp.store.plain import jsonable
     from fyexp.spec.specs import load_spec, parse_sets, resolve
 
     spec = load_spec(name, experiments_dir)
     config_class = get_config_class(spec.runner)
     resolved = resolve(spec, profile, config_class, None, parse_sets(sets))
-    found = None if sets else _kept_summary(spec, resolved.profile, results_dir, experiments_dir)
-    summary = show_summary(spec, found or summarize(spec, resolved, results_dir, scaled=True))
+    kept = {} if sets else read_kept(results_dir, experiments_dir, ProfileSummary)
+    digest, kept = kept.get(spec.name, ("", []))
+    found = next((s.at_speed() for s in kept if s.name == resolved.profile and digest == spec_digest(spec)), None)
+    summary = show_summary(spec, found or summary_as_recorded(spec, resolved, results_dir).at_speed())
     summary += ["# " + note for note in getattr(config_class, "show_notes", ())]   # e.g. where weights come from
     body = {"name": spec.name, "title": spec.title, "runner": spec.runner, "profile": resolved.profile,
             "seeds": list(resolved.seeds), "tables": list(spec.tables), "figures": list(spec.figures),

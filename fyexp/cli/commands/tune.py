@@ -20,14 +20,13 @@ from fyexp.run.progress import say
 
 def cell_seconds(name: str, resolved, options: Options, results) -> tuple[float, str] | None:
     """One cell's time at the resolved profile on this machine, and where its times were read: the mean over the
-    cells that ``fyexp list``'s estimate covers (:func:`fyexp.run.overview.summarize`: recorded, else scaled from
-    another
-    profile's cells); ``None`` where no cell has one."""
-    from fyexp.run.overview import summarize
+    cells that ``fyexp list``'s estimate covers (:func:`fyexp.run.overview.summary_as_recorded` at this machine's
+    speed: recorded, else scaled from another profile's cells); ``None`` where no cell has one."""
+    from fyexp.run.overview import summary_as_recorded
     from fyexp.run.estimate import source_text
     from fyexp.spec.specs import load_spec
 
-    summary = summarize(load_spec(name, options.experiments_dir), resolved, results, scaled=True)
+    summary = summary_as_recorded(load_spec(name, options.experiments_dir), resolved, results).at_speed()
     known = summary.cells - summary.unestimated
     seconds, cells = summary.estimate_s if known else None, known
     if seconds is None and summary.scaled and summary.scaled_s is not None:
