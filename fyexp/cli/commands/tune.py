@@ -21,21 +21,19 @@ from fyexp.cli.commands.options import Options, data_folder, resolve_experiment,
 def cell_seconds(name: str, resolved, options: Options, results) -> tuple[float, str] | None:
     """One cell's time at the resolved profile on this machine, and where its times were read: the mean over the
     cells that ``fyexp list``'s estimate covers (:func:`fyexp.run.overview.summarize`: recorded, else scaled from
-    another
-    profile's cells); ``None`` where no cell has one."""
+    another profile's cells); ``None`` where no cell has one."""
     from fyexp.run.overview import summarize
     from fyexp.run.estimate import source_text
     from fyexp.spec.specs import load_spec
 
     summary = summarize(load_spec(name, options.experiments_dir), resolved, results, scaled=True)
     known = summary.cells - summary.unestimated
-    seconds, cells = summary.estimate_s if known else None, known
-    if seconds is None and summary.scaled and summary.scaled_s is not None:
-        seconds, cells = summary.scaled_s, summary.scaled
-        return seconds / cells, f"scaled from the '{', '.join(summary.scaled_from)}' profile's cells (an extrapolation)"
-    if seconds is None:
-        return None
-    return seconds / cells, f"times {source_text(summary.source)}"
+    if known and summary.estimate_s is not None:
+        return summary.estimate_s / known, f"times {source_text(summary.source)}"
+    if summary.scaled and summary.scaled_s is not None:
+        return (summary.scaled_s / summary.scaled,
+                f"scaled from the '{', '.join(summary.scaled_from)}' profile's cells (an extrapolation)")
+    return None
 
 
 def tune_command(name: str, options: Options, *, n_trials: int | None, timeout: float | None,
