@@ -1,30 +1,35 @@
 """Optuna studies that resume, survive ``kill -9`` and share one trial budget between worker processes.
 
-A study lives in an SQLAlchemy database (SQLite under the experiment's results folder by default, any URL —
-e.g. PostgreSQL — for workers on several machines) and is opened with ``load_if_exists=True``, so rerunning
-the same command continues it.  Three mechanisms make it robust:
+A study lives in an SQLAlchemy database (SQLite under the experiment's results folder by default, any URL — e.g.
+PostgreSQL — for workers on several machines) and is opened with ``load_if_exists=True``, so rerunning the same
+command continues it.  Three mechanisms make it robust:
 
-* **heartbeats** — every running trial refreshes a heartbeat; a trial whose process died (``kill -9``,
-  a lost machine) is marked FAIL once its heartbeat is ``grace_period`` seconds old, by whichever worker
-  starts a trial next, and optuna's ``RetryHeartbeatStaleTrialCallback`` (``RetryFailedTrialCallback``
-  before optuna 4.9) re-queues it with the same parameters (``retry_root`` names the original, so its checkpoints can be resumed);
-* **an exact shared budget** — ``run_study(study, objective, budget=N)`` stops when the study holds N
-  counted trials (complete, pruned, running, waiting, or failed by its objective), whatever the number of
-  workers: after a worker draws a trial number it checks that fewer than N counted trials precede it, and
-  otherwise marks that draw FAIL with user attribute ``surplus`` and stops (at most one such draw per
-  worker, no parameters sampled, never counted or retried);
+* **heartbeats** — every running trial refreshes a heartbeat; a trial whose process died (``kill -9``, a lost
+  machine) is marked FAIL once its heartbeat is ``grace_period`` seconds old, by whichever worker starts a trial next,
+  and optuna's ``RetryHeartbeatStaleTrialCallback`` (``RetryFailedTrialCallback`` before optuna 4.9) re-queues it
+  with the same parameters (``retry_root`` names the original, so its checkpoints can be resumed);
+* **an exact shared budget** — ``run_study(study, objective, budget=N)`` stops when the study holds N counted trials
+  (complete, pruned, running, waiting, or failed by its objective), whatever the number of workers: after a worker
+  draws a trial number it checks that fewer than N counted trials precede it, and otherwise marks that draw FAIL with
+  user attribute ``surplus`` and stops (at most one such draw per worker, no parameters sampled, never counted or
+  retried);
 * **SQLite under several processes** — a connect timeout, so concurrent writers wait instead of failing.
 
-The search itself is TPE (with the constant liar, which keeps concurrent workers from proposing the same
-point) and the median pruner on the per-epoch values an objective reports.
+The search itself is TPE (with the constant liar, which keeps concurrent workers from proposing the same point) and
+the median pruner on the per-epoch values an objective reports.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import functools
+import itertools
 import logging
 import math
+import operator
 import os
+import shutil
 import time
 import warnings
 from dataclasses import dataclass
@@ -45,7 +50,14 @@ if TYPE_CHECKING:
     from optuna.trial import FrozenTrial, Trial
 
 STUDY_DB = "study.db"
+BEST_PARAMS = "best_params.yaml"
+OBJECTIVE_ATTR = "objective"   # the study's user attribute naming what its trials return (TRIAL_OBJECTIVE)
 COUNTED_STATES = ("COMPLETE", "PRUNED", "RUNNING", "WAITING")   # TrialState names counted in a study's budget
+# Errors that say nothing about the trial's hyperparameters (a bad data file, a full disk, a spec error): the
+# study stops at the first one instead of failing every later trial the same way.
+NOT_THE_MODEL = (FyexpError, OSError)
+LINE_WIDTH = 100  # every line tune prints (its own and Optuna's) fits a 100-column terminal
+STORAGE_EXPECTED = "expected sqlite:///PATH, the URL of a reachable database, or journal:PATH"
 
 
 @dataclass(frozen=True)
@@ -69,9 +81,8 @@ class StudyOptions:
 
 def default_storage_url(folder: Path) -> str:
     """``sqlite:///<folder>/study.db`` (the folder is created)."""
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    return f"sqlite:///{(folder / STUDY_DB).resolve()}"
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{(Path(folder) / STUDY_DB).resolve()}"
 
 
 def make_storage(url: str, options: StudyOptions = StudyOptions()) -> RDBStorage:
@@ -83,41 +94,33 @@ def make_storage(url: str, options: StudyOptions = StudyOptions()) -> RDBStorage
     """
     import optuna
     import sqlalchemy
-    from optuna.storages import RDBStorage
 
     if url.startswith("journal:"):
-        from optuna.storages import JournalStorage
         from optuna.storages.journal import JournalFileBackend
 
         path = Path(url[len("journal:"):].removeprefix("//"))
         path.parent.mkdir(parents=True, exist_ok=True)
-        return JournalStorage(JournalFileBackend(str(path)))
-    if url.startswith("sqlite"):
-        engine_kwargs: dict[str, Any] = {"connect_args": {"timeout": options.connect_timeout_s}}
-    else:
-        engine_kwargs = {"pool_pre_ping": True}
+        return optuna.storages.JournalStorage(JournalFileBackend(str(path)))
+    engine_kwargs = ({"connect_args": {"timeout": options.connect_timeout_s}} if url.startswith("sqlite")
+                     else {"pool_pre_ping": True})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-        if hasattr(optuna.storages, "RetryHeartbeatStaleTrialCallback"):  # optuna >= 4.9
-            retry = {"heartbeat_stale_trial_callback":
-                     optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=options.max_retry)}
-        else:
-            retry = {"failed_trial_callback": optuna.storages.RetryFailedTrialCallback(max_retry=options.max_retry)}
+        stale = getattr(optuna.storages, "RetryHeartbeatStaleTrialCallback", None)  # optuna >= 4.9
+        retry = ({"heartbeat_stale_trial_callback": stale(max_retry=options.max_retry)} if stale is not None else
+                 {"failed_trial_callback": optuna.storages.RetryFailedTrialCallback(max_retry=options.max_retry)})
         for attempt in range(5):  # two workers creating the same fresh database race on its tables
             try:
-                return RDBStorage(url, engine_kwargs=engine_kwargs, heartbeat_interval=options.heartbeat_interval,
-                                  grace_period=options.grace_period, **retry)
+                return optuna.storages.RDBStorage(url, engine_kwargs=engine_kwargs, grace_period=options.grace_period,
+                                                  heartbeat_interval=options.heartbeat_interval, **retry)
             except sqlalchemy.exc.DBAPIError as exc:
                 if attempt == 4:
-                    raise _storage_error(url, str(getattr(exc, "orig", exc))) from None
+                    reason = str(getattr(exc, "orig", exc))
+                    break
                 time.sleep(0.5 * (attempt + 1))
             except (sqlalchemy.exc.ArgumentError, ImportError, ValueError) as exc:  # bad URL, unknown dialect/driver
-                raise _storage_error(url, str(exc).split(" (Background")[0]) from None
-
-
-def _storage_error(url: str, reason: str) -> FyexpError:
-    return FyexpError(f"--storage: cannot open '{public_url(url)}' ({reason}); expected sqlite:///PATH, the URL of "
-                      f"a reachable database, or journal:PATH")
+                reason = str(exc).split(" (Background")[0]
+                break
+    raise FyexpError(f"--storage: cannot open '{public_url(url)}' ({reason}); {STORAGE_EXPECTED}")
 
 
 def open_study(name: str, storage: str | RDBStorage, options: StudyOptions = StudyOptions()) -> optuna.Study:
@@ -153,14 +156,16 @@ def retry_root(trial: Trial | FrozenTrial) -> int:
 
 
 def _counted(trial: FrozenTrial) -> bool:
-    from optuna.trial import TrialState
-
-    return trial.state.name in COUNTED_STATES or (trial.state == TrialState.FAIL and "error" in trial.user_attrs)
+    return trial.state.name in COUNTED_STATES or (trial.state.name == "FAIL" and "error" in trial.user_attrs)
 
 
 def counted_trials(study: optuna.Study) -> int:
     """Trials that use up the budget: finished, running, waiting, or failed by their objective."""
     return sum(_counted(t) for t in study.get_trials(deepcopy=False))
+
+
+def _any_complete(study: optuna.Study) -> bool:
+    return any(t.state.name == "COMPLETE" for t in study.get_trials(deepcopy=False))
 
 
 class _Surplus(Exception):
@@ -170,41 +175,30 @@ class _Surplus(Exception):
 def run_study(study: optuna.Study, objective: Callable[[Trial], float], *, budget: int | None = None,
               n_trials: int | None = None, timeout: float | None = None,
               on_trial_end: Callable[[optuna.Study, FrozenTrial], None] | None = None) -> int:
-    """Run trials of ``objective`` one at a time until the budget, ``n_trials`` or ``timeout`` says stop.
-
-    Parameters
-    ----------
-    budget : int, optional
-        Total counted trials the study should hold (shared by all workers and reruns).
-    n_trials : int, optional
-        At most this many trials in this call (this process), whatever the study holds.
-    timeout : float, optional
-        Start no trial after this many seconds.
-    on_trial_end : callable, optional
-        Called after every trial with the study and the trial this call ran (e.g. to print it and rewrite a
-        best-parameters file).
+    """Run trials of ``objective`` one at a time until the ``budget`` (total counted trials the study should hold,
+    shared by all workers and reruns), ``n_trials`` (trials of this call) or ``timeout`` (start no trial after
+    this many seconds) says stop; ``on_trial_end(study, trial)`` after each (e.g. to print it and rewrite a
+    best-parameters file).  Returns the number of trials this call ran (complete, pruned or failed by their
+    objective).
 
     Only this call's own trials decide its outcome and what it prints: with workers sharing the study, the
     study's last trial is often another worker's (running, or a surplus one recorded FAIL).
-
-    Returns
-    -------
-    The number of trials this call ran (complete, pruned or failed by their objective).
     """
     import optuna
 
     if budget is None and n_trials is None and timeout is None:
         raise ValueError("run_study needs a budget, n_trials or a timeout")
-    start, ran, stop = time.monotonic(), 0, False
+    start, ran, failed, stop = time.monotonic(), 0, 0, False
+    fatal: list[Exception] = []
+    mine: list[FrozenTrial] = []  # this call's trials, as Optuna hands them to its callbacks
 
     def guarded(trial: Trial) -> float:
         nonlocal stop
-        if budget is not None:
-            earlier = study.get_trials(deepcopy=False)
-            if sum(_counted(t) for t in earlier if t.number < trial.number) >= budget:
-                trial.set_user_attr("surplus", True)
-                stop = True
-                raise _Surplus(f"trial {trial.number}: the budget of {budget} trials is used up")
+        if budget is not None and sum(_counted(t) for t in study.get_trials(deepcopy=False)
+                                      if t.number < trial.number) >= budget:
+            trial.set_user_attr("surplus", True)
+            stop = True
+            raise _Surplus(f"trial {trial.number}: the budget of {budget} trials is used up")
         try:
             return objective(trial)
         except optuna.TrialPruned:
@@ -215,16 +209,9 @@ def run_study(study: optuna.Study, objective: Callable[[Trial], float], *, budge
                 fatal.append(exc)
             raise
 
-    fatal: list[Exception] = []
-    failed = 0
-    mine: list[FrozenTrial] = []  # this call's trials, as Optuna hands them to its callbacks
-    while not stop and not fatal:
-        if n_trials is not None and ran >= n_trials:
-            break
-        if timeout is not None and time.monotonic() - start >= timeout:
-            break
-        if budget is not None and counted_trials(study) >= budget:
-            break
+    while not (stop or (n_trials is not None and ran >= n_trials)
+               or (timeout is not None and time.monotonic() - start >= timeout)
+               or (budget is not None and counted_trials(study) >= budget)):
         with _one_line_optuna_logs():
             study.optimize(guarded, n_trials=1, catch=(Exception,), gc_after_trial=False, show_progress_bar=False,
                            callbacks=[lambda _study, trial: mine.append(trial)])
@@ -241,21 +228,12 @@ def run_study(study: optuna.Study, objective: Callable[[Trial], float], *, budge
     return ran
 
 
-# Errors that say nothing about the trial's hyperparameters (a bad data file, a full disk, a spec error): the
-# study stops at the first one instead of failing every later trial the same way.
-NOT_THE_MODEL = (FyexpError, OSError)
-
-
-LINE_WIDTH = 100  # every line tune prints (its own and Optuna's) fits a 100-column terminal
-
-
 def shorten(text: str, width: int = LINE_WIDTH) -> str:
     """``text`` on one line of at most ``width`` characters, cut after a whole word and marked with "…"."""
     text = " ".join(text.split())
     if len(text) <= width:
         return text
-    cut = text[:width - 1]
-    return (cut.rsplit(" ", 1)[0] if " " in cut else cut) + "…"
+    return text[:width - 1].rsplit(" ", 1)[0] + "…"
 
 
 def trial_line(trial: FrozenTrial, best: FrozenTrial | None, done: int, total: int | None,
@@ -263,29 +241,23 @@ def trial_line(trial: FrozenTrial, best: FrozenTrial | None, done: int, total: i
     """One short line per finished trial: count, state, wall time, the ``objective`` by name with its
     ``direction``, the best so far, and why it failed or was pruned
     (``[2/6] trial 1 complete in 3.2 s: validation RE 0.4512 (minimize; best 0.4512, trial 1)``)."""
-    from optuna.trial import TrialState
-
     count = f"[{done}/{total}]" if total else f"[{done}]"
-    state = trial.state.name.lower()
     seconds = trial.duration.total_seconds() if trial.duration is not None else 0.0
     value = f": {objective} {trial.value:.5g}" if trial.value is not None else ""
     best_part = f"best {best.value:.5g}, trial {best.number}" if best is not None else "no best yet"
-    why = trial.user_attrs.get("error", "") if trial.state == TrialState.FAIL else ""
-    return shorten(f"{count} trial {trial.number} {state} in {seconds:.1f} s{value} ({direction}; {best_part})"
-                   + (f"; {why}" if why else ""))
+    why = trial.user_attrs.get("error", "") if trial.state.name == "FAIL" else ""
+    return shorten(f"{count} trial {trial.number} {trial.state.name.lower()} in {seconds:.1f} s{value} ({direction}; "
+                   f"{best_part})" + (f"; {why}" if why else ""))
 
 
-class _OneShortLine(logging.Filter):
+def _one_short_line(record: logging.LogRecord) -> bool:
     """Optuna's own log records, routed through tune's line format: its per-trial INFO lines (271 characters
-    with every parameter) are replaced by :func:`trial_line`; any other record is one line of at most
+    with every parameter) are dropped (:func:`trial_line` replaces them); any other record is one line of at most
     ``LINE_WIDTH`` characters, without its traceback."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if record.levelno <= logging.INFO:
-            return False
-        record.msg, record.args = shorten(record.getMessage()), None
-        record.exc_info, record.exc_text = None, None
-        return True
+    if record.levelno <= logging.INFO:
+        return False
+    record.msg, record.args, record.exc_info, record.exc_text = shorten(record.getMessage()), None, None, None
+    return True
 
 
 @contextlib.contextmanager
@@ -293,14 +265,13 @@ def _one_line_optuna_logs():
     import optuna
 
     handlers = optuna.logging._get_library_root_logger().handlers
-    one_line = _OneShortLine()
     for handler in handlers:
-        handler.addFilter(one_line)
+        handler.addFilter(_one_short_line)
     try:
         yield
     finally:
         for handler in handlers:
-            handler.removeFilter(one_line)
+            handler.removeFilter(_one_short_line)
 
 
 def study_summary(study: optuna.Study) -> dict:
@@ -311,19 +282,12 @@ def study_summary(study: optuna.Study) -> dict:
     trials = study.get_trials(deepcopy=False)
     counts = {state.name.lower(): sum(t.state == state for t in trials) for state in TrialState}
     completed = [t for t in trials if t.state == TrialState.COMPLETE and t.value is not None and math.isfinite(t.value)]
-    best = min(completed, key=lambda t: t.value) if study.direction == optuna.study.StudyDirection.MINIMIZE and completed \
-        else (max(completed, key=lambda t: t.value) if completed else None)
+    pick = min if study.direction == optuna.study.StudyDirection.MINIMIZE else max
+    best = pick(completed, key=lambda t: t.value, default=None)
     return {"study": study.study_name, "trials": counts,
             "best_trial": None if best is None else best.number,
             "best_value": None if best is None else float(best.value),
             "params": None if best is None else dict(best.params)}
-
-
-def write_best_params(study: optuna.Study, path: Path, extra: dict | None = None) -> dict:
-    """Write :func:`study_summary` (plus ``extra``) to ``path`` as YAML, atomically; return it."""
-    summary = {**study_summary(study), **(extra or {})}
-    atomic_write_text(Path(path), yaml.safe_dump(summary, sort_keys=False))
-    return summary
 
 
 def best_params_path(folder: Path, profile: str) -> Path:
@@ -333,15 +297,6 @@ def best_params_path(folder: Path, profile: str) -> Path:
     return Path(folder) / f"best_params-{profile}.yaml"
 
 
-def read_best_params(path: Path) -> dict:
-    """The ``params`` of a best-parameters file written by :func:`write_best_params`
-    (:func:`read_best_params_file`); :class:`FyexpError` when it holds none (no completed trial yet)."""
-    data = read_best_params_file(path)
-    if not data.get("params"):
-        raise FyexpError(f"--best: {path}: no completed trial yet")
-    return dict(data["params"])
-
-
 MAX_BEST_PARAMS_BYTES = 1 << 20   # a best-parameters file fyexp writes: under 1 KB
 BEST_PARAMS_EXPECTED = ("expected the best-parameters file `fyexp tune` writes (a YAML mapping whose params map "
                         "config paths to values)")
@@ -349,11 +304,8 @@ SQLITE_HEADER = b"SQLite format 3\x00"   # the first 16 bytes of every SQLite 3 
 
 
 def read_best_params_file(path: Path) -> dict:
-    """The mapping of a best-parameters file, read as data from someone else: a regular file (no link, FIFO or
-    device: :func:`fyexp.store.damaged.read_record_text`) of at most :data:`MAX_BEST_PARAMS_BYTES` of UTF-8, YAML within
-    :func:`fyexp.spec.specs.yaml_bound_problem`'s bounds, a mapping whose ``params`` (if any) maps dotted config paths
-    (text) to plain values (numbers, text, booleans).  Anything else: :class:`FyexpError` naming the file and what
-    was expected (one line, exit 2)."""
+    """The mapping of a best-parameters file (:func:`best_params_file_problem`'s checks), or :class:`FyexpError`
+    naming the file and what was expected (one line, exit 2)."""
     data, problem = best_params_file_problem(path)
     if problem is not None:
         raise FyexpError(f"--best: {path}: {problem}; {BEST_PARAMS_EXPECTED}")
@@ -361,68 +313,48 @@ def read_best_params_file(path: Path) -> dict:
 
 
 def best_params_file_problem(path: Path) -> tuple[dict, str | None]:
-    """``(the mapping, None)`` of the best-parameters file ``path`` (the checks of :func:`read_best_params_file`),
-    or ``({}, what is wrong)`` (one phrase): for readers that skip a damaged file with one warning (the report's
-    study figure) rather than stop."""
+    """``(the mapping, None)`` of the best-parameters file ``path``, or ``({}, what is wrong)`` (one phrase), read as
+    data from someone else: a regular file (:func:`fyexp.store.damaged.read_record_text`) of at most
+    :data:`MAX_BEST_PARAMS_BYTES` of UTF-8, YAML within :func:`fyexp.spec.specs.yaml_bound_problem`'s bounds, a
+    mapping (an empty file is an empty one) whose ``params`` (if any) maps dotted config paths to numbers, text or
+    booleans.  The report's study figure skips a damaged file with one warning; ``run --best`` stops."""
     from fyexp.store.damaged import read_record_text
     from fyexp.spec.specs import yaml_bound_problem
 
     text, problem = read_record_text(Path(path), MAX_BEST_PARAMS_BYTES)
-    if problem is None:
-        problem = yaml_bound_problem(text)
-    data = None
-    if problem is None:
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError:
-            problem = "not valid YAML"
-    if problem is None:
-        problem = _best_params_shape_problem(data)
-    return ({}, problem) if problem is not None else (data or {}, None)
-
-
-def _best_params_shape_problem(data: Any) -> str | None:
-    """What makes the parsed best-parameters file ``data`` no mapping of the shape :func:`write_best_params` writes,
-    or None (an empty file is an empty mapping)."""
-    if data is None:
-        return None
-    if not isinstance(data, dict):
-        return f"a YAML {type(data).__name__}, not a mapping"
-    params = data.get("params")
-    if params is None:
-        return None
-    if not isinstance(params, dict):
-        return f"its params is a {type(params).__name__}, not a mapping"
-    for key, value in params.items():
+    problem = problem or yaml_bound_problem(text)
+    if problem is not None:
+        return {}, problem
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return {}, "not valid YAML"
+    if data is not None and not isinstance(data, dict):
+        return {}, f"a YAML {type(data).__name__}, not a mapping"
+    params = (data or {}).get("params")
+    if params is not None and not isinstance(params, dict):
+        return {}, f"its params is a {type(params).__name__}, not a mapping"
+    for key, value in (params or {}).items():
         if not isinstance(key, str) or not all(part.isidentifier() for part in key.split(".")):
-            return f"its params key {key!r} is not a config path (e.g. train.optimizer.lr)"
-        if isinstance(value, (dict, list)) or not isinstance(value, (str, int, float, bool)):
-            return f"its params.{key} is a {type(value).__name__}, not a number, text or boolean"
-    return None
+            return {}, f"its params key {key!r} is not a config path (e.g. train.optimizer.lr)"
+        if not isinstance(value, (str, int, float, bool)):
+            return {}, f"its params.{key} is a {type(value).__name__}, not a number, text or boolean"
+    return data or {}, None
 
 
 def study_file_problem(path: Path) -> str | None:
     """What makes ``path`` no SQLite study file, or None; checked before Optuna opens it (Optuna would create its
-    tables in an empty file, and a FIFO would block): a regular file (not a symbolic link, FIFO or device), not
-    empty, beginning with :data:`SQLITE_HEADER`.  Only its first 16 bytes are read."""
-    import errno
-    import os
-    import stat
+    tables in an empty file, and a FIFO would block): a regular file (:func:`fyexp.store.damaged.open_regular`),
+    not empty, beginning with :data:`SQLITE_HEADER`.  Only its first 16 bytes are read."""
+    from fyexp.store.damaged import open_regular
 
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError as exc:
-        return ("a symbolic link, not a file fyexp wrote; it is not followed" if exc.errno == errno.ELOOP
-                else f"cannot be read ({exc.strerror})")
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            return "not a regular file (a FIFO, a device or a folder)"
-        if st.st_size == 0:
+    handle, problem = open_regular(path)
+    if problem is not None:
+        return problem
+    with handle:
+        if os.fstat(handle.fileno()).st_size == 0:
             return "empty (0 bytes)"
-        return None if os.read(fd, len(SQLITE_HEADER)) == SQLITE_HEADER else "not an SQLite database"
-    finally:
-        os.close(fd)
+        return None if handle.read(len(SQLITE_HEADER)) == SQLITE_HEADER else "not an SQLite database"
 
 
 def read_only_storage(path: Path) -> RDBStorage:
@@ -439,10 +371,6 @@ def read_only_storage(path: Path) -> RDBStorage:
 
 
 # ------------------------------------------------------------------------------ any spec with a search space
-BEST_PARAMS = "best_params.yaml"
-OBJECTIVE_ATTR = "objective"   # the study's user attribute naming what its trials return (TRIAL_OBJECTIVE)
-
-
 def config_with(config: Any, params: dict, source: Path | str, where: str = "params") -> Any:
     """``config`` with the values of ``params`` (dotted paths) set, validated like a spec (errors name ``source``)."""
     from fyexp.store.plain import jsonable
@@ -451,10 +379,7 @@ def config_with(config: Any, params: dict, source: Path | str, where: str = "par
     values = jsonable(config)
     for path, value in params.items():
         *parents, leaf = path.split(".")
-        target = values
-        for part in parents:
-            target = target[part]
-        target[leaf] = value
+        functools.reduce(operator.getitem, parents, values)[leaf] = value
     return build_config(type(config), values, Path(source), where)
 
 
@@ -475,17 +400,21 @@ def suggest(trial: Trial, search: dict, config: Any) -> dict:
 
 def public_url(url: str) -> str:
     """A storage URL without its password."""
-    import sqlalchemy
-
-    from sqlalchemy.engine import make_url
+    import sqlalchemy.engine
 
     if url.startswith("journal:"):
         return url
     try:
-        return make_url(url).render_as_string(hide_password=True)
+        return sqlalchemy.engine.make_url(url).render_as_string(hide_password=True)
     except sqlalchemy.exc.ArgumentError:
-        raise FyexpError(f"--storage: '{url}' is not a database URL; expected sqlite:///PATH, the URL of a "
-                         f"reachable database, or journal:PATH") from None
+        raise FyexpError(f"--storage: '{url}' is not a database URL; {STORAGE_EXPECTED}") from None
+
+
+def _search(config: Any, name: str, profile: str) -> dict:
+    search = getattr(config, "search", None)
+    if not search:
+        raise FyexpError(f"{name}: the profile '{profile}' defines no 'search' space")
+    return search
 
 
 def tune_experiment(experiment: Any, config: Any, ctx: Any, *, n_trials: int | None = None,
@@ -496,24 +425,24 @@ def tune_experiment(experiment: Any, config: Any, ctx: Any, *, n_trials: int | N
     The experiment provides ``trial(config, ctx, report, work_dir) -> float``: train at ``config`` and return the
     validation metric, calling ``report(step, value)`` after each epoch (median pruning).  The study settings are
     the config's ``search``, ``n_trials``, ``tune_seed``, ``heartbeat_interval``, ``grace_period`` and
-    (optionally) ``direction``; the best parameters go to ``results/<name>/best_params-<profile>.yaml`` (:func:`best_params_path`).
+    (optionally) ``direction``; the best parameters go to :func:`best_params_path`.
     """
     import optuna
-    from optuna.trial import TrialState
 
     from fyexp.train import allocator
 
     allocator.tune_allocator()   # malloc set up for training loops (no number changes)
-    search = getattr(config, "search", None)
-    if not search:
-        raise FyexpError(f"{ctx.experiment}: the profile '{ctx.profile}' defines no 'search' space")
+    search = _search(config, ctx.experiment, ctx.profile)
     folder = Path(results_dir or "results") / ctx.experiment
     n_budget = getattr(config, "n_trials", 20)
+    epochs = search.get("train.epochs")   # the fewest epochs a trial trains: the pruner waits for half of them
+    lowest_epochs = ((int(min(epochs["choices"])) if "choices" in epochs else int(epochs["low"])) if epochs
+                     else getattr(getattr(config, "train", None), "epochs", 5))
     options = StudyOptions(direction=getattr(config, "direction", "minimize"), seed=getattr(config, "tune_seed", 0),
                            heartbeat_interval=getattr(config, "heartbeat_interval", 30),
                            grace_period=getattr(config, "grace_period", 120),
                            n_startup_trials=min(10, max(2, n_budget // 5)),
-                           n_warmup_steps=max(1, min(5, _lowest_epochs(config) // 2)))
+                           n_warmup_steps=max(1, min(5, lowest_epochs // 2)))
     url = storage or default_storage_url(folder)
     study = open_study(f"{ctx.experiment}-{ctx.profile}", url, options)
     objective_name = experiment.TRIAL_OBJECTIVE
@@ -532,32 +461,27 @@ def tune_experiment(experiment: Any, config: Any, ctx: Any, *, n_trials: int | N
         try:
             return experiment.trial(trial_config, ctx, report, work)
         finally:  # a finished or pruned trial's checkpoints are not needed; a killed one's are kept
-            import shutil
-
             shutil.rmtree(work, ignore_errors=True)
 
-    def save_best(study: optuna.Study) -> None:
-        if any(t.state.name == "COMPLETE" for t in study.get_trials(deepcopy=False)):
-            write_best_params(study, best_params_path(folder, ctx.profile),
-                              {"profile": ctx.profile, "storage": public_url(url), "objective": objective_name,
-                               "direction": options.direction})
+    def save_best(study: optuna.Study) -> None:  # the study's summary (study_summary), for `run --best`
+        if _any_complete(study):
+            summary = {**study_summary(study), "profile": ctx.profile, "storage": public_url(url),
+                       "objective": objective_name, "direction": options.direction}
+            atomic_write_text(best_params_path(folder, ctx.profile), yaml.safe_dump(summary, sort_keys=False))
 
-    if budget is None:  # an explicit budget (workers sharing one study) wins over the profile's
-        budget = None if n_trials is not None else n_budget
-    done = [0]
+    if budget is None and n_trials is None:  # an explicit budget (workers sharing one study) wins
+        budget = n_budget
+    done = itertools.count(1)
 
     def after_trial(study: optuna.Study, trial: FrozenTrial) -> None:
-        done[0] += 1
-        complete = [t for t in study.get_trials(deepcopy=False) if t.state == TrialState.COMPLETE]
-        best = study.best_trial if complete else None
-        print(trial_line(trial, best, done[0], n_trials or budget, objective_name, options.direction),
-              flush=True)
+        best = study.best_trial if _any_complete(study) else None
+        print(trial_line(trial, best, next(done), n_trials or budget, objective_name, options.direction), flush=True)
         save_best(study)
 
     ran = run_study(study, objective, budget=budget, n_trials=n_trials, timeout=timeout, on_trial_end=after_trial)
     save_best(study)
     print(f"{ctx.experiment}: {ran} trials run in this call; study '{study.study_name}' in {public_url(url)}")
-    if any(t.state == TrialState.COMPLETE for t in study.get_trials(deepcopy=False)):
+    if _any_complete(study):
         print(f"best parameters → {best_params_path(folder, ctx.profile)}; run them with "
               f"`{run_best_command(ctx.experiment, ctx.profile)}`")
 
@@ -570,10 +494,8 @@ def run_best_command(name: str, profile: str) -> str:
 def trial_seconds(trials: list[FrozenTrial]) -> tuple[float, int] | None:
     """The mean wall seconds of the finished trials (complete, pruned, or failed by their objective: those that
     ran; not a surplus or killed one) and how many; ``None`` where none finished."""
-    from optuna.trial import TrialState
-
     ran = [t for t in trials if t.datetime_start and t.datetime_complete
-           and (t.state in (TrialState.COMPLETE, TrialState.PRUNED) or "error" in t.user_attrs)]
+           and (t.state.name in ("COMPLETE", "PRUNED") or "error" in t.user_attrs)]
     if not ran:
         return None
     return sum((t.datetime_complete - t.datetime_start).total_seconds() for t in ran) / len(ran), len(ran)
@@ -589,22 +511,17 @@ def tune_time(to_run: int, workers: int, per_trial: float, timeout: float | None
 def tune_plan(experiment: Any, config: Any, name: str, profile: str, *, n_trials: int | None,
               timeout: float | None, storage: str, results_dir: Path, workers: int = 1,
               cell_seconds: tuple[float, str] | None = None) -> list[str]:
-    """What ``fyexp tune`` will do, before it starts: the study and its storage, the trials to run (of the
-    profile's budget, given the trials the study already counts) and their time, the objective and its direction,
-    and where the best parameters go.  Reads the study's trials where it exists (a new one is created by the tuning
-    itself).
-
-    The time (:func:`tune_time`) is per trial the mean of the study's finished trials (:func:`trial_seconds`: they
-    ran where this one runs), else ``cell_seconds``: one cell's time at this profile, on this machine, and where it
-    was read (``fyexp run``'s estimate; a trial trains as a cell does, for the epochs its search draws), else
-    unknown."""
-    if not getattr(config, "search", None):
-        raise FyexpError(f"{name}: the profile '{profile}' defines no 'search' space")
+    """What ``fyexp tune`` will do, before it starts: the study and its storage (its trials read where it exists),
+    the trials to run (of the profile's budget, less those the study counts) and their time, the objective and its
+    direction, and where the best parameters go.  A trial's time (:func:`tune_time`) is the mean of the study's
+    finished trials (:func:`trial_seconds`: they ran where this one runs), else ``cell_seconds`` (one cell's time at
+    this profile on this machine, and where it was read: a trial trains as a cell does), else unknown."""
+    _search(config, name, profile)
     import optuna
 
-    direction, study_name = getattr(config, "direction", "minimize"), f"{name}-{profile}"
     from fyexp.core.words import counted as count_of, duration
 
+    direction, study_name = getattr(config, "direction", "minimize"), f"{name}-{profile}"
     opened = make_storage(storage)
     existing = (optuna.load_study(study_name=study_name, storage=opened).get_trials(deepcopy=False)
                 if study_name in optuna.get_all_study_names(storage=opened) else [])
@@ -613,58 +530,50 @@ def tune_plan(experiment: Any, config: Any, name: str, profile: str, *, n_trials
     to_run = n_trials if n_trials is not None else max(0, budget - counted)
     trials = (f"{count_of(to_run, 'more trial')} (--n-trials; the study counts {counted})" if n_trials is not None
               else f"{count_of(to_run, 'trial')} to run (the profile's budget {budget}, {counted} counted so far)")
-    better = "lower" if direction == "minimize" else "higher"
     finished = trial_seconds(existing)
     if finished is not None:
         per_trial, source = finished[0], f"the mean of the study's {count_of(finished[1], 'finished trial')}"
     elif cell_seconds is not None:
         per_trial, source = cell_seconds[0], f"one cell's time at this profile, {cell_seconds[1]}"
     else:
-        per_trial, source = None, ""
-    when = (f"about {duration(tune_time(to_run, workers, per_trial, timeout))} ({duration(per_trial)} a trial: "
-            f"{source})" if per_trial is not None and to_run else
-            "none" if not to_run else "unknown (no finished trial in the study, no recorded cell of this profile)")
+        per_trial = None
+    when = ("none" if not to_run else
+            "unknown (no finished trial in the study, no recorded cell of this profile)" if per_trial is None else
+            f"about {duration(tune_time(to_run, workers, per_trial, timeout))} ({duration(per_trial)} a trial: "
+            f"{source})")
     return [f"tune {name} [{profile}]: study '{study_name}' in {public_url(storage)}",
             f"  trials: {trials}" + (f", none started after {timeout:g} s" if timeout else "")
             + (f", {workers} workers" if workers > 1 else ""),
             f"  time: {when}",
-            f"  objective: {experiment.TRIAL_OBJECTIVE}, {direction} ({better} is better)",
+            f"  objective: {experiment.TRIAL_OBJECTIVE}, {direction} "
+            f"({'lower' if direction == 'minimize' else 'higher'} is better)",
             f"  best parameters → {best_params_path(Path(results_dir) / name, profile)}, for "
             f"`{run_best_command(name, profile)}`"]
-
-
-def _lowest_epochs(config: Any) -> int:
-    space = getattr(config, "search", {}).get("train.epochs")
-    if not space:
-        train = getattr(config, "train", None)
-        return getattr(train, "epochs", 5)
-    return int(min(space["choices"])) if "choices" in space else int(space["low"])
 
 
 def best_params_of(name: str, profile: str, results_dir: Path) -> tuple[dict, str]:
     """The best parameters that ``fyexp tune NAME --profile PROFILE`` found, and where they were read.
 
-    Each profile has its own study (``NAME-PROFILE``) and its own summary, ``best_params-PROFILE.yaml``
-    (:func:`best_params_path`), read first.  The first studies wrote one ``best_params.yaml`` for the profile tuned
-    last; it is read only when its ``profile`` is the one asked for; else the profile's study in the folder's
-    ``study.db`` answers (its best completed trial, :func:`study_summary`).
-    Before 2026-11-25 the file was read whatever its profile: ``run nvdm --profile cpu --best`` ran the ``cpu-long``
-    study's parameters.
+    Each profile has its own study (``NAME-PROFILE``) and summary (:func:`best_params_path`), read first; the one
+    ``best_params.yaml`` of the first studies only when its ``profile`` is the one asked for (before 2026-11-25 it
+    was read whatever its profile); else the profile's study in the folder's ``study.db`` answers (its best
+    completed trial, :func:`study_summary`).
     """
-    from fyexp.core.errors import FyexpError
+    def params_in(file: Path) -> tuple[dict, str]:
+        params = read_best_params_file(file).get("params")
+        if not params:
+            raise FyexpError(f"--best: {file}: no completed trial yet")
+        return dict(params), str(file)
 
     folder = Path(results_dir) / name
     own = best_params_path(folder, profile)
     if os.path.lexists(own):   # a FIFO or a link too: refused by read_best_params_file, never skipped
-        return read_best_params(own), str(own)
+        return params_in(own)
     path = folder / BEST_PARAMS
-    tuned_last = None
-    if os.path.lexists(path):
-        tuned_last = read_best_params_file(path).get("profile")
-        if tuned_last == profile:
-            return read_best_params(path), str(path)
-    database = folder / STUDY_DB
-    study_name = f"{name}-{profile}"
+    tuned_last = read_best_params_file(path).get("profile") if os.path.lexists(path) else None
+    if tuned_last == profile:
+        return params_in(path)
+    database, study_name = folder / STUDY_DB, f"{name}-{profile}"
     if os.path.lexists(database):
         found, params = _study_best_params(database, study_name)
         if found and params:
@@ -677,10 +586,9 @@ def best_params_of(name: str, profile: str, results_dir: Path) -> tuple[dict, st
 
 
 def _study_best_params(database: Path, study_name: str) -> tuple[bool, dict]:
-    """``(whether the study is in the database, its best completed trial's parameters or {})``, read through
-    Optuna, and kept while the file is unchanged (:mod:`fyexp.store.user_cache`, under the file's stat signature and
-    this module's code): ``report`` and ``claims`` ask it of every row of a tuned profile to tell what ``run --best``
-    runs at, and opening a study costs about a second, most of it importing Optuna and SQLAlchemy."""
+    """``(whether the study is in the database, its best completed trial's parameters or {})``, kept while the file
+    and this module are unchanged (:mod:`fyexp.store.user_cache`): ``report`` and ``claims`` ask it of every row of a
+    tuned profile, and opening a study costs about a second (importing Optuna and SQLAlchemy)."""
     from fyexp.store.user_cache import code_key, file_signature, remembered
 
     problem = study_file_problem(database)
@@ -715,25 +623,17 @@ def _study_best_params(database: Path, study_name: str) -> tuple[bool, dict]:
 def with_best(resolved: Any, results_dir: Path, aliases: dict[str, str] | None = None) -> Any:
     """``resolved`` with the best parameters of its profile's tuning study (:func:`best_params_of`; ``--best``
     for any tuned experiment); ``aliases`` maps older flat names (``learning_rate``) to config paths, by default
-    the config class's ``PARAM_ALIASES`` where it declares them."""
-    from fyexp.spec.specs import ResolvedSpec
-
+    the config class's ``PARAM_ALIASES`` where it declares them.  A parameter whose path names no parameter of the
+    config (a file from another experiment, or edited) is refused before any value is set."""
     if aliases is None:
         aliases = getattr(type(resolved.config), "PARAM_ALIASES", {})
     params, source = best_params_of(resolved.name, resolved.profile, results_dir)
     params = {aliases.get(k, k): v for k, v in params.items()}
-    _check_param_paths(type(resolved.config), params, source)
-    config = config_with(resolved.config, params, source, "params")
-    return ResolvedSpec(spec=resolved.spec, profile=resolved.profile, seeds=resolved.seeds, config=config,
-                        raw={**resolved.raw, **params}, overrides=resolved.overrides, base=resolved.base)
-
-
-def _check_param_paths(config_cls: type, params: dict, source: str) -> None:
-    """:class:`FyexpError` for a best parameter (read from ``source``) whose path names no parameter of
-    ``config_cls`` (a file from another experiment, or edited): refused before any value is set."""
     for path in params:
         try:
-            hint_at(config_cls, path)
+            hint_at(type(resolved.config), path)
         except (KeyError, TypeError, AttributeError):
             raise FyexpError(f"--best: {source}: its params key '{path}' is not a parameter of the experiment's "
                              f"config; {BEST_PARAMS_EXPECTED}") from None
+    return dataclasses.replace(resolved, config=config_with(resolved.config, params, source, "params"),
+                               raw={**resolved.raw, **params})

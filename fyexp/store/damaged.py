@@ -24,6 +24,7 @@ import stat
 import sys
 import time
 from pathlib import Path
+from typing import BinaryIO
 
 UNKNOWN_PROVENANCE_NOTE = ("its rows have unknown provenance (never current, never a claim's evidence); "
                            "`fyexp run` redoes the cell")
@@ -42,24 +43,33 @@ def read_record_bytes(path: Path, limit: int = MAX_RECORD_BYTES) -> tuple[bytes 
     """The bytes of the record file ``path`` and ``None``, or ``None`` and what is wrong (one phrase), read without
     ever blocking or following a link: fyexp writes its records as regular files (:func:`fyexp.store.io.atomic_write`),
     so a symbolic link (which may lead out of the results folder), a FIFO (whose read waits for a writer forever),
-    a device (``/dev/zero`` reads without end) or a folder is refused before a byte is read, and a file over
-    ``limit`` bytes is refused by its size."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            return None, "a symbolic link, not a file fyexp wrote; it is not followed"
-        return None, f"cannot be read ({exc.strerror})"
-    st = os.fstat(fd)
-    if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
-        os.close(fd)
-        return None, ("not a regular file (a FIFO, a device or a folder)" if not stat.S_ISREG(st.st_mode) else
-                      f"{st.st_size:,} bytes, more than the {limit:,} a record may have")
-    with os.fdopen(fd, "rb") as handle:
+    a device (``/dev/zero`` reads without end) or a folder is refused before a byte is read (:func:`open_regular`),
+    and a file over ``limit`` bytes is refused by its size."""
+    handle, problem = open_regular(path)
+    if problem is not None:
+        return None, problem
+    with handle:
+        size = os.fstat(handle.fileno()).st_size
+        if size > limit:
+            return None, f"{size:,} bytes, more than the {limit:,} a record may have"
         data = handle.read(limit + 1)
     if len(data) > limit:  # grew since fstat
         return None, f"more than the {limit:,} bytes a record may have"
     return data, None
+
+
+def open_regular(path: Path) -> tuple[BinaryIO | None, str | None]:
+    """``path`` opened for binary reading and ``None``, or ``None`` and why not (one phrase): a symbolic link is not
+    followed, and a FIFO, a device or a folder is refused without blocking (``O_NONBLOCK``)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        return None, ("a symbolic link, not a file fyexp wrote; it is not followed" if exc.errno == errno.ELOOP
+                      else f"cannot be read ({exc.strerror})")
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        return None, "not a regular file (a FIFO, a device or a folder)"
+    return os.fdopen(fd, "rb"), None
 
 
 def json_depth(text: str, stop: int | None = None) -> int:

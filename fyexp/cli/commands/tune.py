@@ -28,13 +28,12 @@ def cell_seconds(name: str, resolved, options: Options, results) -> tuple[float,
 
     summary = summary_as_recorded(load_spec(name, options.experiments_dir), resolved, results).at_speed()
     known = summary.cells - summary.unestimated
-    seconds, cells = summary.estimate_s if known else None, known
-    if seconds is None and summary.scaled and summary.scaled_s is not None:
-        seconds, cells = summary.scaled_s, summary.scaled
-        return seconds / cells, f"scaled from the '{', '.join(summary.scaled_from)}' profile's cells (an extrapolation)"
-    if seconds is None:
-        return None
-    return seconds / cells, f"times {source_text(summary.source)}"
+    if known and summary.estimate_s is not None:
+        return summary.estimate_s / known, f"times {source_text(summary.source)}"
+    if summary.scaled and summary.scaled_s is not None:
+        return (summary.scaled_s / summary.scaled,
+                f"scaled from the '{', '.join(summary.scaled_from)}' profile's cells (an extrapolation)")
+    return None
 
 
 def tune_command(name: str, options: Options, *, n_trials: int | None, timeout: float | None,
