@@ -9,7 +9,11 @@ as changed code although no number can move.  This script rewrites each record's
 commit ``BEFORE`` to the tree of ``HEAD``:
 
 - a key's file is mapped through the moves given (``--move fyexp/run/plan.py=fyexp/run/plan.py``; a folder moves every
-  file below it: ``--move fyexp/lease=gpu_kit``), its qualname kept;
+  file below it: ``--move fyexp/lease=gpu_kit``), its qualname kept; a function renamed moves alone
+  (``--move fyexp/run/progress.py:plain_line=fyexp/run/progress.py:say``);
+- a function the refactor folded into its callers (``--folded fyexp/run/progress.py:LineProgress._print``) loses
+  its current entries: its body now hashes with the callers', which the record keys beside it and which are
+  re-signed (a stale entry of it stays, and so does the record's staleness);
 - an entry that was **current** at ``BEFORE`` (its recorded hash is the hash there) takes the hash of its mapped key
   at HEAD: the refactor's own change, which the proofs below show to change no number;
 - an entry that was already stale at ``BEFORE`` keeps its recorded hash under the mapped key: stale it stays.
@@ -22,7 +26,8 @@ a gone function).  The other proofs of a refactor stay the committer's: ``script
 Records are written back in :func:`fyexp.store.provenance.record.write_record`'s format; their settings, commit and
 fingerprint are not touched.
 
-    python scripts/migrate_code_keys.py BEFORE [--move OLD=NEW ...] [--results results] [--dry-run]
+    python scripts/migrate_code_keys.py BEFORE [--move OLD=NEW ...] [--folded PATH:QUALNAME ...]
+                                        [--results results] [--dry-run]
 """
 
 from __future__ import annotations
@@ -55,21 +60,27 @@ def parse_moves(pairs: list[str]) -> dict[str, str]:
 
 
 def mapped_key(key: str, moves: dict[str, str]) -> str:
-    """``key`` (``path:qualname``) with its path moved: the longest move that is the path or a folder above it."""
+    """``key`` (``path:qualname``) renamed: by a move of that very key (``OLD`` and ``NEW`` both ``path:qualname``,
+    a function renamed), else with its path moved by the longest move that is the path or a folder above it."""
+    if key in moves:
+        return moves[key]
     path, sep, name = key.partition(":")
-    for old in sorted(moves, key=len, reverse=True):
+    for old in sorted((m for m in moves if ":" not in m), key=len, reverse=True):
         if path == old or path.startswith(old + "/"):
             return moves[old] + path[len(old):] + sep + name
     return key
 
 
 def carried(code: dict[str, str | None], before: Callable[[list[str]], dict], after: Callable[[list[str]], dict],
-            moves: dict[str, str]) -> tuple[dict[str, str | None], dict[str, int], list[str]]:
+            moves: dict[str, str], folded: frozenset[str] = frozenset()
+            ) -> tuple[dict[str, str | None], dict[str, int], list[str]]:
     """``(new code, counts, problems)`` for one record's ``code``: each entry under its mapped key, with HEAD's hash
     where it was current at ``BEFORE`` (``before`` / ``after``: :func:`fyexp.store.provenance.executed.function_hashes`
-    of the two trees), its own otherwise.  Counts: ``renamed`` (key moved), ``current`` (current at ``BEFORE``),
-    ``resigned`` (of those, the hash changed), ``stale`` (kept as it was: stale at ``BEFORE``); problems: current
-    entries HEAD does not have."""
+    of the two trees), its own otherwise.  A current entry named in ``folded`` (a function the refactor folded into
+    its callers, which the record keys beside it and which are re-signed with its body) is dropped; a stale one stays.
+    Counts: ``renamed`` (key moved), ``current`` (current at ``BEFORE``), ``resigned`` (of those, the hash changed or
+    the entry was folded), ``stale`` (kept as it was: stale at ``BEFORE``); problems: current entries HEAD does not
+    have, or a folded one it still has."""
     was = before(sorted(code))
     now = after(sorted({mapped_key(k, moves) for k in code}))
     out: dict[str, str | None] = {}
@@ -80,6 +91,11 @@ def carried(code: dict[str, str | None], before: Callable[[list[str]], dict], af
         counts["renamed"] += new_key != key
         if value is not None and was.get(key) == value:
             counts["current"] += 1
+            if key in folded:
+                counts["resigned"] += 1
+                if now.get(new_key) is not None:
+                    problems.append(f"{key}: named as folded, but HEAD still has it")
+                continue
             if now.get(new_key) is None:
                 problems.append(f"{key} (→ {new_key}): current before, gone at HEAD")
                 out[new_key] = value
@@ -104,8 +120,8 @@ def unpacked(treeish: str, folder: Path) -> Path:
     return folder
 
 
-def carry_records(results: Path, old_root: Path, new_root: Path, moves: dict[str, str], dry_run: bool = False
-                  ) -> tuple[dict[str, int], list[str]]:
+def carry_records(results: Path, old_root: Path, new_root: Path, moves: dict[str, str], dry_run: bool = False,
+                  folded: frozenset[str] = frozenset()) -> tuple[dict[str, int], list[str]]:
     """Carry every run record under ``results`` from the tree at ``old_root`` to the one at ``new_root``
     (:func:`carried`); nothing is written where any record has a problem, or with ``dry_run``.  The totals and the
     problems."""
@@ -123,7 +139,7 @@ def carry_records(results: Path, old_root: Path, new_root: Path, moves: dict[str
         totals["records"] += 1
         if not isinstance(record, dict) or not isinstance(record.get("code"), dict):
             continue
-        code, counts, found = carried(record["code"], before, after, moves)
+        code, counts, found = carried(record["code"], before, after, moves, folded)
         problems += [f"{path}: {p}" for p in found]
         for name, n in counts.items():
             totals[name] += n
@@ -139,7 +155,10 @@ def carry_records(results: Path, old_root: Path, new_root: Path, moves: dict[str
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("before", help="the commit the records were judged against before the refactor")
-    parser.add_argument("--move", action="append", default=[], metavar="OLD=NEW")
+    parser.add_argument("--move", action="append", default=[], metavar="OLD=NEW",
+                        help="a file or folder moved (paths), or a function renamed (path:qualname on both sides)")
+    parser.add_argument("--folded", action="append", default=[], metavar="PATH:QUALNAME",
+                        help="a function folded into its callers (its current entries are dropped)")
     parser.add_argument("--results", type=Path, default=ROOT / "results")
     parser.add_argument("--dry-run", action="store_true")
     args = parser.parse_args(argv)
@@ -151,7 +170,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {FINGERPRINTS} differs between {args.before} and HEAD: the refactor changes behaviour, "
                   "and its records are not carried over", file=sys.stderr)
             return 2
-        totals, problems = carry_records(args.results, old_root, new_root, moves, args.dry_run)
+        totals, problems = carry_records(args.results, old_root, new_root, moves, args.dry_run,
+                                         frozenset(args.folded))
     if problems:
         print("error: entries current before the refactor are gone at HEAD (a --move missing?); nothing written:",
               file=sys.stderr)

@@ -66,6 +66,33 @@ def test_a_current_entry_takes_heads_hash_and_a_stale_one_stays_stale(trees):
         {"fyexp/user.py:run": now["fyexp/user.py:run"]}
 
 
+def test_a_renamed_function_moves_alone_and_a_folded_one_is_dropped_only_where_current(tmp_path):
+    before = _tree(tmp_path / "before", {"fyexp/p.py": "def line(x):\n    return x\n\n\ndef _print(x):\n"
+                                                       "    return line(x)\n\n\ndef note(x):\n    return _print(x)\n"})
+    after = _tree(tmp_path / "after", {"fyexp/p.py": "def say(x):\n    return x\n\n\n"
+                                                     "def note(x):\n    return say(x)\n"})
+    moves = migrate.parse_moves(["fyexp/p.py:line=fyexp/p.py:say"])
+    assert migrate.mapped_key("fyexp/p.py:line", moves) == "fyexp/p.py:say"
+    assert migrate.mapped_key("fyexp/p.py:note", moves) == "fyexp/p.py:note"      # a key move moves no file
+    keys = ["fyexp/p.py:line", "fyexp/p.py:_print", "fyexp/p.py:note"]
+    current = _hashes(before, keys)
+    old, new = (lambda k: _hashes(before, k)), (lambda k: _hashes(after, k))
+    folded = frozenset({"fyexp/p.py:_print"})
+    code, counts, problems = migrate.carried(current, old, new, moves, folded)
+    assert problems == [] and sorted(code) == ["fyexp/p.py:<module>", "fyexp/p.py:note", "fyexp/p.py:say"]
+    assert code == _hashes(after, ["fyexp/p.py:note", "fyexp/p.py:say"])          # all current at the new tree
+    assert counts == {"renamed": 1, "current": 4, "resigned": 3, "stale": 0}      # say, note (new bodies), _print
+    # a stale entry of a folded function stays (its record stays stale); without --folded it is a problem
+    stale = {**current, "fyexp/p.py:_print": "0123456789ab"}
+    code, counts, problems = migrate.carried(stale, old, new, moves, folded)
+    assert problems == [] and code["fyexp/p.py:_print"] == "0123456789ab" and counts["stale"] == 1
+    assert migrate.carried(current, old, new, moves)[2] == \
+        ["fyexp/p.py:_print (→ fyexp/p.py:_print): current before, gone at HEAD"]
+    # naming a function HEAD still has as folded is a problem, not a silent drop
+    assert migrate.carried(current, old, new, moves, folded | {"fyexp/p.py:note"})[2] == \
+        ["fyexp/p.py:note: named as folded, but HEAD still has it"]
+
+
 def test_a_move_left_out_is_a_problem_and_nothing_is_written(trees, tmp_path):
     before, after = trees
     keys = ["fyexp/plan.py:estimate", "fyexp/user.py:run"]
