@@ -263,6 +263,19 @@ def _exclusive(lock: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def _opened_when_used(open_bar: Callable[[], Advance | None]) -> Advance:
+    """An ``advance`` whose progress bar opens at its first call: reference statistics read from the cache show
+    no bar that never moves."""
+    bar: list[Advance | None] = []
+
+    def advance(*args, **kwargs) -> None:
+        if not bar:
+            bar.append(open_bar())
+        if bar[0] is not None:
+            bar[0](*args, **kwargs)
+    return advance
+
+
 @dataclass
 class FIDResult:
     value: float
@@ -287,7 +300,8 @@ def fid(generated: Tensor, reference: Tensor, weights: str | None = None, device
     net = inception_network(chosen.file, dims)
     tell = progress or (lambda label, total: None)
     mu_ref, sigma_ref = reference_statistics(net, reference, cache_dir, batch_size, device,
-                                             tell("FID: reference features", len(reference)))
+                                             _opened_when_used(lambda: tell("FID: reference features",
+                                                                            len(reference))))
     mu, sigma = feature_statistics(inception_features(net, generated, batch_size, device,
                                                       tell("FID: generated features", len(generated)), resume))
     with warnings.catch_warnings():   # pytorch-fid 0.3.0 passes scipy's deprecated disp=; a singular product it handles

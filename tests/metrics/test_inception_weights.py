@@ -228,3 +228,23 @@ def test_the_locked_environment_carries_the_papers_metrics():
     import pytorch_fid  # noqa: F401
     import sentence_transformers  # noqa: F401
     assert W.torchscript_path() is not None
+
+
+def test_cached_reference_statistics_open_no_progress_bar(tmp_path, monkeypatch):
+    """The reference pass's bar opens when features are computed, not when the statistics come from the cache;
+    the generated images' bar opens every time."""
+    pytest.importorskip("pytorch_fid", reason="pytorch-fid is not installed (it is in requirements.lock)")
+    monkeypatch.setattr(F, "resolve_fid_weights", lambda weights=None: F.FIDWeights(tmp_path / "w.pth", "test"))
+    monkeypatch.setattr(F, "inception_network", lambda file, dims=2048: _Features())
+    reference, generated = (torch.rand(12, 784, generator=torch.Generator().manual_seed(s)) for s in (4, 5))
+    opened, moved = [], []
+
+    def progress(label, total):
+        opened.append((label, total))
+        return moved.append
+
+    first = F.fid(generated, reference, cache_dir=tmp_path, batch_size=6, progress=progress)
+    assert opened == [("FID: reference features", 12), ("FID: generated features", 12)] and sum(moved) == 24
+    opened.clear()
+    again = F.fid(generated, reference, cache_dir=tmp_path, batch_size=6, progress=progress)
+    assert opened == [("FID: generated features", 12)] and again.value == pytest.approx(first.value)
