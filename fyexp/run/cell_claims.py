@@ -1,20 +1,17 @@
-"""One job per cell at a time: a cell is *claimed* before it runs, so two runs into one results folder never
-train the same cell at once (two ``fyexp run --executor slurm`` submitted together, a job array and a run on a
-login node, ...).
+"""One job per cell at a time: a cell is *claimed* before it runs, so two runs into one results folder (two
+``fyexp run --executor slurm``, a job array and a login-node run, ...) never train the same cell at once.
 
-A claim is an exclusive ``flock`` on ``results/<exp>/work/<profile>/claims/<cell key>.claim``, held while the
-cell runs and holding the claimer's host, pid and SLURM job id (what a skipper names).  A second claimer of a held
-cell does not wait: it skips the cell (its job ends ``ok``, the cell being run elsewhere).  A claimer that gets the
-lock checks again whether the cell finished meanwhile (a claim released between the run's plan and the job's
-start) and then runs it.  On completion the holder removes the file while still locking it; a claimer that locked
-a file its holder had just removed sees that the path names another file, or none, and claims again.  A holder
-that dies (SIGKILL, ``scancel``, a time limit, a lost node) needs no clean-up: the kernel drops its lock — on NFS,
-the server does once the client's lease ends — so its claim is recoverable at once by the next run, which takes
-over the left file and removes it when done.  ``--force`` skips only the re-check (a forced cell runs again).
+A claim is an exclusive ``flock`` on ``results/<exp>/work/<profile>/claims/<cell key>.claim``, held while the cell
+runs, the file holding the claimer's host, pid and SLURM job id.  A second claimer does not wait: it skips the cell
+(its job ends ``ok``).  A claimer that gets the lock checks again whether the cell finished meanwhile, unless
+``--force``.  On completion the holder removes the file while still locking it; a claimer that locked a file just
+removed sees that the path names another file, or none, and claims again.  A dead holder (SIGKILL, ``scancel``, a
+lost node) needs no clean-up: the kernel (on NFS, the server once the lease ends) drops its lock.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import functools
 import json
@@ -24,6 +21,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from fyexp.spec.settings import expectation
 from fyexp.store.results import Cell, ResultStore
 
 RUNNING_ELSEWHERE = "ok: running in another job"
@@ -52,8 +50,9 @@ class CellClaim:
                 self.holder = _describe(os.pread(fd, 4096, 0))
                 os.close(fd)
                 return self
-            if _names(self.path, fd):
-                break
+            with contextlib.suppress(FileNotFoundError):
+                if os.stat(self.path).st_ino == os.fstat(fd).st_ino:   # the path still names the file we locked
+                    break
             os.close(fd)  # its holder finished and removed it between our open and our lock: claim afresh
         holder = {"host": socket.gethostname(), "pid": os.getpid(), "slurm_job": _slurm_job(), "since": time.time()}
         os.ftruncate(fd, 0)
@@ -63,20 +62,9 @@ class CellClaim:
 
     def __exit__(self, *exc) -> None:
         if self._fd is not None:
-            try:
-                self.path.unlink()  # still locked: no claimer can take this file for the live one
-            except FileNotFoundError:
-                pass
+            self.path.unlink(missing_ok=True)  # still locked: no claimer can take this file for the live one
             os.close(self._fd)
             self._fd, self.held = None, False
-
-
-def _names(path: Path, fd: int) -> bool:
-    """Whether ``path`` still names the file open as ``fd``."""
-    try:
-        return os.stat(path).st_ino == os.fstat(fd).st_ino
-    except FileNotFoundError:
-        return False
 
 
 def _describe(record: bytes) -> str:
@@ -106,12 +94,9 @@ def claims_cell(execute: Callable[..., str]) -> Callable[..., str]:
             if not claim.held:
                 progress.note(f"cell {cell.key}: claimed by another job ({claim.holder}); skipped here")
                 return RUNNING_ELSEWHERE
-            if not force:
-                from fyexp.spec.settings import expectation
-
-                if store.is_finished(resolved.profile, cell, expectation(resolved, experiment, cell, device,
-                                                                         data_dir)):
-                    return FINISHED_ELSEWHERE
+            if not force and store.is_finished(resolved.profile, cell,
+                                               expectation(resolved, experiment, cell, device, data_dir)):
+                return FINISHED_ELSEWHERE
             return execute(resolved, experiment, cell, store, device=device, data_dir=data_dir, force=force,
                            progress=progress)
 

@@ -1,10 +1,8 @@
-"""``fyexp run NAME --only KEY=PATTERN``: run a part of a grid (one data set, one K, one method, ...).
+"""``fyexp run NAME --only KEY=PATTERN[,PATTERN...]``: run a part of a grid (one data set, one K, one method, ...).
 
-A cell is named by its method, its parameters and its seed (:class:`fyexp.store.results.Cell`).  A filter
-``KEY=PATTERN[,PATTERN...]`` keeps the cells whose value of KEY — ``method``, ``seed`` or a parameter name — matches
-one of the shell-style patterns (:func:`fnmatch.fnmatchcase`; floats are written as in the cell keys, ``1.5``,
-``2``); several ``--only`` options must all hold.  Unfinished cells outside the selection are left for a later run,
-finished ones are untouched, and the report reads whatever has finished.
+A filter keeps the cells whose value of KEY — ``method``, ``seed`` or a parameter name — matches one of the
+shell-style patterns (:func:`fnmatch.fnmatchcase`; floats written as in the cell keys, ``1.5``, ``2``); several
+``--only`` options must all hold.  Cells outside the selection are left for a later run.
 """
 
 from __future__ import annotations
@@ -27,18 +25,13 @@ class CellFilter:
 
     @staticmethod
     def value(cell: Cell, key: str) -> str | None:
-        if key == "method":
-            return cell.method
-        if key == "seed":
-            return str(cell.seed)
+        if key in ("method", "seed"):
+            return str(getattr(cell, key))
         return _fmt(cell.params[key]) if key in cell.params else None
 
     def matches(self, cell: Cell) -> bool:
-        for key, patterns in self.conditions:
-            value = self.value(cell, key)
-            if value is None or not any(fnmatchcase(value, p) for p in patterns):
-                return False
-        return True
+        return all((value := self.value(cell, key)) is not None and any(fnmatchcase(value, p) for p in patterns)
+                   for key, patterns in self.conditions)
 
     def select(self, cells: Sequence[Cell]) -> list[Cell]:
         """The matching cells; an error naming the choices when a key is unknown or nothing matches."""
@@ -58,12 +51,8 @@ class CellFilter:
         return chosen
 
     def count(self, one_seed: Sequence[Cell], seeds: Sequence[int]) -> int:
-        """How many cells of the grid ``one_seed`` × ``seeds`` it selects, without building that grid.
-
-        A grid's cells are the cells of one seed repeated for every seed, so the count is (cells of one seed
-        that the non-seed conditions keep) × (seeds that the ``seed`` conditions keep): a filter on 10 of
-        200,000 seeds counts 10 seeds' cells.
-        """
+        """How many cells of the grid ``one_seed`` × ``seeds`` it selects, without building that grid: (cells of one
+        seed the non-seed conditions keep) × (seeds the ``seed`` conditions keep)."""
         on_seed = CellFilter(tuple(c for c in self.conditions if c[0] == "seed"))
         on_rest = CellFilter(tuple(c for c in self.conditions if c[0] != "seed"))
         kept_seeds = sum(on_seed.matches(Cell("", seed, {})) for seed in seeds)

@@ -3,6 +3,9 @@ values, every experiment has a slice, and the comparison flags a change in the 6
 
 from __future__ import annotations
 
+import json
+import subprocess
+
 import pytest
 
 from fyexp.run import fingerprints
@@ -63,19 +66,19 @@ def test_the_tolerance_is_the_experiments_own():
 
 
 def _git(root, *args):
-    import subprocess
-
     return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True).stdout.strip()
 
 
-def _commit(root, content: dict) -> str:
-    import json
-
-    path = root / "fyexp" / "reference" / "fingerprints.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(content))
+def _commit(root, content: dict | None = None, moves: dict | None = None) -> str:
+    """Commit ``content`` as fingerprints.json and ``moves`` as fingerprint-moves.json (each where given); the
+    commit's hash."""
+    folder = root / "fyexp" / "reference"
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, value in (("fingerprints.json", content), ("fingerprint-moves.json", moves)):
+        if value is not None:
+            (folder / name).write_text(json.dumps(value))
     _git(root, "add", "-A")
-    _git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "step")
+    _git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "--allow-empty", "-qm", "step")
     return _git(root, "rev-parse", "HEAD")
 
 
@@ -84,15 +87,11 @@ def test_the_fingerprint_a_row_was_made_under_is_compared_with_the_one_committed
     """Commits: old (no fingerprints), a (x, y), b (x same, y moved) = HEAD.  A row made at a stores a's
     fingerprints: x's equals HEAD's (a row stale by code is then behaviour unchanged,
     :func:`fyexp.store.provenance.freshness.code_state`), y's does not; no stored fingerprint, a dirty tree and an
-    unknown
-    commit never count."""
-    from fyexp.store.provenance.source import fingerprint_unchanged, head_tree
+    unknown commit never count."""
+    from fyexp.store.provenance.source import fingerprint_difference, fingerprint_unchanged, head_tree
 
     _git(tmp_path, "init", "-q")
-    (tmp_path / "code.py").write_text("0")
-    _git(tmp_path, "add", "-A")
-    _git(tmp_path, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "old")
-    old = _git(tmp_path, "rev-parse", "HEAD")
+    old = _commit(tmp_path)
     a = _commit(tmp_path, {"x": {"m/v": 1.0}, "y": {"m/v": 2.0}})
     _commit(tmp_path, {"x": {"m/v": 1.0}, "y": {"m/v": 2.5}})
     head_tree.cache_clear()
@@ -102,8 +101,6 @@ def test_the_fingerprint_a_row_was_made_under_is_compared_with_the_one_committed
     assert not any(fingerprint_unchanged("x", c, tmp_path, x) for c in (a + "+dirty", "unknown", ""))
     assert not fingerprint_unchanged("z", a, tmp_path, x)  # HEAD keeps no fingerprint of that experiment
     # each "not unchanged" says why, one phrase: what the report lists beside a stale row
-    from fyexp.store.provenance.source import fingerprint_difference
-
     assert fingerprint_difference("x", a, tmp_path, x) is None
     assert fingerprint_difference("y", a, tmp_path, y) == f"the fingerprint of y changed since {a[:7]}"
     assert fingerprint_difference("x", old, tmp_path) == f"no fingerprint of x was kept at {old[:7]}"
@@ -135,15 +132,6 @@ def test_an_undo_that_does_not_undo_gives_another_fingerprint():
         "iwae_single/final_train_bound", "iwae_single/test_loglik"}   # the one MNIST cell of the slice
 
 
-def _commit_moves(root, moves: dict, fingerprints_: dict) -> str:
-    import json
-
-    path = root / "fyexp" / "reference" / "fingerprint-moves.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(moves))
-    return _commit(root, fingerprints_)
-
-
 @pytest.mark.slow
 def test_a_settings_move_at_head_clears_the_rows_made_before_it(tmp_path):
     """Commits: a (y = 2.0), then HEAD (y = 2.5) declaring a settings move whose fingerprint is 2.0: y's rows of a
@@ -160,14 +148,14 @@ def test_a_settings_move_at_head_clears_the_rows_made_before_it(tmp_path):
     stored = {"m/v": 2.0}   # what a row made at a stores
     head = {"x": {"m/v": 1.0}, "y": {"m/v": 2.5}}
     moved = f"the fingerprint of y changed since {a[:7]}"
-    _commit_moves(tmp_path, {"y": [{"undo": ["k=0"], "fingerprint": {"m/v": 2.0}}]}, head)
+    _commit(tmp_path, head, {"y": [{"undo": ["k=0"], "fingerprint": {"m/v": 2.0}}]})
     assert difference(stored) is None
     assert difference({"m/v": 2.25}) == moved
-    _commit_moves(tmp_path, {"y": [{"undo": ["k=0"], "fingerprint": {"m/v": 2.1}}]}, head)
+    _commit(tmp_path, head, {"y": [{"undo": ["k=0"], "fingerprint": {"m/v": 2.1}}]})
     assert difference(stored) == moved
-    _commit_moves(tmp_path, {"x": [{"undo": ["k=0"], "fingerprint": {"m/v": 2.0}}]}, head)
+    _commit(tmp_path, head, {"x": [{"undo": ["k=0"], "fingerprint": {"m/v": 2.0}}]})
     assert difference(stored) == moved
-    _commit_moves(tmp_path, {}, head)  # the move declared at an older commit only: HEAD's file decides
+    _commit(tmp_path, head, {})  # the move declared at an older commit only: HEAD's file decides
     assert difference(stored) == moved
-    _commit_moves(tmp_path, {"y": "damaged"}, head)
+    _commit(tmp_path, head, {"y": "damaged"})
     assert difference(stored) == moved
