@@ -42,20 +42,22 @@ COUNTED_STATES = ("COMPLETE", "PRUNED", "RUNNING", "WAITING")   # TrialState nam
 # Errors that say nothing about the trial's hyperparameters (a bad data file, a full disk, a spec error): the
 # study stops at the first one instead of failing every later trial the same way.
 NOT_THE_MODEL = (FyexpError, OSError)
-LINE_WIDTH = 100  # every line tune prints (its own and Optuna's) fits a 100-column terminal
+LINE_WIDTH = 100  # every line tune prints (its own and Optuna's) fits a 100-column terminal, cut after a word
+_one_line = functools.partial(textwrap.shorten, width=LINE_WIDTH, placeholder="…")
 STORAGE_EXPECTED = "expected sqlite:///PATH, the URL of a reachable database, or journal:PATH"
 MAX_BEST_PARAMS_BYTES = 1 << 20   # a best-parameters file fyexp writes: under 1 KB
 BEST_PARAMS_EXPECTED = ("expected the best-parameters file `fyexp tune` writes (a YAML mapping whose params map "
                         "config paths to values)")
 DB_EXPECTED = "expected the SQLite study file `fyexp tune` writes"
+RUN_BEST = "fyexp run {} --profile {} --best"   # runs a profile's grid at its study's best parameters
 SQLITE_HEADER = b"SQLite format 3\x00"   # the first 16 bytes of every SQLite 3 database
 
 
 @dataclass(frozen=True)
 class StudyOptions:
-    """How a study is stored and searched: ``heartbeat_interval`` / ``grace_period`` (seconds) decide how soon a dead
-    worker's trial is retried, at most ``max_retry`` times; ``n_startup_trials`` random trials precede TPE, and the
-    median pruner waits for ``n_startup_trials`` finished trials and ``n_warmup_steps`` epochs."""
+    """How a study is stored and searched: a dead worker's trial is retried ``grace_period`` s after its last heartbeat
+    (at most ``max_retry`` times); ``n_startup_trials`` random trials precede TPE and pruning (after
+    ``n_warmup_steps`` epochs)."""
 
     direction: str = "minimize"
     seed: int = 0
@@ -157,8 +159,6 @@ def run_study(study: optuna.Study, objective: Callable[[Trial], float], *, budge
     trials decide its outcome: with workers sharing the study, its last trial is often another worker's."""
     import optuna
 
-    if budget is None and n_trials is None and timeout is None:
-        raise ValueError("run_study needs a budget, n_trials or a timeout")
     start, ran, failed, stop = time.monotonic(), 0, 0, False
     fatal: list[Exception] = []
     for handler in optuna.logging._get_library_root_logger().handlers:   # Optuna's log lines as tune's
@@ -200,11 +200,6 @@ def run_study(study: optuna.Study, objective: Callable[[Trial], float], *, budge
     return ran
 
 
-def shorten(text: str, width: int = LINE_WIDTH) -> str:
-    """``text`` on one line of at most ``width`` characters, cut after a whole word and marked with "…"."""
-    return textwrap.shorten(text, width, placeholder="…")
-
-
 def trial_line(trial: FrozenTrial, best: FrozenTrial | None, done: int, total: int | None,
                objective: str = "value", direction: str = "minimize") -> str:
     """One short line per finished trial
@@ -214,8 +209,8 @@ def trial_line(trial: FrozenTrial, best: FrozenTrial | None, done: int, total: i
     value = f": {objective} {trial.value:.5g}" if trial.value is not None else ""
     best_part = f"best {best.value:.5g}, trial {best.number}" if best is not None else "no best yet"
     why = trial.user_attrs.get("error", "") if trial.state.name == "FAIL" else ""
-    return shorten(f"{count} trial {trial.number} {trial.state.name.lower()} in {seconds:.1f} s{value} ({direction}; "
-                   f"{best_part})" + (f"; {why}" if why else ""))
+    return _one_line(f"{count} trial {trial.number} {trial.state.name.lower()} in {seconds:.1f} s{value} ({direction}; "
+                     f"{best_part})" + (f"; {why}" if why else ""))
 
 
 def _one_short_line(record: logging.LogRecord) -> bool:
@@ -223,7 +218,7 @@ def _one_short_line(record: logging.LogRecord) -> bool:
     them); any other record becomes one line of at most ``LINE_WIDTH`` characters, without its traceback."""
     if record.levelno <= logging.INFO:
         return False
-    record.msg, record.args, record.exc_info, record.exc_text = shorten(record.getMessage()), None, None, None
+    record.msg, record.args, record.exc_info, record.exc_text = _one_line(record.getMessage()), None, None, None
     return True
 
 
@@ -251,7 +246,7 @@ def best_params_path(folder: Path, profile: str) -> Path:
 
 def best_params_file_problem(path: Path) -> tuple[dict, str | None]:
     """``(the mapping, None)`` of the best-parameters file ``path`` (someone else's data: a regular file of bounded
-    UTF-8 YAML, a mapping whose ``params`` maps config paths to numbers, text or booleans), or ``({}, what is wrong)``."""
+    UTF-8 YAML, a mapping whose ``params`` maps config paths to numbers, text or booleans), or ``({}, the problem)``."""
     from fyexp.store.damaged import read_record_text
     from fyexp.spec.specs import yaml_bound_problem
 
@@ -284,9 +279,8 @@ def study_file_problem(path: Path) -> str | None:
     if problem is not None:
         return problem
     with handle:
-        if os.fstat(handle.fileno()).st_size == 0:
-            return "empty (0 bytes)"
-        return None if handle.read(len(SQLITE_HEADER)) == SQLITE_HEADER else "not an SQLite database"
+        head = handle.read(len(SQLITE_HEADER))
+    return None if head == SQLITE_HEADER else "empty (0 bytes)" if not head else "not an SQLite database"
 
 
 def read_only_storage(path: Path) -> RDBStorage:
@@ -353,7 +347,8 @@ def tune_experiment(experiment: Any, config: Any, ctx: Any, *, n_trials: int | N
                     timeout: float | None = None, storage: str | None = None,
                     results_dir: Path | None = None, budget: int | None = None) -> None:
     """``fyexp tune NAME`` for an experiment whose profile has a ``search`` space: its ``trial(config, ctx, report,
-    work_dir)`` trains, calls ``report(epoch, value)`` after each epoch (median pruning), returns the validation value."""
+    work_dir)`` trains, calls ``report(epoch, value)`` after each epoch (median pruning), returns the validation metric.
+    The best parameters go to :func:`best_params_path`."""
     import optuna
 
     from fyexp.train import allocator
@@ -410,12 +405,7 @@ def tune_experiment(experiment: Any, config: Any, ctx: Any, *, n_trials: int | N
     print(f"{ctx.experiment}: {ran} trials run in this call; study '{study.study_name}' in {public_url(url)}")
     if _any_complete(study):
         print(f"best parameters → {best_params_path(folder, ctx.profile)}; run them with "
-              f"`{run_best_command(ctx.experiment, ctx.profile)}`")
-
-
-def run_best_command(name: str, profile: str) -> str:
-    """The command that runs a profile's grid at its study's best parameters."""
-    return f"fyexp run {name} --profile {profile} --best"
+              f"`{RUN_BEST.format(ctx.experiment, ctx.profile)}`")
 
 
 def trial_seconds(trials: list[FrozenTrial]) -> tuple[float, int] | None:
@@ -423,9 +413,8 @@ def trial_seconds(trials: list[FrozenTrial]) -> tuple[float, int] | None:
     killed one) and how many; ``None`` where none did."""
     ran = [t for t in trials if t.datetime_start and t.datetime_complete
            and (t.state.name in ("COMPLETE", "PRUNED") or "error" in t.user_attrs)]
-    if not ran:
-        return None
-    return sum((t.datetime_complete - t.datetime_start).total_seconds() for t in ran) / len(ran), len(ran)
+    seconds = sum((t.datetime_complete - t.datetime_start).total_seconds() for t in ran)
+    return (seconds / len(ran), len(ran)) if ran else None
 
 
 def tune_time(to_run: int, workers: int, per_trial: float, timeout: float | None) -> float:
@@ -469,7 +458,7 @@ def tune_plan(experiment: Any, config: Any, name: str, profile: str, *, n_trials
             f"  objective: {experiment.TRIAL_OBJECTIVE}, {direction} "
             f"({'lower' if direction == 'minimize' else 'higher'} is better)",
             f"  best parameters → {best_params_path(Path(results_dir) / name, profile)}, for "
-            f"`{run_best_command(name, profile)}`"]
+            f"`{RUN_BEST.format(name, profile)}`"]
 
 
 def best_params_of(name: str, profile: str, results_dir: Path) -> tuple[dict, str]:
