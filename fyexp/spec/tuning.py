@@ -1,27 +1,13 @@
-"""Optuna studies that resume, survive ``kill -9`` and share one trial budget between worker processes.
+"""Optuna studies that resume, survive ``kill -9`` and share one exact trial budget between worker processes.
 
-A study lives in an SQLAlchemy database (SQLite under the experiment's results folder by default, any URL — e.g.
-PostgreSQL — for workers on several machines) and is opened with ``load_if_exists=True``, so rerunning the same
-command continues it.  Three mechanisms make it robust:
-
-* **heartbeats** — every running trial refreshes a heartbeat; a trial whose process died (``kill -9``, a lost
-  machine) is marked FAIL once its heartbeat is ``grace_period`` seconds old, by whichever worker starts a trial next,
-  and optuna's ``RetryHeartbeatStaleTrialCallback`` (``RetryFailedTrialCallback`` before optuna 4.9) re-queues it
-  with the same parameters (``retry_root`` names the original, so its checkpoints can be resumed);
-* **an exact shared budget** — ``run_study(study, objective, budget=N)`` stops when the study holds N counted trials
-  (complete, pruned, running, waiting, or failed by its objective), whatever the number of workers: after a worker
-  draws a trial number it checks that fewer than N counted trials precede it, and otherwise marks that draw FAIL with
-  user attribute ``surplus`` and stops (at most one such draw per worker, no parameters sampled, never counted or
-  retried);
-* **SQLite under several processes** — a connect timeout, so concurrent writers wait instead of failing.
-
-The search itself is TPE (with the constant liar, which keeps concurrent workers from proposing the same point) and
-the median pruner on the per-epoch values an objective reports.
+A study lives in SQLite under the experiment's results folder, or any database URL or ``journal:PATH`` for workers
+on several machines; a rerun continues it.  A dead worker's trial is retried once its heartbeat is stale
+(:func:`retry_root` names the original); a draw past the budget is marked FAIL ``surplus`` (:func:`run_study`).
+TPE with the constant liar (concurrent workers propose different points), median pruning on per-epoch values.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
 import itertools
@@ -30,6 +16,7 @@ import math
 import operator
 import os
 import shutil
+import textwrap
 import time
 import warnings
 from dataclasses import dataclass
@@ -42,8 +29,7 @@ from fyexp.core.errors import FyexpError, RunFailed
 from fyexp.store.io import atomic_write_text
 from fyexp.spec.specs import check_search, hint_at  # noqa: F401  (check_search: read by the tests, nvdm's config)
 
-# optuna and SQLAlchemy are imported by the functions that open or run a study: checking a spec's search: space
-# (a Config's __post_init__, `fyexp show`) needs neither
+# optuna and SQLAlchemy are imported where a study is opened: checking a spec's search: space needs neither
 if TYPE_CHECKING:
     import optuna
     from optuna.storages import RDBStorage
@@ -56,18 +42,22 @@ COUNTED_STATES = ("COMPLETE", "PRUNED", "RUNNING", "WAITING")   # TrialState nam
 # Errors that say nothing about the trial's hyperparameters (a bad data file, a full disk, a spec error): the
 # study stops at the first one instead of failing every later trial the same way.
 NOT_THE_MODEL = (FyexpError, OSError)
-LINE_WIDTH = 100  # every line tune prints (its own and Optuna's) fits a 100-column terminal
+LINE_WIDTH = 100  # every line tune prints (its own and Optuna's) fits a 100-column terminal, cut after a word
+_one_line = functools.partial(textwrap.shorten, width=LINE_WIDTH, placeholder="…")
 STORAGE_EXPECTED = "expected sqlite:///PATH, the URL of a reachable database, or journal:PATH"
+MAX_BEST_PARAMS_BYTES = 1 << 20   # a best-parameters file fyexp writes: under 1 KB
+BEST_PARAMS_EXPECTED = ("expected the best-parameters file `fyexp tune` writes (a YAML mapping whose params map "
+                        "config paths to values)")
+DB_EXPECTED = "expected the SQLite study file `fyexp tune` writes"
+RUN_BEST = "fyexp run {} --profile {} --best"   # runs a profile's grid at its study's best parameters
+SQLITE_HEADER = b"SQLite format 3\x00"   # the first 16 bytes of every SQLite 3 database
 
 
 @dataclass(frozen=True)
 class StudyOptions:
-    """How a study is stored and searched.
-
-    ``heartbeat_interval`` / ``grace_period`` (seconds) decide how soon a dead worker's trial is retried;
-    ``max_retry`` bounds the retries of one trial; ``n_startup_trials`` random trials precede TPE, and the
-    median pruner waits for ``n_startup_trials`` finished trials and ``n_warmup_steps`` epochs.
-    """
+    """How a study is stored and searched: a dead worker's trial is retried ``grace_period`` s after its last heartbeat
+    (at most ``max_retry`` times); ``n_startup_trials`` random trials precede TPE and pruning (after
+    ``n_warmup_steps`` epochs)."""
 
     direction: str = "minimize"
     seed: int = 0
@@ -86,12 +76,9 @@ def default_storage_url(folder: Path) -> str:
 
 
 def make_storage(url: str, options: StudyOptions = StudyOptions()) -> RDBStorage:
-    """An RDB storage with heartbeats, retry of dead workers' trials, and a connect timeout for SQLite.
-
-    ``journal:PATH`` instead gives Optuna's journal file storage (append-only log with file locks): the storage
-    for workers on a cluster's shared file system, where SQLite's locking is unreliable.  It has no heartbeat,
-    so a killed worker's trial stays RUNNING (it is not counted against the budget, and is not retried).
-    """
+    """An RDB storage with heartbeats, retry of dead workers' trials, and a connect timeout for SQLite (concurrent
+    writers wait instead of failing).  ``journal:PATH``: Optuna's journal file storage, for a cluster's shared file
+    system where SQLite's locking is unreliable; it has no heartbeat, so a killed worker's trial stays RUNNING."""
     import optuna
     import sqlalchemy
 
@@ -113,10 +100,8 @@ def make_storage(url: str, options: StudyOptions = StudyOptions()) -> RDBStorage
                 return optuna.storages.RDBStorage(url, engine_kwargs=engine_kwargs, grace_period=options.grace_period,
                                                   heartbeat_interval=options.heartbeat_interval, **retry)
             except sqlalchemy.exc.DBAPIError as exc:
-                if attempt == 4:
-                    reason = str(getattr(exc, "orig", exc))
-                    break
-                time.sleep(0.5 * (attempt + 1))
+                reason = str(getattr(exc, "orig", exc))
+                time.sleep(0.5 * (attempt + 1) if attempt < 4 else 0)
             except (sqlalchemy.exc.ArgumentError, ImportError, ValueError) as exc:  # bad URL, unknown dialect/driver
                 reason = str(exc).split(" (Background")[0]
                 break
@@ -124,11 +109,8 @@ def make_storage(url: str, options: StudyOptions = StudyOptions()) -> RDBStorage
 
 
 def open_study(name: str, storage: str | RDBStorage, options: StudyOptions = StudyOptions()) -> optuna.Study:
-    """Create the study ``name`` or load it if it exists (TPE with constant liar, median pruner).
-
-    The sampler's seed is offset by the number of trials already in the study, so that a resumed or
-    concurrent worker does not replay the same random start-up points.
-    """
+    """Create the study ``name`` or load it (TPE with constant liar, median pruner); the sampler's seed is offset by
+    the trials already in the study, so a resumed or concurrent worker does not replay the same start-up points."""
     import optuna
 
     if isinstance(storage, str):
@@ -168,28 +150,19 @@ def _any_complete(study: optuna.Study) -> bool:
     return any(t.state.name == "COMPLETE" for t in study.get_trials(deepcopy=False))
 
 
-class _Surplus(Exception):
-    """A trial drawn after the budget was used up (concurrent workers); recorded FAIL, never retried."""
-
-
 def run_study(study: optuna.Study, objective: Callable[[Trial], float], *, budget: int | None = None,
               n_trials: int | None = None, timeout: float | None = None,
               on_trial_end: Callable[[optuna.Study, FrozenTrial], None] | None = None) -> int:
-    """Run trials of ``objective`` one at a time until the ``budget`` (total counted trials the study should hold,
-    shared by all workers and reruns), ``n_trials`` (trials of this call) or ``timeout`` (start no trial after
-    this many seconds) says stop; ``on_trial_end(study, trial)`` after each (e.g. to print it and rewrite a
-    best-parameters file).  Returns the number of trials this call ran (complete, pruned or failed by their
-    objective).
-
-    Only this call's own trials decide its outcome and what it prints: with workers sharing the study, the
-    study's last trial is often another worker's (running, or a surplus one recorded FAIL).
-    """
+    """Run trials of ``objective`` one at a time until the ``budget`` (counted trials the whole study should hold),
+    ``n_trials`` (trials of this call) or ``timeout`` (no trial starts after it) says stop, calling
+    ``on_trial_end(study, trial)`` after each; returns the number of trials this call ran.  Only this call's own
+    trials decide its outcome: with workers sharing the study, its last trial is often another worker's."""
     import optuna
 
-    if budget is None and n_trials is None and timeout is None:
-        raise ValueError("run_study needs a budget, n_trials or a timeout")
     start, ran, failed, stop = time.monotonic(), 0, 0, False
     fatal: list[Exception] = []
+    for handler in optuna.logging._get_library_root_logger().handlers:   # Optuna's log lines as tune's
+        handler.addFilter(_one_short_line)
     mine: list[FrozenTrial] = []  # this call's trials, as Optuna hands them to its callbacks
 
     def guarded(trial: Trial) -> float:
@@ -198,7 +171,7 @@ def run_study(study: optuna.Study, objective: Callable[[Trial], float], *, budge
                                       if t.number < trial.number) >= budget:
             trial.set_user_attr("surplus", True)
             stop = True
-            raise _Surplus(f"trial {trial.number}: the budget of {budget} trials is used up")
+            raise RuntimeError(f"surplus trial {trial.number}: the budget of {budget} trials is used up")
         try:
             return objective(trial)
         except optuna.TrialPruned:
@@ -212,9 +185,8 @@ def run_study(study: optuna.Study, objective: Callable[[Trial], float], *, budge
     while not (stop or (n_trials is not None and ran >= n_trials)
                or (timeout is not None and time.monotonic() - start >= timeout)
                or (budget is not None and counted_trials(study) >= budget)):
-        with _one_line_optuna_logs():
-            study.optimize(guarded, n_trials=1, catch=(Exception,), gc_after_trial=False, show_progress_bar=False,
-                           callbacks=[lambda _study, trial: mine.append(trial)])
+        study.optimize(guarded, n_trials=1, catch=(Exception,), gc_after_trial=False, show_progress_bar=False,
+                       callbacks=[lambda _study, trial: mine.append(trial)])
         if fatal:  # the data, a file or the spec is wrong: every further trial would fail the same way
             raise fatal[0]
         if not stop:
@@ -228,50 +200,26 @@ def run_study(study: optuna.Study, objective: Callable[[Trial], float], *, budge
     return ran
 
 
-def shorten(text: str, width: int = LINE_WIDTH) -> str:
-    """``text`` on one line of at most ``width`` characters, cut after a whole word and marked with "…"."""
-    text = " ".join(text.split())
-    if len(text) <= width:
-        return text
-    return text[:width - 1].rsplit(" ", 1)[0] + "…"
-
-
 def trial_line(trial: FrozenTrial, best: FrozenTrial | None, done: int, total: int | None,
                objective: str = "value", direction: str = "minimize") -> str:
-    """One short line per finished trial: count, state, wall time, the ``objective`` by name with its
-    ``direction``, the best so far, and why it failed or was pruned
+    """One short line per finished trial
     (``[2/6] trial 1 complete in 3.2 s: validation RE 0.4512 (minimize; best 0.4512, trial 1)``)."""
     count = f"[{done}/{total}]" if total else f"[{done}]"
     seconds = trial.duration.total_seconds() if trial.duration is not None else 0.0
     value = f": {objective} {trial.value:.5g}" if trial.value is not None else ""
     best_part = f"best {best.value:.5g}, trial {best.number}" if best is not None else "no best yet"
     why = trial.user_attrs.get("error", "") if trial.state.name == "FAIL" else ""
-    return shorten(f"{count} trial {trial.number} {trial.state.name.lower()} in {seconds:.1f} s{value} ({direction}; "
-                   f"{best_part})" + (f"; {why}" if why else ""))
+    return _one_line(f"{count} trial {trial.number} {trial.state.name.lower()} in {seconds:.1f} s{value} ({direction}; "
+                     f"{best_part})" + (f"; {why}" if why else ""))
 
 
 def _one_short_line(record: logging.LogRecord) -> bool:
-    """Optuna's own log records, routed through tune's line format: its per-trial INFO lines (271 characters
-    with every parameter) are dropped (:func:`trial_line` replaces them); any other record is one line of at most
-    ``LINE_WIDTH`` characters, without its traceback."""
+    """Optuna's per-trial INFO lines (271 characters with every parameter) are dropped (:func:`trial_line` replaces
+    them); any other record becomes one line of at most ``LINE_WIDTH`` characters, without its traceback."""
     if record.levelno <= logging.INFO:
         return False
-    record.msg, record.args, record.exc_info, record.exc_text = shorten(record.getMessage()), None, None, None
+    record.msg, record.args, record.exc_info, record.exc_text = _one_line(record.getMessage()), None, None, None
     return True
-
-
-@contextlib.contextmanager
-def _one_line_optuna_logs():
-    import optuna
-
-    handlers = optuna.logging._get_library_root_logger().handlers
-    for handler in handlers:
-        handler.addFilter(_one_short_line)
-    try:
-        yield
-    finally:
-        for handler in handlers:
-            handler.removeFilter(_one_short_line)
 
 
 def study_summary(study: optuna.Study) -> dict:
@@ -291,39 +239,19 @@ def study_summary(study: optuna.Study) -> dict:
 
 
 def best_params_path(folder: Path, profile: str) -> Path:
-    """``<results>/<experiment>/best_params-<profile>.yaml``: the summary of one profile's study, so that tuning
-    one profile never overwrites another's (the file ``best_params.yaml`` of the first studies is still read for
-    the profile it names: :func:`best_params_of`)."""
+    """``<results>/<experiment>/best_params-<profile>.yaml``: one file per profile, so that tuning one profile never
+    overwrites another's (the first studies' ``best_params.yaml`` is still read for the profile it names)."""
     return Path(folder) / f"best_params-{profile}.yaml"
 
 
-MAX_BEST_PARAMS_BYTES = 1 << 20   # a best-parameters file fyexp writes: under 1 KB
-BEST_PARAMS_EXPECTED = ("expected the best-parameters file `fyexp tune` writes (a YAML mapping whose params map "
-                        "config paths to values)")
-SQLITE_HEADER = b"SQLite format 3\x00"   # the first 16 bytes of every SQLite 3 database
-
-
-def read_best_params_file(path: Path) -> dict:
-    """The mapping of a best-parameters file (:func:`best_params_file_problem`'s checks), or :class:`FyexpError`
-    naming the file and what was expected (one line, exit 2)."""
-    data, problem = best_params_file_problem(path)
-    if problem is not None:
-        raise FyexpError(f"--best: {path}: {problem}; {BEST_PARAMS_EXPECTED}")
-    return data
-
-
 def best_params_file_problem(path: Path) -> tuple[dict, str | None]:
-    """``(the mapping, None)`` of the best-parameters file ``path``, or ``({}, what is wrong)`` (one phrase), read as
-    data from someone else: a regular file (:func:`fyexp.store.damaged.read_record_text`) of at most
-    :data:`MAX_BEST_PARAMS_BYTES` of UTF-8, YAML within :func:`fyexp.spec.specs.yaml_bound_problem`'s bounds, a
-    mapping (an empty file is an empty one) whose ``params`` (if any) maps dotted config paths to numbers, text or
-    booleans.  The report's study figure skips a damaged file with one warning; ``run --best`` stops."""
+    """``(the mapping, None)`` of the best-parameters file ``path`` (someone else's data: a regular file of bounded
+    UTF-8 YAML, a mapping whose ``params`` maps config paths to numbers, text or booleans), or ``({}, the problem)``."""
     from fyexp.store.damaged import read_record_text
     from fyexp.spec.specs import yaml_bound_problem
 
     text, problem = read_record_text(Path(path), MAX_BEST_PARAMS_BYTES)
-    problem = problem or yaml_bound_problem(text)
-    if problem is not None:
+    if problem := problem or yaml_bound_problem(text):
         return {}, problem
     try:
         data = yaml.safe_load(text)
@@ -343,29 +271,27 @@ def best_params_file_problem(path: Path) -> tuple[dict, str | None]:
 
 
 def study_file_problem(path: Path) -> str | None:
-    """What makes ``path`` no SQLite study file, or None; checked before Optuna opens it (Optuna would create its
-    tables in an empty file, and a FIFO would block): a regular file (:func:`fyexp.store.damaged.open_regular`),
-    not empty, beginning with :data:`SQLITE_HEADER`.  Only its first 16 bytes are read."""
+    """What makes ``path`` no SQLite study file, or None; checked before Optuna opens it (it would create its tables
+    in an empty file, and a FIFO would block).  Only the first 16 bytes are read."""
     from fyexp.store.damaged import open_regular
 
     handle, problem = open_regular(path)
     if problem is not None:
         return problem
     with handle:
-        if os.fstat(handle.fileno()).st_size == 0:
-            return "empty (0 bytes)"
-        return None if handle.read(len(SQLITE_HEADER)) == SQLITE_HEADER else "not an SQLite database"
+        head = handle.read(len(SQLITE_HEADER))
+    return None if head == SQLITE_HEADER else "empty (0 bytes)" if not head else "not an SQLite database"
 
 
 def read_only_storage(path: Path) -> RDBStorage:
-    """An Optuna storage over the SQLite file ``path`` opened read-only (``mode=ro``: a damaged or foreign file is
-    never written to, no table is created); the caller disposes of its engine."""
+    """An Optuna storage over the SQLite file ``path`` opened ``mode=ro`` (a damaged or foreign file is never written
+    to, no table is created); the caller disposes of its engine."""
     import sqlite3
     from urllib.parse import quote
 
     import optuna
 
-    uri = f"file:{quote(str(Path(path).resolve()))}?mode=ro"   # read-only; any character of the path quoted
+    uri = f"file:{quote(str(Path(path).resolve()))}?mode=ro"   # any character of the path quoted
     return optuna.storages.RDBStorage("sqlite://", {"creator": lambda: sqlite3.connect(uri, uri=True)},
                                       skip_compatibility_check=True, skip_table_creation=True)
 
@@ -420,13 +346,9 @@ def _search(config: Any, name: str, profile: str) -> dict:
 def tune_experiment(experiment: Any, config: Any, ctx: Any, *, n_trials: int | None = None,
                     timeout: float | None = None, storage: str | None = None,
                     results_dir: Path | None = None, budget: int | None = None) -> None:
-    """``fyexp tune NAME`` for any experiment whose profile has a ``search`` space.
-
-    The experiment provides ``trial(config, ctx, report, work_dir) -> float``: train at ``config`` and return the
-    validation metric, calling ``report(step, value)`` after each epoch (median pruning).  The study settings are
-    the config's ``search``, ``n_trials``, ``tune_seed``, ``heartbeat_interval``, ``grace_period`` and
-    (optionally) ``direction``; the best parameters go to :func:`best_params_path`.
-    """
+    """``fyexp tune NAME`` for an experiment whose profile has a ``search`` space: its ``trial(config, ctx, report,
+    work_dir)`` trains, calls ``report(epoch, value)`` after each epoch (median pruning), returns the validation metric.
+    The best parameters go to :func:`best_params_path`."""
     import optuna
 
     from fyexp.train import allocator
@@ -483,27 +405,21 @@ def tune_experiment(experiment: Any, config: Any, ctx: Any, *, n_trials: int | N
     print(f"{ctx.experiment}: {ran} trials run in this call; study '{study.study_name}' in {public_url(url)}")
     if _any_complete(study):
         print(f"best parameters → {best_params_path(folder, ctx.profile)}; run them with "
-              f"`{run_best_command(ctx.experiment, ctx.profile)}`")
-
-
-def run_best_command(name: str, profile: str) -> str:
-    """The command that runs a profile's grid at its study's best parameters."""
-    return f"fyexp run {name} --profile {profile} --best"
+              f"`{RUN_BEST.format(ctx.experiment, ctx.profile)}`")
 
 
 def trial_seconds(trials: list[FrozenTrial]) -> tuple[float, int] | None:
-    """The mean wall seconds of the finished trials (complete, pruned, or failed by their objective: those that
-    ran; not a surplus or killed one) and how many; ``None`` where none finished."""
+    """The mean wall seconds of the trials that ran (complete, pruned, or failed by their objective; not a surplus or
+    killed one) and how many; ``None`` where none did."""
     ran = [t for t in trials if t.datetime_start and t.datetime_complete
            and (t.state.name in ("COMPLETE", "PRUNED") or "error" in t.user_attrs)]
-    if not ran:
-        return None
-    return sum((t.datetime_complete - t.datetime_start).total_seconds() for t in ran) / len(ran), len(ran)
+    seconds = sum((t.datetime_complete - t.datetime_start).total_seconds() for t in ran)
+    return (seconds / len(ran), len(ran)) if ran else None
 
 
 def tune_time(to_run: int, workers: int, per_trial: float, timeout: float | None) -> float:
-    """The wall time of ``to_run`` trials of ``per_trial`` seconds each on ``workers`` workers (each runs one at a
-    time: ⌈to_run / workers⌉ rounds), at most ``timeout`` plus one trial (none starts after the timeout)."""
+    """The wall time of ``to_run`` trials of ``per_trial`` seconds on ``workers`` workers (⌈to_run / workers⌉
+    rounds), at most ``timeout`` plus one trial (none starts after the timeout)."""
     seconds = math.ceil(to_run / max(1, workers)) * per_trial
     return min(seconds, timeout + per_trial) if timeout else seconds
 
@@ -511,11 +427,8 @@ def tune_time(to_run: int, workers: int, per_trial: float, timeout: float | None
 def tune_plan(experiment: Any, config: Any, name: str, profile: str, *, n_trials: int | None,
               timeout: float | None, storage: str, results_dir: Path, workers: int = 1,
               cell_seconds: tuple[float, str] | None = None) -> list[str]:
-    """What ``fyexp tune`` will do, before it starts: the study and its storage (its trials read where it exists),
-    the trials to run (of the profile's budget, less those the study counts) and their time, the objective and its
-    direction, and where the best parameters go.  A trial's time (:func:`tune_time`) is the mean of the study's
-    finished trials (:func:`trial_seconds`: they ran where this one runs), else ``cell_seconds`` (one cell's time at
-    this profile on this machine, and where it was read: a trial trains as a cell does), else unknown."""
+    """What ``fyexp tune`` will do: study, trials and their time (the study's finished trials' mean, else
+    ``cell_seconds``: one cell's time at this profile, as a trial trains as a cell does), objective, best parameters."""
     _search(config, name, profile)
     import optuna
 
@@ -531,12 +444,9 @@ def tune_plan(experiment: Any, config: Any, name: str, profile: str, *, n_trials
     trials = (f"{count_of(to_run, 'more trial')} (--n-trials; the study counts {counted})" if n_trials is not None
               else f"{count_of(to_run, 'trial')} to run (the profile's budget {budget}, {counted} counted so far)")
     finished = trial_seconds(existing)
-    if finished is not None:
-        per_trial, source = finished[0], f"the mean of the study's {count_of(finished[1], 'finished trial')}"
-    elif cell_seconds is not None:
-        per_trial, source = cell_seconds[0], f"one cell's time at this profile, {cell_seconds[1]}"
-    else:
-        per_trial = None
+    per_trial, source = ((finished[0], f"the mean of the study's {count_of(finished[1], 'finished trial')}") if finished
+                         else (cell_seconds[0], f"one cell's time at this profile, {cell_seconds[1]}") if cell_seconds
+                         else (None, ""))
     when = ("none" if not to_run else
             "unknown (no finished trial in the study, no recorded cell of this profile)" if per_trial is None else
             f"about {duration(tune_time(to_run, workers, per_trial, timeout))} ({duration(per_trial)} a trial: "
@@ -548,52 +458,43 @@ def tune_plan(experiment: Any, config: Any, name: str, profile: str, *, n_trials
             f"  objective: {experiment.TRIAL_OBJECTIVE}, {direction} "
             f"({'lower' if direction == 'minimize' else 'higher'} is better)",
             f"  best parameters → {best_params_path(Path(results_dir) / name, profile)}, for "
-            f"`{run_best_command(name, profile)}`"]
+            f"`{RUN_BEST.format(name, profile)}`"]
 
 
 def best_params_of(name: str, profile: str, results_dir: Path) -> tuple[dict, str]:
-    """The best parameters that ``fyexp tune NAME --profile PROFILE`` found, and where they were read.
-
-    Each profile has its own study (``NAME-PROFILE``) and summary (:func:`best_params_path`), read first; the one
-    ``best_params.yaml`` of the first studies only when its ``profile`` is the one asked for (before 2026-11-25 it
-    was read whatever its profile); else the profile's study in the folder's ``study.db`` answers (its best
-    completed trial, :func:`study_summary`).
-    """
-    def params_in(file: Path) -> tuple[dict, str]:
-        params = read_best_params_file(file).get("params")
-        if not params:
-            raise FyexpError(f"--best: {file}: no completed trial yet")
-        return dict(params), str(file)
-
+    """The best parameters ``fyexp tune NAME --profile PROFILE`` found, and where they were read: the profile's own
+    file (:func:`best_params_path`), else the first studies' ``best_params.yaml`` where its ``profile`` is this one,
+    else the best completed trial of the study ``NAME-PROFILE`` in the folder's ``study.db``."""
     folder = Path(results_dir) / name
-    own = best_params_path(folder, profile)
-    if os.path.lexists(own):   # a FIFO or a link too: refused by read_best_params_file, never skipped
-        return params_in(own)
-    path = folder / BEST_PARAMS
-    tuned_last = read_best_params_file(path).get("profile") if os.path.lexists(path) else None
-    if tuned_last == profile:
-        return params_in(path)
-    database, study_name = folder / STUDY_DB, f"{name}-{profile}"
+    own, first, database, study_name = (best_params_path(folder, profile), folder / BEST_PARAMS, folder / STUDY_DB,
+                                        f"{name}-{profile}")
+    file = own if os.path.lexists(own) else first   # a FIFO or a link too: refused, never skipped
+    data, problem = best_params_file_problem(file) if os.path.lexists(file) else ({}, None)
+    if problem is not None:
+        raise FyexpError(f"--best: {file}: {problem}; {BEST_PARAMS_EXPECTED}")
+    if file == own or data.get("profile") == profile:
+        if not data.get("params"):
+            raise FyexpError(f"--best: {file}: no completed trial yet")
+        return dict(data["params"]), str(file)
     if os.path.lexists(database):
         found, params = _study_best_params(database, study_name)
-        if found and params:
+        if params:
             return dict(params), f"{database} (study {study_name})"
         if found:
             raise FyexpError(f"--best: study '{study_name}' in {database} has no completed trial yet")
-    held = f"{path} holds the study of profile '{tuned_last}'" if tuned_last else f"no {path}"
+    held = f"{first} holds the study of profile '{data['profile']}'" if data.get("profile") else f"no {first}"
     raise FyexpError(f"--best: no tuning study of profile '{profile}' ({held}, and {database} has no study "
                      f"'{study_name}'); run `fyexp tune {name} --profile {profile}` first")
 
 
 def _study_best_params(database: Path, study_name: str) -> tuple[bool, dict]:
     """``(whether the study is in the database, its best completed trial's parameters or {})``, kept while the file
-    and this module are unchanged (:mod:`fyexp.store.user_cache`): ``report`` and ``claims`` ask it of every row of a
-    tuned profile, and opening a study costs about a second (importing Optuna and SQLAlchemy)."""
+    and this module are unchanged (:mod:`fyexp.store.user_cache`): report and claims ask it of every row of a tuned
+    profile, and opening a study costs about a second (importing Optuna and SQLAlchemy)."""
     from fyexp.store.user_cache import code_key, file_signature, remembered
 
-    problem = study_file_problem(database)
-    if problem is not None:
-        raise FyexpError(f"--best: {database}: {problem}; expected the SQLite study file `fyexp tune` writes")
+    if problem := study_file_problem(database):
+        raise FyexpError(f"--best: {database}: {problem}; {DB_EXPECTED}")
 
     def read() -> tuple[bool, dict]:
         import sqlite3
@@ -605,26 +506,24 @@ def _study_best_params(database: Path, study_name: str) -> tuple[bool, dict]:
         storage = None
         try:
             storage = read_only_storage(database)
-            found = study_name in optuna.get_all_study_names(storage=storage)
-            params = study_summary(optuna.load_study(study_name=study_name, storage=storage))["params"] if found else {}
+            return True, study_summary(optuna.load_study(study_name=study_name, storage=storage))["params"] or {}
+        except KeyError:   # no such study in the file
+            return False, {}
         except (OptunaError, SQLAlchemyError, sqlite3.Error, ValueError) as exc:
             reason = " ".join(str(getattr(exc, "orig", None) or exc).split("[SQL:")[0].split())
-            raise FyexpError(f"--best: {database}: not a readable Optuna study ({reason}); expected the SQLite "
-                             f"study file `fyexp tune` writes") from None
+            raise FyexpError(f"--best: {database}: not a readable Optuna study ({reason}); {DB_EXPECTED}") from None
         finally:
             if storage is not None:
                 storage.engine.dispose()
-        return found, dict(params or {})
 
     return remembered("study-best", f"{database.resolve()}::{study_name}",
                       (code_key(__file__), *file_signature(database)), read)
 
 
 def with_best(resolved: Any, results_dir: Path, aliases: dict[str, str] | None = None) -> Any:
-    """``resolved`` with the best parameters of its profile's tuning study (:func:`best_params_of`; ``--best``
-    for any tuned experiment); ``aliases`` maps older flat names (``learning_rate``) to config paths, by default
-    the config class's ``PARAM_ALIASES`` where it declares them.  A parameter whose path names no parameter of the
-    config (a file from another experiment, or edited) is refused before any value is set."""
+    """``resolved`` with its profile's best parameters (:func:`best_params_of`); ``aliases`` maps older flat names
+    (``learning_rate``) to config paths (default: the config class's ``PARAM_ALIASES``).  A path that names no
+    parameter of the config (a file from another experiment, or edited) is refused before any value is set."""
     if aliases is None:
         aliases = getattr(type(resolved.config), "PARAM_ALIASES", {})
     params, source = best_params_of(resolved.name, resolved.profile, results_dir)

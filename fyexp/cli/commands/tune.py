@@ -1,11 +1,5 @@
-"""``fyexp tune NAME``: an Optuna study of the spec's ``search:`` space, in this process or as worker jobs.
-
-Without ``--executor`` one worker runs in this process (:func:`fyexp.spec.tuning.tune_experiment`); with one, ``--jobs``
-workers share the study and its exact trial budget (:func:`fyexp.run.executors.tune_as_jobs`).  A variant profile
-(``paper+lr=1e-4``) tunes in a study of its own; rerunning continues the same study.  The plan (study, storage,
-trials and their time, objective and direction, where the best parameters go) is printed before the first trial
-(:func:`fyexp.spec.tuning.tune_plan`; a trial's time from the study's finished trials, else one cell's time at the
-profile, :func:`cell_seconds`).
+"""``fyexp tune NAME``: an Optuna study of the spec's ``search:`` space, in this process or, with ``--executor``, as
+``--jobs`` workers sharing its exact trial budget; a rerun continues it.  Its plan is printed before the first trial.
 """
 
 from __future__ import annotations
@@ -15,13 +9,12 @@ import os
 from rich.console import Console
 
 from fyexp.cli.commands.options import Options, data_folder, resolve_experiment, results_folder
-from fyexp.run.progress import say
+from fyexp.run.progress import make_progress, say
 
 
 def cell_seconds(name: str, resolved, options: Options, results) -> tuple[float, str] | None:
-    """One cell's time at the resolved profile on this machine, and where its times were read: the mean over the
-    cells that ``fyexp list``'s estimate covers (:func:`fyexp.run.overview.summary_as_recorded` at this machine's
-    speed: recorded, else scaled from another profile's cells); ``None`` where no cell has one."""
+    """One cell's mean time at the resolved profile on this machine (as ``fyexp list`` estimates it: recorded, else
+    scaled from another profile's cells) and where its times were read; ``None`` where no cell has one."""
     from fyexp.run.overview import summary_as_recorded
     from fyexp.run.estimate import source_text
     from fyexp.spec.specs import load_spec
@@ -64,9 +57,6 @@ def tune_command(name: str, options: Options, *, n_trials: int | None, timeout: 
                         results_dir=results)
         return True
     from fyexp.run.executors import tune_as_jobs
-    from fyexp.run.progress import make_progress
 
-    failed = tune_as_jobs(experiment, resolved.config, ctx, options=options.executor, n_trials=n_trials,
-                          timeout=timeout, storage=url, results_dir=results,
-                          progress=make_progress(err, live=True))
-    return not failed
+    return not tune_as_jobs(experiment, resolved.config, ctx, options=options.executor, n_trials=n_trials,
+                            timeout=timeout, storage=url, results_dir=results, progress=make_progress(err, live=True))
