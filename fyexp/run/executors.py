@@ -1,20 +1,15 @@
 """Cells as jobs of an existing engine: submitit's local executor (this machine) or SLURM (a cluster).
 
-``fyexp run NAME --executor local|slurm`` hands the unfinished cells of a grid to submitit.  Each job runs one
-cell through :func:`fyexp.run.runner.execute_cell` — the code path of the in-process runner — and writes its
-atomic cell file into the shared results folder, so resume, ``--force`` and failure records behave the same:
-a job killed mid-cell leaves no file and its cell is redone by the next run; a finished cell is never redone
-or duplicated.  Job logs (stdout/stderr, pickled calls) live under ``results/<exp>/work/<profile>/jobs/``.
+``fyexp run NAME --executor local|slurm`` hands the unfinished cells to submitit.  Each job runs one cell through
+:func:`fyexp.run.runner.execute_cell`, the in-process code path, into the shared results folder, so resume,
+``--force`` and failure records behave the same: a job killed mid-cell leaves no file and its cell is redone by the
+next run.  Job logs live under ``results/<exp>/work/<profile>/jobs/``.
 
-* ``local``: at most ``jobs`` cells at once (default: one per core), each limited to ``threads_per_job``
-  threads (default 1).  On a CPU one single-threaded cell per core beats one multi-threaded process: the small
-  GEMMs of these models do not scale across threads (``scripts/bench_grid.py``).
-* ``slurm``: one job array (``map_array``), ``jobs`` = the array's parallelism (``%N``); partition, GPUs per
-  job, CPUs per job, memory and time limit from the options.  ``dry_run`` renders the sbatch script and the
-  array without submitting (no cluster needed).
+* ``local``: at most ``jobs`` cells at once (default: one per core), each limited to ``threads_per_job`` threads
+  (default 1: the small GEMMs of these models do not scale across threads, ``scripts/bench_grid.py``).
+* ``slurm``: one job array, ``jobs`` its parallelism (``%N``); ``dry_run`` renders the sbatch script instead.
 
-``train.ensemble: true`` (seeds of a cell trained as one model, :mod:`fyexp.train.ensemble`) applies to the
-in-process runner; under an executor each job trains its own cell.
+``train.ensemble: true`` applies to the in-process runner; under an executor each job trains its own cell.
 """
 
 from __future__ import annotations
@@ -90,8 +85,8 @@ OPTIONS = {"--jobs": "jobs", "--threads-per-job": "threads_per_job", "--slurm-pa
 
 
 def executor_options(kind: str | None, given: dict[str, Any], dry_run: bool = False) -> ExecutorOptions | None:
-    """The options of ``--executor kind`` from the command line's values ``given`` (option name → value, None where
-    not given: the field's default; names not in :data:`OPTIONS` are ignored), or None without ``--executor``."""
+    """The options of ``--executor kind`` from the command line's values ``given`` (option name → value or None:
+    the default; names not in :data:`OPTIONS` ignored), or None without ``--executor``."""
     values = {OPTIONS[option]: value for option, value in given.items() if option in OPTIONS and value is not None}
     if kind is not None:
         return ExecutorOptions(kind=kind, dry_run=dry_run and kind == "slurm", **values)

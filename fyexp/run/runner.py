@@ -158,9 +158,7 @@ def trained_since_result(work: Path, cell_file: Path) -> bool:
     from fyexp.train import CHECKPOINT
 
     stamps = [p.stat().st_mtime_ns for p in Path(work).rglob(CHECKPOINT)]  # none for an absent folder
-    if not stamps:
-        return False
-    return not cell_file.is_file() or min(stamps) > cell_file.stat().st_mtime_ns
+    return bool(stamps) and (not cell_file.is_file() or min(stamps) > cell_file.stat().st_mtime_ns)
 
 
 def prefit_ensembles(resolved: ResolvedSpec, experiment: Experiment, todo: list[Cell], store: ResultStore, *,
@@ -168,8 +166,7 @@ def prefit_ensembles(resolved: ResolvedSpec, experiment: Experiment, todo: list[
     """With ``train.ensemble: true``: the cells that differ only by seed trained together by ``experiment.prefit``,
     which leaves each member's solo-format checkpoint in its cell's work folder, so :func:`execute_cell` then only
     evaluates (with the solo run's numbers).  An experiment without ``prefit`` trains every cell alone."""
-    train = getattr(resolved.config, "train", None)
-    if not getattr(train, "ensemble", False) or not experiment.trains_ensembles:
+    if not getattr(getattr(resolved.config, "train", None), "ensemble", False) or not experiment.trains_ensembles:
         return
     groups: dict[tuple[str, str], list[Cell]] = {}
     for cell in todo:
@@ -194,8 +191,7 @@ def run_experiment(resolved: ResolvedSpec, experiment: Experiment, *, device: st
     interruption loses at most the cells in flight.  ``progress`` defaults to a live bar on a terminal
     (``show_progress``), plain lines otherwise; ``pending``: the grid as the plan classified it, else classified
     here."""
-    console = console or Console(stderr=True)
-    progress = progress or make_progress(console, live=show_progress)
+    progress = progress or make_progress(console or Console(stderr=True), live=show_progress)
     store = ResultStore(results_dir, resolved.name)
     store.refuse_links_leaving()  # every write and delete below stays inside the results folder
     if removed := store.remove_leftovers():  # temporary files of writes killed in an earlier run
@@ -216,8 +212,7 @@ def run_experiment(resolved: ResolvedSpec, experiment: Experiment, *, device: st
     for cell in todo:  # all before any runs: a cell may train in another's folder (frac's Table 7 reference)
         if claim_work_dir(store.work_dir(resolved.profile, cell), pending.settings_hashes[cell.key]):
             progress.note(f"cell {cell.key}: its work folder held checkpoints trained at other settings; discarded")
-    failed = data_missing = elsewhere = 0
-    start = time.perf_counter()
+    start, failed, data_missing, elsewhere = time.perf_counter(), 0, 0, 0
     try:
         progress.start(f"{resolved.name} [{resolved.profile}]", len(todo))
         if executor is not None and todo:
