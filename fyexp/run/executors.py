@@ -74,8 +74,7 @@ class ExecutorOptions:
                                  data_dir=str(Path(data_dir).resolve()) if data_dir else None, force=force,
                                  threads=self.threads_per_job)
         return _run_jobs(self, store.folder / "work" / resolved.profile / "jobs",
-                         f"fyexp-{resolved.name}-{resolved.profile}", call, cells, [c.key for c in cells], progress,
-                         noun="cell ")
+                         f"fyexp-{resolved.name}-{resolved.profile}", call, cells, [c.key for c in cells], progress)
 
 
 #: the command-line option of each field (their domains: :data:`fyexp.core.domains.OPTION_DOMAINS`)
@@ -145,9 +144,8 @@ def describe_slurm_submission(resolved: Any, cells: list[Cell], store: ResultSto
 
 
 def job_status(job, what: str, progress: RunProgress) -> str:
-    """What the job of ``what`` (``cell KEY``, ``worker N``) returned (:func:`fyexp.run.runner.execute_cell`'s
-    ``'ok'``, ``'failed'`` or ``'skipped: <why>'``), or ``'failed'``, said in one line with its log's path, when the
-    job itself failed."""
+    """What the job of ``what`` (``cell KEY``, ``worker N``) returned, or ``'failed'`` when the job itself failed,
+    said in one line with its log's path."""
     try:
         return str(job.result())
     except Exception as exc:  # the job raised, was killed, or timed out: its cell has no file
@@ -167,11 +165,12 @@ def failure_reason(exc: BaseException) -> str:
 
 
 def _run_jobs(options: ExecutorOptions, folder: Path, job_name: str, call, items: list, labels: list[str],
-              progress: RunProgress, noun: str = "") -> Counter:
+              progress: RunProgress, cells: bool = True) -> Counter:
     """``call(item)`` of every item as a job, its progress under its label, the statuses counted by kind
-    (``'skipped: <why>'`` as ``skipped``).  Local: at most :meth:`ExecutorOptions.concurrency` jobs at once, each
-    process started with :data:`THREAD_VARIABLES` set (its import-time thread pools), those in flight cancelled on
-    Ctrl-C (their cells have no file and are redone); SLURM: one job array, watched with ``squeue``
+    (``'skipped: <why>'`` as ``skipped``); ``cells``: the items are cells (else tuning workers, their start said
+    with the job id).  Local: at most :meth:`ExecutorOptions.concurrency` jobs at once, a cell's process started with
+    :data:`THREAD_VARIABLES` set (its import-time thread pools), those in flight cancelled on Ctrl-C (their cells have
+    no file and are redone); SLURM: one job array, watched with ``squeue``
     (:class:`fyexp.run.slurm_watcher.SqueueWatcher`: clusters without accounting answer no ``sacct``), the result
     files of ended jobs waited for :data:`RESULT_WAIT_S`."""
     import submitit
@@ -185,7 +184,7 @@ def _run_jobs(options: ExecutorOptions, folder: Path, job_name: str, call, items
                                slurm_parameters(options, len(items), job_name))
     limit = options.concurrency(len(items)) if local else len(items)
     queue, running, counts = list(zip(items, labels)), {}, Counter()
-    threads = {name: str(options.threads_per_job) for name in THREAD_VARIABLES} if local else {}
+    threads = {name: str(options.threads_per_job) for name in THREAD_VARIABLES} if local and cells else {}
     try:
         with mock.patch.dict(os.environ, threads):
             while queue or running:
@@ -196,12 +195,12 @@ def _run_jobs(options: ExecutorOptions, folder: Path, job_name: str, call, items
                     for job in jobs if not local else ():   # squeue, not sacct; a short wait for result files
                         job.watcher, job._results_timeout_s = watcher, RESULT_WAIT_S
                     for job, (_, label) in zip(jobs, batch):
-                        progress.cell_started(label)
+                        progress.cell_started(label if cells else f"{label} (job {job.job_id})")
                         running[job] = (label, time.perf_counter())
                 time.sleep(POLL_S if local else SLURM_POLL_S)
                 for job in [j for j in running if j.done()]:
                     label, started = running.pop(job)
-                    status = job_status(job, f"{noun}{label}", progress)
+                    status = job_status(job, f"cell {label}" if cells else label, progress)
                     counts[status.split(":", 1)[0]] += 1
                     progress.cell_finished(label, status, time.perf_counter() - started)
     except BaseException:
@@ -214,7 +213,7 @@ def _run_jobs(options: ExecutorOptions, folder: Path, job_name: str, call, items
 def tune_job(experiment: Any, config: Any, ctx: Any, worker: int, *, storage: str, results_dir: str, budget: int,
              timeout: float | None, threads: int) -> str:
     """The body of tuning worker ``worker``: trials of the shared study until its ``budget`` is used up."""
-    print(f"fyexp tune worker {worker}: {ctx.experiment} [{ctx.profile}], budget {budget}, pid {os.getpid()}",
+    print(f"fyexp tune worker: {ctx.experiment} [{ctx.profile}] #{worker}, budget {budget}, pid {os.getpid()}",
           flush=True)
     import torch
 
@@ -244,6 +243,6 @@ def tune_as_jobs(experiment: Any, config: Any, ctx: Any, *, options: ExecutorOpt
     try:
         return _run_jobs(options, Path(results_dir) / ctx.experiment / "work" / ctx.profile /
                          "tune-jobs", f"fyexp-tune-{ctx.experiment}-{ctx.profile}", call, list(range(workers)),
-                         [f"worker {i}" for i in range(workers)], progress)["failed"]
+                         [f"worker {i}" for i in range(workers)], progress, cells=False)["failed"]
     finally:
         progress.stop()

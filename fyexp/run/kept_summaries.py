@@ -29,8 +29,7 @@ FORMAT = 1
 
 
 def spec_digest(spec) -> str:
-    """SHA-256 of the spec as loaded (its profiles, grid and defaults), its file named by its name alone: the same
-    spec in another checkout has the same digest."""
+    """SHA-256 of the spec as loaded, its file named by its name alone (the same in another checkout)."""
     return hashlib.sha256(repr(dataclasses.replace(spec, path=Path(spec.path).name)).encode()).hexdigest()
 
 

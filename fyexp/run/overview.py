@@ -141,31 +141,33 @@ def summaries_as_recorded(spec, results_dir: Path, inputs=None, kept=None) -> li
     :func:`fyexp.run.estimate.recorded_inputs` (not this machine's speed: a new calibration keeps them) and the spec
     as loaded; on a miss read from ``kept()`` (:func:`fyexp.run.kept_summaries.read_kept`: a fresh clone) where it
     is of this spec, else derived; always derived where there is no key (a runner outside fyexp)."""
-    from fyexp.core.errors import FyexpError
-    from fyexp.experiments import get_config_class
     from fyexp.run.kept_summaries import spec_digest
-    from fyexp.spec.specs import resolve
     from fyexp.store.user_cache import remembered
-
-    def derived() -> list[ProfileSummary]:
-        config_class, out = get_config_class(spec.runner), []
-        for name in spec.profile_names():
-            try:
-                out.append(summary_as_recorded(spec, resolve(spec, name, config_class, None, ()), results_dir, inputs))
-            except FyexpError:
-                continue
-        return out
 
     def derive() -> list[ProfileSummary]:
         digest, found = (kept() if kept is not None else {}).get(spec.name, ("", None))
-        return found if digest == spec_key and found is not None else derived()
+        return found if digest == spec_key and found is not None else _profile_summaries(spec, results_dir, inputs)
 
     inputs = inputs or functools.cache(lambda: recorded_inputs(results_dir, None))  # the scaled figures' key too
     if (key := inputs()) is None:
-        return derived()
+        return _profile_summaries(spec, results_dir, inputs)
     spec_key = spec_digest(spec)
     return remembered("list-summaries", repr((spec.name, str(results_dir), str(Path(results_dir).resolve()))),
                       (key, spec_key), derive)
+
+
+def _profile_summaries(spec, results_dir: Path, inputs=None) -> list[ProfileSummary]:
+    from fyexp.core.errors import FyexpError
+    from fyexp.experiments import get_config_class
+    from fyexp.spec.specs import resolve
+
+    config_class, out = get_config_class(spec.runner), []
+    for name in spec.profile_names():
+        try:
+            out.append(summary_as_recorded(spec, resolve(spec, name, config_class, None, ()), results_dir, inputs))
+        except FyexpError:
+            continue
+    return out
 
 
 def _axes_text(axes: dict[str, list]) -> str:
