@@ -1,20 +1,15 @@
 """Cells as jobs of an existing engine: submitit's local executor (this machine) or SLURM (a cluster).
 
-``fyexp run NAME --executor local|slurm`` hands the unfinished cells of a grid to submitit.  Each job runs one
-cell through :func:`fyexp.run.runner.execute_cell` — the code path of the in-process runner — and writes its
-atomic cell file into the shared results folder, so resume, ``--force`` and failure records behave the same:
-a job killed mid-cell leaves no file and its cell is redone by the next run; a finished cell is never redone
-or duplicated.  Job logs (stdout/stderr, pickled calls) live under ``results/<exp>/work/<profile>/jobs/``.
+``fyexp run NAME --executor local|slurm`` hands the unfinished cells to submitit.  Each job runs one cell through
+:func:`fyexp.run.runner.execute_cell`, the in-process code path, into the shared results folder, so resume,
+``--force`` and failure records behave the same: a job killed mid-cell leaves no file and its cell is redone by the
+next run.  Job logs live under ``results/<exp>/work/<profile>/jobs/``.
 
-* ``local``: at most ``jobs`` cells at once (default: one per core), each limited to ``threads_per_job``
-  threads (default 1).  On a CPU one single-threaded cell per core beats one multi-threaded process: the small
-  GEMMs of these models do not scale across threads (``scripts/bench_grid.py``).
-* ``slurm``: one job array (``map_array``), ``jobs`` = the array's parallelism (``%N``); partition, GPUs per
-  job, CPUs per job, memory and time limit from the options.  ``dry_run`` renders the sbatch script and the
-  array without submitting (no cluster needed).
+* ``local``: at most ``jobs`` cells at once (default: one per core), each limited to ``threads_per_job`` threads
+  (default 1: the small GEMMs of these models do not scale across threads, ``scripts/bench_grid.py``).
+* ``slurm``: one job array, ``jobs`` its parallelism (``%N``); ``dry_run`` renders the sbatch script instead.
 
-``train.ensemble: true`` (seeds of a cell trained as one model, :mod:`fyexp.train.ensemble`) applies to the
-in-process runner; under an executor each job trains its own cell.
+``train.ensemble: true`` applies to the in-process runner; under an executor each job trains its own cell.
 """
 
 from __future__ import annotations
@@ -27,6 +22,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+from unittest import mock
 
 from fyexp.core.domains import OPTION_DOMAINS, check_options
 from fyexp.core.errors import FyexpError
@@ -72,9 +68,13 @@ class ExecutorOptions:
 
     def run_cells(self, resolved: Any, cells: list[Cell], store: ResultStore, *, device: str,
                   data_dir: Path | None, force: bool, progress: RunProgress) -> Counter:
-        """The :class:`fyexp.run.runner.CellExecutor` protocol: :func:`run_cells_as_jobs` with these options."""
-        return run_cells_as_jobs(resolved, cells, store, options=self, device=device, data_dir=data_dir,
-                                 force=force, progress=progress)
+        """The :class:`fyexp.run.runner.CellExecutor` protocol: ``cells`` as jobs (:func:`_run_jobs`), their statuses
+        counted as the in-process runner counts its cells."""
+        call = functools.partial(run_cell_job, resolved, results_dir=str(Path(store.root).resolve()), device=device,
+                                 data_dir=str(Path(data_dir).resolve()) if data_dir else None, force=force,
+                                 threads=self.threads_per_job)
+        return _run_jobs(self, store.folder / "work" / resolved.profile / "jobs",
+                         f"fyexp-{resolved.name}-{resolved.profile}", call, cells, [c.key for c in cells], progress)
 
 
 #: the command-line option of each field (their domains: :data:`fyexp.core.domains.OPTION_DOMAINS`)
@@ -84,8 +84,8 @@ OPTIONS = {"--jobs": "jobs", "--threads-per-job": "threads_per_job", "--slurm-pa
 
 
 def executor_options(kind: str | None, given: dict[str, Any], dry_run: bool = False) -> ExecutorOptions | None:
-    """The options of ``--executor kind`` from the command line's values ``given`` (option name → value, None where
-    not given: the field's default; names not in :data:`OPTIONS` are ignored), or None without ``--executor``."""
+    """The options of ``--executor kind`` from the command line's values ``given`` (option name → value or None:
+    the default; names not in :data:`OPTIONS` ignored), or None without ``--executor``."""
     values = {OPTIONS[option]: value for option, value in given.items() if option in OPTIONS and value is not None}
     if kind is not None:
         return ExecutorOptions(kind=kind, dry_run=dry_run and kind == "slurm", **values)
@@ -97,44 +97,11 @@ def executor_options(kind: str | None, given: dict[str, Any], dry_run: bool = Fa
 
 def slurm_parameters(options: ExecutorOptions, n_cells: int, job_name: str) -> dict[str, Any]:
     """The parameters of ``submitit.SlurmExecutor.update_parameters`` for ``n_cells`` cells."""
-    params: dict[str, Any] = {"job_name": job_name, "time": options.slurm_time_min, "nodes": 1, "ntasks_per_node": 1,
-                              "cpus_per_task": options.slurm_cpus_per_job or options.threads_per_job,
-                              "array_parallelism": options.concurrency(n_cells)}
-    if options.slurm_partition:
-        params["partition"] = options.slurm_partition
-    if options.slurm_gpus_per_job:
-        params["gpus_per_node"] = options.slurm_gpus_per_job
-    if options.slurm_mem_gb:
-        params["mem"] = f"{int(options.slurm_mem_gb * 1024)}M"
-    if options.slurm_setup:
-        params["setup"] = list(options.slurm_setup)
-    return params
-
-
-def make_executor(options: ExecutorOptions, folder: Path, n_cells: int, job_name: str):
-    """A configured submitit executor writing its logs under ``folder``."""
-    import submitit
-
-    folder.mkdir(parents=True, exist_ok=True)
-    if options.kind == "local":
-        executor = submitit.LocalExecutor(folder=folder)
-        executor.update_parameters(timeout_min=options.timeout_min)
-    else:
-        executor = submitit.SlurmExecutor(folder=folder)
-        executor.update_parameters(**slurm_parameters(options, n_cells, job_name))
-    return executor
-
-
-def render_slurm_script(options: ExecutorOptions, folder: Path, n_cells: int, job_name: str) -> str:
-    """The sbatch script submitit would submit for an array of ``n_cells`` jobs (nothing is submitted)."""
-    import shlex
-    import sys
-
-    from submitit.slurm import slurm
-
-    command = " ".join([shlex.quote(sys.executable), "-u -m submitit.core._submit", shlex.quote(str(folder))])
-    return slurm._make_sbatch_string(command=command, folder=folder, map_count=n_cells,
-                                     **slurm_parameters(options, n_cells, job_name))
+    given = {"partition": options.slurm_partition, "gpus_per_node": options.slurm_gpus_per_job,
+             "mem": options.slurm_mem_gb and f"{int(options.slurm_mem_gb * 1024)}M", "setup": list(options.slurm_setup)}
+    return {"job_name": job_name, "time": options.slurm_time_min, "nodes": 1, "ntasks_per_node": 1,
+            "cpus_per_task": options.slurm_cpus_per_job or options.threads_per_job,
+            "array_parallelism": options.concurrency(n_cells), **{k: v for k, v in given.items() if v}}
 
 
 def run_cell_job(resolved: Any, cell: Cell, *, results_dir: str, device: str, data_dir: str | None, force: bool,
@@ -145,49 +112,40 @@ def run_cell_job(resolved: Any, cell: Cell, *, results_dir: str, device: str, da
     for name in THREAD_VARIABLES:
         os.environ[name] = str(threads)
     import torch
+    from rich.console import Console
     from threadpoolctl import threadpool_limits
 
     from fyexp.experiments import get_experiment
     from fyexp.run.runner import execute_cell
 
     torch.set_num_threads(threads)
-    experiment = get_experiment(resolved.spec.runner)
-    store = ResultStore(Path(results_dir), resolved.name)
-    from rich.console import Console
-
     progress = LineProgress(Console(file=None, soft_wrap=True), heartbeat_s=60)
     with threadpool_limits(threads):  # under the cell's claim: skipped when running or finished elsewhere
-        return execute_cell(resolved, experiment, cell, store, device=device,
-                            data_dir=Path(data_dir) if data_dir else None, force=force, progress=progress)
+        return execute_cell(resolved, get_experiment(resolved.spec.runner), cell, ResultStore(Path(results_dir),
+                            resolved.name), device=device, data_dir=Path(data_dir) if data_dir else None, force=force,
+                            progress=progress)
 
 
 def describe_slurm_submission(resolved: Any, cells: list[Cell], store: ResultStore, options: ExecutorOptions) -> str:
-    """What ``--executor slurm`` would submit: the sbatch script, then one line per array task (its cell)."""
+    """What ``--executor slurm`` would submit (nothing is): the sbatch script submitit renders for the array, then one
+    line per array task (its cell)."""
+    import shlex
+    import sys
+
+    from submitit.slurm import slurm
+
     folder = store.folder / "work" / resolved.profile / "jobs"
-    lines = [render_slurm_script(options, folder, len(cells), f"fyexp-{resolved.name}-{resolved.profile}"), ""]
+    command = " ".join([shlex.quote(sys.executable), "-u -m submitit.core._submit", shlex.quote(str(folder))])
+    lines = [slurm._make_sbatch_string(command=command, folder=folder, map_count=len(cells), **slurm_parameters(
+        options, len(cells), f"fyexp-{resolved.name}-{resolved.profile}")), ""]
     lines += [f"# array task {i}: fyexp.run.executors.run_cell_job({resolved.name} [{resolved.profile}], {cell.key})"
               for i, cell in enumerate(cells)]
     return "\n".join(lines)
 
 
-def run_cells_as_jobs(resolved: Any, cells: list[Cell], store: ResultStore, *, options: ExecutorOptions,
-                      device: str, data_dir: Path | None, force: bool, progress: RunProgress) -> Counter:
-    """Submit ``cells`` as jobs, wait with progress, and count their statuses (:func:`job_status`:
-    ``failed``, ``skipped`` for data missing, ``ok``), as the in-process runner counts its cells."""
-    folder = store.folder / "work" / resolved.profile / "jobs"
-    job_name = f"fyexp-{resolved.name}-{resolved.profile}"
-    kwargs = dict(results_dir=str(Path(store.root).resolve()), device=device,
-                  data_dir=str(Path(data_dir).resolve()) if data_dir else None, force=force,
-                  threads=options.threads_per_job)
-    if options.kind == "slurm":
-        return _run_slurm(resolved, cells, folder, job_name, options, kwargs, progress)
-    return _run_local(resolved, cells, folder, job_name, options, kwargs, progress)
-
-
 def job_status(job, what: str, progress: RunProgress) -> str:
-    """What the job of ``what`` (``cell KEY``, ``worker N``) returned (:func:`fyexp.run.runner.execute_cell`'s ``'ok'``,
-    ``'failed'`` or
-    ``'skipped: <why>'``), or ``'failed'`` when the job itself failed, said in one line with the path of its log."""
+    """What the job of ``what`` (``cell KEY``, ``worker N``) returned, or ``'failed'`` when the job itself failed,
+    said in one line with its log's path."""
     try:
         return str(job.result())
     except Exception as exc:  # the job raised, was killed, or timed out: its cell has no file
@@ -206,79 +164,57 @@ def failure_reason(exc: BaseException) -> str:
     return (slurm or lines)[-1][:200]
 
 
-def status_kind(status: str) -> str:
-    """``'ok'``, ``'failed'`` or ``'skipped'`` (data missing) — the key a status is counted under."""
-    return status.split(":", 1)[0]
+def _run_jobs(options: ExecutorOptions, folder: Path, job_name: str, call, items: list, labels: list[str],
+              progress: RunProgress, cells: bool = True) -> Counter:
+    """``call(item)`` of every item as a job, its progress under its label, the statuses counted by kind
+    (``'skipped: <why>'`` as ``skipped``); ``cells``: the items are cells (else tuning workers, their start said
+    with the job id).  Local: at most :meth:`ExecutorOptions.concurrency` jobs at once, a cell's process started with
+    :data:`THREAD_VARIABLES` set (its import-time thread pools), those in flight cancelled on Ctrl-C (their cells have
+    no file and are redone); SLURM: one job array, watched with ``squeue``
+    (:class:`fyexp.run.slurm_watcher.SqueueWatcher`: clusters without accounting answer no ``sacct``), the result
+    files of ended jobs waited for :data:`RESULT_WAIT_S`."""
+    import submitit
 
-
-def _job_failure(job, what: str, progress: RunProgress) -> bool:
-    return job_status(job, what, progress) == "failed"
-
-
-def _run_local(resolved, cells, folder, job_name, options, kwargs, progress) -> int:
-    executor = make_executor(options, folder, len(cells), job_name)
-    limit = options.concurrency(len(cells))
-    queue, running, counts = list(cells), {}, Counter()
-    saved = {name: os.environ.get(name) for name in THREAD_VARIABLES}
-    try:
-        for name in THREAD_VARIABLES:  # the job processes start with these (import-time thread pools)
-            os.environ[name] = str(options.threads_per_job)
-        while queue or running:
-            while queue and len(running) < limit:
-                cell = queue.pop(0)
-                progress.cell_started(cell.key)
-                running[executor.submit(run_cell_job, resolved, cell, **kwargs)] = (cell, time.perf_counter())
-            time.sleep(POLL_S)
-            for job in [j for j in running if j.done()]:
-                cell, started = running.pop(job)
-                status = job_status(job, f"cell {cell.key}", progress)
-                counts[status_kind(status)] += 1
-                progress.cell_finished(cell.key, status, time.perf_counter() - started)
-    except BaseException:
-        for job in running:  # Ctrl-C: stop the jobs in flight; their cells have no file and will be redone
-            job.cancel(check=False)
-        raise
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-    return counts
-
-
-def watched(jobs: list) -> list:
-    """SLURM ``jobs`` watched with ``squeue`` (:class:`fyexp.run.slurm_watcher.SqueueWatcher`: clusters without
-    accounting answer no ``sacct``), their result files waited for :data:`RESULT_WAIT_S` once they ended."""
     from fyexp.run.slurm_watcher import SqueueWatcher
 
-    watcher = SqueueWatcher(delay_s=WATCH_S)
-    for job in jobs:
-        job.watcher, job._results_timeout_s = watcher, RESULT_WAIT_S
-    return jobs
-
-
-def _run_slurm(resolved, cells, folder, job_name, options, kwargs, progress) -> int:
-    executor = make_executor(options, folder, len(cells), job_name)
-    jobs = watched(executor.map_array(functools.partial(run_cell_job, resolved, **kwargs), cells))
-    started = time.perf_counter()
-    for job, cell in zip(jobs, cells):
-        progress.cell_started(cell.key)
-    pending, counts = dict(zip(jobs, cells)), Counter()
-    while pending:
-        time.sleep(SLURM_POLL_S)
-        for job in [j for j in pending if j.done()]:
-            cell = pending.pop(job)
-            status = job_status(job, f"cell {cell.key}", progress)
-            counts[status_kind(status)] += 1
-            progress.cell_finished(cell.key, status, time.perf_counter() - started)
+    local, watcher = options.kind == "local", SqueueWatcher(delay_s=WATCH_S)
+    folder.mkdir(parents=True, exist_ok=True)
+    executor = submitit.LocalExecutor(folder=folder) if local else submitit.SlurmExecutor(folder=folder)
+    executor.update_parameters(**{"timeout_min": options.timeout_min} if local else
+                               slurm_parameters(options, len(items), job_name))
+    limit = options.concurrency(len(items)) if local else len(items)
+    queue, running, counts = list(zip(items, labels)), {}, Counter()
+    threads = {name: str(options.threads_per_job) for name in THREAD_VARIABLES} if local and cells else {}
+    try:
+        with mock.patch.dict(os.environ, threads):
+            while queue or running:
+                batch, queue = queue[:limit - len(running)], queue[limit - len(running):]
+                if batch:
+                    args = [item for item, _ in batch]
+                    jobs = [executor.submit(call, a) for a in args] if local else executor.map_array(call, args)
+                    for job in jobs if not local else ():   # squeue, not sacct; a short wait for result files
+                        job.watcher, job._results_timeout_s = watcher, RESULT_WAIT_S
+                    for job, (_, label) in zip(jobs, batch):
+                        progress.cell_started(label if cells else f"{label} (job {job.job_id})")
+                        running[job] = (label, time.perf_counter())
+                time.sleep(POLL_S if local else SLURM_POLL_S)
+                for job in [j for j in running if j.done()]:
+                    label, started = running.pop(job)
+                    status = job_status(job, f"cell {label}" if cells else label, progress)
+                    counts[status.split(":", 1)[0]] += 1
+                    progress.cell_finished(label, status, time.perf_counter() - started)
+    except BaseException:
+        for job in running if local else ():
+            job.cancel(check=False)
+        raise
     return counts
 
 
-def tune_job(experiment: Any, config: Any, ctx: Any, *, storage: str, results_dir: str, budget: int,
+def tune_job(experiment: Any, config: Any, ctx: Any, worker: int, *, storage: str, results_dir: str, budget: int,
              timeout: float | None, threads: int) -> str:
-    """The body of one tuning worker: trials of the shared study until its ``budget`` is used up."""
-    print(f"fyexp tune worker: {ctx.experiment} [{ctx.profile}], budget {budget}, pid {os.getpid()}", flush=True)
+    """The body of tuning worker ``worker``: trials of the shared study until its ``budget`` is used up."""
+    print(f"fyexp tune worker: {ctx.experiment} [{ctx.profile}] #{worker}, budget {budget}, pid {os.getpid()}",
+          flush=True)
     import torch
 
     from fyexp.spec.tuning import tune_experiment
@@ -291,41 +227,22 @@ def tune_job(experiment: Any, config: Any, ctx: Any, *, storage: str, results_di
 
 def tune_as_jobs(experiment: Any, config: Any, ctx: Any, *, options: ExecutorOptions, n_trials: int | None,
                  timeout: float | None, storage: str, results_dir: Path, progress: RunProgress) -> int:
-    """Run ``options.jobs`` Optuna workers as jobs on one study; return how many workers failed.
-
-    The workers share an exact budget: the profile's ``n_trials`` in all, or, with ``n_trials``, that many more
-    than the study already counts (:func:`fyexp.spec.tuning.counted_trials`).
-    """
+    """Run ``options.jobs`` Optuna workers as jobs on one study; return how many workers failed.  They share an
+    exact budget: the profile's ``n_trials`` in all, or, with ``n_trials``, that many more than the study already
+    counts (:func:`fyexp.spec.tuning.counted_trials`)."""
     from fyexp.spec.tuning import StudyOptions, counted_trials, open_study
 
     study = open_study(f"{ctx.experiment}-{ctx.profile}", storage, StudyOptions())
     budget = counted_trials(study) + n_trials if n_trials is not None else getattr(config, "n_trials", 20)
     workers = options.jobs or (os.cpu_count() or 1)
-    folder = Path(results_dir) / ctx.experiment / "work" / ctx.profile / "tune-jobs"
-    executor = make_executor(options, folder, workers, f"fyexp-tune-{ctx.experiment}-{ctx.profile}")
     call = functools.partial(tune_job, experiment, config, ctx, storage=storage,
                              results_dir=str(Path(results_dir).resolve()), budget=budget, timeout=timeout,
                              threads=options.threads_per_job)
     progress.start(f"tune {ctx.experiment} [{ctx.profile}]: {workers} workers, budget {budget} trials", workers,
                    unit="workers")
-    jobs = watched(executor.map_array(lambda index: call(), list(range(workers)))) if options.kind == "slurm" else \
-        [executor.submit(call) for _ in range(workers)]
-    started, pending, failed = time.perf_counter(), {job: i for i, job in enumerate(jobs)}, 0
-    for job, index in pending.items():
-        progress.cell_started(f"worker {index} (job {job.job_id})")
     try:
-        while pending:
-            time.sleep(POLL_S if options.kind == "local" else SLURM_POLL_S)
-            for job in [j for j in pending if j.done()]:
-                index = pending.pop(job)
-                bad = _job_failure(job, f"worker {index}", progress)
-                failed += bad
-                progress.cell_finished(f"worker {index}", "failed" if bad else "ok", time.perf_counter() - started)
-    except BaseException:
-        if options.kind == "local":
-            for job in pending:
-                job.cancel(check=False)
-        raise
+        return _run_jobs(options, Path(results_dir) / ctx.experiment / "work" / ctx.profile /
+                         "tune-jobs", f"fyexp-tune-{ctx.experiment}-{ctx.profile}", call, list(range(workers)),
+                         [f"worker {i}" for i in range(workers)], progress, cells=False)["failed"]
     finally:
         progress.stop()
-    return failed

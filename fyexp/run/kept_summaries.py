@@ -1,20 +1,16 @@
 """``fyexp list``'s and ``fyexp show``'s summaries kept beside the results they were derived from
 (``results/summaries.json``), so that a fresh clone answers in under a second.
 
-A summary (:class:`fyexp.run.overview.ProfileSummary`) as recorded — its estimates in the recorded seconds, before this
-machine's speed factor — is derived from the cells' files of the results folder, the committed ``results/`` and the
-specs: some 750 reads of cell files and, for the profiles without their own recorded cells, every other profile's
-cells and scoped configs (frac-vae's and vr-vae's scaled estimates), about three quarters of a second.  The user
-cache keeps them under sizes and modification times, which a clone changes; ``fyexp report`` also writes them here
-under the *content key* of what they are derived from (:func:`fyexp.run.derivation.content_key` of the results folder,
-and of the committed ``results/`` where that is another folder), which a clone keeps.
+A summary (:class:`fyexp.run.overview.ProfileSummary`) as recorded, before this machine's speed factor, takes some 750
+reads of cell files and other profiles' scoped configs to derive, about three quarters of a second.  The user cache
+keeps them under sizes and modification times, which a clone changes; ``fyexp report`` also writes them here under the
+*content key* of what they are derived from (:func:`fyexp.run.derivation.content_key` of the results folder, and of
+the committed ``results/`` where that is another folder), which a clone keeps.
 
-The folders a summary's times were read from are kept as roles (``results``, ``committed``, ``profile-times``), not
-as paths, and put back as this checkout's paths when read: :func:`fyexp.run.estimate.recorded_factor` and
-:func:`fyexp.run.estimate.source_text` then say what they would say of summaries derived here.  A summary read from any
-other folder is not kept (its experiment is derived afresh).  The file is data, JSON read with the limits of every
-record (:func:`fyexp.store.damaged.read_record_text`); another format, another key, another spec or anything unexpected
-is a miss: the kept summaries are a cache, never a second source of the estimates.
+The folders a summary's times were read from are kept as roles (``results``, ``committed``, ``profile-times``) and put
+back as this checkout's paths when read; a summary read from any other folder is not kept (its experiment is derived
+afresh).  The file is JSON read with the limits of every record (:func:`fyexp.store.damaged.read_record_text`);
+another format, key, spec or anything unexpected is a miss: a cache, never a second source of the estimates.
 """
 
 from __future__ import annotations
@@ -33,16 +29,14 @@ FORMAT = 1
 
 
 def spec_digest(spec) -> str:
-    """SHA-256 of the spec as loaded (its profiles, grid and defaults), its file named by its name alone: the same
-    spec in another checkout has the same digest."""
+    """SHA-256 of the spec as loaded, its file named by its name alone (the same in another checkout)."""
     return hashlib.sha256(repr(dataclasses.replace(spec, path=Path(spec.path).name)).encode()).hexdigest()
 
 
 def summaries_key(results_dir: Path, experiments_dir: Path | None) -> str | None:
     """The content key of the results folder (and of the committed ``results/`` where that is another folder) for
-    this format; ``None`` where a spec names a runner outside fyexp.  Kept in the user cache under
-    :func:`fyexp.run.estimate.recorded_inputs` (sizes, modification and change times of the same files): hashing the
-    results' bytes is a fifth of a second, done once per state of the files."""
+    this format; ``None`` where a spec names a runner outside fyexp.  Kept in the user cache under the files'
+    :func:`fyexp.run.estimate.recorded_inputs` (hashing the results' bytes takes a fifth of a second)."""
     from fyexp.run.derivation import content_key
     from fyexp.run.estimate import committed_results, recorded_inputs
     from fyexp.store.user_cache import remembered
@@ -86,10 +80,9 @@ def _summary_from(row: dict, roles: dict[str, str], build: type):
 
 def write_kept(results_dir: Path, experiments_dir: Path | None, derive: Callable[[], dict[str, tuple[str, list]]]
                ) -> Path | None:
-    """Keep ``derive()``'s summaries (experiment name → its spec's :func:`spec_digest` and its summaries as recorded:
-    :func:`fyexp.run.overview.keep_summaries` derives them) under the folder's :func:`summaries_key`; the path, or
-    ``None`` (and any kept file removed) where no key can be made or nothing could be kept.  An experiment with a
-    summary read from a folder of no role is left out."""
+    """Keep ``derive()``'s summaries (experiment name → its spec's :func:`spec_digest` and its summaries as recorded)
+    under the folder's :func:`summaries_key`, but an experiment's with a summary read from a folder of no role; the
+    path, or ``None`` (and any kept file removed) where no key can be made or nothing could be kept."""
     from fyexp.store.io import atomic_write_text
 
     key, roles = summaries_key(results_dir, experiments_dir), _roles(results_dir)
@@ -108,13 +101,10 @@ def write_kept(results_dir: Path, experiments_dir: Path | None, derive: Callable
 
 
 def read_kept(results_dir: Path, experiments_dir: Path | None, build: type) -> dict[str, tuple[str, list]]:
-    """Experiment name → (its spec's digest, its summaries as recorded, each a ``build``: the dataclass
-    :class:`fyexp.run.overview.ProfileSummary`) from the kept file, where it is of this format and its key is the
-    folders' key now; else ``{}`` (derive afresh).  A folder absent or without a file at any depth (a new user's
-    ``results/``, or one made empty) reads the committed ``results/``'s kept file: its summaries are derived from the
-    committed results and the measured profile times alone, as a summary for the empty folder is (its folders' roles
-    are the same), so the first ``fyexp list`` of a new installation run outside the checkout answers as fast as one
-    inside it."""
+    """Experiment name → (its spec's digest, its summaries as recorded, each a ``build``) from the kept file, where
+    it is of this format and its key is the folders' key now; else ``{}`` (derive afresh).  A folder absent or
+    without a file at any depth (a new user's ``results/``) reads the committed ``results/``'s kept file: a summary
+    for the empty folder is derived from the same committed results and profile times (the roles are the same)."""
     from fyexp.store.damaged import read_record_text
     from fyexp.run.estimate import committed_results
 
@@ -122,7 +112,6 @@ def read_kept(results_dir: Path, experiments_dir: Path | None, build: type) -> d
     if not os.path.lexists(path):
         empty = not any(files for _, _, files in os.walk(results_dir))
         if empty and Path(results_dir).resolve() != committed_results():
-            # a new user's results folder: every time is read from the committed results, as there
             return read_kept(committed_results(), experiments_dir, build)
         return {}
     text, problem = read_record_text(path)   # a regular file, bounded, UTF-8 (never a link, FIFO or device)

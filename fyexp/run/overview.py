@@ -1,11 +1,9 @@
 """What ``fyexp list`` and ``fyexp show`` say about an experiment before its settings: per profile, its cells, its
 methods, data sets and the time it took before (no runner, torch or pandas is imported: both commands stay fast).
 
-A profile's cells are :func:`fyexp.experiments.declared.declared_cells`; its estimate is that of ``fyexp run``'s plan
-(:mod:`fyexp.run.estimate` over every cell of the profile, the epochs from the runner's light config module), with,
-apart, the scaled time of the cells no recorded cell of the profile estimates (called an extrapolation); ``fyexp
-list`` ends with this machine's speed factor.  ``fyexp list`` lays each experiment out as a block of lines wrapped
-between words (:func:`list_blocks`), so that no word is ever split, at any width of 60 columns or more.
+A profile's estimate is that of ``fyexp run``'s plan (:mod:`fyexp.run.estimate`, the epochs from the runner's light
+config module), with, apart, the scaled time of the cells no recorded cell of the profile estimates.  ``fyexp list``
+wraps each experiment's block between words (:func:`list_blocks`) at any width of 60 columns or more.
 """
 
 from __future__ import annotations
@@ -40,10 +38,9 @@ class ProfileSummary:
     scaled_source: str = ""  # where the records scaled from were read
 
     def at_speed(self, factor_of=recorded_factor) -> ProfileSummary:
-        """The summary with its times on this machine: ``estimate_s`` and ``scaled_s`` as recorded (what
-        :func:`summary_as_recorded` gives and the user cache keeps) × :func:`fyexp.run.estimate.recorded_factor` of the
-        folder each was read from (this machine's speed for the project's times, 1 for a folder of this machine);
-        ``factor_of``: that function, or a cached copy of it (:func:`profile_summaries` scales many summaries)."""
+        """The summary with its times on this machine: ``estimate_s`` and ``scaled_s`` as recorded ×
+        ``factor_of`` (:func:`fyexp.run.estimate.recorded_factor`, or a cached copy) of the folder each was read
+        from (this machine's speed for the project's times, 1 for a folder of this machine)."""
         def scaled(seconds: float | None, folder: str) -> float | None:
             return seconds * factor_of(folder or None) if seconds is not None else None
 
@@ -55,10 +52,8 @@ class ProfileSummary:
         return self.axes.get("dataset", [])
 
     def line(self) -> str:
-        """``paper (60 cells, 30.7 h)``, its spaces non-breaking: :func:`list_blocks` keeps it on one line.  The
-        cells no recorded cell of the profile estimates add their scaled time (``+ ~706 h scaled``, alone where no
-        cell has a recorded estimate: ``~158,000 h scaled``) where another profile's cells scale them, else are
-        counted unknown."""
+        """``paper (60 cells, 30.7 h)``, its spaces non-breaking (one line in :func:`list_blocks`); the cells without
+        an estimate add their scaled time (``+ ~706 h scaled``, or alone: ``~158,000 h scaled``), else are unknown."""
         known = duration(self.estimate_s) if self.estimate_s is not None else None
         scaled = f"~{duration(self.scaled_s)} scaled" if self.scaled and self.scaled_s is not None else None
         rest = self.unestimated - (self.scaled if scaled else 0)
@@ -76,14 +71,12 @@ def _axes(cells) -> dict[str, list]:
 
 
 def summary_as_recorded(spec, resolved, results_dir: Path, inputs=None) -> ProfileSummary:
-    """The summary of one resolved profile of ``spec``, its times as recorded (the estimates are sums and means of
-    recorded seconds, linear in them: :meth:`ProfileSummary.at_speed` scales them after), the cells without a
-    recorded time scaled from another profile's cells as the plan scales them (:func:`_scaled_figure`).  Each
-    recorded time is scaled by E(cell) / E(recorded), the cells' training epochs as the spec gives them now
-    (:func:`fyexp.spec.settings.cells_training_epochs` through the runner's light config module: no runner import),
-    as the plan does (:func:`fyexp.run.plan.run_plan`), so that ``list``, ``show`` and the plan give one figure when a
-    profile's epochs change.  ``inputs``: a callable giving :func:`fyexp.run.estimate.recorded_inputs` of
-    ``results_dir`` (``list`` asks once for every experiment: hashing fyexp's files is a fifth of a second)."""
+    """The summary of one resolved profile of ``spec``, its times as recorded (sums and means of recorded seconds,
+    linear in them: :meth:`ProfileSummary.at_speed` scales them after), the cells without a recorded time scaled
+    from another profile's (:func:`_scaled_figure`).  Each recorded time is scaled by E(cell) / E(recorded), the
+    training epochs as the spec gives them now, as the plan does, so that ``list``, ``show`` and the plan give one
+    figure when a profile's epochs change.  ``inputs``: a callable giving :func:`fyexp.run.estimate.recorded_inputs`
+    of ``results_dir`` (hashed once for every experiment of ``list``)."""
     from fyexp.experiments import get_config_module
     from fyexp.experiments.declared import declared_cells
     from fyexp.spec.settings import cells_training_epochs
@@ -106,10 +99,8 @@ def summary_as_recorded(spec, resolved, results_dir: Path, inputs=None) -> Profi
 def _scaled_figure(spec, resolved, results_dir: Path, cells, positions, inputs=None) -> tuple:
     """The scaled seconds, as recorded, of ``cells`` at ``positions``, how many have one, the profiles and the folder
     read (:func:`fyexp.run.estimate.scaled_cells_as_recorded`; none for no cell or a runner without a light config
-    module).  Reading every other profile's cell files and each cell's scoped config takes seconds: the figure is
-    kept in the user cache (kind ``show-scaled``) under :func:`fyexp.run.estimate.recorded_inputs` (the package, the
-    specs, the results folders; not this machine's speed, applied after) and the resolved profile's settings;
-    computed afresh where nothing is cached (a runner outside fyexp)."""
+    module).  It takes seconds: kept in the user cache (``show-scaled``) under the recorded inputs and the resolved
+    profile's settings, computed afresh where there is no key (a runner outside fyexp)."""
     import hashlib
     import json
 
@@ -138,39 +129,31 @@ def _scaled_figure(spec, resolved, results_dir: Path, cells, positions, inputs=N
 
 
 def profile_summaries(spec, results_dir: Path, inputs=None, kept=None) -> list[ProfileSummary]:
-    """Every profile of ``spec`` (:func:`summaries_as_recorded`), scaled to this machine as they are read
-    (:meth:`ProfileSummary.at_speed`).  ``inputs`` and ``kept``: as :func:`summaries_as_recorded` takes them."""
-    factor_of = functools.cache(recorded_factor)   # this machine's speed looked up once per folder, not per summary
+    """Every profile of ``spec`` (:func:`summaries_as_recorded`) at this machine's speed
+    (:meth:`ProfileSummary.at_speed`, looked up once per folder)."""
+    factor_of = functools.cache(recorded_factor)
     return [summary.at_speed(factor_of) for summary in summaries_as_recorded(spec, results_dir, inputs, kept)]
 
 
 def summaries_as_recorded(spec, results_dir: Path, inputs=None, kept=None) -> list[ProfileSummary]:
-    """Every profile of ``spec`` summarized as recorded (:func:`summary_as_recorded`); a profile that does not
-    resolve is left out.
-
-    They are kept in the user cache (kind ``list-summaries``: ``fyexp list`` at a terminal and ``--json``
-    summarize every profile of every experiment, some 750 reads of cell files) under
-    :func:`fyexp.run.estimate.recorded_inputs` (fyexp's files, the specs, every file of the results folders, the library
-    versions; not this machine's speed, so a new calibration keeps them) and the spec itself as loaded (the
-    ``--experiments-dir`` one too).  On a miss they are read from the summaries ``fyexp report`` kept beside the
-    results (:mod:`fyexp.run.kept_summaries`: a fresh clone), else derived; computed afresh where nothing is cached (a
-    runner outside fyexp).  ``inputs``: a callable giving :func:`fyexp.run.estimate.recorded_inputs` of ``results_dir``;
-    ``kept``: a callable giving :func:`fyexp.run.kept_summaries.read_kept` of it (called on a miss only)."""
+    """Every profile of ``spec`` that resolves, summarized as recorded (:func:`summary_as_recorded`).  Kept in the
+    user cache (``list-summaries``: some 750 reads of cell files for every experiment) under
+    :func:`fyexp.run.estimate.recorded_inputs` (not this machine's speed: a new calibration keeps them) and the spec
+    as loaded; on a miss read from ``kept()`` (:func:`fyexp.run.kept_summaries.read_kept`: a fresh clone) where it
+    is of this spec, else derived; always derived where there is no key (a runner outside fyexp)."""
     from fyexp.run.kept_summaries import spec_digest
     from fyexp.store.user_cache import remembered
-
-    inputs = inputs or functools.cache(lambda: recorded_inputs(results_dir, None))  # the scaled figures' key too
-    key = inputs()
-    if key is None:
-        return _profile_summaries(spec, results_dir, inputs)
-    spec_key = spec_digest(spec)
 
     def derive() -> list[ProfileSummary]:
         digest, found = (kept() if kept is not None else {}).get(spec.name, ("", None))
         return found if digest == spec_key and found is not None else _profile_summaries(spec, results_dir, inputs)
 
-    name = repr((spec.name, str(results_dir), str(Path(results_dir).resolve())))
-    return remembered("list-summaries", name, (key, spec_key), derive)
+    inputs = inputs or functools.cache(lambda: recorded_inputs(results_dir, None))  # the scaled figures' key too
+    if (key := inputs()) is None:
+        return _profile_summaries(spec, results_dir, inputs)
+    spec_key = spec_digest(spec)
+    return remembered("list-summaries", repr((spec.name, str(results_dir), str(Path(results_dir).resolve()))),
+                      (key, spec_key), derive)
 
 
 def _profile_summaries(spec, results_dir: Path, inputs=None) -> list[ProfileSummary]:
@@ -178,8 +161,7 @@ def _profile_summaries(spec, results_dir: Path, inputs=None) -> list[ProfileSumm
     from fyexp.experiments import get_config_class
     from fyexp.spec.specs import resolve
 
-    config_class = get_config_class(spec.runner)
-    out = []
+    config_class, out = get_config_class(spec.runner), []
     for name in spec.profile_names():
         try:
             out.append(summary_as_recorded(spec, resolve(spec, name, config_class, None, ()), results_dir, inputs))
@@ -228,8 +210,8 @@ def _wrap(text: str, width: int, first: str = "", rest: str = "") -> list[str]:
 
 
 def list_blocks(specs: list, summaries: dict[str, list[ProfileSummary]], width: int) -> list[str]:
-    """``fyexp list`` at a terminal of ``width`` columns (≥ 60): per experiment its name and title, what it
-    reproduces and its profiles, each wrapped between words (:func:`_wrap`)."""
+    """``fyexp list`` at ``width`` columns (≥ 60): per experiment its name and title, what it reproduces and its
+    profiles, each wrapped between words."""
     indent = " " * 4
     out: list[str] = []
     for spec in specs:
@@ -250,8 +232,8 @@ def specs_of(experiments_dir: Path | None) -> list:
 
 
 def keep_summaries(results_dir: Path, experiments_dir: Path | None) -> Path | None:
-    """Keep every experiment's summaries as recorded beside the results (:func:`fyexp.run.kept_summaries.write_kept`:
-    ``fyexp report`` does, for a fresh clone's ``list`` and ``show``); the path written, or ``None``."""
+    """Keep every experiment's summaries as recorded beside the results, for a fresh clone's ``list`` and ``show``
+    (:func:`fyexp.run.kept_summaries.write_kept`); the path written, or ``None``."""
     from fyexp.run.kept_summaries import spec_digest, write_kept
 
     return write_kept(results_dir, experiments_dir, lambda: {
@@ -267,8 +249,7 @@ def list_plain(experiments_dir: Path | None) -> list[str]:
 
 def _listed(experiments_dir: Path | None, results_dir: Path) -> tuple:
     """This machine's speed (first: a bad $FYEXP_MACHINE_SPEED is an error, not a profile left out), every spec and
-    its :func:`profile_summaries`, the recorded inputs hashed once and only if a profile needs them, the summaries
-    ``fyexp report`` kept read once and only when a summary is not in the user cache."""
+    its :func:`profile_summaries`, the recorded inputs and the kept summaries each read once, and only if needed."""
     from fyexp.run.kept_summaries import read_kept
     from fyexp.run.speed import machine_speed
 
@@ -284,12 +265,12 @@ def list_json(experiments_dir: Path | None, results_dir: Path) -> str:
 
     _, specs, summaries = _listed(experiments_dir, results_dir)
     return json.dumps([{"name": s.name, "title": s.title, "tables": list(s.tables), "figures": list(s.figures),
-                        "profiles": s.profile_names(), "cells": {p.name: p.cells for p in summaries[s.name]},
-                        "estimate_s": {p.name: p.estimate_s for p in summaries[s.name]},
-                        "unestimated_cells": {p.name: p.unestimated for p in summaries[s.name]},
-                        "scaled_s": {p.name: p.scaled_s for p in summaries[s.name] if p.scaled},
-                        "scaled_cells": {p.name: p.scaled for p in summaries[s.name] if p.scaled}}
-                       for s in specs], indent=1, ensure_ascii=False)
+                        "profiles": s.profile_names(), "cells": {p.name: p.cells for p in ps},
+                        "estimate_s": {p.name: p.estimate_s for p in ps},
+                        "unestimated_cells": {p.name: p.unestimated for p in ps},
+                        "scaled_s": {p.name: p.scaled_s for p in ps if p.scaled},
+                        "scaled_cells": {p.name: p.scaled for p in ps if p.scaled}}
+                       for s in specs for ps in [summaries[s.name]]], indent=1, ensure_ascii=False)
 
 
 def list_text(experiments_dir: Path | None, results_dir: Path, width: int) -> list[str]:
@@ -303,18 +284,17 @@ def list_text(experiments_dir: Path | None, results_dir: Path, width: int) -> li
 
 
 def comments_wrapped(text: str, width: int) -> str:
-    """``text`` (``fyexp show``'s YAML) with each comment line longer than ``width`` wrapped between words, its
-    continuation lines comments too (``#   ...``: the output stays valid YAML); other lines as they are (a YAML
-    value is never broken)."""
+    """``text`` (``fyexp show``'s YAML) with each comment line longer than ``width`` wrapped between words into
+    comment lines (``#   ...``: valid YAML still); other lines, YAML values, as they are."""
     return "\n".join(part for line in text.split("\n") for part in (
         _wrap(line, max(width, 20), rest="#   ") if line.startswith("# ") and len(line) > width else [line]))
 
 
 def show_text(name: str, profile: str, sets: list[str] | None, experiments_dir: Path | None,
               results_dir: Path) -> str:
-    """``fyexp show``: :func:`show_summary` (YAML comments), then the resolved spec as YAML (every hyperparameter
-    a run uses); only the runner's ``Config`` is imported, not the runner (torch).  Without ``--set`` the summary is
-    the one ``fyexp report`` kept (:mod:`fyexp.run.kept_summaries`) where it is current and of this spec."""
+    """``fyexp show``: :func:`show_summary` (YAML comments), then the resolved spec as YAML (every hyperparameter a
+    run uses; the runner's ``Config`` imported, not the runner).  Without ``--set`` the summary is the kept one
+    (:mod:`fyexp.run.kept_summaries`) where it is current and of this spec."""
     import yaml
 
     from fyexp.experiments import get_config_class

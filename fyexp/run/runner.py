@@ -30,9 +30,9 @@ from fyexp.core.words import counted
 
 
 class CellExecutor(Protocol):
-    """Runs cells elsewhere (e.g. as jobs, :class:`fyexp.run.executors.ExecutorOptions`), each through
-    :func:`execute_cell`, writing into ``store``; returns how many ended ``ok``, ``failed`` and ``skipped`` (data
-    missing).  The runner owns this protocol and never imports an executor: the CLI passes one in."""
+    """Runs cells elsewhere, each through :func:`execute_cell` into ``store`` (jobs:
+    :class:`fyexp.run.executors.ExecutorOptions`, which the CLI passes in); how many ended ``ok``, ``failed`` and
+    ``skipped`` (data missing)."""
 
     def run_cells(self, resolved: ResolvedSpec, cells: list[Cell], store: ResultStore, *, device: str,
                   data_dir: Path | None, force: bool, progress: RunProgress) -> Mapping[str, int]: ...
@@ -59,9 +59,8 @@ class Pending:
 
 def classify_cells(resolved: ResolvedSpec, experiment: Experiment, store: ResultStore, force: bool,
                    only: CellFilter | None = None, *, device: str = "cpu", data_dir: Path | None = None) -> Pending:
-    """The grid's cells, those still to run (all with ``force``; else those not finished at the same settings on
-    ``device``: :meth:`ResultStore.freshness`, the one rule of :mod:`fyexp.store.provenance.freshness`) and, among them,
-    those whose finished file has other settings."""
+    """The grid's cells, those still to run (all with ``force``, else those not finished at the same settings on
+    ``device``: :meth:`ResultStore.freshness`) and, among them, those whose finished file has other settings."""
     cells = experiment.cells(resolved.config, resolved.seeds)
     if only is not None:
         cells = only.select(cells)
@@ -76,24 +75,19 @@ def classify_cells(resolved: ResolvedSpec, experiment: Experiment, store: Result
 @claims_cell  # one job per cell at a time (fyexp.run.cell_claims)
 def execute_cell(resolved: ResolvedSpec, experiment: Experiment, cell: Cell, store: ResultStore, *, device: str,
                  data_dir: Path | None, force: bool, progress: RunProgress) -> str:
-    """Run one cell and store its rows (or its failure) atomically; return ``'ok'``, ``'failed'`` or, for a cell
-    whose data is absent (:class:`CellSkipped`, nothing written), ``'skipped: <why>'``.
-
-    The one code path of a cell, whether it runs in this process or in an executor's job.  It sets glibc's malloc
-    up for training loops first (:func:`fyexp.train.allocator.tune_allocator`: faster steps, the same numbers).
-    """
+    """Run one cell, in this process or an executor's job, and store its rows (or its failure) atomically; return
+    ``'ok'``, ``'failed'`` or, for a cell whose data is absent (nothing written), ``'skipped: <why>'``.  glibc's
+    malloc is set up for training loops first (:func:`fyexp.train.allocator.tune_allocator`: the same numbers)."""
     allocator.tune_allocator()
-    ctx = RunContext(experiment=resolved.name, profile=resolved.profile, device=device, data_dir=data_dir,
-                     work_dir=store.work_dir(resolved.profile, cell),
-                     artifact_dir=store.artifact_dir(resolved.profile), progress=progress, force=force)
+    ctx = _context(resolved, store, cell, device, data_dir, progress, force)
     settings = expected_settings(resolved, experiment, cell, device, data_dir)
     identity = {"settings_hash": settings_hash(settings)}
     overrides = getattr(resolved, "overrides", ())
     if overrides:
         identity["overrides"] = ",".join(f"{k}={shown_override(k, v)}" for k, v in overrides)
-    earlier_s = earlier_training_s(ctx.work_dir)  # a resumed cell's training in earlier processes
-    cell_start = time.perf_counter() - earlier_s  # the clock of a resumed cell starts at its first process
-    recorder = ExecutedCode()
+    # the clock of a resumed cell starts at its first process (its training in earlier processes)
+    cell_start = time.perf_counter() - earlier_training_s(ctx.work_dir)
+    recorder, failure = ExecutedCode(), None
     try:
         with recorder:
             rows = list(experiment.run_cell(resolved.config, cell, ctx))
@@ -101,25 +95,22 @@ def execute_cell(resolved: ResolvedSpec, experiment: Experiment, cell: Cell, sto
         return f"skipped: {exc}"
     except CellFailed as exc:
         progress.note(f"cell {cell.key} failed: {exc}")
-        _store(store, resolved.profile, cell, settings, lambda prov: store.write_failure(
-            resolved.profile, cell, str(exc), {**prov, **identity}), device, cell_start,
-            _executed(recorder, ctx.work_dir))
-        return "failed"
+        failure = str(exc)
     _store(store, resolved.profile, cell, settings, lambda prov: store.write_cell(
-        resolved.profile, cell, rows, {**prov, **identity}), device, cell_start,
-        _executed(recorder, ctx.work_dir))
-    return "ok"
+        resolved.profile, cell, rows, {**prov, **identity}) if failure is None else store.write_failure(
+        resolved.profile, cell, failure, {**prov, **identity}), device, cell_start, _executed(recorder, ctx.work_dir))
+    return "ok" if failure is None else "failed"
 
 
-def _claim(work_dir: Path, settings_hash_: str, cell: Cell, progress: RunProgress) -> None:
-    """Keep only checkpoints trained at this cell's settings in its work folder (:func:`claim_work_dir`)."""
-    if claim_work_dir(work_dir, settings_hash_):
-        progress.note(f"cell {cell.key}: its work folder held checkpoints trained at other settings; discarded")
+def _context(resolved: ResolvedSpec, store: ResultStore, cell: Cell, device: str, data_dir: Path | None,
+             progress: RunProgress, force: bool) -> RunContext:
+    return RunContext(experiment=resolved.name, profile=resolved.profile, device=device, data_dir=data_dir,
+                      work_dir=store.work_dir(resolved.profile, cell),
+                      artifact_dir=store.artifact_dir(resolved.profile), progress=progress, force=force)
 
 
 def _executed(recorder: ExecutedCode, work_dir: Path) -> set[str] | None:
-    """The functions the cell ran, with those its ensemble's prefit ran for it (:func:`prefit_ensembles`);
-    ``None`` when recording is off."""
+    """The functions the cell ran, with those its ensemble's prefit ran for it; ``None`` when recording is off."""
     functions = recorder.functions()
     path = prefit_record_path(work_dir)
     if functions is not None and path.is_file():
@@ -129,9 +120,8 @@ def _executed(recorder: ExecutedCode, work_dir: Path) -> set[str] | None:
 
 def _store(store: ResultStore, profile: str, cell: Cell, settings: dict, write, device: str, cell_start: float,
            functions: set[str]) -> None:
-    """Supersede a finished file at other settings, write the run record (settings and executed code,
-    :func:`fyexp.store.provenance.record.write_record`), then the cell file (last: it is what marks the cell
-    finished)."""
+    """Supersede a finished file at other settings, write the run record (settings and executed code), then the
+    cell file (last: it marks the cell finished)."""
     from fyexp.store.results import read_cell_file
 
     path = store.cell_path(profile, cell)
@@ -144,13 +134,10 @@ def _store(store: ResultStore, profile: str, cell: Cell, settings: dict, write, 
 
 
 def forget_finished_training(store: ResultStore, profile: str, cells: list[Cell], progress: RunProgress) -> None:
-    """``--force``: redo means retrain, so a cell's work folder whose training finished *before its result was
-    written* is emptied (a finished checkpoint would be returned at once).  Kept, with one line saying so: a folder
-    whose training stopped part-way — a forced run interrupted, by a session's end or Ctrl-C — which resumes
-    (:func:`fyexp.train.training_finished`), and one whose training finished after the cell's last result was
-    written, or with no result at all — a run cut short between training and measuring (a long test-set bound) —
-    which is measured, not trained again (:func:`trained_since_result`).
-    """
+    """``--force``: redo means retrain, so a work folder whose training finished before its cell's result was
+    written is emptied (its checkpoint would be returned at once).  Kept, with one line saying so: a training
+    stopped part-way (a forced run interrupted), which resumes, and one finished after the cell's last result, or
+    with none (a run cut short between training and measuring), which is measured, not trained again."""
     from fyexp.train import training_finished
 
     for cell in cells:
@@ -171,30 +158,21 @@ def trained_since_result(work: Path, cell_file: Path) -> bool:
     from fyexp.train import CHECKPOINT
 
     stamps = [p.stat().st_mtime_ns for p in Path(work).rglob(CHECKPOINT)]  # none for an absent folder
-    if not stamps:
-        return False
-    return not cell_file.is_file() or min(stamps) > cell_file.stat().st_mtime_ns
+    return bool(stamps) and (not cell_file.is_file() or min(stamps) > cell_file.stat().st_mtime_ns)
 
 
 def prefit_ensembles(resolved: ResolvedSpec, experiment: Experiment, todo: list[Cell], store: ResultStore, *,
                      device: str, data_dir: Path | None, force: bool, progress: RunProgress) -> None:
-    """With ``train.ensemble: true``: let the experiment train the seeds of each pending cell as one ensemble.
-
-    Cells that differ only by seed form a group; ``experiment.prefit(config, cells, ctxs)`` trains them together
-    and leaves each member's solo-format checkpoint in its cell's work folder, so :func:`execute_cell` then only
-    evaluates (with the solo run's numbers).  An experiment that does not override ``prefit`` trains every cell alone.
-    """
-    train = getattr(resolved.config, "train", None)
-    if not getattr(train, "ensemble", False) or not experiment.trains_ensembles:
+    """With ``train.ensemble: true``: the cells that differ only by seed trained together by ``experiment.prefit``,
+    which leaves each member's solo-format checkpoint in its cell's work folder, so :func:`execute_cell` then only
+    evaluates (with the solo run's numbers).  An experiment without ``prefit`` trains every cell alone."""
+    if not getattr(getattr(resolved.config, "train", None), "ensemble", False) or not experiment.trains_ensembles:
         return
     groups: dict[tuple[str, str], list[Cell]] = {}
     for cell in todo:
         groups.setdefault((cell.method, cell.params_json), []).append(cell)
     for cells in groups.values():
-        ctxs = [RunContext(experiment=resolved.name, profile=resolved.profile, device=device, data_dir=data_dir,
-                           work_dir=store.work_dir(resolved.profile, c),
-                           artifact_dir=store.artifact_dir(resolved.profile), progress=progress, force=force)
-                for c in cells]
+        ctxs = [_context(resolved, store, c, device, data_dir, progress, force) for c in cells]
         progress.note(f"ensemble: training {len(cells)} seed(s) of {cells[0].key.rsplit('__seed=', 1)[0]} together")
         with ExecutedCode() as recorder:
             experiment.prefit(resolved.config, cells, ctxs)
@@ -208,22 +186,15 @@ def run_experiment(resolved: ResolvedSpec, experiment: Experiment, *, device: st
                    show_progress: bool = True, progress: RunProgress | None = None,
                    executor: CellExecutor | None = None, only: CellFilter | None = None,
                    pending: Pending | None = None) -> RunSummary:
-    """Run every unfinished cell of ``resolved`` (all of them with ``force``; ``only`` the cells it selects,
-    :mod:`fyexp.run.cell_filter`) and consolidate the results.
-
-    A cell's rows are written the moment it finishes; an interruption loses at most the cells in flight.
-    ``progress`` defaults to a live bar on a terminal (``show_progress``) and plain lines otherwise.  With an
-    ``executor`` (a :class:`CellExecutor`, e.g. :mod:`fyexp.run.executors`: submitit's local or SLURM executor) the
-    cells run as jobs, each through :func:`execute_cell`, writing to the same results folder.  ``pending``: the
-    grid already classified (:func:`classify_cells`, by the plan: ``fyexp run`` judges each cell once), else it is
-    classified here.
-    """
-    console = console or Console(stderr=True)
-    progress = progress or make_progress(console, live=show_progress)
+    """Run every unfinished cell of ``resolved`` (all with ``force``; of those ``only`` selects), in this process or
+    as jobs of ``executor``, and consolidate the results.  A cell's rows are written the moment it finishes: an
+    interruption loses at most the cells in flight.  ``progress`` defaults to a live bar on a terminal
+    (``show_progress``), plain lines otherwise; ``pending``: the grid as the plan classified it, else classified
+    here."""
+    progress = progress or make_progress(console or Console(stderr=True), live=show_progress)
     store = ResultStore(results_dir, resolved.name)
     store.refuse_links_leaving()  # every write and delete below stays inside the results folder
-    removed = store.remove_leftovers()  # temporary files of writes killed in an earlier run
-    if removed:
+    if removed := store.remove_leftovers():  # temporary files of writes killed in an earlier run
         progress.note(f"removed {len(removed)} leftover temporary file(s) of interrupted writes under {store.folder}")
     if pending is None:
         pending = classify_cells(resolved, experiment, store, force, only, device=device, data_dir=data_dir)
@@ -232,17 +203,16 @@ def run_experiment(resolved: ResolvedSpec, experiment: Experiment, *, device: st
     for path, problem in store.damaged_cells():
         progress.note(f"warning: {path}: damaged cell file ({problem}); it will be redone")
     if pending.changed:
-        changed = len(pending.changed)
-        progress.note(f"{counted(changed)}: settings changed since they ran; they are rerun "
+        progress.note(f"{counted(len(pending.changed))}: settings changed since they ran; they are rerun "
                       f"(the old rows move to {store.folder / 'superseded' / resolved.profile})")
     if skipped:
         progress.note(f"{skipped} of {len(cells)} cells already finished in {store.folder} (use --force to redo)")
     if force:
         forget_finished_training(store, resolved.profile, todo, progress)
     for cell in todo:  # all before any runs: a cell may train in another's folder (frac's Table 7 reference)
-        _claim(store.work_dir(resolved.profile, cell), pending.settings_hashes[cell.key], cell, progress)
-    failed = data_missing = elsewhere = 0
-    start = time.perf_counter()
+        if claim_work_dir(store.work_dir(resolved.profile, cell), pending.settings_hashes[cell.key]):
+            progress.note(f"cell {cell.key}: its work folder held checkpoints trained at other settings; discarded")
+    start, failed, data_missing, elsewhere = time.perf_counter(), 0, 0, 0
     try:
         progress.start(f"{resolved.name} [{resolved.profile}]", len(todo))
         if executor is not None and todo:

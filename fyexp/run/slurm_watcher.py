@@ -1,12 +1,9 @@
 """Which SLURM jobs have ended, asked of ``squeue`` — a cluster without accounting answers no ``sacct``.
 
-submitit's :class:`submitit.slurm.slurm.SlurmInfoWatcher` asks ``sacct`` for the states of its jobs.  A cluster
-without a ``slurmdbd`` (small clusters, the one-node cluster of ``scripts/ci_slurm.sh``) answers ``sacct`` with
-"Slurm accounting storage is disabled", so submitit never learns that a job ended without writing its result (a
-job cancelled, killed, past its time limit) and waits for ever.  :class:`SqueueWatcher` asks ``squeue`` instead,
-which every cluster answers: it lists pending and running jobs, and ended ones for ``MinJobAge`` seconds (their
-final state: ``CANCELLED``, ``TIMEOUT``, ``FAILED``, ...); a job it no longer lists has ended (state ``ENDED``).
-``squeue`` lists a job as soon as ``sbatch`` has returned, so a job never reads as ended before it started.
+submitit's :class:`submitit.slurm.slurm.SlurmInfoWatcher` asks ``sacct``, which a cluster without ``slurmdbd`` (the
+one-node cluster of ``scripts/ci_slurm.sh``) does not answer, so submitit waits for ever on a job that ended without
+its result (cancelled, killed, past its time limit).  ``squeue`` lists a job from ``sbatch`` on, while pending and
+running, and for ``MinJobAge`` seconds after it ended (its final state); a job it no longer lists has ended (``ENDED``).
 """
 
 from __future__ import annotations
@@ -25,21 +22,15 @@ class SqueueWatcher(SlurmInfoWatcher):
     """submitit's watcher with ``squeue --array --states=all`` in place of ``sacct`` (one call for all jobs)."""
 
     def _make_command(self) -> list[str] | None:
-        active = self._registered - self._finished
-        if not active:
-            return None
-        main_ids = sorted({job_id.split("_")[0] for job_id in active})
-        return ["squeue", "--noheader", "--array", "--states=all", "--format=%i|%T", "--jobs", ",".join(main_ids)]
+        main_ids = sorted({job_id.split("_")[0] for job_id in self._registered - self._finished})
+        return ["squeue", "--noheader", "--array", "--states=all", "--format=%i|%T", "--jobs", ",".join(main_ids)] \
+            if main_ids else None
 
     def read_info(self, string: bytes | str) -> dict[str, dict[str, str]]:
         """``JOBID|STATE`` lines (an array task as ``MAIN_INDEX``) → ``{job id: {"JobID": ..., "State": ...}}``."""
         text = string.decode() if isinstance(string, bytes) else string
-        found = {}
-        for line in text.splitlines():
-            job_id, _, state = line.strip().partition("|")
-            if job_id and state:
-                found[job_id] = {"JobID": job_id, "State": state.split()[0]}
-        return found
+        rows = [line.strip().partition("|") for line in text.splitlines()]
+        return {job_id: {"JobID": job_id, "State": state.split()[0]} for job_id, _, state in rows if job_id and state}
 
     def update(self) -> None:
         command = self._make_command()
