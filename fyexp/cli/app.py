@@ -8,6 +8,7 @@ line and an exit status.
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 from pathlib import Path
@@ -202,8 +203,6 @@ def _root(version: bool = typer.Option(False, "--version", callback=version_call
     """fyexp: reproduce generalized variational inference papers."""
 
 
-INTERRUPTED = "interrupted: finished cells are saved; rerun the same command to resume"
-TERMINATED = "terminated (SIGTERM): finished cells are saved; rerun the same command to resume"
 _SIGTERM: list[int] = []   # the SIGTERM received: typer returns 130 for it as for Ctrl-C
 
 
@@ -222,39 +221,34 @@ def _fail(exc: BaseException, debug: bool) -> None:
     """Exit on ``exc`` with one line on stderr: typer's usage errors with their status (a bare command: its help);
     a :class:`FyexpError` with its; the sizes asked for exceeding this machine's memory 2 (the user's input); a full
     disk or another failing file operation 1; any other error 1, or its traceback with ``--debug``."""
-    import errno
-
-    text = " ".join(str(exc).split()) or type(exc).__name__
+    text = str(exc) or type(exc).__name__
     if hasattr(exc, "format_message") and isinstance(getattr(exc, "exit_code", None), int):  # typer's usage errors
         if type(exc).__name__ == "NoArgsIsHelpError":  # bare `fyexp` or `fyexp run`: show the help
             exc.show()
             sys.exit(exc.exit_code)
         command = exc.ctx.command_path if getattr(exc, "ctx", None) is not None else "fyexp"
-        say(err, f"error: {command}: {' '.join(exc.format_message().split())} (see '{command} --help')")
-        sys.exit(exc.exit_code or 2)
-    if debug:
+        line, code = f"error: {command}: {exc.format_message()} (see '{command} --help')", exc.exit_code or 2
+    elif debug:
         raise exc
-    line, code = f"error: unexpected {type(exc).__name__}: {text} (rerun with --debug for the traceback)", 1
-    if isinstance(exc, FyexpError):
+    elif isinstance(exc, FyexpError):
         line, code = f"error: {text}", exc.exit_code
     elif isinstance(exc, MemoryError):
         line, code = (f"error: out of memory ({text}): a setting asks for more memory than this machine has; lower "
                       f"the sizes in the spec (or --set) and rerun"), 2
     elif isinstance(exc, OSError):
         where = f" '{exc.filename}'" if exc.filename else ""
-        line = (f"error: disk full while writing{where}; finished cells are kept, free space and rerun to resume"
-                if exc.errno == errno.ENOSPC else f"error:{where} {exc.strerror or text}")
+        line, code = (f"error: disk full while writing{where}; finished cells are kept, free space and rerun to resume"
+                      if exc.errno == errno.ENOSPC else f"error:{where} {exc.strerror or text}"), 1
+    else:
+        line, code = f"error: unexpected {type(exc).__name__}: {text} (rerun with --debug for the traceback)", 1
     say(err, " ".join(line.split()))
     sys.exit(code)
 
 
 def main(argv: Optional[List[str]] = None) -> None:
-    """Console entry point: every error is one line on stderr, no traceback (unless --debug).
-
-    Exit status: 0 success; 2 bad input (usage, spec, option, missing file); 1 the environment failed (an
-    unwritable folder, a full disk) or an unexpected error; 130 interrupted (finished cells are kept); 143 terminated
-    by SIGTERM, handled as Ctrl-C is (:func:`_on_sigterm`).
-    """
+    """Console entry point: every error is one line on stderr, no traceback (unless --debug).  Exit status: 0
+    success; 2 bad input (usage, spec, option, missing file); 1 the environment failed (an unwritable folder, a full
+    disk) or an unexpected error; 130 interrupted (finished cells are kept); 143 SIGTERM (:func:`_on_sigterm`)."""
     import signal
 
     args = sys.argv[1:] if argv is None else argv
@@ -271,7 +265,8 @@ def main(argv: Optional[List[str]] = None) -> None:
     except Exception as exc:
         _fail(exc, debug)
     if code == 130:
-        say(err, TERMINATED if _SIGTERM else INTERRUPTED)
+        say(err, f"{'terminated (SIGTERM)' if _SIGTERM else 'interrupted'}: finished cells are saved; rerun the same "
+                 f"command to resume")
         code = 143 if _SIGTERM else 130
     if code:
         sys.exit(code)

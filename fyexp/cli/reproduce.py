@@ -48,11 +48,10 @@ class PlanLine:
 
 
 def paper_ids() -> tuple[str, ...]:
-    """The papers' ids in the order of ``fyexp/reference/paper_meta.yaml`` (:data:`fyexp.claims.keys.PAPERS`, read
-    here without the claims package and its pandas)."""
+    """The papers' ids in the order of ``fyexp/reference/paper_meta.yaml`` (:data:`fyexp.claims.keys.PAPERS`), read
+    from the file itself: importlib.resources or the claims package would import pandas."""
     import yaml
 
-    # the file itself, not importlib.resources: that would import the fyexp.reference package (pandas)
     text = (Path(__file__).resolve().parents[1] / "reference" / "paper_meta.yaml").read_text(encoding="utf-8")
     return tuple(yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))["papers"])
 
@@ -158,12 +157,9 @@ def describe(paper: str, profile: str, lines: list[PlanLine], listed_above: list
 
 def plan_papers(papers: list[str], profile: str, results_dir: Path, experiments_dir: Path | None = None,
                 only: CellFilter | None = None, sets: list[str] | None = None):
-    """Per paper: its plan lines for experiments not planned for an earlier paper, and those it shares.
-
-    Planning imports every runner (torch) and judges every finished cell's settings: seconds.  So the plan is kept
-    in the user cache (:mod:`fyexp.store.user_cache`, kind ``reproduce-plan``) under :func:`plan_inputs`, everything it
-    is derived from; the same dry run again, with nothing of that changed, reads it and imports no runner.  Specs whose
-    runner lives outside fyexp (a module of one's own) are planned afresh each time."""
+    """Per paper: its plan lines for experiments not planned for an earlier paper, and those it shares.  Planning
+    imports every runner (torch) and judges every finished cell's settings (seconds), so the plan is kept in the user
+    cache under :func:`plan_inputs`, all it is derived from (None, never kept: a spec's runner outside fyexp)."""
     from fyexp.store.user_cache import remembered
 
     def planned():
@@ -189,10 +185,9 @@ def plan_papers(papers: list[str], profile: str, results_dir: Path, experiments_
 def reproduce_papers(paper: str, options: Options, *, out: Console, err: Console,
                      ask: Callable[[str], bool | None]) -> bool:
     """``fyexp reproduce``: the plan (``options.dry_run``), or every experiment of the paper (``all``: of the five,
-    each once) through :func:`fyexp.cli.commands.run.run_command` (a failed cell does not stop the others), then the
-    report and the claims.  A plan in which no experiment runs because of the options (a profile none of them
-    defines, an ``--only`` selecting no cell of any) is refused, dry run or not.  A long plan is confirmed once (:func:`fyexp.run.plan.confirm`, ``ask`` at a terminal), and
-    each run then starts without asking.  Returns whether every run succeeded."""
+    each once; a failed cell does not stop the others), then the report and the claims.  A plan in which no
+    experiment runs because of the options is refused, dry run or not; a long plan is confirmed once
+    (:func:`fyexp.run.plan.confirm`), each run then starts without asking.  Returns whether every run succeeded."""
     from fyexp.run.cell_filter import parse_only
 
     results_dir = results_folder(options.results_dir, writable=not options.dry_run)
