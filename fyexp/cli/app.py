@@ -1,13 +1,14 @@
 """The ``fyexp`` command line: parse the options, hand them to the command's function, print; no orchestration.
 
-``run``, ``tune`` and ``reproduce`` read their parsed parameters once (``ctx.params``) into one
-:class:`~fyexp.cli.commands.options.Options` and pass it to :mod:`fyexp.cli.commands` / :mod:`fyexp.cli.reproduce`, which
-resolve, check, plan and run.  Options that several commands take are declared once, as the ``Annotated`` types
-below (the executor options among them).  :func:`main` turns every error into one line and an exit status.
+``run``, ``tune`` and ``reproduce`` read their parsed parameters (``ctx.params``) into one
+:class:`~fyexp.cli.commands.options.Options` for :mod:`fyexp.cli.commands` / :mod:`fyexp.cli.reproduce`.  Options that
+several commands take are declared once, as the ``Annotated`` types below.  :func:`main` turns every error into one
+line and an exit status.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 from pathlib import Path
@@ -202,75 +203,52 @@ def _root(version: bool = typer.Option(False, "--version", callback=version_call
     """fyexp: reproduce generalized variational inference papers."""
 
 
-INTERRUPTED = "interrupted: finished cells are saved; rerun the same command to resume"
-TERMINATED = "terminated (SIGTERM): finished cells are saved; rerun the same command to resume"
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM (a cluster scheduler's first signal, ``kill``), raised in the main thread where the signal lands.
-
-    A ``KeyboardInterrupt`` on purpose: every clean-up written for Ctrl-C (an atomic write removing its temporary
-    file, a cell claim removing its file, the executors cancelling their jobs, the finished cells consolidated)
-    runs for it as well; :func:`main` then exits 143 (128 + 15, what a shell reports for a process SIGTERM
-    killed) instead of 130."""
+_SIGTERM: list[int] = []   # the SIGTERM received: typer returns 130 for it as for Ctrl-C
 
 
 def _on_sigterm(signum, frame) -> None:
+    """SIGTERM (a cluster scheduler's first signal, ``kill``) raised as Ctrl-C is, so that every clean-up written for
+    Ctrl-C runs for it too (temporary files removed, jobs cancelled, finished cells consolidated); :func:`main` then
+    exits 143 (128 + 15, what a shell reports for a process SIGTERM killed) instead of 130."""
     import signal
 
     signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM must not cut the clean-up short
-    _TERMINATED.append(signum)
-    raise Terminated()
+    _SIGTERM.append(signum)
+    raise KeyboardInterrupt()
 
 
-_TERMINATED: list[int] = []   # the SIGTERM received, once one was (typer may return 130 without the exception)
-
-
-def _interrupted(exc: BaseException | None) -> int:
-    """Print the line of an interruption and return its exit status: 143 once SIGTERM was received
-    (:func:`_on_sigterm`, whatever exception click or typer wrapped it in), else 130 (Ctrl-C)."""
-    if _TERMINATED or isinstance(exc, Terminated):
-        say(err, TERMINATED)
-        return 143
-    say(err, INTERRUPTED)
-    return 130
-
-
-def _one_line(text: object) -> str:
-    return " ".join(str(text).split())
-
-
-def _failure(exc: Exception) -> tuple[str, int]:
-    """The line and exit status of an error that is not a usage error: 2 for the user's input (a
-    :class:`FyexpError` of that status, sizes that exceed this machine's memory), else 1."""
-    import errno
-
-    if isinstance(exc, FyexpError):
-        return f"error: {_one_line(exc)}", exc.exit_code
-    if isinstance(exc, MemoryError):  # the sizes asked for (a spec's or --set's) exceed this machine: the user's input
-        return (f"error: out of memory ({_one_line(exc) or 'MemoryError'}): a setting asks for more memory than this "
-                f"machine has; lower the sizes in the spec (or --set) and rerun"), 2
-    if not isinstance(exc, OSError):
-        return f"error: unexpected {type(exc).__name__}: {_one_line(exc)} (rerun with --debug for the traceback)", 1
-    where = f" '{exc.filename}'" if exc.filename else ""
-    if exc.errno == errno.ENOSPC:
-        line = f"error: disk full while writing{where}; finished cells are kept, free space and rerun to resume"
-    elif exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-        line = f"error: cannot write{where} ({exc.strerror}); choose a writable --results-dir"
-    elif exc.errno in (errno.ENOTDIR, errno.EEXIST, errno.EISDIR):
-        line = f"error:{where} {exc.strerror}: a file stands where a folder is expected, or the reverse"
+def _fail(exc: BaseException, debug: bool) -> None:
+    """Exit on ``exc`` with one line on stderr: typer's usage errors with their status (a bare command: its help);
+    a :class:`FyexpError` with its; the sizes asked for exceeding this machine's memory 2 (the user's input); a full
+    disk or another failing file operation 1; any other error 1, or its traceback with ``--debug``."""
+    text = str(exc) or type(exc).__name__
+    if hasattr(exc, "format_message") and isinstance(getattr(exc, "exit_code", None), int):  # typer's usage errors
+        if type(exc).__name__ == "NoArgsIsHelpError":  # bare `fyexp` or `fyexp run`: show the help
+            exc.show()
+            sys.exit(exc.exit_code)
+        command = exc.ctx.command_path if getattr(exc, "ctx", None) is not None else "fyexp"
+        line, code = f"error: {command}: {exc.format_message()} (see '{command} --help')", exc.exit_code or 2
+    elif debug:
+        raise exc
+    elif isinstance(exc, FyexpError):
+        line, code = f"error: {text}", exc.exit_code
+    elif isinstance(exc, MemoryError):
+        line, code = (f"error: out of memory ({text}): a setting asks for more memory than this machine has; lower "
+                      f"the sizes in the spec (or --set) and rerun"), 2
+    elif isinstance(exc, OSError):
+        where = f" '{exc.filename}'" if exc.filename else ""
+        line, code = (f"error: disk full while writing{where}; finished cells are kept, free space and rerun to resume"
+                      if exc.errno == errno.ENOSPC else f"error:{where} {exc.strerror or text}"), 1
     else:
-        line = f"error:{where} {exc.strerror or exc}"
-    return _one_line(line), 1
+        line, code = f"error: unexpected {type(exc).__name__}: {text} (rerun with --debug for the traceback)", 1
+    say(err, " ".join(line.split()))
+    sys.exit(code)
 
 
 def main(argv: Optional[List[str]] = None) -> None:
-    """Console entry point: every error is one line on stderr, no traceback (unless --debug).
-
-    Exit status: 0 success; 2 bad input (usage, spec, option, missing file); 1 the environment failed (an
-    unwritable folder, a full disk) or an unexpected error; 130 interrupted (finished cells are kept); 143 terminated
-    by SIGTERM, handled as Ctrl-C is (:class:`Terminated`).
-    """
+    """Console entry point: every error is one line on stderr, no traceback (unless --debug).  Exit status: 0
+    success; 2 bad input (usage, spec, option, missing file); 1 the environment failed (an unwritable folder, a full
+    disk) or an unexpected error; 130 interrupted (finished cells are kept); 143 SIGTERM (:func:`_on_sigterm`)."""
     import signal
 
     args = sys.argv[1:] if argv is None else argv
@@ -278,49 +256,20 @@ def main(argv: Optional[List[str]] = None) -> None:
     if argv is None:  # the console script (in-process callers, the tests' CliRunner, keep their own handlers)
         signal.signal(signal.SIGTERM, _on_sigterm)
     try:
-        code = app(args=args, prog_name="fyexp", standalone_mode=False)
-        if code == 130:  # typer turns Ctrl-C into Exit(130), returned as the exit code here
-            code = _interrupted(None)
-        if isinstance(code, int) and code:
-            sys.exit(code)
-    except SystemExit:
-        raise
-    except (KeyboardInterrupt, typer.Abort) as exc:
+        code = app(args=args, prog_name="fyexp", standalone_mode=False)  # Ctrl-C in a command: typer returns 130
+    except typer.Abort as exc:  # Ctrl-C at a prompt, or click's wrapping of an EOFError (a truncated file)
         cause = exc.__cause__ or exc.__context__
-        if isinstance(exc, typer.Abort) and cause is not None and not isinstance(cause, KeyboardInterrupt):
-            # click turns an EOFError (a truncated file, not Ctrl-C) into Abort: only SIGINT is an interruption
-            if debug:
-                raise cause
-            say(err, f"error: unexpected {type(cause).__name__}: {_one_line(cause) or 'end of file'} "
-                 f"(rerun with --debug for the traceback)")
-            sys.exit(1)
-        sys.exit(_interrupted(exc))
-    except typer.Exit as exc:
-        if exc.exit_code == 130 or isinstance(exc.__cause__, KeyboardInterrupt):  # typer turns Ctrl-C into Exit(130)
-            sys.exit(_interrupted(exc))
-        sys.exit(exc.exit_code)
-    except Exception as exc:   # the rest: one line (:func:`_failure`), or the traceback with --debug
-        if not isinstance(exc, (FyexpError, MemoryError, OSError)):
-            _usage_error(exc)
-        if debug:
-            raise
-        line, code = _failure(exc)
-        say(err, line)
+        code = 130 if cause is None or isinstance(cause, KeyboardInterrupt) else _fail(cause, debug)
+    except KeyboardInterrupt:
+        code = 130
+    except Exception as exc:
+        _fail(exc, debug)
+    if code == 130:
+        say(err, f"{'terminated (SIGTERM)' if _SIGTERM else 'interrupted'}: finished cells are saved; rerun the same "
+                 f"command to resume")
+        code = 143 if _SIGTERM else 130
+    if code:
         sys.exit(code)
-
-
-def _usage_error(exc: Exception) -> None:
-    """Where ``exc`` is one of typer's usage errors (its own copy of click's since typer 0.26, click's before), found
-    by their shape: the help of a bare command, else one line; the exit.  Any other error: nothing."""
-    if not (hasattr(exc, "format_message") and isinstance(getattr(exc, "exit_code", None), int)):
-        return
-    if type(exc).__name__ == "NoArgsIsHelpError":  # bare `fyexp` or `fyexp run`: show the help
-        exc.show()
-        sys.exit(exc.exit_code)
-    ctx = getattr(exc, "ctx", None)
-    command = ctx.command_path if ctx is not None else "fyexp"
-    say(err, f"error: {command}: {_one_line(exc.format_message())} (see '{command} --help')")
-    sys.exit(exc.exit_code or 2)
 
 
 if __name__ == "__main__":

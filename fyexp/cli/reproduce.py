@@ -1,19 +1,11 @@
 """``fyexp reproduce PAPER|all``: every experiment a paper needs, at a profile, then ``report`` and ``claims``.
 
-A paper needs the experiments whose spec says ``paper: PAPER`` and those its claims read (fyvl's claims read the
-fyvi experiments).  ``--dry-run`` prints the plan: per experiment the cells of the grid (the runner's own listing,
-:func:`fyexp.run.runner.classify_cells`, with ``--only``), how many are finished and how many are to run, and an
-estimate of the time, that of ``fyexp run``'s plan (:mod:`fyexp.run.plan`: the recorded ``wall_time_s`` of the
-experiment's finished cells at the profile, per method and data set, scaled by epochs; "unknown" where none is
-recorded, and "… for k of them, unknown for m" where only the cells on some data sets have one).  ``all`` lists each
-experiment once (fyvl's are fyvi's) and ends with a total.  A real run asks first when the total is long
-(:func:`fyexp.run.plan.long_plan_reason`), then runs each experiment once through ``fyexp run``'s own sequence
-(:func:`fyexp.cli.commands.run.run_command`, with the same :class:`~fyexp.cli.commands.options.Options`), then ``fyexp
-report`` (:func:`fyexp.cli.commands.report.report_command`) and the claims.
-
-The plan is checked the same way with or without ``--dry-run`` (one line, exit 2): a ``--set`` override that does not
-validate names the experiment it fails for, a profile that none of the paper's experiments defines is unknown, and an
-``--only`` that selects no cell of any of them selects nothing.
+A paper needs the experiments whose spec says ``paper: PAPER`` and those its claims read (fyvl's read fyvi's).
+``--dry-run`` prints one line per experiment from ``fyexp run``'s own plan (:func:`fyexp.run.plan.run_plan`, with
+``--only``: cells, finished, to run, the estimate from recorded wall times) and a total; ``all`` lists each experiment
+once.  A real run asks first when the total is long, then runs each experiment through
+:func:`fyexp.cli.commands.run.run_command` with the same :class:`~fyexp.cli.commands.options.Options`, then the
+report and the claims.
 """
 
 from __future__ import annotations
@@ -54,41 +46,30 @@ class PlanLine:
     def seconds_per_cell(self) -> float | None:
         return per_cell(self.estimate_s, self.to_run, self.unestimated)
 
-    @property
-    def estimate_text(self) -> str:
-        """``0 s`` with nothing to run; ``13 min``; ``23.6 h for 40 of them, unknown for 14``; ``unknown``."""
-        if not self.to_run:
-            return "0 s"
-        if self.estimate_s is not None and self.unestimated:
-            return (f"{duration(self.estimate_s)} for {self.to_run - self.unestimated} of them, unknown for "
-                    f"{self.unestimated}")
-        return duration(self.estimate_s)
-
 
 def paper_ids() -> tuple[str, ...]:
-    """The papers' ids in the order of ``fyexp/reference/paper_meta.yaml`` (:data:`fyexp.claims.keys.PAPERS`, read
-    here without the claims package and its pandas)."""
+    """The papers' ids in the order of ``fyexp/reference/paper_meta.yaml`` (:data:`fyexp.claims.keys.PAPERS`), read
+    from the file itself: importlib.resources or the claims package would import pandas."""
     import yaml
 
-    # the file itself, not importlib.resources: that would import the fyexp.reference package (pandas)
     text = (Path(__file__).resolve().parents[1] / "reference" / "paper_meta.yaml").read_text(encoding="utf-8")
     return tuple(yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))["papers"])
 
 
 def paper_experiments(paper: str, experiments_dir: Path | None = None) -> list[str]:
-    from fyexp.spec.specs import available_specs, load_spec
-
+    """The experiments of ``paper``: those whose spec names it, then those its claims read."""
     from fyexp.claims.model import load_claims
+    from fyexp.spec.specs import available_specs, load_spec
 
     if paper not in paper_ids():
         raise FyexpError(f"reproduce: unknown paper '{paper}'; expected one of {', '.join(paper_ids())} or all")
-    names = [n for n in available_specs(experiments_dir) if load_spec(n, experiments_dir).paper == paper]
+    known = available_specs(experiments_dir)
+    names = [n for n in known if load_spec(n, experiments_dir).paper == paper]
     try:
         read = [e for c in load_claims(experiments_dir=experiments_dir, check=False).for_paper(paper).claims
                 for e in c.experiments]
     except FyexpError:
         read = []
-    known = set(available_specs(experiments_dir))
     return list(dict.fromkeys(names + [e for e in read if e in known]))
 
 
@@ -97,8 +78,8 @@ def plan(paper: str, profile: str, results_dir: Path, experiments_dir: Path | No
          names: list[str] | None = None) -> list[PlanLine]:
     """One line per experiment of ``paper`` (or of ``names``): its cells, finished, to run, and the estimate."""
     from fyexp.experiments import get_experiment
-    from fyexp.run.plan import grid_cells, run_plan
     from fyexp.run.estimate import with_scaled
+    from fyexp.run.plan import grid_cells, run_plan
     from fyexp.spec.specs import load_spec, parse_sets, resolve
 
     lines = []
@@ -129,40 +110,44 @@ def plan(paper: str, profile: str, results_dir: Path, experiments_dir: Path | No
     return lines
 
 
-def _total(lines: list[PlanLine]) -> tuple[int, int, float | None, bool]:
-    """Cells, cells to run, the estimate of those with recorded times (None if none has) and whether some lack."""
+def _total(lines: list[PlanLine]) -> tuple[int, float | None, bool]:
+    """Cells to run, the estimate of those with recorded times (None if none has) and whether some lack one."""
     known = [x.estimate_s for x in lines if x.to_run and x.estimate_s is not None]
     unknown = any(x.to_run and (x.estimate_s is None or x.unestimated) for x in lines)
-    todo = sum(x.to_run for x in lines)
-    return sum(x.cells for x in lines), todo, (sum(known) if known else (None if unknown else 0.0)), unknown
+    return sum(x.to_run for x in lines), sum(known) if known else (None if unknown else 0.0), unknown
 
 
 def total_line(label: str, lines: list[PlanLine]) -> str:
     """The plan's total: cells, to run, the recorded estimate; and, apart, the time scaled for cells without one
     (their experiments' lines say from which profiles)."""
-    cells, todo, seconds, unknown = _total(lines)
+    from fyexp.run.speed import machine_speed, speed_text
+
+    todo, seconds, unknown = _total(lines)
     scaled = [x for x in lines if x.to_run and x.scaled_cells and x.scaled_s is not None]
     apart = (f"; about {duration(sum(x.scaled_s for x in scaled))} for {sum(x.scaled_cells for x in scaled)} cells "
              f"without one, scaled from other profiles (an extrapolation)") if scaled else ""
+    head = f"  {label}: {counted(sum(x.cells for x in lines))}, {todo} to run, estimate"
     if seconds is None:
-        return f"  {label}: {counted(cells)}, {todo} to run, estimate unknown (no recorded times){apart}"
-    from fyexp.run.speed import machine_speed, speed_text
-
-    return (f"  {label}: {counted(cells)}, {todo} to run, estimate {duration(seconds)}"
-            + (" (+ cells without recorded times)" if unknown else "")
-            + f" from recorded times, those of the project's machine {speed_text(machine_speed())}{apart}")
+        return f"{head} unknown (no recorded times){apart}"
+    return (f"{head} {duration(seconds)}{' (+ cells without recorded times)' if unknown else ''} from recorded "
+            f"times, those of the project's machine {speed_text(machine_speed())}{apart}")
 
 
 def describe(paper: str, profile: str, lines: list[PlanLine], listed_above: list[str] = ()) -> str:
+    """The dry run of one paper: a line per experiment (``0 s`` with nothing to run; ``13 min``; ``23.6 h for 40
+    of them, unknown for 14``; ``unknown``), those planned for an earlier paper, the total."""
     out = [f"{paper} paper at profile '{profile}':"]
-    for line in lines:
-        if line.note:
-            out.append(f"  {line.experiment}: {line.note}")
+    for x in lines:
+        if x.note:
+            out.append(f"  {x.experiment}: {x.note}")
             continue
-        per = "" if line.seconds_per_cell is None else f" ({duration(line.seconds_per_cell)} per cell)"
-        other = "".join(f"; {text}" for text in (line.extrapolated, line.scaled) if text)
-        out.append(f"  {line.experiment}: {counted(line.cells)}, {line.finished} finished, {line.to_run} to run, "
-                   f"estimate {line.estimate_text}{per}{other}")
+        estimate = duration(x.estimate_s) if x.to_run else "0 s"
+        if x.to_run and x.estimate_s is not None and x.unestimated:
+            estimate += f" for {x.to_run - x.unestimated} of them, unknown for {x.unestimated}"
+        per = "" if x.seconds_per_cell is None else f" ({duration(x.seconds_per_cell)} per cell)"
+        other = "".join(f"; {text}" for text in (x.extrapolated, x.scaled) if text)
+        out.append(f"  {x.experiment}: {counted(x.cells)}, {x.finished} finished, {x.to_run} to run, "
+                   f"estimate {estimate}{per}{other}")
     if listed_above:
         out.append(f"  also needs {', '.join(listed_above)} (listed above)")
     if lines:
@@ -172,59 +157,37 @@ def describe(paper: str, profile: str, lines: list[PlanLine], listed_above: list
 
 def plan_papers(papers: list[str], profile: str, results_dir: Path, experiments_dir: Path | None = None,
                 only: CellFilter | None = None, sets: list[str] | None = None):
-    """Per paper: its plan lines for experiments not planned for an earlier paper, and those it shares.
-
-    Planning imports every runner (torch) and judges every finished cell's settings: seconds.  So the plan is kept
-    in the user cache (:mod:`fyexp.store.user_cache`, kind ``reproduce-plan``) under :func:`plan_inputs`, everything it
-    is derived from; the same dry run again, with nothing of that changed, reads it and imports no runner.  Specs whose
-    runner lives outside fyexp (a module of one's own) are planned afresh each time."""
+    """Per paper: its plan lines for experiments not planned for an earlier paper, and those it shares.  Planning
+    imports every runner (torch) and judges every finished cell's settings (seconds), so the plan is kept in the user
+    cache under :func:`plan_inputs`, all it is derived from (None, never kept: a spec's runner outside fyexp)."""
     from fyexp.store.user_cache import remembered
 
-    name = repr((tuple(papers), profile, str(Path(results_dir).resolve()),
-                 str(Path(experiments_dir).resolve()) if experiments_dir else None,
-                 only.conditions if only is not None else (), tuple(sets or ())))
+    def planned():
+        seen: list[str] = []
+        out = []
+        for p in papers:
+            names = paper_experiments(p, experiments_dir)
+            new = [n for n in names if n not in seen]
+            out.append((p, plan(p, profile, results_dir, experiments_dir, only, sets, names=new),
+                        [n for n in names if n in seen]))
+            seen += new
+        return out
+
     key = plan_inputs(results_dir, experiments_dir)
     if key is None:
-        return _plan_papers(papers, profile, results_dir, experiments_dir, only, sets)
-    return remembered("reproduce-plan", name, key,
-                      lambda: _plan_papers(papers, profile, results_dir, experiments_dir, only, sets))
-
-
-def _plan_papers(papers: list[str], profile: str, results_dir: Path, experiments_dir: Path | None = None,
-                 only: CellFilter | None = None, sets: list[str] | None = None):
-    """:func:`plan_papers`, computed."""
-    seen: list[str] = []
-    out = []
-    for p in papers:
-        names = paper_experiments(p, experiments_dir)
-        new = [n for n in names if n not in seen]
-        out.append((p, plan(p, profile, results_dir, experiments_dir, only, sets, names=new),
-                    [n for n in names if n in seen]))
-        seen += new
-    return out
-
-
-def check_plan(paper: str, profile: str, only: CellFilter, lines: list[PlanLine],
-               experiments_dir: Path | None = None) -> None:
-    """Refuse (exit 2) a plan in which no experiment runs because of the options: a profile that none of the
-    experiments defines, or an ``--only`` that selects no cell of any of them."""
-    from fyexp.spec.specs import load_spec
-
-    if lines and all(x.excluded == NO_PROFILE for x in lines):
-        known = sorted({p for x in lines for p in load_spec(x.experiment, experiments_dir).profile_names()})
-        raise FyexpError(f"--profile: unknown profile '{profile}' for the experiments of {paper} "
-                         f"({', '.join(x.experiment for x in lines)}); expected one of {', '.join(known)}")
-    if only.conditions and lines and all(x.excluded for x in lines):
-        why = "; ".join(f"{x.experiment} {x.note}" for x in lines if x.excluded == LEFT_OUT)
-        raise FyexpError(f"--only {' '.join(only.describe())}: selects no cell of any experiment of {paper} ({why})")
+        return planned()
+    return remembered("reproduce-plan", repr((tuple(papers), profile, str(Path(results_dir).resolve()),
+                                              str(Path(experiments_dir).resolve()) if experiments_dir else None,
+                                              only.conditions if only is not None else (), tuple(sets or ()))),
+                      key, planned)
 
 
 def reproduce_papers(paper: str, options: Options, *, out: Console, err: Console,
                      ask: Callable[[str], bool | None]) -> bool:
     """``fyexp reproduce``: the plan (``options.dry_run``), or every experiment of the paper (``all``: of the five,
-    each once) through :func:`fyexp.cli.commands.run.run_command` (a failed cell does not stop the others), then the
-    report and the claims.  A long plan is confirmed once (:func:`fyexp.run.plan.confirm`, ``ask`` at a terminal), and
-    each run then starts without asking.  Returns whether every run succeeded."""
+    each once; a failed cell does not stop the others), then the report and the claims.  A plan in which no
+    experiment runs because of the options is refused, dry run or not; a long plan is confirmed once
+    (:func:`fyexp.run.plan.confirm`), each run then starts without asking.  Returns whether every run succeeded."""
     from fyexp.run.cell_filter import parse_only
 
     results_dir = results_folder(options.results_dir, writable=not options.dry_run)
@@ -233,7 +196,16 @@ def reproduce_papers(paper: str, options: Options, *, out: Console, err: Console
     cell_filter = parse_only(options.only)
     plans = plan_papers(papers, profile, results_dir, experiments_dir, cell_filter, list(options.sets))
     every = [line for _, lines, _ in plans for line in lines]
-    check_plan(paper, profile, cell_filter, every, experiments_dir)
+    if every and all(x.excluded == NO_PROFILE for x in every):   # no experiment runs because of the options
+        from fyexp.spec.specs import load_spec
+
+        known = sorted({p for x in every for p in load_spec(x.experiment, experiments_dir).profile_names()})
+        raise FyexpError(f"--profile: unknown profile '{profile}' for the experiments of {paper} "
+                         f"({', '.join(x.experiment for x in every)}); expected one of {', '.join(known)}")
+    if cell_filter.conditions and every and all(x.excluded for x in every):
+        why = "; ".join(f"{x.experiment} {x.note}" for x in every if x.excluded == LEFT_OUT)
+        raise FyexpError(f"--only {' '.join(cell_filter.describe())}: selects no cell of any experiment of {paper} "
+                         f"({why})")
     if options.dry_run:
         for p, lines, shared in plans:   # whole lines off a terminal (scripts read them), wrapped on one
             say(out, describe(p, profile, lines, shared))
@@ -242,12 +214,13 @@ def reproduce_papers(paper: str, options: Options, *, out: Console, err: Console
             say(out, total_line("total", every))
         return True
     from fyexp.claims.command import claims_command   # a real run only: a dry run stays light
+    from fyexp.claims.model import load_claims
     from fyexp.cli.commands.report import report_command
     from fyexp.cli.commands.run import run_command
     from fyexp.run.plan import confirm
     from fyexp.spec.specs import available_specs
 
-    _, todo, seconds, unknown = _total(every)
+    todo, seconds, unknown = _total(every)
     what = f"fyexp reproduce {paper}"
     if not confirm(long_plan_reason(todo, None if unknown else seconds, profile), options.yes, what, ask):
         say(err, f"{what}: not started")
@@ -260,8 +233,6 @@ def reproduce_papers(paper: str, options: Options, *, out: Console, err: Console
     report_command(None, results_dir, experiments_dir, superseded=False, out=out, err=err)
     present = set(available_specs(experiments_dir))
     for p in papers:
-        from fyexp.claims.model import load_claims
-
         needed = {e for c in load_claims(check=False).for_paper(p).claims for e in c.experiments}
         if needed <= present:
             claims_command(p, profile, False, results_dir, experiments_dir, out)

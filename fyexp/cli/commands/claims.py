@@ -1,14 +1,11 @@
 """``fyexp claims`` as the command line runs it: the answer kept in the user cache.
 
-Judging every claim reads every result row and every cell's run record (seconds, and pandas and scipy to import).
-So the answer — the JSON text, or the table's lines at this width — is kept in the user cache
-(:mod:`fyexp.store.user_cache`, kind ``claims-answer``) under :func:`fyexp.run.derivation.derivation_inputs` of the
-results folder: fyexp's code and reference data (``claims.yaml``, ``readings.yaml``), the git commit, the versions, the
-specs, and every result file's path, size and modification time.  Asked again with none of that changed, it is
-read back without importing the claims package (well under a second); the warnings the judging printed (a damaged
-file, named once) are printed again.  A change to any of them judges afresh — unless the verdicts ``fyexp report``
-kept beside the results (:mod:`fyexp.claims.stored`) were judged from the same files' contents: after a clone (new
-modification times, an empty user cache) those answer, also in under a second.
+Judging every claim reads every result row and run record (seconds, and pandas and scipy to import).  So the answer
+(the JSON text, or the table's lines at this width) is kept in the user cache (kind ``claims-answer``) under
+:func:`fyexp.run.derivation.derivation_inputs` of the results folder (fyexp's code and reference data, the commit,
+the versions, the specs, every result file's path, size and modification time), with the warnings the judging
+printed, said again when read back.  After a clone (new modification times, an empty cache) the verdicts ``fyexp
+report`` kept beside the same files' contents (:mod:`fyexp.claims.stored`) answer instead.
 """
 
 from __future__ import annotations

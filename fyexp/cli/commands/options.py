@@ -1,9 +1,6 @@
 """The options ``fyexp run``, ``tune`` and ``reproduce`` share, as one object, and the folders they name.
 
-:meth:`Options.from_params` builds it once from a command's parsed parameters (``typer.Context.params``): each
-field is the parameter of the same name where the command has one, else its default, and the executor options
-become one :class:`~fyexp.run.executors.ExecutorOptions` (:func:`fyexp.run.executors.executor_options`).  A folder
-option falls back on its environment variable; set but empty is an error, not the current folder.
+A folder option falls back on its environment variable; set but empty is an error, not the current folder.
 """
 
 from __future__ import annotations
@@ -44,8 +41,8 @@ class Options:
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> "Options":
-        """The options among ``params`` (parameter name → value; lists become tuples, folders paths, None a
-        default)."""
+        """The options among a command's parsed ``params`` (``typer.Context.params``; lists become tuples, folders
+        paths, None a default), the executor options one :class:`~fyexp.run.executors.ExecutorOptions`."""
         from fyexp.run.executors import executor_options
 
         names = {f.name for f in dataclasses.fields(cls)} - {"executor"}
@@ -64,32 +61,28 @@ def env_setting(name: str) -> str | None:
 
 
 def results_folder(option: Path | None, writable: bool = False) -> Path:
-    """The results folder; with ``writable`` it must be (or become) a folder this process can write to."""
-    path = option or Path(env_setting("FYEXP_RESULTS_DIR") or "results")
-    if path.exists() and not path.is_dir():
-        raise FyexpError(f"--results-dir / FYEXP_RESULTS_DIR: '{path}' is a file; expected a folder")
-    if writable:
-        check_writable_folder(path, "--results-dir / FYEXP_RESULTS_DIR")
-    return path
-
-
-def check_writable_folder(path: Path, what: str) -> None:
-    """Create ``path`` if needed and prove that a file can be written there (else one line, exit 1)."""
+    """The results folder; with ``writable`` it must be (or become) a folder where this process can write a file
+    (else one line: exit 2 for a file in its place, 1 for a folder it cannot write to)."""
     import tempfile
 
+    path, what = option or Path(env_setting("FYEXP_RESULTS_DIR") or "results"), "--results-dir / FYEXP_RESULTS_DIR"
+    if path.exists() and not path.is_dir():
+        raise FyexpError(f"{what}: '{path}' is a file; expected a folder")
     try:
-        path.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=path, prefix=".fyexp-write-check."):
-            pass
+        if writable:
+            path.mkdir(parents=True, exist_ok=True)
+            with tempfile.NamedTemporaryFile(dir=path, prefix=".fyexp-write-check."):
+                pass
     except (FileExistsError, NotADirectoryError):
         raise FyexpError(f"{what}: '{path}' (or a parent of it) is a file; expected a folder") from None
     except OSError as exc:
         raise EnvironmentFailure(f"{what}: cannot write to '{path}' ({exc.strerror})") from None
+    return path
 
 
 def data_folder(option: Path | None) -> Path | None:
     """The data root: ``--data-dir``, else ``$FYEXP_DATA_DIR``, else None (loaders download where they can)."""
-    path = option or (Path(env_setting("FYEXP_DATA_DIR")) if env_setting("FYEXP_DATA_DIR") else None)
+    path = option or (Path(env) if (env := env_setting("FYEXP_DATA_DIR")) else None)
     if path is not None and not path.is_dir():
         raise FyexpError(f"--data-dir / FYEXP_DATA_DIR: '{path}' is not a folder")
     return path
@@ -97,18 +90,13 @@ def data_folder(option: Path | None) -> Path | None:
 
 def resolve_experiment(name: str, options: Options):
     """The experiment ``name`` (its runner imported) and its spec resolved at ``options``' profile, ``--seeds``
-    and ``--set`` overrides.
-
-    ``--seeds`` is an override like ``--set seeds=[...]``: seeds other than the profile's make a *variant*
-    (``paper+seeds=0-9``), whose rows and verdicts never mix with the profile's; the profile's own seeds (in any
-    order) are the profile itself.  (A part of the profile's seeds is ``--only seed=0,1``.)"""
+    and ``--set`` overrides: seeds other than the profile's make a *variant* (``paper+seeds=0-9``), whose rows and
+    verdicts never mix with the profile's; the profile's own seeds (in any order) are the profile itself."""
     from fyexp.experiments import get_experiment
     from fyexp.spec.specs import load_spec, parse_sets, resolve_variant
 
-    overrides = parse_sets(options.sets)
-    spec = load_spec(name, options.experiments_dir)
-    experiment = get_experiment(spec.runner)
-    seeds = seeds_override(options.seeds, overrides)
+    overrides, spec = parse_sets(options.sets), load_spec(name, options.experiments_dir)
+    experiment, seeds = get_experiment(spec.runner), seeds_override(options.seeds, overrides)
     return experiment, resolve_variant(spec, options.profile, experiment.Config,
                                        None if seeds is None else seeds.value, overrides)
 

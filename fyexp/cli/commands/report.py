@@ -29,11 +29,11 @@ def report_command(names: list[str] | None, results: Path, experiments_dir: Path
     from fyexp.store.results import ResultStore
     from fyexp.spec.specs import available_specs
 
-    for name in names or available_specs(experiments_dir):   # read and written only inside the results folder
-        ResultStore(results, name).refuse_links_leaving()
-    for name in names or available_specs(experiments_dir):  # damaged cell files and records: ResultStore.load warns
-        for path, problem in damaged_studies(ResultStore(results, name).folder):
-            say(err, f"warning: skipped damaged study file {path} ({problem}); move it away and rerun `fyexp tune`")
+    stores = [ResultStore(results, name) for name in names or available_specs(experiments_dir)]
+    for store in stores:   # read and written only inside the results folder
+        store.refuse_links_leaving()
+    for path, problem in (d for store in stores for d in damaged_studies(store.folder)):  # cells': ResultStore.load
+        say(err, f"warning: skipped damaged study file {path} ({problem}); move it away and rerun `fyexp tune`")
     for rep in build_report(names, results, experiments_dir, superseded=superseded, cache=cache, vector=vector):
         for title, profile, status, files in rep.tables:
             say(out, f"{rep.spec.name}: {title} [{profile}] {status} → {files[0]}")
@@ -43,8 +43,7 @@ def report_command(names: list[str] | None, results: Path, experiments_dir: Path
         if not rep.rows:
             say(out, f"{rep.spec.name}: not yet run")
     say(out, f"index → {results / 'README.md'}")
-    folder = results.resolve()
-    readme = folder.parent / "README.md"
+    readme = results.resolve().parent / "README.md"
     # the claims' verdicts, judged from the report's rows, kept last: their key covers every file written above
     kept = keep_verdicts(results, experiments_dir, judge=lambda: judged_claims(results, experiments_dir))
     if kept is not None:
@@ -52,5 +51,5 @@ def report_command(names: list[str] | None, results: Path, experiments_dir: Path
     summaries = keep_summaries(results, experiments_dir)   # list's and show's, for a fresh clone
     if summaries is not None:
         say(out, f"list's and show's summaries → {summaries}")
-    if folder.name == "results" and update_findings(readme, results, experiments_dir):
+    if readme.parent.name == "results" and update_findings(readme, results, experiments_dir):
         say(out, f"findings → {readme}")

@@ -1,9 +1,8 @@
 """``fyexp run NAME``: resolve the spec, check that the run may start, print its plan, confirm, run, summarize.
 
-The one sequence of ``fyexp run`` and of every experiment ``fyexp reproduce`` runs (:mod:`fyexp.cli.reproduce`): the
-checks and the plan are :mod:`fyexp.run.plan`'s, the cells :func:`fyexp.run.runner.run_experiment`'s (in this process or
-as jobs of :mod:`fyexp.run.executors`), ``--best`` :func:`fyexp.spec.tuning.with_best`'s.  A dry run prints the plan
-(with ``--executor slurm`` also the sbatch script and the cell of each array task) on stdout and writes nothing.
+The one sequence of ``fyexp run`` and of every experiment ``fyexp reproduce`` runs: checks and plan from
+:mod:`fyexp.run.plan`, the cells :func:`fyexp.run.runner.run_experiment`'s.  A dry run prints the plan (with
+``--executor slurm`` also the sbatch script and each array task's cell) on stdout and writes nothing.
 """
 
 from __future__ import annotations
@@ -39,8 +38,6 @@ def run_command(name: str, options: Options, *, err: Console, ask: Callable[[str
     plan = with_scaled(run_plan(resolved, experiment, results, options.force, only, device=device,
                                 data_dir=data_dir), resolved, experiment, results)
     if options.dry_run:
-        from rich.console import Console
-
         say(Console(soft_wrap=True), describe_plan(plan))   # stdout: whole off a terminal, wrapped on one
         if options.executor is not None and options.executor.kind == "slurm":
             from fyexp.run.executors import describe_slurm_submission
