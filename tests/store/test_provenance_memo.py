@@ -1,8 +1,7 @@
 """What fyexp derives from its own source (function hashes, import sets) is kept between processes
 (fyexp/store/provenance/memo.py): the kept values are the derived ones, bit for bit; a changed text, another deriving
-code
-or another Python derives again; two processes' additions are merged; switched off, nothing is kept.  And the one
-import parser (fyexp.store.provenance.source.imports_of) serves both the code hash and the report's output cache."""
+code or another Python derives again; two processes' additions are merged; switched off, nothing is kept.  And the
+one import parser (fyexp.store.provenance.source.imports_of) serves both module_tree and the report's output cache."""
 
 from __future__ import annotations
 

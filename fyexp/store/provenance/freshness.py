@@ -109,24 +109,23 @@ def code_state(record: RunRecord, name: str | None, *, head: Path | None = None,
     from fyexp.store.provenance.executed import ROOT, changed_functions
     from fyexp.store.provenance.source import fingerprint_difference
 
-    memo = {} if memo is None else memo
-    commit = str(record.git_commit) if record.git_commit is not None else ""
     if record.code is None:
         return UNKNOWN, "its cell recorded no executed code"
-    tree = head if head is not None else ROOT
-    files = memo.setdefault(("tree", str(tree)), {}) if head is not None else None  # HEAD's unpacked tree
-    changed = changed_functions(record.code, tree, files)
-    state, why = ((STALE, f"{len(changed)} executed function(s) differ at HEAD ({changed[0]})") if changed
-                  else (FRESH, "every executed function is as at HEAD"))
-    if state == STALE and name is not None:
-        stored = record.fingerprint
-        key = ("fingerprint", name, commit, canonical(stored) if stored is not None else None)
-        if key not in memo:
-            memo[key] = fingerprint_difference(name, commit, recorded=stored)
-        if memo[key] is None:
-            return BEHAVIOUR_UNCHANGED, f"{why}, but the fingerprint of {name} is as at its commit"
-        return state, f"{why}; {memo[key]}", memo[key]
-    return state, why
+    memo = {} if memo is None else memo
+    files = memo.setdefault(("tree", str(head)), {}) if head is not None else None  # HEAD's unpacked tree
+    changed = changed_functions(record.code, head if head is not None else ROOT, files)
+    if not changed:
+        return FRESH, "every executed function is as at HEAD"
+    why = f"{len(changed)} executed function(s) differ at HEAD ({changed[0]})"
+    if name is None:
+        return STALE, why
+    commit = str(record.git_commit) if record.git_commit is not None else ""
+    key = ("fingerprint", name, commit, canonical(record.fingerprint))
+    if key not in memo:
+        memo[key] = fingerprint_difference(name, commit, recorded=record.fingerprint)
+    if memo[key] is None:
+        return BEHAVIOUR_UNCHANGED, f"{why}, but the fingerprint of {name} is as at its commit"
+    return STALE, f"{why}; {memo[key]}", memo[key]
 
 
 _CODE_KIND = {FRESH: CURRENT, STALE: STALE, UNKNOWN: UNKNOWN, BEHAVIOUR_UNCHANGED: BEHAVIOUR_UNCHANGED}
