@@ -34,28 +34,24 @@ class TextMemo:
         self.used: dict[tuple, None] = {}   # the texts this process asked for, in order
         self.grew = False
 
-    def _load(self) -> dict[tuple, Any]:
-        if self.values is None:
+    def get(self, text: str, derive: Callable[[], Any], *extra: Hashable) -> Any:
+        if self.values is None:   # first use: what earlier processes kept
             self.values = {}
             if user_cache.cache_dir() is not None:
                 self.key = (user_cache.code_key(self.deriving_file), sys.version)
                 saved = user_cache.load_entry(KIND, self.name, self.key)
                 self.values = saved if isinstance(saved, dict) else {}
                 atexit.register(self.save)
-        return self.values
-
-    def get(self, text: str, derive: Callable[[], Any], *extra: Hashable) -> Any:
-        values = self._load()
         entry = (hashlib.sha256(text.encode("utf-8")).hexdigest(), *extra)
-        if entry not in values:
-            values[entry] = derive()
+        if entry not in self.values:
+            self.values[entry] = derive()
             self.grew = True
         self.used[entry] = None
-        return values[entry]
+        return self.values[entry]
 
     def save(self) -> None:
         """Write the memo back when it grew, merged with what is on disk, the texts used here kept newest."""
-        if not self.grew or self.key is None or self.values is None:
+        if not self.grew or self.key is None:   # nothing new, or no cache
             return
         saved = user_cache.load_entry(KIND, self.name, self.key)
         merged = {**(saved if isinstance(saved, dict) else {}), **self.values}
