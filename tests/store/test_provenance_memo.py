@@ -1,8 +1,7 @@
 """What fyexp derives from its own source (function hashes, import sets) is kept between processes
 (fyexp/store/provenance/memo.py): the kept values are the derived ones, bit for bit; a changed text, another deriving
-code
-or another Python derives again; two processes' additions are merged; switched off, nothing is kept.  And the one
-import parser (fyexp.store.provenance.source.imports_of) serves both the code hash and the report's output cache."""
+code or another Python derives again; two processes' additions are merged; switched off, nothing is kept.  And the
+one import parser (fyexp.store.provenance.source.imports_of) serves both module_tree and the report's output cache."""
 
 from __future__ import annotations
 
@@ -38,8 +37,7 @@ for path in sorted((root / "fyexp").rglob("*.py")):
     parts = list(path.relative_to(root).with_suffix("").parts)
     module = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
     out[path.relative_to(root).as_posix()] = [executed._module_hashes(path, path.stat().st_mtime_ns),
-                                              sorted(source.imports_of(path, module)),
-                                              sorted(source._imports(path, module))]
+                                              sorted(source.imports_of(path, module))]
 print(json.dumps({"parses": len(parses), "values": out}, sort_keys=True))
 """
 
@@ -157,8 +155,12 @@ def test_imports_of_resolves_relative_imports_and_keeps_bookkeeping_modules_that
     found = source.imports_of(module, "fyexp.models.net")
     assert found == {"fyexp.maps", "fyexp.maps.entmax", "fyexp.models", "fyexp.models.heads", "fyexp.store.results",
                      "fyexp.report.tables", "fyexp.report.tables.x"}
-    assert source._imports(module, "fyexp.models.net") == {"fyexp.maps", "fyexp.maps.entmax", "fyexp.models",
-                                                           "fyexp.models.heads"}
+    for other in ("maps/entmax.py", "models/heads.py", "store/results.py", "report/tables.py"):
+        (tmp_path / "fyexp" / other).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "fyexp" / other).write_text("")
+    source.module_tree.cache_clear()
+    assert [p.as_posix() for p in source.module_tree("fyexp.models.net", tmp_path)] == [
+        "fyexp/maps/entmax.py", "fyexp/models/heads.py", "fyexp/models/net.py"]   # the bookkeeping modules left out
     init = package / "__init__.py"   # in a package's __init__, "." is the package itself
     init.write_text("from .net import f\nfrom .. import io\n")
     assert source.imports_of(init, "fyexp.models") == {"fyexp.models.net", "fyexp.models.net.f", "fyexp",

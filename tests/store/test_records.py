@@ -172,7 +172,7 @@ OUTSIDE = "def f(:\n"  # a file outside the package that would not even parse: o
 
 
 @pytest.mark.parametrize("code, problem", [
-    (["fyexp/spec/specs.py:deep_merge"], "'code' is a JSON list, not of the record's schema"),
+    (["fyexp/spec/specs.py:deep_merge"], "'code' is a JSON list, not of the run record schema"),
     ({"fyexp/reference/claims.yaml:f": None}, "does not name a function of a Python file of the fyexp package"),
     ({"/etc/passwd:root": None}, "does not name a function"),
     ({"OUTSIDE:f": "0123456789ab"}, "does not name a function"),
@@ -219,9 +219,9 @@ def _edit(settings: dict, **changes) -> dict:
 @pytest.mark.parametrize("edit, problem", [
     (lambda p, s: rec.record_path(p).unlink(), "the rows of m__x=1__seed=0.csv name settings"),
     (lambda p, s: rec.record_path(p).write_text("{garbage"), "not JSON"),
-    (lambda p, s: _write(p, [1, 2]), "'settings' is a JSON list, not of the record's schema"),
+    (lambda p, s: _write(p, [1, 2]), "'settings' is a JSON list, not of the run record schema"),
     (lambda p, s: _write(p, {k: v for k, v in s.items() if k != "config"}), "missing key(s) config"),
-    (lambda p, s: _write(p, _edit(s, seed="0")), "'seed' is not a JSON integer"),
+    (lambda p, s: _write(p, _edit(s, seed="0")), "settings: 'seed' is a JSON str, not of the settings schema"),
     (lambda p, s: _write(p, _edit(s, config={"lr": 0.2})), "its settings hash "),
 ])
 def test_a_missing_damaged_or_other_settings_record_is_unknown_provenance(tmp_path, capsys, edit, problem):

@@ -1,24 +1,16 @@
-"""The fyexp code a cell executed, and whether it changed since: staleness that follows the code path, not the files.
+"""The fyexp code a cell executed, and whether it changed since: staleness follows the code path, not the files.
 
-While a cell runs (and while its ensemble is prefit), :class:`ExecutedCode` records every function of the ``fyexp``
-package that was called, through ``sys.monitoring`` on Python ≥ 3.12 (once per function) or ``sys.setprofile`` on
-3.11 (the hook keeps the code object of each ``call`` event and does nothing else); the code objects are filtered to fyexp's own files when
-the cell ends.  A nested function, lambda or comprehension counts as the top-level function or method that holds
-it.
+:class:`ExecutedCode` records every function of the ``fyexp`` package called while a cell runs (and while its
+ensemble is prefit); a nested function, lambda or comprehension counts as the top-level function or method holding
+it.  Each is named ``<path relative to the package's parent>:<qualname>`` (``fyexp/models/vae.py:VAE.forward``) and
+hashed **normalised** (:func:`text_hashes`): the AST of its definition (decorators included) without docstrings,
+dumped without positions, so comments, docstrings and formatting do not count; a method's hash includes its class's
+own statements, and each module's top-level statements count as the pseudo-function ``<module>``.  The mapping
+(:func:`function_hashes`) is the ``code`` of the cell's run record; a row is **stale** when one of them hashes
+differently at HEAD or is gone (:func:`changed_functions`, judged in :mod:`fyexp.store.provenance.freshness`).
 
-Each function is identified as ``<path relative to the package's parent>:<qualname>`` (``fyexp/train/loop.py:fit``,
-``fyexp/models/vae.py:VAE.forward``) and hashed **normalised** (:func:`function_hash`): the AST of its definition
-(decorators included) without docstrings, dumped without positions, so comments, docstrings and formatting do not
-count; a method's hash includes its class's own statements (class attributes), and each module's top-level
-statements (imports, constants; function and class bodies aside) count as the pseudo-function ``<module>`` of every
-module whose functions ran.  The record (a mapping of functions to hashes, :func:`function_hashes`) is written
-as the ``code`` of the cell's run record (``<cell>.record.json``) and
-read back, checked, only by :mod:`fyexp.store.provenance.record`; a row is **stale** when one of them hashes differently
-at HEAD or is gone (:func:`changed_functions`, judged in :mod:`fyexp.store.provenance.freshness`).  Edits to functions
-the cell never ran, docstrings and comments flip no row.
-
-Limits: code run before the cell (imports) is not recorded except through ``<module>``; a cell resumed from a
-finished checkpoint records only what it ran after the resume.
+Limits: code run before the cell (imports) counts only through ``<module>``; a cell resumed from a checkpoint records
+only what it ran after the resume.
 """
 
 from __future__ import annotations
@@ -35,30 +27,18 @@ from fyexp.store.provenance.memo import TextMemo
 PACKAGE_DIR = Path(__file__).resolve().parents[2]   # fyexp/
 ROOT = PACKAGE_DIR.parent
 MODULE = "<module>"
-
-
 ENV_SWITCH = "FYEXP_RECORD_CODE"  # "0": record nothing (the rows' code is then unknown: store.provenance.freshness)
-
-
-def recording_enabled() -> bool:
-    return os.environ.get(ENV_SWITCH, "1") != "0"
 
 
 class ExecutedCode:
     """``with ExecutedCode() as rec: ...`` then ``rec.functions()``: the fyexp functions called inside (``None``
-    when recording is switched off by ``FYEXP_RECORD_CODE=0``).
+    when ``FYEXP_RECORD_CODE=0``).
 
-    Two mechanisms, one record:
-
-    * Python ≥ 3.12: ``sys.monitoring``'s ``PY_START`` event, whose callback keeps the code object and returns
-      ``DISABLE``, so each function costs one callback per cell and the rest runs at full speed
-      (``restart_events()`` on entry re-arms the functions an earlier cell of the process disabled);
-    * Python 3.11: ``sys.setprofile``, whose hook runs on every call and return while bytecode takes the slower
-      tracing path: measured on quick cells, 4–9 % (frac-vae, torch) to 18–20 % (gmm-clustering, numpy and small
-      Python functions) of a sub-second cell (``sys.settrace`` measured no cheaper).
-
-    The whole cell is recorded (sampling would miss functions that run once, late, such as the evaluation, and
-    make the staleness it feeds unsound)."""
+    On Python >= 3.12, ``sys.monitoring``'s ``PY_START`` callback keeps the code object and returns ``DISABLE``: one
+    callback per function and cell (``restart_events()`` re-arms those an earlier cell disabled).  On 3.11,
+    ``sys.setprofile``, whose hook runs on every call and return: measured 4-20 % of a sub-second quick cell
+    (``sys.settrace`` is no cheaper).  The whole cell is recorded: sampling would miss functions that run once, late
+    (the evaluation), and make the staleness it feeds unsound."""
 
     TOOL_NAME = "fyexp-executed"
 
@@ -66,7 +46,7 @@ class ExecutedCode:
         self.codes: set = set()
         self._previous = None
         self._tool: int | None = None
-        self.enabled = recording_enabled()
+        self.enabled = os.environ.get(ENV_SWITCH, "1") != "0"
 
     def _hook(self, frame, event, arg):  # the profile hook (3.11): as little as possible per event
         if event == "call":
@@ -156,14 +136,14 @@ _HASHES = TextMemo("function-hashes", __file__)
 
 @functools.lru_cache(maxsize=None)
 def _module_hashes(path: Path, mtime_ns: int) -> dict[str, str]:
-    """Every top-level function and method of one file → its normalised hash, plus ``<module>``: derived once per
-    text and process, and kept between processes by the text's SHA-256 (:mod:`fyexp.store.provenance.memo`)."""
+    """:func:`text_hashes` of one file, once per text and process, kept between processes by its SHA-256
+    (:mod:`fyexp.store.provenance.memo`)."""
     text = path.read_text(encoding="utf-8")
     return _HASHES.get(text, lambda: text_hashes(text))
 
 
 def text_hashes(source: str) -> dict[str, str]:
-    """:func:`_module_hashes` of a module's ``source`` text, parsed and hashed (no cache)."""
+    """Every top-level function and method of a module's ``source`` → its normalised hash, plus ``<module>``."""
     tree = _strip_docstrings(ast.parse(source))
     def digest(text: str) -> str:
         return hashlib.sha256(text.encode()).hexdigest()[:12]
@@ -185,9 +165,8 @@ def text_hashes(source: str) -> dict[str, str]:
 def function_hashes(functions: set[str] | list[str], root: Path = ROOT,
                     files: dict[str, dict[str, str]] | None = None) -> dict[str, str | None]:
     """``path:qualname`` → normalised hash of that function in the tree at ``root`` (``None``: gone), with the
-    ``<module>`` entry of each file involved.  ``files``: the hashes of each file already read from the same
-    unchanging tree (a frame's cells against HEAD's unpacked tree), filled as files are read; without it each file
-    is looked up by its modification time (the working tree, which may change)."""
+    ``<module>`` entry of each file involved.  ``files``: the hashes of each file of an unchanging tree (HEAD's
+    unpacked), filled as files are read; without it a file is looked up by its modification time."""
     out: dict[str, str | None] = {}
     for entry in sorted(functions):
         rel, _, name = entry.partition(":")
@@ -204,8 +183,8 @@ def function_hashes(functions: set[str] | list[str], root: Path = ROOT,
 
 def changed_functions(record: dict[str, str | None], root: Path,
                       files: dict[str, dict[str, str]] | None = None) -> list[str]:
-    """The recorded functions whose normalised hash in the tree at ``root`` differs (or that are gone); ``files``:
-    as in :func:`function_hashes`, for a tree that does not change while it is used."""
+    """The recorded functions whose normalised hash in the tree at ``root`` differs or that are gone (``files``: as
+    in :func:`function_hashes`)."""
     now = function_hashes([k for k in record if not k.endswith(":" + MODULE)], root, files)
     return sorted(k for k, v in record.items() if now.get(k) != v)
 

@@ -1,30 +1,20 @@
-"""Whether a cell's rows are current: the one rule, used by ``run`` (is the cell finished?), ``report`` (the
-provenance counts) and ``claims`` (which rows may be evidence).
+"""Whether a cell's rows are current: the one rule (:func:`judge`), used by ``run`` (is the cell finished?,
+through :meth:`fyexp.store.results.ResultStore.freshness`), ``report`` and ``claims`` (:func:`frame_freshness`).
 
-A cell's rows have one :class:`Freshness`, ``(kind, reason)``, judged from its run record
-(:func:`fyexp.store.provenance.record.load_record`) on two axes, by :func:`judge`.  :func:`cell_freshness` is the one
-judgement of one cell (read its record, ask what it would run at now, judge): ``run`` reaches it through
-:meth:`fyexp.store.results.ResultStore.freshness` (its plan's classification, handed to the run), ``report`` and
-``claims`` through :func:`frame_freshness`, once per cell of a frame and both axes at once (the report's counts, its
-claims tables and the claims' evidence read the same judgement):
+A cell's rows get one :class:`Freshness` from their run record, on two axes:
 
-- **settings** (:func:`settings_state`): the settings the record states against the settings the cell would run at
-  now (:class:`Expected`, built from the spec by the caller).  Only the keys the expectation states are compared,
-  each by its canonical JSON (equal keys ⇔ equal ``settings_hash``): ``run`` states every key, the machine's
-  environment included (:func:`fyexp.spec.settings.expectation`); ``report`` and ``claims`` state the config (they do
-  not know the machine that will run); the device queue states all but the environment.
-- **code** (:func:`code_state`, report and claims only): by the fyexp functions the cell executed, the one rule
-  (the record's ``code``, :func:`fyexp.store.provenance.executed.changed_functions` against HEAD's tree; a cell that
-  recorded none, ``FYEXP_RECORD_CODE=0``, cannot be told); a row stale by code whose
-  experiment's fingerprint at its commit (the one its run record stored) is
-  the one committed at HEAD (:func:`fyexp.store.provenance.source.fingerprint_unchanged`) is *behaviour unchanged*, not
-  stale.
+- **settings** (:func:`settings_state`): the recorded settings against those the cell would run at now
+  (:class:`Expected`), by the canonical JSON of each key the expectation states: ``run`` states every key,
+  the environment included; ``report`` and ``claims`` the config; the device queue all but the environment.
+- **code** (:func:`code_state`, report and claims only): by the fyexp functions the cell executed
+  (:func:`fyexp.store.provenance.executed.changed_functions` against HEAD's tree); a row stale by code whose
+  fingerprint at its commit is HEAD's (:func:`fyexp.store.provenance.source.fingerprint_difference`) is *behaviour
+  unchanged*, not stale.
 
-The kinds, first match wins: :data:`UNKNOWN_PROVENANCE` (a record failed its check: never current, never a
-verdict's evidence, and ``run`` redoes the cell), :data:`OLD_SETTINGS` (``run`` reruns the cell and supersedes its
-rows; ``claims`` does not read them), then the code axis: :data:`STALE`, :data:`UNKNOWN` (git cannot tell),
-:data:`BEHAVIOUR_UNCHANGED`, :data:`CURRENT`.  The report counts each axis on its own (a row both stale by code
-and at old settings counts in both), so :class:`Freshness` keeps both: ``code`` and ``old_settings``.
+The kinds, first match wins: :data:`UNKNOWN_PROVENANCE` (a record failed its check: never current nor evidence,
+``run`` redoes the cell), :data:`OLD_SETTINGS` (``run`` reruns and supersedes; ``claims`` skips them), then the code
+axis: :data:`STALE`, :data:`UNKNOWN` (cannot tell), :data:`BEHAVIOUR_UNCHANGED`, :data:`CURRENT`.  The report counts
+each axis on its own, so :class:`Freshness` keeps both (``code``, ``old_settings``).
 """
 
 from __future__ import annotations
@@ -51,12 +41,9 @@ OLD_SETTINGS = "old settings"
 
 @dataclass(frozen=True)
 class Expected:
-    """The settings a cell would run at now, as far as the caller can tell.
-
-    ``settings``: the keys to compare (a subset of :func:`fyexp.spec.settings.cell_settings`'s), ``None`` when they
-    cannot be told; ``gone``: why the cell's profile cannot be resolved now (its rows are then at old settings);
-    ``tuned``: for a tuned profile, the same keys with its tuning study's best parameters, which ``run --best`` runs
-    at (:func:`fyexp.spec.tuning.with_best`): a cell at either is current."""
+    """The settings a cell would run at now: ``settings`` the keys to compare (``None``: cannot be told); ``gone``:
+    why its profile cannot be resolved now (its rows are at old settings); ``tuned``: for a tuned profile, the same
+    keys with its study's best parameters (what ``run --best`` runs at): a cell at either is current."""
 
     settings: dict | None = None
     gone: str | None = None
@@ -65,14 +52,15 @@ class Expected:
 
 @dataclass(frozen=True)
 class Freshness:
-    """``kind`` (one of the module's kinds) and ``reason`` (one phrase), with the two axes it was judged from:
-    ``code`` (``None``: not judged, as in ``run``) and ``old_settings`` (``None``: cannot tell)."""
+    """``kind`` and ``reason`` (one phrase), with the axes it was judged from: ``code`` (``None``: not judged, as in
+    ``run``), ``old_settings`` (``None``: cannot tell) and, when stale by code, why its fingerprint does not clear
+    it (``stale_because``)."""
 
     kind: str
     reason: str
     code: str | None = None
     old_settings: bool | None = None
-    stale_because: str | None = None   # code axis stale: why its fingerprint does not clear it (the report lists it)
+    stale_because: str | None = None
 
     @property
     def finished(self) -> bool:
@@ -95,57 +83,49 @@ def settings_differences(recorded: dict, stated: dict) -> list[str]:
 
 
 def settings_state(record: RunRecord, expected: Expected | None) -> tuple[bool | None, str]:
-    """The one rule for "has this cell's settings changed": ``(True, why)``, ``(False, why)`` or ``(None, why it
-    cannot be told)``."""
+    """Whether the cell's settings changed: ``(True | False | None (cannot tell), why)``."""
     if expected is None:
         return None, "settings not compared"
-    if record.settings is not None:
-        if expected.gone is not None:
-            return True, expected.gone
-        if expected.settings is None:
-            return None, "the settings asked now cannot be told"
-        differ = settings_differences(record.settings, expected.settings)
-        if not differ:
-            return False, "same settings"
-        if expected.tuned is not None:
-            if not settings_differences(record.settings, expected.tuned):
-                return False, "same settings as `run --best` (its profile's tuning study)"
-            return True, (f"settings changed: {', '.join(differ)} (and from `run --best`'s: "
-                          f"{', '.join(settings_differences(record.settings, expected.tuned))})")
+    if record.settings is None:
+        return None, "its settings record was not compared"   # not read (a superseded file)
+    if expected.gone is not None:
+        return True, expected.gone
+    if expected.settings is None:
+        return None, "the settings asked now cannot be told"
+    if not (differ := settings_differences(record.settings, expected.settings)):
+        return False, "same settings"
+    if expected.tuned is None:
         return True, f"settings changed: {', '.join(differ)}"
-    return None, "its settings record was not compared"   # not read (a superseded file)
+    if not (best := settings_differences(record.settings, expected.tuned)):
+        return False, "same settings as `run --best` (its profile's tuning study)"
+    return True, f"settings changed: {', '.join(differ)} (and from `run --best`'s: {', '.join(best)})"
 
 
 def code_state(record: RunRecord, name: str | None, *, head: Path | None = None,
                memo: dict | None = None) -> tuple[str, str] | tuple[str, str, str]:
-    """The code axis of ``record``'s rows: ``(FRESH | STALE | UNKNOWN | BEHAVIOUR_UNCHANGED, why)``, and for a stale
-    row of a named experiment a third item, why its fingerprint does not clear it
-    (:func:`fyexp.store.provenance.source.fingerprint_difference`).
-
-    By the functions the cell executed (compared in the tree ``head``: HEAD's, unpacked); :data:`UNKNOWN` where the
-    cell recorded none; a stale row whose experiment ``name``'s fingerprint is the same at its commit and at HEAD is
-    behaviour unchanged.  ``memo`` caches HEAD's function hashes and the fingerprint per commit over one frame."""
+    """The code axis of ``record``'s rows, ``(FRESH | STALE | UNKNOWN | BEHAVIOUR_UNCHANGED, why)``, for a stale row
+    of a named experiment with a third item, why its fingerprint does not clear it; the executed functions compared
+    in the tree ``head`` (HEAD's, unpacked); ``memo`` caches HEAD's hashes and the fingerprints over one frame."""
     from fyexp.store.provenance.executed import ROOT, changed_functions
     from fyexp.store.provenance.source import fingerprint_difference
 
-    memo = {} if memo is None else memo
-    commit = str(record.git_commit) if record.git_commit is not None else ""
     if record.code is None:
         return UNKNOWN, "its cell recorded no executed code"
-    tree = head if head is not None else ROOT
-    files = memo.setdefault(("tree", str(tree)), {}) if head is not None else None  # HEAD's unpacked tree
-    changed = changed_functions(record.code, tree, files)
-    state, why = ((STALE, f"{len(changed)} executed function(s) differ at HEAD ({changed[0]})") if changed
-                  else (FRESH, "every executed function is as at HEAD"))
-    if state == STALE and name is not None:
-        stored = record.fingerprint
-        key = ("fingerprint", name, commit, canonical(stored) if stored is not None else None)
-        if key not in memo:
-            memo[key] = fingerprint_difference(name, commit, recorded=stored)
-        if memo[key] is None:
-            return BEHAVIOUR_UNCHANGED, f"{why}, but the fingerprint of {name} is as at its commit"
-        return state, f"{why}; {memo[key]}", memo[key]
-    return state, why
+    memo = {} if memo is None else memo
+    files = memo.setdefault(("tree", str(head)), {}) if head is not None else None  # HEAD's unpacked tree
+    changed = changed_functions(record.code, head if head is not None else ROOT, files)
+    if not changed:
+        return FRESH, "every executed function is as at HEAD"
+    why = f"{len(changed)} executed function(s) differ at HEAD ({changed[0]})"
+    if name is None:
+        return STALE, why
+    commit = str(record.git_commit) if record.git_commit is not None else ""
+    key = ("fingerprint", name, commit, canonical(record.fingerprint))
+    if key not in memo:
+        memo[key] = fingerprint_difference(name, commit, recorded=record.fingerprint)
+    if memo[key] is None:
+        return BEHAVIOUR_UNCHANGED, f"{why}, but the fingerprint of {name} is as at its commit"
+    return STALE, f"{why}; {memo[key]}", memo[key]
 
 
 _CODE_KIND = {FRESH: CURRENT, STALE: STALE, UNKNOWN: UNKNOWN, BEHAVIOUR_UNCHANGED: BEHAVIOUR_UNCHANGED}
@@ -153,7 +133,7 @@ _CODE_KIND = {FRESH: CURRENT, STALE: STALE, UNKNOWN: UNKNOWN, BEHAVIOUR_UNCHANGE
 
 def judge(record: RunRecord, expected: Expected | None, code: tuple[str, str] | None = None) -> Freshness:
     """The freshness of a cell's rows from its run record, the settings expected now and (report, claims) the code
-    axis :func:`code_state`; see the module's docstring for the order of the kinds."""
+    axis :func:`code_state`, in the order of the module's docstring."""
     if record.problem is not None:
         return Freshness(UNKNOWN_PROVENANCE, record.problem, UNKNOWN_PROVENANCE, None)
     changed, why = settings_state(record, expected)
@@ -170,12 +150,9 @@ def cell_freshness(cell_file: Path, settings_hash: str | None, git_commit: str |
                    expected: Expected | Callable[[RunRecord], Expected | None] | None = None, *, read: bool = True,
                    settings: bool = True, code: bool = False, name: str | None = None, head: Path | None = None,
                    memo: dict | None = None) -> Freshness:
-    """The one judgement of one finished cell: its run record beside ``cell_file`` (:func:`load_record`, checked
-    against the ``settings_hash`` and ``git_commit`` its rows name; ``settings=False`` leaves the settings unread, as
-    for a superseded file; ``read=False``: no record to read, the rows' identity only) judged by :func:`judge`
-    against ``expected`` (the :class:`Expected` settings, or a function of the record that gives them; ``None``:
-    settings not compared; not asked for a record that failed its check) and, with ``code``, on the code axis
-    (:func:`code_state`: ``name`` the experiment, ``head`` the tree, ``memo`` shared over one frame)."""
+    """The one judgement of one finished cell: its run record (:func:`load_record` against the rows' hash and commit;
+    ``read=False``: none, the rows' identity only) judged by :func:`judge` against ``expected`` (or a function of a
+    sound record giving it) and, with ``code``, on the code axis (:func:`code_state`)."""
     record = (load_record(cell_file, settings_hash, git_commit, settings=settings) if read
               else RunRecord(Path(cell_file), settings_hash, git_commit))
     wanted = expected(record) if callable(expected) and record.problem is None else (
@@ -187,13 +164,11 @@ def cell_freshness(cell_file: Path, settings_hash: str | None, git_commit: str |
 def frame_freshness(frame: pd.DataFrame, folder: Path | None, name: str | None = None,
                     expectation: Callable[[RunRecord, dict], Expected | None] | None = None, *,
                     code: bool = True, head: Path | None = None) -> pd.Series:
-    """:func:`judge` of every row of one experiment's ``frame`` (a :class:`Freshness` each), reading each cell's
-    record once from ``folder`` (the experiment's results folder; ``None``: rows without records).
-
-    ``name``: the experiment (its fingerprint; ``None``: none);
-    ``expectation(record, row)``: the :class:`Expected` of a row's cell (``row``: its ``profile``, ``cell``,
-    ``method``, ``seed``, ``params``), ``None`` not to judge settings; ``code=False`` leaves the code axis unjudged
-    (``head``: the tree to compare executed functions with, default HEAD's, or the working tree outside git)."""
+    """:func:`cell_freshness` of every row of one experiment's ``frame`` (a :class:`Freshness` each), each cell's
+    record read once from ``folder`` (its results folder; ``None``: no records).  ``name``: the experiment (its
+    fingerprint); ``expectation(record, row)``: a row's :class:`Expected` (``row``: its ``profile``, ``cell``,
+    ``method``, ``seed``, ``params``, ``superseded``); ``head``: the tree executed functions are compared with (default
+    HEAD's, or the working tree outside git)."""
     import pandas as pd
 
     if frame.empty:
@@ -231,8 +206,7 @@ def frame_freshness(frame: pd.DataFrame, folder: Path | None, name: str | None =
 
 
 def code_column(freshness: pd.Series) -> pd.Series:
-    """The code axis of :func:`frame_freshness` (``fresh``, ``stale``, ``unknown``, behaviour unchanged, unknown
-    provenance): the ``freshness`` column of the report's and the claims' frames."""
+    """The code axis of :func:`frame_freshness`: the ``freshness`` column of the report's and the claims' frames."""
     import pandas as pd
 
     return pd.Series([f.code for f in freshness], index=freshness.index, dtype=object)
@@ -246,8 +220,7 @@ def settings_column(freshness: pd.Series) -> pd.Series:
 
 
 def evidence(frame: pd.DataFrame) -> pd.DataFrame:
-    """The rows that may be a verdict's evidence: all but those of :data:`UNKNOWN_PROVENANCE` (by the frame's
-    ``freshness`` column, where it has one)."""
+    """The rows that may be a verdict's evidence: all but those of :data:`UNKNOWN_PROVENANCE`."""
     if "freshness" not in frame or frame.empty:
         return frame
     return frame[frame["freshness"] != UNKNOWN_PROVENANCE]

@@ -1,16 +1,8 @@
-"""Where a number came from, from the source tree: its commit, the files its experiment imports, and the
-fingerprint committed with the code.
-
-Every result row records ``git_commit`` (``+dirty`` when the source tree had uncommitted changes), fyexp's version,
-the device, the wall time and a timestamp (:func:`provenance_columns`).  Whether a row's code is stale is decided by
-the functions its cell executed alone (:mod:`fyexp.store.provenance.executed`, in
-:func:`fyexp.store.provenance.freshness.
-code_state`), compared in HEAD's tree unpacked once (:func:`head_tree`); the import-tree rule (a ``code_hash`` of the
-files the runner imports, or ``git diff <commit> HEAD`` over them) went with the two-file record form
-(2026-12-01).  :func:`module_tree` still says which files a runner imports (the claims' source text).
-
-``fyexp run --profile paper`` refuses to run on a dirty tree (:func:`require_clean_tree`) unless asked to; the
-rows of such a run carry ``+dirty``.
+"""The source tree's facts: its commit (:func:`git_commit`, ``+dirty`` for uncommitted changes, which
+``--profile paper`` refuses: :func:`require_clean_tree`), the provenance columns of a row, the files a runner imports
+(:func:`module_tree`, the claims' source text; staleness follows the executed functions alone,
+:mod:`fyexp.store.provenance.executed`), HEAD's tree unpacked once (:func:`head_tree`) and the behaviour fingerprints
+committed there.
 """
 
 from __future__ import annotations
@@ -20,6 +12,7 @@ import atexit
 import datetime as _dt
 import functools
 import io
+import json
 import os
 import platform
 import shutil
@@ -35,7 +28,7 @@ from fyexp.store.provenance.memo import TextMemo
 
 SOURCE_ROOT = Path(__file__).resolve().parents[3]  # the checkout (or site-packages) holding the fyexp package
 TRACKED_PATHS = ("fyexp", "experiments", "pyproject.toml")  # what a run's numbers can depend on
-# Modules that store, print or raise but compute no number: a change to them does not make a result stale.
+# Modules that store, print or raise but compute no number: left out of :func:`module_tree`.
 BOOKKEEPING = ("fyexp.report", "fyexp.store.results", "fyexp.store.io", "fyexp.run.progress", "fyexp.core.errors",
                "fyexp.store.user_cache", "fyexp.store.provenance.memo")
 
@@ -61,22 +54,13 @@ def git_commit(root: Path = SOURCE_ROOT) -> str:
     env = os.environ.get("FYEXP_GIT_COMMIT")
     if env:
         return env
-    if not in_git_checkout(root):
-        return "unknown"
-    sha = gitinfo.head_commit(root)
-    if sha is None:
-        return "unknown"
-    return sha + ("+dirty" if dirty_files(root) else "")
-
+    sha = gitinfo.head_commit(root) if in_git_checkout(root) else None
+    return "unknown" if sha is None else sha + ("+dirty" if dirty_files(root) else "")
 
 def require_clean_tree(allow_dirty: bool, module: str = "fyexp", what: str = "--profile paper",
                        root: Path = SOURCE_ROOT) -> None:
     """Refuse (:class:`FyexpError`) to produce ``what`` results of an experiment of the ``fyexp`` package (``module``
-    its runner module) from uncommitted code, unless ``allow_dirty``.
-
-    Outside a git checkout there is nothing to check (rows then carry ``$FYEXP_GIT_COMMIT`` or ``unknown``); a
-    runner outside the package (a user's own module) is not checked either.
-    """
+    its runner module) from uncommitted code, unless ``allow_dirty``; nothing to check outside git or the package."""
     if allow_dirty or not (module == "fyexp" or module.startswith("fyexp.")):
         return
     files = dirty_files(root)
@@ -87,29 +71,12 @@ def require_clean_tree(allow_dirty: bool, module: str = "fyexp", what: str = "--
 
 
 # ---- the files an experiment imports -------------------------------------------------------------------------
-def _module_file(name: str, package_root: Path) -> Path | None:
-    """``fyexp.em.mixture`` → ``<root>/fyexp/em/mixture.py`` (or the package's ``__init__.py``)."""
-    parts = name.split(".")
-    base = package_root.joinpath(*parts)
-    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
-        if candidate.is_file():
-            return candidate
-    return None
-
-
 def imports_of(path: Path, module: str) -> frozenset[str]:
-    """The ``fyexp`` modules that ``path`` (module ``module``) imports anywhere in its source (inside functions too),
-    by absolute or relative import; a name imported from a package counts as well, for where it is a submodule (the
-    callers keep the names that are files).  The one import parser of fyexp: :func:`module_tree` leaves the
-    :data:`BOOKKEEPING` modules out of it, :func:`fyexp.report.cache.code_files` keeps them."""
+    """The ``fyexp`` modules that ``path`` (module ``module``) imports anywhere (inside functions too), by absolute
+    or relative import; a name imported from a package counts too, in case it is a submodule (callers keep the names
+    that are files).  The one import parser: :func:`module_tree` and :func:`fyexp.report.cache.code_files` use it."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     return _imported(path.read_text(encoding="utf-8"), package)
-
-
-def _imports(path: Path, module: str) -> frozenset[str]:
-    """:func:`imports_of` without the :data:`BOOKKEEPING` modules."""
-    return frozenset(name for name in imports_of(path, module)
-                     if not any(name == p or name.startswith(p + ".") for p in BOOKKEEPING))
 
 
 _IMPORTS = TextMemo("fyexp-imports", __file__)
@@ -117,49 +84,43 @@ _IMPORTS = TextMemo("fyexp-imports", __file__)
 
 @functools.lru_cache(maxsize=None)
 def _imported(source: str, package: str) -> frozenset[str]:
-    """:func:`imports_of` a module's ``source`` in ``package``: parsed once per text and process (a file and its copy
-    in the unpacked HEAD are one parse), and kept between processes by the text's SHA-256
-    (:mod:`fyexp.store.provenance.memo`)."""
-    return _IMPORTS.get(source, lambda: parse_imports(source, package), package)
-
-
-def parse_imports(source: str, package: str) -> frozenset[str]:
-    """:func:`_imported`, parsed (no cache)."""
-    tree = ast.parse(source)
-    found: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found |= {a.name for a in node.names}
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[: len(base) - node.level + 1]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
+    """:func:`imports_of` a module's ``source`` in ``package``, parsed once per text (kept between processes by
+    :mod:`fyexp.store.provenance.memo`)."""
+    def parse() -> frozenset[str]:
+        found: set[str] = set()
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Import):
+                found |= {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom):
                 target = node.module or ""
-            found.add(target)
-            found |= {f"{target}.{a.name}" for a in node.names}  # names that are submodules
-    return frozenset(name for name in found if name == "fyexp" or name.startswith("fyexp."))
+                if node.level:
+                    parts = package.split(".")
+                    target = ".".join(parts[: len(parts) - node.level + 1] + ([node.module] if node.module else []))
+                found |= {target} | {f"{target}.{a.name}" for a in node.names}  # names that are submodules
+        return frozenset(name for name in found if name == "fyexp" or name.startswith("fyexp."))
+
+    return _IMPORTS.get(source, parse, package)
 
 
 @functools.lru_cache(maxsize=None)
 def module_tree(module: str, package_root: Path = SOURCE_ROOT) -> list[Path]:
-    """Every file of the ``fyexp`` package that ``module`` imports, directly or not (static, from the source, imports
-    inside functions included): the modules themselves and the ``__init__.py`` of each package on the way; the
-    :data:`BOOKKEEPING` modules are left out.  Sorted, relative to the root."""
+    """Every file of the ``fyexp`` package that ``module`` imports, directly or not (:func:`imports_of`), with the
+    ``__init__.py`` of each package on the way, the :data:`BOOKKEEPING` modules left out; sorted, relative to the
+    root."""
     seen: dict[str, Path] = {}
     todo = [module]
     while todo:
         name = todo.pop()
-        if name in seen:
-            continue
-        path = _module_file(name, package_root)
+        base = package_root.joinpath(*name.split("."))
+        path = None if name in seen else next((p for p in (base.with_suffix(".py"), base / "__init__.py")
+                                               if p.is_file()), None)
         if path is None:
             continue
         seen[name] = path
         parts = name.split(".")
         todo += [".".join(parts[:i]) for i in range(1, len(parts))]
-        todo += sorted(_imports(path, name) - set(seen))
+        todo += sorted(n for n in imports_of(path, name) - set(seen)
+                       if not any(n == p or n.startswith(p + ".") for p in BOOKKEEPING))
     return sorted({p.relative_to(package_root) for p in seen.values()})
 
 
@@ -208,12 +169,8 @@ FINGERPRINT_MOVES = "fyexp/reference/fingerprint-moves.json"   # :data:`fyexp.ru
 
 
 def head_fingerprints(root: Path | None = None, relative: str = FINGERPRINTS) -> dict | None:
-    """The behaviour fingerprints committed at HEAD (``fyexp/reference/fingerprints.json`` of :func:`head_tree`, the
-    unpacked HEAD the executed functions are compared with) in the checkout ``root`` (default the source tree's);
-    ``None`` outside git or where HEAD has no readable such file.  ``relative``: another file of the same form
-    (:data:`FINGERPRINT_MOVES`)."""
-    import json
-
+    """The fingerprints file ``relative`` committed at HEAD (of :func:`head_tree`, the tree executed functions are
+    compared with) in the checkout ``root`` (default the source tree's); ``None`` outside git or when unreadable."""
     root = Path(root).resolve() if root is not None else SOURCE_ROOT
     head = head_tree(root) if in_git_checkout(root) else None
     try:
@@ -224,11 +181,8 @@ def head_fingerprints(root: Path | None = None, relative: str = FINGERPRINTS) ->
 
 
 def current_fingerprint(name: str, root: Path = SOURCE_ROOT) -> dict | None:
-    """Experiment ``name``'s fingerprint in the source tree as it is on disk (what a run made now is made under:
-    the committed one at its commit for a clean tree), ``None`` where the file or the entry is missing or
-    unreadable.  Stored in each run record (:func:`fyexp.store.provenance.record.write_record`)."""
-    import json
-
+    """Experiment ``name``'s fingerprint in the source tree on disk (what a run made now is made under), stored in
+    each run record; ``None`` where the file or the entry is missing or unreadable."""
     try:
         found = json.loads((Path(root) / FINGERPRINTS).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -239,14 +193,14 @@ def current_fingerprint(name: str, root: Path = SOURCE_ROOT) -> dict | None:
 
 def fingerprint_difference(name: str, commit: str, root: Path | None = None,
                            recorded: dict | None = None) -> str | None:
-    """``None`` when experiment ``name``'s fingerprint at the row's ``commit`` equals the one committed at HEAD, or
-    one of HEAD's settings moves (:func:`settings_moves`), else why not, one phrase (the reason a row stale by code
-    stays stale).
+    """``None`` when experiment ``name``'s fingerprint at the row's ``commit`` (``recorded``, stored in its run
+    record) equals the one committed at HEAD or one of HEAD's settings moves, else why not, one phrase (the reason a
+    row stale by code stays stale).
 
-    Equal fingerprints mean the slice's metrics did not move between the two commits (:mod:`fyexp.run.fingerprints`
-    computes them; its test keeps HEAD's file true of HEAD's code, and a commit that changed behaviour had to update
-    it).  A ``+dirty`` commit never counts: its tree was not the commit's.  The fingerprint at the commit is
-    ``recorded``, stored in the run record at write time (``None``: none was kept)."""
+    Equal fingerprints mean the slice's metrics did not move between the two commits (:mod:`fyexp.run.fingerprints`;
+    its test keeps HEAD's file true of HEAD's code).  A settings move (:data:`FINGERPRINT_MOVES`) is HEAD's
+    fingerprint under the settings from before a settings-only change: a row matching one ran code that HEAD's
+    reproduces at its settings.  A ``+dirty`` commit never counts: its tree was not the commit's."""
     if not commit or commit in ("nan", "None", "unknown"):
         return "its commit is unknown"
     if commit.endswith("+dirty"):
@@ -254,23 +208,13 @@ def fingerprint_difference(name: str, commit: str, root: Path | None = None,
     now = (head_fingerprints(root) or {}).get(name)
     if not now:
         return f"HEAD keeps no fingerprint of {name}"
-    then = recorded
-    if not then:
+    if not recorded:
         return f"no fingerprint of {name} was kept at {commit[:7]}"
-    if then == now or then in settings_moves(name, root):
+    moves = (head_fingerprints(root, FINGERPRINT_MOVES) or {}).get(name)
+    moves = [m.get("fingerprint") for m in moves if isinstance(m, dict)] if isinstance(moves, list) else []
+    if recorded == now or recorded in moves:
         return None
     return f"the fingerprint of {name} changed since {commit[:7]}"
-
-
-def settings_moves(name: str, root: Path | None = None) -> list[dict]:
-    """Experiment ``name``'s fingerprints at HEAD's code under the settings from before each settings-only change
-    committed at HEAD (:data:`fyexp.run.fingerprints.SETTINGS_MOVES`, stored in :data:`FINGERPRINT_MOVES`): a row whose
-    fingerprint at its commit is one of them ran code that HEAD's reproduces at its settings."""
-    moves = (head_fingerprints(root, FINGERPRINT_MOVES) or {}).get(name)
-    if not isinstance(moves, list):
-        return []
-    return [m["fingerprint"] for m in moves if isinstance(m, dict) and isinstance(m.get("fingerprint"), dict)
-            and m["fingerprint"]]
 
 
 def fingerprint_unchanged(name: str, commit: str, root: Path | None = None, recorded: dict | None = None) -> bool:
