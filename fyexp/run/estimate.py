@@ -1,55 +1,53 @@
-"""The one estimator of run time: a cell's seconds from the recorded cells, read by the plan, ``list``, ``show``,
+"""The one estimator of run time: a cell's seconds from the recorded cells, for the plan, ``list``, ``show``,
 ``reproduce --dry-run``, ``tune`` and the GPU kit.
 
-**Recorded times.**  The finished (``ok``) cells of the experiment at the profile (a variant ``paper+lr=…`` without
-times of its own reads its base profile's) in the results folder — its cell files, else its ``results.csv`` — else in
-the repository's committed ``results/`` (:func:`committed_results`), else in :data:`PROFILE_TIMES` (the ``quick``
-profiles' cells as measured by ``scripts/measure_profiles.py``).  A time recorded on the project's machine (those two)
-is multiplied by this machine's speed factor (:func:`recorded_factor`, :mod:`fyexp.run.speed`); a time of the user's
-own results folder was recorded here and is taken as it is.  Every estimate is linear in the recorded seconds, so the
-``…_as_recorded`` figures (kept in the user cache) are scaled after.
+**Recorded times**: the finished cells of the experiment at the profile (else its base profile) in the results folder
+(cell files, else ``results.csv``), else in the committed ``results/``, else in :data:`PROFILE_TIMES`; those two were
+recorded on the project's machine: × this machine's speed (:func:`recorded_factor`).  The estimates are linear in the
+seconds, so the ``…_as_recorded`` figures (kept in the user cache) are scaled after.  A cell c's estimate
+(:func:`estimate_cells`) is the mean over its nearest recorded cells r (:func:`nearest`) of
 
-**A cell c** is estimated (:func:`estimate_cells`) from its nearest recorded cells r (:func:`nearest`: those on its
-data set, its ``dataset`` parameter where it has one, with the most of its method and parameters):
+    wall_time_s(r) · E(c) / E(r),
 
-    estimate = Σ_{cells c} mean over the nearest r of c  of  wall_time_s(r) · E(c) / E(r),
+E the training epochs (c's from the spec, r's from its run record; no ratio where either is unknown).  No other setting
+is scaled: a cell whose nearest all differ from it in a setting (but :data:`REPLICATE_KEYS`) is *extrapolated*; one
+with no recorded cell on its data set is *unestimated* (a time on other data is no estimate).
 
-E the training epochs a cell's settings state (:func:`fyexp.spec.settings.training_epochs`: E(c) from the spec now,
-E(r) from the run record beside r's cell file), the ratio left out where either is unknown.  No other setting is
-scaled: a cell whose nearest recorded cells all differ from it in a setting (other than :data:`REPLICATE_KEYS`) is
-estimated from another setting's time, and the estimate says so (*extrapolated*, :func:`extrapolated_text`).  A cell
-with no recorded cell on its data set is *unestimated*: a time measured on other data is no estimate.
-
-**Scaled, for the unestimated cells** (VR Table 1's MNIST cells, every frac-vae cell at ``paper``: GPU-sized runs that
-never ran here), as an extrapolation: the same experiment's cells at another profile ran the same code on the same
-data, only on less of it.  A recorded cell's wall time split into training, T_train(r) (its ``train_time_s`` row, else
-``epoch_time_s`` × its epochs, :func:`training_seconds`), and the rest,
+**Scaled, for the unestimated cells** (GPU-sized runs that never ran here), as an extrapolation from the cells of
+another profile (the same code on less of the same data), T_train(r) its training seconds (:func:`training_seconds`):
 
     T(c) = T_train(r) · E(c) N(c) / (E(r) N(r))  +  (wall(r) − T_train(r)) · V(c) / V(r)      (:func:`scaled_time`)
 
-N the training examples per epoch and V the units of evaluation, from the experiment's
-:meth:`~fyexp.experiments.base.Experiment.work` at the scoped config each cell's settings state; r among c's nearest
-records of the one profile that trained the most (E·N).  Where an experiment's work counts all that differs between
-data sets (vr-bnn), a cell on a data set no record used is scaled from the records nearest in work
-(:func:`nearest_in_work`).  ``scripts/check_scaled_estimates.py`` compares such estimates with cells that did run.
+N the training examples per epoch and V the units of evaluation (:meth:`~fyexp.experiments.base.Experiment.work`),
+r among c's nearest records of the one profile that trained the most (E·N); where work counts all that differs
+between data sets (vr-bnn), a cell on a data set no record used is scaled from :func:`nearest_in_work`.
 """
 
 from __future__ import annotations
 
+import csv
 import functools
+import io
+import json
+import math
 import os
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, NamedTuple
 
 from fyexp.core.words import duration
+from fyexp.experiments import get_config_module
 from fyexp.experiments.base import CellWork
+from fyexp.run.derivation import derivation_inputs
+from fyexp.run.speed import machine_speed, speed_text
+from fyexp.spec.settings import scoped_config, training_epochs
+from fyexp.store import damaged
+from fyexp.store.provenance.record import stated_settings
+from fyexp.store.user_cache import file_signature
 
-# parameters that only say which replicate a cell is (its split of the data): the cell's time does not depend on them
-# (the seed is no parameter); ``epochs`` is scaled by the epochs ratio instead
+# parameters that only say which replicate a cell is (its split of the data; ``epochs`` is scaled instead)
 REPLICATE_KEYS = frozenset({"fold", "epochs"})
-#: the wall times of each experiment's ``quick`` profile measured on the project's machine (one run of each,
-#: ``scripts/measure_profiles.py``): the estimate of a profile that no results folder holds cells of
+#: the ``quick`` profiles' wall times measured on the project's machine (``scripts/measure_profiles.py``)
 PROFILE_TIMES = Path(__file__).resolve().parents[1] / "reference" / "profile_times.csv"
 
 
@@ -64,8 +62,7 @@ def _folders(results_dir: Path) -> list[Path]:
 
 
 class Recorded(NamedTuple):
-    """One finished cell's time: its method, ``wall_time_s``, the training epochs its run record states and its
-    parameters."""
+    """One finished cell: its method, ``wall_time_s``, training epochs (from its run record) and parameters."""
     method: str
     seconds: float
     epochs: int | None = None
@@ -73,8 +70,6 @@ class Recorded(NamedTuple):
 
 
 def _params(text: str | None) -> dict:
-    import json
-
     try:
         found = json.loads(text or "{}")
     except ValueError:
@@ -92,8 +87,7 @@ def _number(text: str | None) -> float | None:
 
 
 def _finished_times(rows, profile: str, epochs: int | None = None) -> list[Recorded]:
-    """One :class:`Recorded` per finished (``ok``) cell among csv ``rows`` at ``profile`` (``epochs`` given to each:
-    the rows of one cell file)."""
+    """One :class:`Recorded` per finished (``ok``) cell among csv ``rows`` at ``profile``, each of ``epochs``."""
     cells: dict[str, Recorded] = {}
     for row in rows:
         if row.get("profile") != profile or (row.get("status") or "ok") != "ok":
@@ -106,23 +100,13 @@ def _finished_times(rows, profile: str, epochs: int | None = None) -> list[Recor
 
 def stated_epochs(cell_file: Path) -> int | None:
     """The training epochs the run record beside ``cell_file`` states (``None`` without a readable one)."""
-    from fyexp.store.provenance.record import stated_settings
-    from fyexp.spec.settings import training_epochs
-
     stated = stated_settings(cell_file)
     return training_epochs(stated.get("config"), stated.get("params")) if stated is not None else None
 
 
 def csv_rows(path: Path) -> list[dict]:
-    """The rows of a cell file or ``results.csv`` for an estimate; none where it cannot be read as one (a FIFO, a
-    device or a link is never opened: :func:`fyexp.store.damaged.read_record_text`).
-
-    Read once per process while the file is unchanged (its :func:`fyexp.store.user_cache.file_signature`, a ``stat``;
-    a :func:`functools.lru_cache`, as :func:`fyexp.store.damaged.read_json`): ``fyexp list`` estimates every profile of
-    an experiment from the same cell files and ``results.csv``.  The rows (dicts) are shared between the calls:
-    read them, never change them."""
-    from fyexp.store.user_cache import file_signature
-
+    """The rows of a csv file (none where :func:`fyexp.store.damaged.read_record_text` refuses it), read once per
+    process while its ``stat`` signature is unchanged; the rows are shared: never change them."""
     try:
         signature = file_signature(path)
     except OSError:
@@ -132,12 +116,7 @@ def csv_rows(path: Path) -> list[dict]:
 
 @functools.lru_cache(maxsize=8192)
 def _csv_rows_once(path: str, signature: tuple) -> tuple[dict, ...]:
-    import csv
-    import io
-
-    from fyexp.store.damaged import MAX_TABLE_BYTES, read_record_text
-
-    text, problem = read_record_text(Path(path), MAX_TABLE_BYTES)
+    text, problem = damaged.read_record_text(Path(path), damaged.MAX_TABLE_BYTES)
     if problem is not None:
         return ()
     try:
@@ -148,7 +127,7 @@ def _csv_rows_once(path: str, signature: tuple) -> tuple[dict, ...]:
 
 def recorded_times(results_dir: Path, experiment: str, profiles: list[str], *,
                    with_epochs: bool = False) -> tuple[list[Recorded], Path | None]:
-    """:func:`times_as_recorded`, each time × :func:`recorded_factor` of the folder it was read from."""
+    """:func:`times_as_recorded` on this machine (× :func:`recorded_factor`)."""
     times, folder = times_as_recorded(results_dir, experiment, profiles, with_epochs=with_epochs)
     factor = recorded_factor(folder)
     return [t._replace(seconds=t.seconds * factor) for t in times], folder
@@ -156,17 +135,12 @@ def recorded_times(results_dir: Path, experiment: str, profiles: list[str], *,
 
 def times_as_recorded(results_dir: Path, experiment: str, profiles: list[str], *,
                       with_epochs: bool = False) -> tuple[list[Recorded], Path | None]:
-    """A :class:`Recorded` per finished cell at the first of ``profiles`` with any, from the first folder with any
-    (the module's recorded times; cell files, else ``results.csv``), and the folder read (None if none), the seconds
-    as recorded.  ``with_epochs``: each cell file's epochs from its run record (``results.csv`` rows state none).
-
-    Plain ``csv`` (no pandas): ``fyexp list`` and ``show`` read it too and stay light."""
+    """The module's recorded times at the first of ``profiles`` with any, and the folder read (``None`` if none).
+    ``with_epochs``: each cell file's epochs from its run record (``results.csv`` rows state none)."""
     for folder in _folders(results_dir):
         table = None
         for profile in profiles:
-            cell_dir = folder / experiment / "cells" / profile
-            files = sorted(cell_dir.glob("*.csv")) if cell_dir.is_dir() else []
-            times = [t for f in files
+            times = [t for f in sorted((folder / experiment / "cells" / profile).glob("*.csv"))
                      for t in _finished_times(csv_rows(f), profile, stated_epochs(f) if with_epochs else None)]
             if not times:
                 table = csv_rows(folder / experiment / "results.csv") if table is None else table
@@ -178,57 +152,33 @@ def times_as_recorded(results_dir: Path, experiment: str, profiles: list[str], *
 
 
 def measured_profile_times(experiment: str, profile: str) -> list[Recorded]:
-    """The :class:`Recorded` cells of ``experiment`` at ``profile`` in :data:`PROFILE_TIMES` (none where it has
-    none): columns experiment, profile, method, params (JSON), epochs and wall_time_s."""
-    out = []
-    for row in csv_rows(PROFILE_TIMES):
-        if row.get("experiment") != experiment or row.get("profile") != profile:
-            continue
-        try:
-            epochs = int(row["epochs"]) if row.get("epochs") else None
-        except ValueError:
-            continue
-        if (seconds := _number(row.get("wall_time_s"))) is not None:
-            out.append(Recorded(row.get("method") or "", seconds, epochs, _params(row.get("params"))))
-    return out
+    """The cells of ``experiment`` at ``profile`` in :data:`PROFILE_TIMES`."""
+    return [t for row in csv_rows(PROFILE_TIMES) if row.get("experiment") == experiment
+            for t in _finished_times([row], profile, int(row["epochs"]) if row.get("epochs") else None)]
 
 
 def _project_times(folder: str | Path) -> bool:
-    """Whether ``folder`` holds times recorded on the project's machine: the committed ``results/`` or
-    :data:`PROFILE_TIMES`."""
+    """Whether ``folder`` holds times recorded on the project's machine (``results/``, :data:`PROFILE_TIMES`)."""
     return Path(folder).resolve() in (committed_results().resolve(), PROFILE_TIMES.resolve())
 
 
 def recorded_factor(folder: str | Path | None) -> float:
-    """The factor on the wall times read from ``folder``: this machine's speed
-    (:func:`fyexp.run.speed.machine_speed`) for the times recorded on the project's machine (:func:`_project_times`),
-    1 for those of another results folder (recorded here)."""
-    if folder is None or not _project_times(folder):
-        return 1.0
-    from fyexp.run.speed import machine_speed
-
-    return machine_speed().factor
+    """The factor on the times read from ``folder``: this machine's speed for the project's, else 1 (recorded here)."""
+    return machine_speed().factor if folder is not None and _project_times(folder) else 1.0
 
 
 def source_text(folder: str | Path | None) -> str:
-    """Where recorded times come from, in words: ``in DIR`` for a results folder of this machine, ``in results/,
-    recorded on the project's machine, × 0.64 for this machine's speed (calibration)`` for the project's times."""
+    """Where recorded times come from, in words: ``in DIR``, or the project's times with :func:`speed_text`."""
     if not folder:
         return ""
     if not _project_times(folder):
         return f"in {folder}"
-    from fyexp.run.speed import machine_speed, speed_text
-
     where = "fyexp's measured profile times" if Path(folder).resolve() == PROFILE_TIMES.resolve() else str(folder)
     return f"in {where}, recorded on the project's machine, {speed_text(machine_speed())}"
 
 
 def recorded_inputs(results_dir: Path, experiments_dir: Path | None) -> tuple | None:
-    """The key of what is derived from the recorded times as recorded (:func:`fyexp.run.derivation.derivation_inputs`
-    of the results folder and the committed ``results/``; not this machine's speed: ``fyexp list`` and ``show`` keep
-    their summaries so, and scale them when they print, so a new calibration keeps them)."""
-    from fyexp.run.derivation import derivation_inputs
-
+    """The key of what is derived from the recorded times as recorded (not the machine's speed, applied after)."""
     return derivation_inputs([results_dir, committed_results()], experiments_dir)
 
 
@@ -240,26 +190,18 @@ def nearest(method: str, params: dict | None, times: list) -> list:
         times = [t for t in times if (t.params or {}).get("dataset") == params["dataset"]]
     if not times:
         return []
-
-    def shared(t) -> int:
-        return (t.method == method) + sum((t.params or {}).get(k) == v for k, v in params.items())
-
-    scores = [shared(t) for t in times]
+    scores = [(t.method == method) + sum((t.params or {}).get(k) == v for k, v in params.items()) for t in times]
     best = max(scores)
     return [t for t, score in zip(times, scores) if score == best]
 
 
 def nearest_once(times: list) -> Callable[[str, dict | None], list]:
-    """:func:`nearest` over the same recorded cells ``times``, found once per distinct method and parameters (a
-    profile's seeds repeat every cell's parameters: frac-vae's 528 paper cells are 53 distinct ones).  The lists
-    it returns are shared: read them, never change them."""
+    """:func:`nearest` over ``times``, searched once per distinct method and parameters (a profile's seeds repeat
+    them: frac-vae's 528 paper cells are 53 distinct ones).  The lists it returns are shared: never change them."""
     found: dict = {}
 
     def find(method: str, params: dict | None) -> list:
-        try:
-            key = (method, repr(sorted((params or {}).items())))
-        except TypeError:   # parameters whose names do not sort: found every time
-            return nearest(method, params, times)
+        key = (method, repr(sorted((params or {}).items())))
         if key not in found:
             found[key] = nearest(method, params, times)
         return found[key]
@@ -268,9 +210,7 @@ def nearest_once(times: list) -> Callable[[str, dict | None], list]:
 
 
 class CellsEstimate(NamedTuple):
-    """:func:`estimate_cells` of some cells: their estimated seconds (``None`` when none of them has a nearest
-    recorded cell), the positions of those without (*unestimated*), how many are estimated from recorded cells that
-    all differ from them in a setting (*extrapolated*) and those settings (sorted)."""
+    """Seconds (``None`` for no recorded cell), unestimated cells' positions, extrapolated count and settings."""
     seconds: float | None
     unestimated: tuple[int, ...]
     extrapolated: int
@@ -279,13 +219,9 @@ class CellsEstimate(NamedTuple):
 
 def estimate_cells(methods: list[str], times: list[Recorded], epochs: list[int | None] | None = None,
                    params: list[dict] | None = None) -> CellsEstimate:
-    """The one estimate of the time of some cells (``methods[i]``, ``params[i]``, ``epochs[i]`` each), from recorded
-    cells ``times`` (the module's formula): Σ over the cells that have nearest recorded cells of their mean time,
-    each scaled by the epochs ratio where both are known; a cell whose nearest all differ from it in some parameter
-    (:data:`REPLICATE_KEYS` aside) is counted extrapolated, with those parameters."""
-    times = [Recorded(*t) for t in times]
+    """The module's estimate of the cells ``methods[i]``, ``params[i]``, ``epochs[i]`` from ``times``."""
     total, unestimated, extrapolated, keys = 0.0, [], 0, set()
-    find = nearest_once(times)
+    find = nearest_once([Recorded(*t) for t in times])   # plain tuples too
     for i, method in enumerate(methods):
         cell_params = (params[i] if params is not None else None) or {}
         pool = find(method, cell_params)
@@ -309,22 +245,18 @@ def per_cell(estimate_s: float | None, to_run: int, unestimated: int) -> float |
     return None if estimate_s is None or not to_run or unestimated else estimate_s / to_run
 
 
-# ---- in words ----------------------------------------------------------------------------------------------------
+# ---- in words (the plan's, ``fyexp show``'s and ``reproduce --dry-run``'s) ---------------------------------------
 def unknown_text(recorded: int) -> str:
-    """``estimate unknown (no finished cell of this profile recorded[ on these data])``: the plan's and ``show``'s."""
     return "estimate unknown (no finished cell of this profile recorded" + (" on these data)" if recorded else ")")
 
 
 def extrapolated_text(count: int, keys: tuple[str, ...]) -> str:
-    """``3 of them at another K than any recorded cell`` (empty when ``count`` is 0): an estimate's extrapolated
-    cells in words, as the plan, ``fyexp show`` and ``reproduce --dry-run`` print them."""
+    """``3 of them at another K than any recorded cell``; empty when ``count`` is 0."""
     return f"{count} of them at another {', '.join(keys)} than any recorded cell" if count else ""
 
 
 def scaled_text(seconds: float | None, count: int, profiles: tuple[str, ...]) -> str:
-    """``about 706 h for 14 of them, scaled from the 'cpu' profile's cells by training examples and evaluation
-    samples (an extrapolation)`` (``the 'claims' and 'cpu' profiles' cells``): :func:`with_scaled`'s figure in words;
-    empty when ``count`` is 0."""
+    """``about 706 h for 14 of them, scaled from the 'cpu' profile's cells by …``; empty when ``count`` is 0."""
     if not count or seconds is None:
         return ""
     names = [f"'{p}'" for p in profiles]
@@ -335,10 +267,8 @@ def scaled_text(seconds: float | None, count: int, profiles: tuple[str, ...]) ->
 
 
 # ---- scaled from another profile's cells -------------------------------------------------------------------------
-@dataclass(frozen=True)
-class ScaledRecord:
+class ScaledRecord(NamedTuple):
     """A finished cell of another profile, split for scaling: training and other seconds, epochs and work."""
-
     profile: str
     method: str
     params: dict
@@ -347,11 +277,6 @@ class ScaledRecord:
     epochs: int
     train_examples: float
     eval_units: float
-
-    @property
-    def trained(self) -> float:
-        """E·N: the training examples it processed."""
-        return self.epochs * self.train_examples
 
 
 class CellTimes(NamedTuple):
@@ -376,28 +301,22 @@ def cell_times(rows: list[dict]) -> CellTimes | None:
 
 
 def scaled_records(results_dir: Path, name: str, experiment: Any, skip_profiles: list[str]) -> list[ScaledRecord]:
-    """:func:`records_as_recorded`, their seconds × :func:`recorded_factor` of the folder they were read from."""
+    """:func:`records_as_recorded` on this machine (× :func:`recorded_factor`)."""
     found, folder = records_as_recorded(results_dir, name, experiment, skip_profiles)
     factor = recorded_factor(folder)
-    return [replace(r, train_s=r.train_s * factor, rest_s=r.rest_s * factor) for r in found]
+    return [r._replace(train_s=r.train_s * factor, rest_s=r.rest_s * factor) for r in found]
 
 
 def records_as_recorded(results_dir: Path, name: str, experiment: Any, skip_profiles: list[str]
                         ) -> tuple[list[ScaledRecord], Path | None]:
-    """The finished cells of experiment ``name`` at every profile but ``skip_profiles``, from the cell files and
-    run records under ``cells/`` of the first folder with any (:func:`_folders`), each with the work
-    :meth:`experiment.work` gives its stated config and its seconds as recorded; and the folder read (``None`` where
-    none has any).  Cells without a run record, a training time or a declared work are left out."""
-    from fyexp.store.provenance.record import stated_settings
-    from fyexp.spec.settings import training_epochs
-
+    """The cell files of ``name`` at every profile but ``skip_profiles`` that state a run record, a training time and
+    a work, from the first of :func:`_folders` with any, and that folder (``None`` where none has any)."""
     for folder in _folders(results_dir):
         found = []
         cell_root = folder / name / "cells"
         for profile_dir in sorted(p for p in cell_root.glob("*") if p.is_dir() and p.name not in skip_profiles):
             for cell_file in sorted(profile_dir.glob("*.csv")):
-                times = cell_times(csv_rows(cell_file))
-                stated = stated_settings(cell_file)
+                times, stated = cell_times(csv_rows(cell_file)), stated_settings(cell_file)
                 if times is None or stated is None:
                     continue
                 config = stated.get("config")
@@ -414,80 +333,55 @@ def records_as_recorded(results_dir: Path, name: str, experiment: Any, skip_prof
 
 
 def training_seconds(train_time: float | None, epoch_time: float | None, epochs: int | None) -> float | None:
-    """A recorded cell's training seconds: its ``train_time_s``, else ``epoch_time_s`` × its epochs; ``None`` where
-    neither can be had."""
-    if train_time is not None:
-        return train_time
-    return epoch_time * epochs if epoch_time is not None and epochs else None
+    """A recorded cell's training seconds: its ``train_time_s``, else ``epoch_time_s`` × its epochs, else ``None``."""
+    return train_time if train_time is not None else epoch_time * epochs if epoch_time is not None and epochs else None
 
 
 def scaled_time(train_s: float, rest_s: float, epochs: int, work, target_epochs: int, target_work) -> float:
-    """The module's T(c): a recorded cell's training seconds ``train_s`` over ``epochs`` epochs of ``work``
-    (:class:`~fyexp.experiments.base.CellWork`) scaled to ``target_epochs`` of ``target_work``, plus its other
-    seconds ``rest_s`` scaled by the evaluation units."""
+    """The module's T(c) of a recorded cell of ``epochs`` and ``work`` for ``target_epochs`` of ``target_work``."""
     return (train_s * (target_epochs * target_work.train_examples) / (epochs * work.train_examples)
             + rest_s * target_work.eval_units / work.eval_units)
 
 
 def scaled_cell_estimate(method: str, params: dict, epochs: int | None, work, records: list[ScaledRecord],
                          find=None, across: bool = False) -> tuple[float, str] | None:
-    """``(seconds, profile)``: the module's T(c) for a cell of ``method``, ``params``, ``epochs`` and ``work``
-    (:class:`~fyexp.experiments.base.CellWork`), the mean over its nearest records of the profile that trained the
-    most; ``None`` without epochs, work or a nearest record.  ``find``: :func:`nearest_once` of ``records``.
-    ``across`` (:attr:`~fyexp.experiments.base.Experiment.work_across_datasets`): a cell on a data set no record used
-    is scaled from :func:`nearest_in_work` instead."""
+    """``(seconds, profile)``: the module's T(c) (``find``: :func:`nearest_once` of ``records``; ``across``:
+    ``work_across_datasets``); ``None`` without epochs, work or a nearest record."""
     if not epochs or work is None:
         return None
-    pool = find(method, params) if find is not None else nearest(method, params, records)
-    if not pool and across:
-        pool = nearest_in_work(method, work, records)
+    pool = (find or nearest_once(records))(method, params) or (nearest_in_work(method, work, records) if across else [])
     if not pool:
         return None
-    profile = max(pool, key=lambda r: (r.trained, r.profile)).profile
-    pool = [r for r in pool if r.profile == profile]
+    profile = max(pool, key=lambda r: (r.epochs * r.train_examples, r.profile)).profile
     seconds = [scaled_time(r.train_s, r.rest_s, r.epochs, CellWork(r.train_examples, r.eval_units), epochs, work)
-               for r in pool]
+               for r in pool if r.profile == profile]
     return sum(seconds) / len(seconds), profile
 
 
 def nearest_in_work(method: str, work, records: list[ScaledRecord]) -> list[ScaledRecord]:
-    r"""The records of ``method`` (all, where none is) whose training work per epoch is nearest to ``work``'s
-    (the least \|log N(r) / N(c)\|): the closest in scale, on whichever data set (UCI Year's cells from Protein's,
-    not from Yacht's, whose epochs of 277 rows are mostly overhead)."""
-    import math
-
+    r"""The records of ``method`` (all, where none is) of the least \|log N(r) / N(c)\|: the closest in scale, on any
+    data set (UCI Year's cells from Protein's, not Yacht's, whose epochs of 277 rows are mostly overhead)."""
     pool = [r for r in records if r.method == method] or list(records)
     if not pool or work.train_examples <= 0:
         return []
-    distance = {id(r): abs(math.log(r.train_examples / work.train_examples)) for r in pool}
-    best = min(distance.values())
-    return [r for r in pool if distance[id(r)] == best]
+    distance = [abs(math.log(r.train_examples / work.train_examples)) for r in pool]
+    best = min(distance)
+    return [r for r, d in zip(pool, distance) if d == best]
 
 
 def scaled_estimate(cells: list[tuple[str, dict, int | None, Any]], records: list[ScaledRecord],
                     across: bool = False) -> tuple[float | None, int, tuple[str, ...]]:
-    """``(seconds, count, profiles)``: the sum of :func:`scaled_cell_estimate` over ``cells`` (``(method, params,
-    epochs, work)`` each) that have one (``None`` when none has), how many have, and the profiles they were scaled
-    from (sorted); ``across``: :func:`scaled_cell_estimate`'s."""
-    total, count, profiles = 0.0, 0, set()
+    """``(seconds, count, profiles)``: :func:`scaled_cell_estimate` summed over the ``cells`` (``(method, params,
+    epochs, work)``) that have one (``None`` when none has), how many, and the profiles scaled from."""
     find = nearest_once(records)
-    for method, params, epochs, work in cells:
-        found = scaled_cell_estimate(method, params, epochs, work, records, find, across)
-        if found is not None:
-            total, count = total + found[0], count + 1
-            profiles.add(found[1])
-    return (total if count else None), count, tuple(sorted(profiles))
+    found = [f for m, p, e, w in cells if (f := scaled_cell_estimate(m, p, e, w, records, find, across)) is not None]
+    return (sum(s for s, _ in found) if found else None), len(found), tuple(sorted({p for _, p in found}))
 
 
 def scaled_cells_as_recorded(cells, resolved, experiment, results_dir: Path
                              ) -> tuple[float | None, int, tuple[str, ...], Path | None]:
-    """:func:`scaled_estimate` of ``cells`` (:class:`fyexp.store.results.Cell`) of the resolved profile ``resolved``,
-    each at the scoped config the spec gives it now, from the experiment's recorded cells at every profile but
-    ``resolved``'s own and its base profile, in the seconds of the machine that recorded them; and the folder they
-    were read from.  ``experiment`` needs only ``cell_config``, ``work`` and ``work_across_datasets``: the runner's
-    experiment (the plan) or :class:`LightWork` (``fyexp show``, no runner import); both give the same figure."""
-    from fyexp.spec.settings import scoped_config, training_epochs
-
+    """:func:`scaled_estimate` of ``cells`` at the config the spec gives them, from the profiles but theirs and its
+    base, as recorded, and the folder; ``experiment``: the runner's (plan) or a :class:`LightWork` (``show``)."""
     if not cells:
         return None, 0, (), None
     todo, derived = [], {}
@@ -503,8 +397,7 @@ def scaled_cells_as_recorded(cells, resolved, experiment, results_dir: Path
 
 
 def with_scaled(plan, resolved, experiment, results_dir: Path):
-    """``plan`` (a :class:`fyexp.run.plan.RunPlan`) with the scaled time of its unestimated cells on this machine
-    (unchanged when it has none): :func:`scaled_cells_as_recorded` of them × :func:`recorded_factor`."""
+    """``plan`` (a :class:`fyexp.run.plan.RunPlan`) with the scaled time of its unestimated cells on this machine."""
     if not plan.unestimated_cells:
         return plan
     seconds, count, profiles, folder = scaled_cells_as_recorded(plan.unestimated_cells, resolved, experiment,
@@ -514,26 +407,16 @@ def with_scaled(plan, resolved, experiment, results_dir: Path):
 
 
 class LightWork:
-    """A runner's ``cell_config`` and :meth:`~fyexp.experiments.base.Experiment.work` read from its light
-    ``<runner>_config`` module (its ``cell_config`` and ``cell_work``, which the runner's experiment wraps), so that
-    ``fyexp show`` scales a profile's unestimated cells as the plan does without importing the runner (torch)."""
+    """A runner's ``cell_config`` and ``work`` from its light ``<runner>_config`` module: ``fyexp show`` scales cells
+    as the plan does without importing the runner (torch)."""
 
     def __init__(self, module: Any):
         self.cell_config = module.cell_config
-        self._cell_work = module.cell_work
+        self.work = lambda stated, params: CellWork.of(module.cell_work(stated, params))
         self.work_across_datasets = bool(getattr(module, "WORK_ACROSS_DATASETS", False))
-
-    def work(self, stated: dict, params: dict) -> CellWork | None:
-        """The config module's ``cell_work`` as a :class:`~fyexp.experiments.base.CellWork`."""
-        return CellWork.of(self._cell_work(stated, params))
 
     @classmethod
     def of(cls, runner: str) -> "LightWork | None":
-        """The :class:`LightWork` of ``runner``; ``None`` where it has no light module or its module's ``cell_work``
-        is None (its cells' times are never scaled: the plan's experiment declares no work either)."""
-        from fyexp.experiments import get_config_module
-
+        """The :class:`LightWork` of ``runner``; ``None`` without a light module or a ``cell_work``."""
         module = get_config_module(runner)
-        if module is None or module.cell_work is None:
-            return None
-        return cls(module)
+        return None if module is None or module.cell_work is None else cls(module)

@@ -1,33 +1,15 @@
-"""This machine's speed, measured once and kept in the user cache: what turns a wall time recorded on another machine
-into an estimate for this one.
+"""This machine's speed: the factor that turns a wall time recorded on the project's machine (the committed
+``results/``, :data:`fyexp.run.estimate.PROFILE_TIMES`) into an estimate for this one,
 
-The committed ``results/`` (and :data:`fyexp.run.estimate.PROFILE_TIMES`, the measured times of the ``quick`` profiles)
-were recorded on the project's machine; a cell takes another time on a faster or slower one.  fyexp measures this
-machine with a short fixed workload (:func:`workload_seconds`, about 0.1 s in all: a loop of Python arithmetic and small
-``float32`` matrix products in numpy, the two kinds of work fyexp's cells spend their time on; both single-threaded, as
-a cell is by default), timed in CPU seconds (``time.process_time``: the time other processes take the core is not
-counted), the least of up to :data:`REPEATS` runs (stopping once the two least agree), so that load on a shared machine
-counts as little as it can. The estimate of a recorded cell is then
+    factor = seconds(this machine) / :data:`REFERENCE_SECONDS`  (the same workload on the project's 2-core Xeon),
 
-    wall_time_s(recorded) × factor,   factor = seconds(this machine) / :data:`REFERENCE_SECONDS`,
-
-:data:`REFERENCE_SECONDS` the same workload's seconds on the machine that recorded the committed times (a 2-core
-Xeon at 2.6 GHz, measured with this module).  A time recorded in the user's own results folder was recorded here,
-and is not scaled.  The factor is the only thing the calibration decides: it does not know a cell's own balance of
-Python and BLAS, memory or disk, so a machine much faster in one than the other is estimated roughly.
-
-The measurement is kept in the user cache (:mod:`fyexp.store.user_cache`, kind ``speed``), keyed by the machine's name,
-processor and core count and by this module's workload, so ``fyexp list`` pays for it once, with the load average
-at the time (``os.getloadavg``, the last minute).  CPU seconds still grow under load (hyperthreads and caches
-shared with busy processes: a measurement during a pip install read 3.8× the quiet one), so the rule is:
-
-* a *quiet* measurement (load average at most the core count) is kept :data:`KEEP_S` (a week);
-* a *loaded* one (load average above the core count) is kept :data:`LOADED_KEEP_S` (a day) and is measured again
-  by the first command that finds the machine quiet;
-* a machine that reports no load average counts as quiet.
-
-The plan, ``fyexp list`` and ``fyexp show`` print the factor with the rule that kept it (:func:`speed_text`).  ``FYEXP_MACHINE_SPEED=F`` sets the factor F instead (``1``: estimates exactly as recorded; the tests use
-it), and a cache switched off (``FYEXP_CACHE_DIR=off``) measures in each process.
+the least CPU seconds (``time.process_time``: other processes' time is not counted) of up to :data:`REPEATS` runs of a
+fixed workload (:func:`workload_seconds`, about 0.1 s of Python arithmetic and small single-threaded ``float32``
+matrix products, what fyexp's cells spend their time on; not their memory or disk).  It is kept in the user cache
+(kind ``speed``, keyed by the machine and workload) with the load average then: CPU seconds still grow under load
+(during a pip install 3.8× the quiet ones), so a *quiet* measurement (load at most the core count, or none reported)
+is kept :data:`KEEP_S`, a *loaded* one :data:`LOADED_KEEP_S` and only while the machine stays loaded.
+``FYEXP_MACHINE_SPEED=F`` sets the factor (``1``: as recorded; the tests' setting).
 """
 
 from __future__ import annotations
@@ -36,12 +18,8 @@ import os
 import time
 from dataclasses import dataclass
 
-__all__ = ["AGREE", "KEEP_S", "LOADED_KEEP_S", "MIN_REPEATS", "REFERENCE_SECONDS", "REPEATS", "Speed", "is_loaded",
-           "load_average", "machine_speed", "speed_text", "workload_seconds"]
-
-#: CPU seconds of :func:`workload_seconds` on the machine that recorded the committed times (the least of 20
-#: measurements on 2026-12-02; at the load of the project's background runs they ranged 0.031-0.052 s: two
-#: hyperthreads shared with eight busy processes, so a factor measured under such load reads up to ~1.7)
+#: CPU seconds of :func:`workload_seconds` on the project's machine (the least of 20 on 2026-12-02; 0.031-0.052 s
+#: under the project's background runs: a factor measured under such load reads up to ~1.7)
 REFERENCE_SECONDS = 0.031
 REPEATS = 5
 MIN_REPEATS = 3           # the first timing runs on cold caches: never the only one compared
@@ -54,14 +32,12 @@ ENV = "FYEXP_MACHINE_SPEED"
 
 @dataclass(frozen=True)
 class Speed:
-    """This machine's factor (its workload seconds over :data:`REFERENCE_SECONDS`; 1 as recorded, 0.5 twice as
-    fast), the seconds measured (``None`` where ``$FYEXP_MACHINE_SPEED`` set it) and when (epoch seconds)."""
-
+    """The factor (0.5: twice as fast), the seconds measured (``None``: set by ``$FYEXP_MACHINE_SPEED``), when."""
     factor: float
     seconds: float | None = None
     measured_at: float | None = None
-    load: float | None = None     # the load average when measured (None: not reported)
-    cores: int | None = None      # the machine's cores then
+    load: float | None = None
+    cores: int | None = None
 
     @property
     def source(self) -> str:
@@ -69,7 +45,6 @@ class Speed:
 
     @property
     def loaded(self) -> bool:
-        """Whether it was measured under load (:func:`is_loaded`)."""
         return self.seconds is not None and is_loaded(self.load, self.cores)
 
 
@@ -87,12 +62,9 @@ def is_loaded(load: float | None, cores: int | None) -> bool:
 
 
 def workload_seconds(repeats: int = REPEATS) -> float:
-    """The least CPU seconds of up to ``repeats`` timings of the fixed workload: 180,000 steps of Python arithmetic
-    and 1,200 products of two 64 × 64 ``float32`` matrices (small enough that numpy's BLAS runs them on one thread).
-
-    It stops early, after :data:`MIN_REPEATS` timings, once the two least agree to within :data:`AGREE` (relative):
-    on a quiet machine the first timing (cold caches) is the slowest and the next two agree, so the calibration costs
-    three timings, not five; under load the timings scatter and it takes all ``repeats`` (:func:`_settled`)."""
+    """The least CPU seconds of up to ``repeats`` timings of 180,000 steps of Python arithmetic and 1,200 products
+    of two 64 × 64 ``float32`` matrices (small: numpy's BLAS runs them on one thread); it stops once
+    :func:`_settled` (on a quiet machine after three: the first, on cold caches, is the slowest)."""
     import numpy as np
 
     rng = np.random.default_rng(0)
@@ -113,8 +85,7 @@ def workload_seconds(repeats: int = REPEATS) -> float:
 
 
 def _settled(timings: list[float]) -> bool:
-    """Whether the calibration may stop: at least :data:`MIN_REPEATS` timings, the two least within :data:`AGREE`
-    of each other (relative to the least)."""
+    """At least :data:`MIN_REPEATS` timings, the two least within :data:`AGREE` (relative) of each other."""
     if len(timings) < MIN_REPEATS:
         return False
     first, second = sorted(timings)[:2]
@@ -128,8 +99,7 @@ def _machine() -> str:
 
 
 def machine_speed(now: float | None = None) -> Speed:
-    """This machine's :class:`Speed`: ``$FYEXP_MACHINE_SPEED`` when set (a positive number), else the user cache's
-    measurement when under :data:`KEEP_S` old, else a new measurement (saved there)."""
+    """``$FYEXP_MACHINE_SPEED``, else the user cache's measurement while the module's rule keeps it, else a new one."""
     from fyexp.core.errors import FyexpError
     from fyexp.store.user_cache import load_entry, save_entry
 
@@ -138,8 +108,8 @@ def machine_speed(now: float | None = None) -> Speed:
         try:
             factor = float(chosen)
         except ValueError:
-            factor = float("nan")
-        if not factor > 0 or factor == float("inf"):
+            factor = 0.0
+        if not 0 < factor < float("inf"):
             raise FyexpError(f"${ENV}={chosen!r}: expected a positive number (the factor on recorded wall times; "
                              f"1 = as recorded)")
         return Speed(factor)
@@ -147,8 +117,9 @@ def machine_speed(now: float | None = None) -> Speed:
     cores = os.cpu_count() or 1
     kept = load_entry("speed", _machine(), WORKLOAD_VERSION)
     if isinstance(kept, tuple) and len(kept) == 3:
-        found = Speed(kept[0] / REFERENCE_SECONDS, kept[0], kept[1], kept[2], cores)
-        if _still_good(found, now, load_average()):
+        found, load_now = Speed(kept[0] / REFERENCE_SECONDS, kept[0], kept[1], kept[2], cores), load_average()
+        age = now - (found.measured_at or 0.0)
+        if 0 <= age < (LOADED_KEEP_S if found.loaded else KEEP_S) and (not found.loaded or is_loaded(load_now, cores)):
             return found
     load = load_average()
     seconds = workload_seconds()
@@ -156,22 +127,12 @@ def machine_speed(now: float | None = None) -> Speed:
     return Speed(seconds / REFERENCE_SECONDS, seconds, now, load, cores)
 
 
-def _still_good(kept: Speed, now: float, load_now: float | None) -> bool:
-    """Whether a kept measurement serves at ``now`` (the module's rule): a quiet one under :data:`KEEP_S` old; a
-    loaded one under :data:`LOADED_KEEP_S` old and only while the machine is still loaded (``load_now``)."""
-    age = now - (kept.measured_at or 0.0)
-    if not kept.loaded:
-        return 0 <= age < KEEP_S
-    return 0 <= age < LOADED_KEEP_S and is_loaded(load_now, kept.cores)
-
-
 def speed_text(speed: Speed) -> str:
-    """The factor in the words the plan, ``list`` and ``show`` print, with the rule that keeps it: ``× 0.62 for
-    this machine's speed (calibration, kept a week)``; ``× 3.8 for this machine's speed (calibration at load 3.3 on
-    2 cores, kept a day or until the machine is quiet)``; ``× 2 for this machine's speed ($FYEXP_MACHINE_SPEED)``."""
+    """The factor in words, with the rule that keeps it: ``× 0.62 for this machine's speed (calibration, …)``."""
     if speed.seconds is None:
-        return f"× {speed.factor:.2g} for this machine's speed ({speed.source})"
-    if speed.loaded:
-        return (f"× {speed.factor:.2g} for this machine's speed (calibration at load {speed.load:.1f} on "
-                f"{speed.cores} cores, kept a day or until the machine is quiet)")
-    return f"× {speed.factor:.2g} for this machine's speed (calibration, kept a week)"
+        how = speed.source
+    elif speed.loaded:
+        how = f"calibration at load {speed.load:.1f} on {speed.cores} cores, kept a day or until the machine is quiet"
+    else:
+        how = "calibration, kept a week"
+    return f"× {speed.factor:.2g} for this machine's speed ({how})"
