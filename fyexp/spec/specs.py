@@ -8,7 +8,7 @@ A spec file ``experiments/<name>.yaml`` looks like::
     paper: fyvi
     tables: ["fyvi Table 1"]
     figures: ["fyvi Figure 1", "fyvi Figure 2"]   # what the paper calls them (for `fyexp list`)
-    plots: [fyvi-figure1, fyvi-figure2]    # figure functions of fyexp.report.figures, each `name` or `{name: {options}}`
+    plots: [fyvi-figure1, fyvi-figure2]    # figures of fyexp.report.figures, each `name` or `{name: {options}}`
     description: ...
     defaults:                     # parameters shared by every profile
       n_iter: 200
@@ -16,17 +16,17 @@ A spec file ``experiments/<name>.yaml`` looks like::
       paper: {seeds: [0, 1, 2, 3, 4]}
       quick: {seeds: [0, 1], n_iter: 20}
 
-A profile is ``defaults`` deep-merged with ``profiles[<profile>]``.  The reserved key ``seeds`` (a list of
-integers) is read by the framework; every other key must be a field of the runner's ``Config`` dataclass and
-is type-checked against its annotation.  Every problem raises :class:`fyexp.core.errors.SpecError`, which names the
-file, the key and what was expected.
+A profile is ``defaults`` deep-merged with ``profiles[<profile>]``: the reserved key ``seeds`` is the framework's,
+every other key a field of the runner's ``Config``, checked against its annotation.  Every problem raises
+:class:`fyexp.core.errors.SpecError`, which names the file, the key and what was expected.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-import math
+import hashlib
+import itertools
 import os
 import re
 import types
@@ -37,34 +37,34 @@ from typing import Any
 
 import yaml
 
-from fyexp.core.constraints import conforms, describe, settings
-from fyexp.core.domains import MAX_SEED, check_options, spec_value_problem
-from fyexp.core.errors import ConfigValueError, FyexpError, SpecError
+from fyexp.core.constraints import DISTINCT, conforms, describe, settings
+from fyexp.core.domains import MAX_SEED, Interval, check_options, spec_value_problem
+from fyexp.core.errors import ConfigValueError, FyexpError, SpecError, require
+from fyexp.spec.plots import check_plot
 
 MAX_SEEDS = 100_000   # seeds one --seeds may name (a paper profile has at most 10)
+SEEDS = typing.Annotated[list[typing.Annotated[int, Interval(int, 0, MAX_SEED)]], DISTINCT]   # a profile's seeds
 
-# ---- the registry's names: a spec's runner is one of these, never a module path read from the file ------------
-# the runners fyexp ships: each names fyexp/experiments/<runner>.py, which registers one experiment
-# (tests/cli/test_untrusted_inputs.py checks this table against the package's modules)
+# ---- a spec's runner is one of these, never a module path read from the file: each names the module
+# fyexp/experiments/<runner>.py that registers it (tests/cli/test_untrusted_inputs.py checks this table) ---------
 RUNNERS = ("frac_vae", "fy_vae", "gmm_calibration", "gmm_clustering", "nvdm", "tvem_bsc", "vr_bnn",
            "vr_renyi_gaussians", "vr_vae")
 EXTRA_RUNNERS_ENV = "FYEXP_RUNNERS"
 
 
 def extra_runners() -> tuple[str, ...]:
-    """The dotted module paths that ``$FYEXP_RUNNERS`` adds to :data:`RUNNERS`: the user's own runners (e.g.
-    ``tests.toy_experiment``), trusted as ``PYTHONPATH`` is, since whoever runs fyexp sets it, not a file it reads."""
+    """The user's own runners' modules that ``$FYEXP_RUNNERS`` adds (``tests.toy_experiment``), trusted as
+    ``PYTHONPATH`` is: whoever runs fyexp sets it, not a file it reads."""
     return tuple(name.strip() for name in os.environ.get(EXTRA_RUNNERS_ENV, "").split(",") if name.strip())
 
 
 def known_runners() -> tuple[str, ...]:
-    """Every name a spec's ``runner`` may take: :data:`RUNNERS`, then :func:`extra_runners`."""
+    """Every name a spec's ``runner`` may take."""
     return RUNNERS + tuple(name for name in extra_runners() if name not in RUNNERS)
 
 
 def check_runner(runner: object, source: object = "spec") -> str:
-    """``runner`` when it is a known runner (:func:`known_runners`); else :class:`fyexp.core.errors.SpecError` naming
-    ``source`` (the spec file), the key ``runner`` and the known runners.  Nothing is imported."""
+    """``runner`` if it is one of :func:`known_runners`, else a :class:`SpecError` naming ``source``; never imported."""
     known = known_runners()
     if not isinstance(runner, str) or runner not in known:
         raise SpecError(source, "runner", f"one of the registered runners {', '.join(known)} (a runner of your "
@@ -74,7 +74,8 @@ def check_runner(runner: object, source: object = "spec") -> str:
 
 @settings
 class TopLevel:
-    """The top-level keys of a spec file, checked by :func:`build_config` like a profile's parameters."""
+    """The top-level keys of a spec file, checked by :func:`build_config` like a profile's parameters; ``plots``
+    become (figure, options) pairs of :mod:`fyexp.spec.plots` (the report is not imported to check a spec)."""
 
     name: str
     title: str
@@ -87,11 +88,16 @@ class TopLevel:
     description: str = ""
     defaults: dict = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        for profile, values in self.profiles.items():
+            require(isinstance(values, dict), f"profiles.{profile}", "a mapping of parameters", values)
+        self.plots = tuple(check_plot(entry, f"plots[{i}]") for i, entry in enumerate(self.plots))
+        self.tables, self.figures = tuple(self.tables), tuple(self.figures)
+
 
 def experiments_dir() -> Path:
-    """The folder of spec files: ``$FYEXP_EXPERIMENTS_DIR``, else ``./experiments``, else the source tree's.
-    ``FYEXP_EXPERIMENTS_DIR`` set to an empty value is an error (a variable meant to name a folder that names
-    none), not a silent fall back to another folder's specs."""
+    """The folder of spec files: ``$FYEXP_EXPERIMENTS_DIR`` (set but empty: an error, not a silent fall back),
+    else ``./experiments``, else the source tree's."""
     env = os.environ.get("FYEXP_EXPERIMENTS_DIR")
     if env is not None and not env.strip():
         raise FyexpError("FYEXP_EXPERIMENTS_DIR is set but empty; expected the folder of spec files (or unset it to "
@@ -106,7 +112,7 @@ def experiments_dir() -> Path:
 
 @dataclass(frozen=True)
 class ExperimentSpec:
-    """A spec file as written: metadata plus raw, not yet validated profiles."""
+    """A spec file's :class:`TopLevel`, with raw, not yet validated profiles."""
 
     name: str
     title: str
@@ -171,25 +177,21 @@ MAX_YAML_NODES = 100_000      # values once every alias is expanded (a shipped s
 
 
 def yaml_bound_problem(text: str) -> str | None:
-    """What makes ``text`` too large to read as a spec value, or None: more than :data:`MAX_YAML_DEPTH` nested
-    collections, more than :data:`MAX_YAML_NODES` values once its aliases are expanded (a "billion laughs" alias
-    bomb is a few hundred bytes that expand to 10⁹ values), or an alias of a collection inside itself.
-
-    One pass over the parser's events (PyYAML's parser is iterative: 200,000 nested ``[`` stop at depth
-    :data:`MAX_YAML_DEPTH` + 1, no recursion), counting each anchored node's expanded size once; a text that does
-    not parse is left to the loader, whose error names the line.
-    """
+    """What makes ``text`` too large to read, or None: more than :data:`MAX_YAML_DEPTH` nested collections, more
+    than :data:`MAX_YAML_NODES` values once its aliases are expanded (a "billion laughs" bomb: a few hundred bytes
+    that expand to 10⁹ values), or an alias of a collection inside itself.  One pass over the parser's events
+    (iterative: 200,000 nested ``[`` stop at depth :data:`MAX_YAML_DEPTH` + 1), counting each anchored node's
+    expanded size once; a text that does not parse is left to the loader, whose error names the line."""
     sizes: dict[str, int] = {}
-    open_nodes: list[list] = []   # per open collection: [anchor, expanded size so far]
-    total = 0
+    open_nodes: list[list] = [[None, 0]]   # the text, then each open collection: [anchor, expanded size so far]
     try:
         for event in yaml.parse(text, Loader=_StrictLoader):
-            if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
-                if len(open_nodes) >= MAX_YAML_DEPTH:
+            if isinstance(event, yaml.CollectionStartEvent):
+                if len(open_nodes) > MAX_YAML_DEPTH:
                     return f"nested deeper than {MAX_YAML_DEPTH} levels"
                 open_nodes.append([event.anchor, 1])
                 continue
-            if isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+            if isinstance(event, yaml.CollectionEndEvent):
                 anchor, size = open_nodes.pop()
             elif isinstance(event, yaml.ScalarEvent):
                 anchor, size = event.anchor, 1
@@ -202,43 +204,43 @@ def yaml_bound_problem(text: str) -> str | None:
                 continue
             if anchor is not None:
                 sizes[anchor] = size
-            if open_nodes:
-                open_nodes[-1][1] += size
-            else:
-                total += size
-            if total + sum(n for _, n in open_nodes) > MAX_YAML_NODES:
+            open_nodes[-1][1] += size
+            if sum(n for _, n in open_nodes) > MAX_YAML_NODES:
                 return f"more than {MAX_YAML_NODES:,} values once its aliases are expanded"
     except yaml.YAMLError:
         return None
     return None
 
 
+def load_yaml(text: str, where: object) -> Any:
+    """``text`` read as YAML (by :class:`_StrictLoader`, within :func:`yaml_bound_problem`'s bounds) for a spec file
+    or a ``--set`` value; else one line naming ``where``."""
+    problem = yaml_bound_problem(text)
+    if problem is not None:
+        raise FyexpError(f"{where}: not read: its YAML is {problem}")
+    try:
+        return yaml.load(text, Loader=_StrictLoader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise FyexpError(f"{where}: not valid YAML{at}: {getattr(exc, 'problem', exc)}") from None
+
+
 def _read_yaml(path: Path) -> dict:
     try:
-        if path.stat().st_size > MAX_SPEC_BYTES:
-            raise FyexpError(f"{path}: a spec file of {path.stat().st_size:,} bytes; expected at most "
-                             f"{MAX_SPEC_BYTES:,}")
         with open(path, "rb") as handle:     # a regular file (load_spec checks): no blocking read
             raw = handle.read(MAX_SPEC_BYTES + 1)
     except OSError as exc:
         raise FyexpError(f"{path}: cannot read spec file ({exc.strerror})") from None
-    if len(raw) > MAX_SPEC_BYTES:           # grew since stat
-        raise FyexpError(f"{path}: a spec file of more than {MAX_SPEC_BYTES:,} bytes; expected at most that")
+    if len(raw) > MAX_SPEC_BYTES:
+        raise FyexpError(f"{path}: a spec file over {MAX_SPEC_BYTES:,} bytes; expected at most {MAX_SPEC_BYTES:,}")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw[:exc.start].count(b"\n") + 1
         raise FyexpError(f"{path}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at line {line}); "
                          f"save the spec as UTF-8") from None
-    problem = yaml_bound_problem(text)
-    if problem is not None:
-        raise FyexpError(f"{path}: not read as a spec: its YAML is {problem}")
-    try:
-        data = yaml.load(text, Loader=_StrictLoader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise FyexpError(f"{path}: not valid YAML{where}: {getattr(exc, 'problem', exc)}") from None
+    data = load_yaml(text, path)
     if not isinstance(data, dict):
         raise SpecError(path, "<top level>", "a mapping of keys to values", type(data).__name__)
     return data
@@ -261,51 +263,27 @@ def load_spec(name: str, directory: Path | None = None) -> ExperimentSpec:
     if top.name != name:
         raise SpecError(path, "name", f"'{name}' (the file's name)", top.name)
     check_runner(top.runner, path)   # looked up in the registry, never imported as written
-    for profile, overrides in top.profiles.items():
-        if not isinstance(overrides, dict):
-            raise SpecError(path, f"profiles.{profile}", "a mapping of parameters", overrides)
-    return ExperimentSpec(name=top.name, title=top.title, runner=top.runner, path=path, paper=top.paper,
-                          tables=tuple(top.tables), figures=tuple(top.figures), plots=_check_plots(top.plots, path),
-                          description=top.description, defaults=top.defaults, profiles=top.profiles)
-
-
-def _check_plots(entries: list, path: Path) -> tuple[tuple[str, dict], ...]:
-    """``plots:`` → (figure name, options) pairs, each name one of :mod:`fyexp.spec.plots` (the figures that
-    :mod:`fyexp.report.figures` registers; the report is not imported to check a spec)."""
-    if not entries:
-        return ()
-    from fyexp.spec.plots import check_plot
-
-    checked = []
-    for i, entry in enumerate(entries):
-        try:
-            checked.append(check_plot(entry))
-        except ConfigValueError as exc:
-            raise SpecError(path, f"plots[{i}]", exc.expected, exc.got) from None
-    return tuple(checked)
+    return ExperimentSpec(path=path, **vars(top))
 
 
 def deep_merge(base: dict, override: dict) -> dict:
     """``base`` updated by ``override``, recursing into nested mappings."""
     merged = dict(base)
     for key, value in override.items():
-        if isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = deep_merge(merged[key], value)
-        else:
-            merged[key] = value
+        both = isinstance(value, dict) and isinstance(merged.get(key), dict)
+        merged[key] = deep_merge(merged[key], value) if both else value
     return merged
 
 
 def get_path(obj: Any, path: str) -> Any:
-    """The value at a dotted path of nested dataclasses (``train.optimizer.lr``), the paths of ``--set`` and of a
-    tuning study's ``search`` space."""
+    """The value at a dotted path of nested dataclasses (``train.optimizer.lr``)."""
     for part in path.split("."):
         obj = getattr(obj, part)
     return obj
 
 
 def _coerce(value: Any, hint: Any) -> Any:
-    """Turn YAML lists into tuples where the annotation asks for a tuple; ints into floats for floats."""
+    """YAML lists into tuples where the annotation asks for a tuple; ints into floats for floats."""
     origin = typing.get_origin(hint)
     if hint is float and isinstance(value, int):
         return float(value)
@@ -319,31 +297,23 @@ def _coerce(value: Any, hint: Any) -> Any:
 
 def _dataclass_of(hint: Any) -> type | None:
     """The dataclass a field is annotated with (``Cfg`` or ``Cfg | None``), or None."""
-    if dataclasses.is_dataclass(hint) and isinstance(hint, type):
-        return hint
-    if typing.get_origin(hint) in (typing.Union, types.UnionType):
-        classes = [a for a in typing.get_args(hint) if dataclasses.is_dataclass(a) and isinstance(a, type)]
-        return classes[0] if len(classes) == 1 else None
-    return None
+    union = typing.get_origin(hint) in (typing.Union, types.UnionType)
+    classes = [a for a in (typing.get_args(hint) if union else (hint,)) if dataclasses.is_dataclass(a)
+               and isinstance(a, type)]
+    return classes[0] if len(classes) == 1 else None
 
 
 @functools.lru_cache(maxsize=None)
 def _type_hints(cls: type) -> dict:
-    """``typing.get_type_hints(cls)`` once per class: evaluating a class's annotations (strings, as
-    ``from __future__ import annotations`` leaves them) costs about a millisecond, and ``list`` resolves every
-    profile of every spec."""
+    """``typing.get_type_hints`` once per class (about a millisecond each; ``list`` resolves every profile)."""
     return typing.get_type_hints(cls)
 
 
 def build_config(config_cls: type, values: dict, path: Path, where: str, generic_rule: bool = True) -> Any:
-    """Validate ``values`` against the dataclass ``config_cls`` and instantiate it.
-
-    A field annotated with a dataclass is a nested block (e.g. ``train:`` → ``TrainConfig``, whose ``optimizer:``
-    is an ``OptimizerConfig``), built recursively; every error names the full key path
-    (``profiles.paper.train.optimizer.lr``; ``where`` empty: the file's top level).  Each value obeys its declared
-    type and domain (:mod:`fyexp.core.constraints`) and, with ``generic_rule``, the rule of every spec value
-    (:func:`fyexp.core.domains.spec_value_problem`); a spec's top level goes without it, as its profiles are checked,
-    key by key, when they resolve."""
+    """``config_cls`` built from ``values``, nested dataclass fields (``train:`` → ``TrainConfig``) recursively; an
+    error names the full key path (``profiles.paper.train.optimizer.lr``; ``where`` empty: the top level).  Each value
+    obeys its declared type and domain (:mod:`fyexp.core.constraints`) and, with ``generic_rule``, the rule of every
+    spec value (:func:`fyexp.core.domains.spec_value_problem`; a top level's profiles are checked as they resolve)."""
     hints = _type_hints(config_cls)
     fields = {f.name: f for f in dataclasses.fields(config_cls)}
     at = (lambda key: f"{where}.{key}") if where else str
@@ -372,9 +342,8 @@ def build_config(config_cls: type, values: dict, path: Path, where: str, generic
         kwargs[name] = _coerce(value, hints[name])
     try:
         config = config_cls(**kwargs)
-        search = kwargs.get("search")
-        if search and isinstance(search, dict):   # a tuning study's space, for every tuned experiment (`fyexp tune`,
-            check_search(search, config_cls)       # its plan, `run --best`): refused here, never at the first trial
+        if isinstance(kwargs.get("search"), dict):   # a tuning study's space (`fyexp tune`, its plan, `run --best`):
+            check_search(kwargs["search"], config_cls)  # refused here, never at the first trial
         return config
     except ConfigValueError as exc:
         raise SpecError(path, at(exc.key), exc.expected, exc.got) from None
@@ -382,13 +351,9 @@ def build_config(config_cls: type, values: dict, path: Path, where: str, generic
 
 def resolve(spec: ExperimentSpec, profile: str, config_cls: type, seeds: list[int] | None = None,
             overrides: "list[Override] | None" = None) -> ResolvedSpec:
-    """Merge ``defaults`` with ``profiles[profile]``, apply the ``--set`` ``overrides`` (:func:`parse_sets`),
-    validate it, and apply a ``--seeds`` override.
-
-    With overrides the result is a *variant* of the profile: its ``profile`` is :func:`variant_label`
-    (``paper+lr=1e-4``, so its cells, rows and report tables never mix with the plain profile's) and ``base`` the
-    spec's profile.  An override that does not validate is reported as ``--set: key '<dotted key>': expected ...``.
-    """
+    """``defaults`` merged with ``profiles[profile]`` and the ``--set`` ``overrides``, validated, at ``seeds`` (None:
+    the profile's).  With overrides it is a *variant*, labelled :func:`variant_label` (``paper+lr=1e-4``: its cells,
+    rows and tables never mix with the profile's), whose bad override is reported as ``--set: key '<key>': ...``."""
     if profile not in spec.profiles:
         raise SpecError(spec.path, "profiles", f"a profile named one of {spec.profile_names()}", profile)
     merged = deep_merge(spec.defaults, spec.profiles[profile])
@@ -398,8 +363,7 @@ def resolve(spec: ExperimentSpec, profile: str, config_cls: type, seeds: list[in
         _apply_override(merged, override)
     try:
         raw_seeds = merged.pop("seeds", [0])
-        if (not conforms(raw_seeds, list[int]) or not raw_seeds or min(raw_seeds) < 0
-                or max(raw_seeds) > MAX_SEED or len(set(raw_seeds)) != len(raw_seeds)):
+        if not raw_seeds or not conforms(raw_seeds, SEEDS):
             raise SpecError(spec.path, f"{where}.seeds",
                             f"a non-empty list of distinct non-negative integers (at most {MAX_SEED})", raw_seeds)
         config = build_config(config_cls, merged, spec.path, where)
@@ -409,24 +373,19 @@ def resolve(spec: ExperimentSpec, profile: str, config_cls: type, seeds: list[in
             raise SpecError("--set", key, exc.expected, exc.got) from None
         raise
     chosen = tuple(seeds) if seeds is not None else tuple(raw_seeds)
-    if not overrides:
-        return ResolvedSpec(spec=spec, profile=profile, seeds=chosen, config=config,
-                            raw={**merged, "seeds": list(chosen)})
-    return ResolvedSpec(spec=spec, profile=variant_label(profile, overrides), seeds=chosen, config=config,
-                        raw={**merged, "seeds": list(chosen)}, overrides=tuple((o.key, o.value) for o in overrides),
-                        base=profile)
+    return ResolvedSpec(spec=spec, profile=variant_label(profile, overrides) if overrides else profile, seeds=chosen,
+                        config=config, raw={**merged, "seeds": list(chosen)},
+                        overrides=tuple((o.key, o.value) for o in overrides), base=profile if overrides else None)
 
 
 def resolve_variant(spec: ExperimentSpec, profile: str, config_cls: type, seeds: "list[int] | None",
                     overrides: "list[Override] | None" = None) -> ResolvedSpec:
     """:func:`resolve` as ``fyexp run --seeds`` resolves: ``seeds`` other than the profile's (as a set) are the
-    override ``seeds=[...]`` labelled by :func:`seed_ranges` and make a *variant* (``paper+seeds=0-9``), whose rows
-    and verdicts never mix with the profile's; the profile's own seeds (in any order), or ``None``, are the profile
-    itself.  (A part of the profile's seeds is ``--only seed=0,1``, not a variant.)"""
+    override ``seeds=[...]`` and make a *variant* (``paper+seeds=0-9``); the profile's own seeds (in any order), or
+    ``None``, are the profile itself."""
     overrides = list(overrides or [])
-    if seeds is not None:
-        if set(seeds) != set(resolve(spec, profile, config_cls, None, overrides).seeds):
-            overrides.append(Override("seeds", list(seeds), seed_ranges(list(seeds))))
+    if seeds is not None and set(seeds) != set(resolve(spec, profile, config_cls, None, overrides).seeds):
+        overrides.append(Override("seeds", list(seeds), seed_ranges(list(seeds))))
     return resolve(spec, profile, config_cls, None, overrides)
 
 
@@ -441,9 +400,8 @@ class Override:
 
 
 def parse_sets(items: list[str] | None) -> list[Override]:
-    """``["train.optimizer.lr=1e-4", "grid.latent_rho=1.5"]`` → overrides; the value is read as YAML (``1e-4`` a
-    number, as YAML 1.2 reads it, ``true`` a boolean, ``[1, 2]`` a list, ``null`` none, for a setting that may
-    be unset).  An empty value, or a key given twice, is an error."""
+    """``["train.optimizer.lr=1e-4", "grid.latent_rho=1.5"]`` → overrides, each value read as YAML (``1e-4`` a number,
+    as YAML 1.2 reads it, ``[1, 2]`` a list, ``null`` none); an empty value, or a key given twice, is an error."""
     found: list[Override] = []
     for item in items or []:
         key, sep, text = item.partition("=")
@@ -455,13 +413,7 @@ def parse_sets(items: list[str] | None) -> list[Override]:
             raise FyexpError(f"--set {key}: expected a value after '=', got '{text}'")
         if len(text) > MAX_SET_CHARS:
             raise FyexpError(f"--set {key}: a value of {len(text):,} characters; expected at most {MAX_SET_CHARS:,}")
-        problem = yaml_bound_problem(text)
-        if problem is not None:
-            raise FyexpError(f"--set {key}: the value is not read: its YAML is {problem}")
-        try:
-            value = yaml.safe_load(text)
-        except yaml.YAMLError:
-            raise FyexpError(f"--set {key}: the value '{text}' is not a YAML value") from None
+        value = load_yaml(text, f"--set {key}")
         if isinstance(value, str) and re.fullmatch(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+", value.strip()):
             value = float(value)  # PyYAML (YAML 1.1) reads 1e-4 as a string; the spec's authors mean a number
         if any(o.key == key for o in found):
@@ -476,13 +428,9 @@ def _apply_override(merged: dict, override: Override) -> None:
     parts = override.key.split(".")
     for i, part in enumerate(parts[:-1]):
         child = node.get(part)
-        if child is None:
-            child = node[part] = {}
-        elif not isinstance(child, dict):
+        if child is not None and not isinstance(child, dict):
             raise SpecError("--set", ".".join(parts[: i + 1]), "a mapping of parameters to descend into", child)
-        else:
-            child = node[part] = dict(child)
-        node = child
+        node[part] = node = dict(child or {})     # a copy: the spec's own mapping is left as read
     node[parts[-1]] = override.value
 
 
@@ -492,58 +440,42 @@ MAX_LABEL = 96   # characters of a variant label: a folder name (at most 255 byt
 def variant_label(profile: str, overrides: list[Override]) -> str:
     """``paper+lr=1e-4,rho=1.5``: the profile, then each override by its last key (the full dotted key where two
     overrides share a last key), sorted; safe as a folder name.  A label longer than :data:`MAX_LABEL` keeps its
-    readable start and ends in ``-`` and 10 hex digits of its SHA-256 (distinct variants stay distinct); the
-    overrides in full are in every cell's settings (:func:`fyexp.spec.settings.cell_settings`)."""
+    readable start and ends in ``-`` and 10 hex digits of its SHA-256 (distinct variants stay distinct)."""
     lasts = [o.key.rsplit(".", 1)[-1] for o in overrides]
     parts = sorted(f"{last if lasts.count(last) == 1 else o.key}={re.sub(r'[][ ]', '', o.text)}"
                    for o, last in zip(overrides, lasts))
     label = re.sub(r"[^A-Za-z0-9=._,+-]+", "-", f"{profile}+{','.join(parts)}")
     if len(label) <= MAX_LABEL:
         return label
-    import hashlib
-
     digest = hashlib.sha256(label.encode("utf-8")).hexdigest()[:10]
     return f"{label[:max(MAX_LABEL - 11, label.index('+') + 1)]}-{digest}"
 
 
 def seed_ranges(seeds: list[int]) -> str:
     """``[0, 1, 2, 7, 9, 10]`` → ``'0-2,7,9-10'``: the seeds sorted, each run of consecutive ones ``low-high``."""
-    runs: list[list[int]] = []
-    for seed in sorted(seeds):
-        if runs and seed == runs[-1][-1] + 1:
-            runs[-1].append(seed)
-        else:
-            runs.append([seed])
+    runs = [[s for _, s in run] for _, run in itertools.groupby(enumerate(sorted(seeds)), lambda p: p[1] - p[0])]
     return ",".join(str(r[0]) if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in runs)
 
 
 def shown_override(key: str, value: Any) -> str:
     """An override's value as a cell's ``overrides`` column shows it: seeds as runs (``seeds=0-99999``, not the list
     of 100,000, which no CSV reader takes as one field), any other value as Python writes it."""
-    if key == "seeds" and isinstance(value, list) and all(isinstance(s, int) for s in value):
-        return seed_ranges(value)
-    return str(value)
+    seeds = key == "seeds" and isinstance(value, list) and all(isinstance(s, int) for s in value)
+    return seed_ranges(value) if seeds else str(value)
 
 
 def parse_seeds(text: str | None) -> list[int] | None:
-    """Parse ``--seeds`` as ``0,1,2``, a range ``0-4`` or both (``0-2,7``); ``None`` keeps the profile's.
-
-    Seeds are non-negative integers (NumPy and scikit-learn refuse negative ones); a range must not be empty
-    (``3-1`` is an error, not "no override"), and no seed may repeat.
-    """
+    """``--seeds`` as ``0,1,2``, a range ``0-4`` or both (``0-2,7``); ``None`` keeps the profile's.  Seeds are
+    distinct non-negative integers (NumPy refuses negative ones), a range is not empty (``3-1`` is an error)."""
     if text is None:
         return None
-    usage = "expected non-negative integers like '0,1,2' or a range '0-4'"
-    if not text.strip():
-        raise FyexpError(f"--seeds: {usage}, got an empty value")
     seeds: list[int] = []
     for part in text.split(","):
         part = part.strip()
         match = re.fullmatch(r"(-?[0-9]+)(?:-(-?[0-9]+))?", part)  # ASCII digits only (not '５')
         if not match:
-            raise FyexpError(f"--seeds: {usage}, got '{text}'")
-        lo = int(match.group(1))
-        hi = int(match.group(2)) if match.group(2) is not None else lo
+            raise FyexpError(f"--seeds: expected non-negative integers like '0,1,2' or a range '0-4', got '{text}'")
+        lo, hi = int(match[1]), int(match[2] or match[1])
         if lo < 0 or hi < 0:
             raise FyexpError(f"--seeds: seeds must be non-negative, got '{part}'")
         check_options({"--seeds": hi})
@@ -567,53 +499,34 @@ def hint_at(config_cls: type, path: str) -> Any:
     return hint
 
 
+FINITE, POSITIVE = Interval(float, None, None), Interval(float, 0, None, "neither")
+
+
 def check_search(search: dict, config_cls: type, tunable: tuple[str, ...] | None = None) -> None:
-    """Raise :class:`fyexp.core.errors.ConfigValueError` for a search entry that names no config path or is
-    malformed."""
+    """Raise :class:`ConfigValueError` for a search entry that names no config path (or none of ``tunable``), or
+    whose space Optuna would refuse only at the first trial (or draw from silently): choices a non-empty list; low
+    and high finite numbers, low <= high; a log scale only over low > 0 and without a step; a step > 0."""
     for path, space in search.items():
         try:
             hint_at(config_cls, path)
         except (KeyError, TypeError, AttributeError):
             raise ConfigValueError(f"search.{path}", "a path of the config's parameters (e.g. train.optimizer.lr)",
                                    path) from None
-        if tunable is not None and path not in tunable:
-            raise ConfigValueError(f"search.{path}", f"one of {list(tunable)}", path)
-        if not (isinstance(space, dict) and ("choices" in space or {"low", "high"} <= set(space))):
-            raise ConfigValueError(f"search.{path}", "a mapping with 'choices', or 'low' and 'high' (and optionally "
-                                   "'log', 'step')", space)
-        problem = _space_problem(space)
-        if problem is not None:
-            key, expected, got = problem
-            raise ConfigValueError(f"search.{path}.{key}", expected, got)
-
-
-def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _space_problem(space: dict) -> tuple[str, str, Any] | None:
-    """``(key, expected, got)`` for the first entry of one search space that Optuna would refuse only at the first
-    trial (or draw from silently): choices a non-empty list; low and high finite numbers, low <= high; a log scale
-    only over low > 0; a step a finite number > 0.  None when the space is well formed."""
-    if "choices" in space:
-        choices = space["choices"]
-        if not isinstance(choices, list) or not choices:
-            return "choices", "a non-empty list of values", choices
-        return None
-    low, high = space["low"], space["high"]
-    for key, value in (("low", low), ("high", high)):
-        if not _number(value):
-            return key, "a finite number", value
-    if low > high:
-        return "low", f"a number <= high ({high!r})", low
-    if "log" in space and not isinstance(space["log"], bool):
-        return "log", "true or false", space["log"]
-    if space.get("log") and low <= 0:
-        return "low", "a number > 0 (the space has log: true)", low
-    if "step" in space:
-        step = space["step"]
-        if not _number(step) or step <= 0:
-            return "step", "a finite number > 0", step
-        if space.get("log"):
-            return "step", "no step with log: true (Optuna draws a log scale without one)", step
-    return None
+        require(tunable is None or path in tunable, f"search.{path}", f"one of {list(tunable or ())}", path)
+        require(isinstance(space, dict) and ("choices" in space or {"low", "high"} <= set(space)), f"search.{path}",
+                "a mapping with 'choices', or 'low' and 'high' (and optionally 'log', 'step')", space)
+        at = f"search.{path}."
+        if "choices" in space:
+            require(isinstance(space["choices"], list) and bool(space["choices"]), at + "choices",
+                    "a non-empty list of values", space["choices"])
+            continue
+        low, high, log = space["low"], space["high"], space.get("log", False)
+        for key in ("low", "high"):
+            require(FINITE.contains(space[key]), at + key, "a finite number", space[key])
+        require(low <= high, at + "low", f"a number <= high ({high!r})", low)
+        require(isinstance(log, bool), at + "log", "true or false", log)
+        require(not log or low > 0, at + "low", "a number > 0 (the space has log: true)", low)
+        if "step" in space:
+            require(POSITIVE.contains(space["step"]), at + "step", "a finite number > 0", space["step"])
+            require(not log, at + "step", "no step with log: true (Optuna draws a log scale without one)",
+                    space["step"])

@@ -11,9 +11,8 @@ import pandas as pd
 import pytest
 
 from fyexp.cli.commands.options import Options, resolve_experiment, seeds_override
-from fyexp.spec.specs import seed_ranges, shown_override
 from fyexp.core.errors import FyexpError
-from fyexp.spec.specs import parse_sets
+from fyexp.spec.specs import parse_sets, seed_ranges, shown_override
 from tests.conftest import REPO_RESULTS, TOY_SPECS, run_in_process
 
 
