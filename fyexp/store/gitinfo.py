@@ -1,14 +1,8 @@
 """The one module of fyexp that talks to git: every ``git`` subprocess of the package is started here.
 
-Each function answers one question about a checkout and returns ``None`` (or ``False``, or an empty list) where
-git cannot answer (no ``git`` executable, not a checkout, an unknown commit, a timeout): callers decide what "cannot
-tell" means for them, git never raises through here.
-
-The top-level folder of a checkout cannot change while a process runs and is cached per process
-(:func:`functools.lru_cache`).  Answers that depend on the working tree or on HEAD (:func:`dirty_files`,
-:func:`head_commit`, :func:`archive`) are not cached here: a commit moves HEAD under a
-running process; their callers cache what they may (:mod:`fyexp.store.provenance.source` unpacks HEAD once per process,
-and reads HEAD's files, the fingerprints among them, from that one unpacking).
+Each function returns ``None`` (or an empty list) where git cannot answer (no ``git``, not a checkout, an unknown
+commit, a timeout); git never raises through here.  Only :func:`toplevel` is cached: HEAD and the working tree move
+under a running process, and the callers cache what they may (:mod:`fyexp.store.provenance.source`).
 """
 
 from __future__ import annotations
@@ -59,11 +53,6 @@ def dirty_files(root: Path, paths: tuple[str, ...] = ()) -> list[str]:
     the paths ``git status --porcelain`` lists; empty where git cannot say."""
     out = _stdout(Path(root), "status", "--porcelain", "--untracked-files=all", "--", *paths)
     return [line[3:] for line in (out or "").splitlines() if line.strip()]
-
-
-def is_dirty(root: Path, paths: tuple[str, ...] = ()) -> bool:
-    """Whether :func:`dirty_files` lists anything."""
-    return bool(dirty_files(root, paths))
 
 
 def archive(root: Path, treeish: str, *paths: str) -> bytes | None:

@@ -14,22 +14,18 @@ from typing import Any
 
 
 def jsonable_fields(obj: Any, without: tuple[str, ...] = ()) -> dict:
-    """``jsonable(obj)`` of the dataclass ``obj`` less its fields ``without``, the same mapping in the same order,
-    without converting those fields first (a spec's grid: its ``include`` list is the bulk of a config, and a cell's
-    settings leave it out)."""
+    """``jsonable(obj)`` of the dataclass ``obj`` less its fields ``without``, never converted (a cell's settings
+    leave out the spec's grid, the bulk of a config)."""
     return {f.name: jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj) if f.name not in without}
 
 
 def jsonable(obj: Any) -> Any:
-    """Dataclasses, tuples and paths as plain JSON values (tuples become lists, keys strings).
-
-    A dataclass becomes the mapping of its fields in their order, each converted in turn: what
-    ``jsonable(dataclasses.asdict(obj))`` gives, without ``asdict``'s deep copy of every value first (a frac-vae
-    config is 100-odd values; ``fyexp list`` converts one for each of its 528 paper cells)."""
+    """Dataclasses, tuples and paths as plain JSON values: what ``jsonable(dataclasses.asdict(obj))`` gives, without
+    ``asdict``'s deep copy of every value first (``fyexp list`` converts a 100-odd-value config per paper cell)."""
     if isinstance(obj, (str, int, float, bool, type(None))):
         return obj
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+        return jsonable_fields(obj)
     if isinstance(obj, dict):
         return {str(k): jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):

@@ -7,24 +7,12 @@ Layout under the results root (``results/`` by default)::
     results/<experiment>/artifacts/<profile>/...            small side files a figure needs (PNG grids, .npz)
     results/<experiment>/work/<profile>/<cell-key>/         checkpoints of unfinished cells (not committed)
 
-Every row has the columns of :data:`CORE_COLUMNS`; rows that reproduce a published cell also fill
-``paper``, ``table``, ``setting`` and ``paper_row`` with the keys of ``fyexp/reference/paper_tables.csv``
-and use the paper's column name as ``metric``.  Extra columns (``rho``, ``gamma``, ``component`` ...) are
-allowed.  A cell file is written to a temporary file in the same folder, flushed, fsynced and renamed over
-its final name, so an interrupted run (Ctrl-C, ``kill -9``) never leaves a half-written cell: a cell is either
-finished and complete or absent.
-
-**Loading never writes** (:meth:`ResultStore.load`): ``results.csv`` is rebuilt by :meth:`ResultStore.consolidate`,
-which the commands that mean to write call (``fyexp run`` after its cells, ``fyexp report``); ``fyexp claims`` and
-every other reader read a read-only folder as well as any.
-
-**Damaged records, one rule.**  A record is read only from inside the results folder (and the package), checked
-against what fyexp writes, and anything that fails is skipped with one warning line naming the file and what is
-wrong (:func:`fyexp.store.damaged.warn_damaged`), never a crash and never silence: a cell file (:func:`read_cell_file`),
-``results.csv`` (:func:`read_table`), a file under ``superseded/`` (:meth:`ResultStore.superseded_problems`), the
-temporary file of a write that was killed (:meth:`ResultStore.leftover_temp_files`; ``fyexp run`` removes them), and
-a cell's run record (``<cell>.record.json``, :func:`fyexp.store.provenance.record.load_record`), whose rows then have
-*unknown provenance* (:data:`fyexp.store.provenance.freshness.UNKNOWN_PROVENANCE`).
+Every row has the columns of :data:`CORE_COLUMNS`; rows that reproduce a published cell fill ``paper``, ``table``,
+``setting`` and ``paper_row`` with the keys of ``fyexp/reference/paper_tables.csv``; extra columns are allowed.  An
+interrupted run never leaves a half-written cell (:func:`fyexp.store.io.atomic_write`).  Loading never writes
+(:meth:`ResultStore.load`); ``results.csv`` is rebuilt by :meth:`ResultStore.consolidate` (``run``, ``report``).
+A damaged record (cell file, ``results.csv``, a file under ``superseded/``, a killed write's temporary file, a run
+record) is skipped with one warning line naming it (:func:`fyexp.store.damaged.warn_damaged`), never a crash.
 """
 
 from __future__ import annotations
@@ -61,13 +49,13 @@ DIVERGED_IN_EPOCH = "diverged_in_epoch"
 SETTINGS_HASH = re.compile(r"[0-9a-f]{12}")
 from fyexp.store.damaged import MAX_TABLE_BYTES  # noqa: E402 - a consolidated results.csv's limit, beside the others
 
+CELL_COLUMNS = ("experiment", "metric", "value", "status", "cell")   # every cell file has them
+TABLE_COLUMNS = ("experiment", "profile", "method", "seed", "metric", "value", "status", "cell", "git_commit")
+
 
 @dataclass(frozen=True)
 class Cell:
-    """One unit of work of a run: a method at given parameters and seed.
-
-    ``params`` holds JSON-able values only; together with ``method`` and ``seed`` it names the cell.
-    """
+    """One unit of work of a run: a method at given parameters (JSON-able values) and seed, which name it."""
 
     method: str
     seed: int
@@ -90,10 +78,6 @@ def _fmt(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return ",".join(_fmt(v) for v in value)
     return str(value)
-
-
-def atomic_write_frame(path: Path, frame: pd.DataFrame) -> None:
-    atomic_write_text(path, frame.to_csv(index=False))
 
 
 class ResultStore:
@@ -124,10 +108,8 @@ class ResultStore:
 
     # cells -------------------------------------------------------------------------------------------
     def is_finished(self, profile: str, cell: Cell, settings: Any = None) -> bool:
-        """Whether ``cell`` is finished: its file complete (:func:`read_cell_file`) and recording no failure
-        (damaged and failed files are redone); given ``settings`` (a :class:`fyexp.store.provenance.freshness.Expected`,
-        :func:`fyexp.spec.settings.expectation`), also its run record sound and made at those settings
-        (:meth:`freshness`)."""
+        """Whether ``cell``'s file is complete and records no failure (damaged and failed files are redone); given
+        ``settings`` (:func:`fyexp.spec.settings.expectation`), also fresh at them (:meth:`freshness`)."""
         if settings is None:
             return self._finished_frame(profile, cell) is not None
         found = self.freshness(profile, cell, settings)
@@ -142,10 +124,8 @@ class ResultStore:
         return frame if problem is None and not (frame["status"] == "failed").any() else None
 
     def freshness(self, profile: str, cell: Cell, settings: Any = None) -> Any:
-        """The :class:`fyexp.store.provenance.freshness.Freshness` of ``cell``'s finished file against ``settings`` (an
-        ``Expected``): the one judgement of a cell, :func:`fyexp.store.provenance.freshness.cell_freshness` (its run
-        record
-        read and checked, then judged); ``None`` when there is no finished file."""
+        """The one judgement of ``cell``'s finished file against ``settings``
+        (:func:`fyexp.store.provenance.freshness.cell_freshness`); ``None`` when there is no finished file."""
         from fyexp.store.provenance.freshness import cell_freshness
         from fyexp.store.provenance.record import rows_identity
 
@@ -155,10 +135,8 @@ class ResultStore:
         return cell_freshness(self.cell_path(profile, cell), *rows_identity(frame), settings)
 
     def supersede(self, profile: str, cell: Cell) -> Path | None:
-        """Move ``cell``'s finished file (and its run record) out of the current cells, to
-        ``superseded/<profile>/<key>.<its settings hash>.csv`` (``unknown`` where its rows name none); return where it
-        went (``None`` if none).
-        ``fyexp run`` does this before it writes the cell again at other settings."""
+        """Move ``cell``'s file and run record to ``superseded/<profile>/<key>.<settings hash or unknown>.csv``
+        before ``fyexp run`` writes it again at other settings; return where it went (``None`` if none)."""
         from fyexp.store.provenance.record import record_path, rows_identity
 
         path = self.cell_path(profile, cell)
@@ -171,7 +149,7 @@ class ResultStore:
         target = self.superseded_folder / profile / f"{cell.key}.{tag}.csv"
         target.parent.mkdir(parents=True, exist_ok=True)
         path.replace(target)
-        if record_path(path).is_file():  # its run record goes with it
+        if record_path(path).is_file():
             record_path(path).replace(record_path(target))
         return target
 
@@ -182,20 +160,15 @@ class ResultStore:
         frame = pd.DataFrame(list(rows))
         if frame.empty:
             raise ValueError(f"cell {cell.key} produced no rows")
-        identity = {
-            "experiment": self.experiment, "profile": profile, "seed": cell.seed,
-            "params": cell.params_json, "cell": cell.key,
-        }
+        identity = {"experiment": self.experiment, "profile": profile, "seed": cell.seed, "params": cell.params_json,
+                    "cell": cell.key}
         for column, value in {**identity, **provenance}.items():
             frame[column] = value
-        if "method" not in frame:
-            frame["method"] = cell.method
-        frame["method"] = frame["method"].fillna(cell.method)
-        if "status" not in frame:
-            frame["status"] = "ok"
+        frame["method"] = frame["method"].fillna(cell.method) if "method" in frame else cell.method
+        frame["status"] = frame.get("status", "ok")
         frame["cell_rows"] = len(frame)
         frame = _ordered(frame)
-        atomic_write_frame(self.cell_path(profile, cell), frame)
+        atomic_write_text(self.cell_path(profile, cell), frame.to_csv(index=False))
         return frame
 
     def write_failure(self, profile: str, cell: Cell, message: str, provenance: dict) -> None:
@@ -212,13 +185,10 @@ class ResultStore:
         return self.read_cells()[1]
 
     def read_cells(self) -> tuple[pd.DataFrame | None, list[tuple[Path, str]]]:
-        """Every cell file of this experiment read (:func:`read_cell_file`): the rows of the complete ones in one
-        frame, ordered (``None`` when there is no cell file), and the damaged ones, each with what is wrong.
-
-        What this gives depends only on the files' bytes and on this module, so it is kept between processes
-        (:mod:`fyexp.store.user_cache`) under every file's stat signature (inode, size, modification and change times)
-        and this module's :func:`fyexp.store.user_cache.code_key`: ``fyexp report`` parses the ~450 cell files again
-        only when one of them was written, added or removed.  A copy of the frame is returned each time."""
+        """Every cell file read (:func:`read_cell_file`): the complete ones' rows in one ordered frame (``None``
+        without cell files) and the damaged ones with what is wrong.  Kept between processes
+        (:mod:`fyexp.store.user_cache`) under every file's stat signature and this module's code key, so ``fyexp
+        report`` parses its ~450 cell files again only when one changed; a copy of the frame is returned."""
         files = self.cell_files()
         if not files:
             return None, []
@@ -228,11 +198,8 @@ class ResultStore:
         return rows.copy(), [(self.folder / rel, problem) for rel, problem in damaged]
 
     def consolidate(self) -> pd.DataFrame:
-        """Rebuild ``results.csv`` from the complete cell files and return the rows (:meth:`load`).
-
-        Written only when there are complete cell files and the text differs from the file's (an unchanged table
-        keeps its file and modification time).  Damaged cell files are left out (see :meth:`damaged_cells`); they
-        are redone by the next run.  For the commands that mean to write (``run``, ``report``)."""
+        """Rebuild ``results.csv`` from the complete cell files (damaged ones left out, redone by the next run) and
+        return the rows (:meth:`load`); an unchanged table keeps its file and modification time."""
         frame = self.load()
         if frame.empty or not self.cell_files():
             return frame
@@ -242,10 +209,8 @@ class ResultStore:
         return frame
 
     def load(self) -> pd.DataFrame:
-        """All rows of this experiment: from the complete cell files when there are any, else from ``results.csv``
-        (:func:`read_table`).  Reads only, never writes in the results folder (what parsing the cell files gave is
-        kept in the user's cache, :meth:`read_cells`); each file skipped is one warning line (:func:`warn_damaged`),
-        and so is each damaged file under ``superseded/`` and each leftover temporary file."""
+        """All rows: from the complete cell files when there are any, else from ``results.csv`` (:func:`read_table`).
+        Never writes in the results folder; each damaged or leftover file is one warning line."""
         import pandas as pd
 
         from fyexp.store.damaged import warn_damaged
@@ -269,26 +234,22 @@ class ResultStore:
 
     # what else lies in the folder ----------------------------------------------------------------------------
     def links_leaving(self) -> list[tuple[Path, Path]]:
-        """Symbolic links under this experiment's folder (the folder itself included) that lead out of the results
-        folder, each with where it leads: fyexp never makes one, and a write or a delete through it (a symlinked
-        ``work/<profile>`` emptied for other settings, a symlinked ``cells/<profile>``) would land outside."""
+        """Symbolic links under this experiment's folder (itself included) leading out of the results folder, each
+        with its target: fyexp never makes one, and a write or delete through one would land outside."""
         root = self.root.resolve()
-        found = []
         if self.folder.is_symlink():
             target = self.folder.resolve()
             return [] if target.is_relative_to(root) and target != root else [(self.folder, target)]
+        found = []
         for dirpath, dirnames, filenames in os.walk(self.folder):  # links are listed, never followed
-            for name in dirnames + filenames:
-                path = Path(dirpath) / name
-                if path.is_symlink():
-                    target = path.resolve()
-                    if not target.is_relative_to(root):
-                        found.append((path, target))
+            for path in (Path(dirpath) / name for name in dirnames + filenames):
+                if path.is_symlink() and not path.resolve().is_relative_to(root):
+                    found.append((path, path.resolve()))
         return found
 
     def refuse_links_leaving(self) -> None:
-        """:class:`fyexp.core.errors.FyexpError` (one line, exit 2) naming the first of :meth:`links_leaving`, before
-        a command writes or deletes anything under this experiment's folder."""
+        """A one-line :class:`fyexp.core.errors.FyexpError` naming the first of :meth:`links_leaving`, before a
+        command writes or deletes anything under this experiment's folder."""
         from fyexp.core.errors import FyexpError
 
         found = self.links_leaving()
@@ -300,9 +261,9 @@ class ResultStore:
                              f"folder or file itself")
 
     def superseded_problems(self) -> list[tuple[Path, str]]:
-        """Files under ``superseded/`` that are not what :meth:`supersede` puts there (a cell file
-        ``<profile>/<key>.<hash>.csv`` of the right shape, :func:`cell_file_shape_problem`, or its run
-        record), each with what is wrong."""
+        """Files under ``superseded/`` that are not what :meth:`supersede` puts there, each with what is wrong: a
+        cell file is checked by shape only (:func:`_cell_text`), its values when its rows are read
+        (:func:`superseded_rows`), as parsing some 350 files on every load would cost more than the rows are read."""
         from fyexp.store.damaged import TEMP_NAME
 
         found = []
@@ -314,15 +275,13 @@ class ResultStore:
                 continue  # a run record (read by nobody) or a temporary file (see leftover_temp_files)
             elif path.suffix != ".csv" or "." not in path.stem:
                 found.append((path, "not a superseded cell file (<cell>.<settings hash>.csv)"))
-            else:
-                problem = cell_file_shape_problem(path)
-                if problem is not None:
-                    found.append((path, problem))
+            elif (problem := _cell_text(path)[2]) is not None:
+                found.append((path, problem))
         return found
 
     def leftover_temp_files(self) -> list[Path]:
-        """Temporary files of atomic writes under this experiment's folder whose write was killed
-        (:func:`fyexp.store.damaged.is_leftover`: untouched for ten minutes)."""
+        """Temporary files of killed atomic writes under this experiment's folder
+        (:func:`fyexp.store.damaged.is_leftover`)."""
         import time
 
         from fyexp.store.damaged import is_leftover
@@ -331,21 +290,16 @@ class ResultStore:
         return [p for p in sorted(self.folder.rglob(".*.tmp")) if is_leftover(p, now)] if self.folder.is_dir() else []
 
     def remove_leftovers(self) -> list[Path]:
-        """Remove :meth:`leftover_temp_files`; return those removed (``fyexp run`` cleans up after killed writes)."""
-        removed = []
-        for path in self.leftover_temp_files():
-            try:
-                path.unlink()
-            except FileNotFoundError:
-                continue
-            removed.append(path)
-        return removed
+        """Remove :meth:`leftover_temp_files` and return them (``fyexp run`` cleans up after killed writes)."""
+        found = self.leftover_temp_files()
+        for path in found:
+            path.unlink(missing_ok=True)
+        return found
 
 
 def superseded_rows(store: ResultStore) -> pd.DataFrame:
-    """The rows of every superseded cell file of ``store``'s experiment, each profile relabelled
-    ``<profile>~superseded-<settings hash>`` (:data:`fyexp.store.provenance.record.SUPERSEDED_MARK`) so that
-    rows of different settings are never pooled with the current ones or with each other
+    """The rows of every superseded cell file, each profile relabelled ``<profile>~superseded-<settings hash>``
+    (:data:`fyexp.store.provenance.record.SUPERSEDED_MARK`) so that rows of different settings are never pooled
     (``fyexp report --superseded``); a damaged file is one warning line and not read."""
     import pandas as pd
 
@@ -353,46 +307,28 @@ def superseded_rows(store: ResultStore) -> pd.DataFrame:
     from fyexp.store.provenance.record import SUPERSEDED_MARK
 
     frames = []
-    for path in sorted((store.folder / "superseded").glob("*/*.csv")):
+    for path in sorted(store.superseded_folder.glob("*/*.csv")):
         frame, problem = read_cell_file(path)
         if problem is not None:
             warn_damaged(path, "skipped damaged superseded file", problem, "it is not read")
-        if frame is None or frame.empty:
             continue
-        tag = path.stem.rsplit(".", 1)[-1]
-        frame = frame.copy()
-        frame["profile"] = f"{path.parent.name}{SUPERSEDED_MARK}{tag}"
+        frame["profile"] = f"{path.parent.name}{SUPERSEDED_MARK}{path.stem.rsplit('.', 1)[-1]}"
         frames.append(frame)
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
 def read_table(path: Path) -> tuple[pd.DataFrame | None, str | None]:
-    """Read a consolidated ``results.csv``; ``(frame, None)`` when it is UTF-8 CSV with the columns every reader
-    indexes (``experiment``, ``profile``, ``method``, ``seed``, ``metric``, ``value``, ``status``, ``cell``,
-    ``git_commit``) and values that obey :func:`value_problem`, else ``(None, what is wrong)``.  Core columns
-    it lacks beyond those are added empty."""
-    import pandas as pd
-
+    """Read a consolidated ``results.csv``: ``(frame, None)`` when it is UTF-8 CSV with :data:`TABLE_COLUMNS` and
+    values that obey :func:`values_problem` (core columns it lacks added empty), else ``(None, what is wrong)``."""
     from fyexp.store.damaged import read_record_text
 
     text, problem = read_record_text(path, MAX_TABLE_BYTES)  # a regular file, never a FIFO, a device or a link
-    if problem is not None:
-        return None, problem
-    if not text.strip():
-        return None, "empty"
-    try:
-        frame = pd.read_csv(io.StringIO(text), keep_default_na=True, dtype=dict.fromkeys(TEXT_COLUMNS, str))
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
-        return None, f"not a readable CSV ({type(exc).__name__})"
-    required = ("experiment", "profile", "method", "seed", "metric", "value", "status", "cell", "git_commit")
-    missing = [c for c in required if c not in frame.columns]
-    if missing:
-        return None, f"missing column(s) {', '.join(missing)}"
-    problem = value_problem(frame) if not frame.empty else None
-    if problem is not None:
-        return None, problem
-    frame["value"] = pd.to_numeric(frame["value"], errors="coerce")  # checked above: only NaN tokens coerce
-    return _ordered(frame), None
+    if problem is not None or not text.strip():
+        return None, problem or "empty"
+    frame, problem = _csv_frame(text, TABLE_COLUMNS)
+    if problem is None:
+        frame, problem = _values_checked(frame, list(csv.reader(io.StringIO(text))))
+    return (None, problem) if problem is not None else (_ordered(frame), None)
 
 
 @functools.cache
@@ -405,14 +341,14 @@ def _cells_code_key() -> str:
 
 @functools.lru_cache(maxsize=64)
 def _read_cells_once(folder: str, signature: tuple) -> tuple[pd.DataFrame, list[tuple[str, str]]]:
-    """:meth:`ResultStore.read_cells` of the folder ``folder`` (absolute) at these file signatures, not copied: once
-    per process and once across processes (:func:`fyexp.store.user_cache.remembered`)."""
+    """:meth:`ResultStore.read_cells` of the absolute ``folder`` at these file signatures, not copied: once per
+    process and once across processes (:func:`fyexp.store.user_cache.remembered`)."""
     return remembered("cells", folder, signature, lambda: _parse_cells(Path(folder), signature[1]))
 
 
 def _parse_cells(folder: Path, files: tuple) -> tuple[pd.DataFrame, list[tuple[str, str]]]:
-    """:meth:`ResultStore.read_cells` without the caches: the complete files' rows, ordered, and the damaged ones
-    (path relative to ``folder``, problem); ``files``: the relative paths, each first of its signature."""
+    """:meth:`ResultStore.read_cells` without the caches; ``files``: the relative paths, each first of its
+    signature; the damaged files are named relative to ``folder``."""
     import pandas as pd
 
     frames, damaged = [], []
@@ -420,25 +356,21 @@ def _parse_cells(folder: Path, files: tuple) -> tuple[pd.DataFrame, list[tuple[s
         frame, problem = read_cell_file(folder / rel)
         if problem is not None:
             damaged.append((rel, problem))
-        elif not frame.empty:
+        else:
             frames.append(frame)
     return (_ordered(pd.concat(frames, ignore_index=True)) if frames else pd.DataFrame(columns=CORE_COLUMNS),
             damaged)
 
 
 def read_cell_file(path: Path, expected_key: str | None = None) -> tuple[pd.DataFrame | None, str | None]:
-    """Read one cell file; return ``(frame, None)`` when it is complete (its rows naming cell ``expected_key``,
-    where given), else ``(None, reason)``.
-
-    A file is parsed once per process while it is unchanged (same inode, size and modification and change times):
-    ``fyexp run`` judges each finished cell and then rebuilds ``results.csv`` from the same files, ``fyexp report``
-    reads each of its ~400 cell files for the rows and again for the damaged-file facts.  A copy of the frame is
-    returned each time.
-    """
+    """Read one cell file: ``(frame, None)`` when it is complete (:func:`_read_cell_file`) and its rows name cell
+    ``expected_key`` (where given), else ``(None, reason)``.  Parsed once per process while the file is unchanged
+    (same stat signature: ``fyexp run`` judges each cell, then rebuilds ``results.csv`` from the same files); a copy
+    of the frame is returned each time."""
     try:
         signature = file_signature(path)
-    except OSError:
-        return _read_cell_file(path, expected_key)
+    except OSError as exc:
+        return None, f"cannot be read ({exc.strerror})"
     frame, problem = _read_once(os.path.abspath(path), signature)
     if frame is not None and expected_key is not None and set(frame["cell"].astype(str)) != {expected_key}:
         return None, f"rows name cell(s) {sorted(set(frame['cell'].astype(str)))}, expected {expected_key}"
@@ -454,33 +386,26 @@ def _read_once(path: str, signature: tuple) -> tuple[pd.DataFrame | None, str | 
 def _read_cell_file(path: Path, expected_key: str | None = None) -> tuple[pd.DataFrame | None, str | None]:
     """Read one cell file; return ``(frame, None)`` when it is complete, else ``(None, reason)``.
 
-    Complete means: it parses as CSV with every core column; every row names the same cell (``expected_key``
-    when given), an experiment and a metric; and, for files written since fyexp records it, the number of rows
-    equals ``cell_rows``.  Atomic writes make a partial file impossible for fyexp itself, so a file that fails
-    these checks was damaged by something else (a copy cut short, a bad merge, a full disk elsewhere).
+    Complete means: the shape of a cell file (:func:`_cell_text`); every row names the same cell (``expected_key``
+    when given), an experiment, a metric, a status and at most one settings hash; the number of rows equals
+    ``cell_rows`` where recorded; and the values obey :func:`values_problem`.  Atomic writes make a partial file
+    impossible for fyexp itself, so a file failing these was damaged by something else (a copy cut short, a bad
+    merge, a full disk elsewhere).
     """
     import pandas as pd
 
     text, records, problem = _cell_text(path)
+    frame, problem = (None, problem) if problem is not None else _csv_frame(text)
     if problem is not None:
         return None, problem
-    try:
-        frame = pd.read_csv(io.StringIO(text), keep_default_na=True, dtype=dict.fromkeys(TEXT_COLUMNS, str))
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
-        return None, f"not a readable CSV ({type(exc).__name__})"
-    missing = [c for c in ("experiment", "metric", "value", "status", "cell") if c not in frame.columns]
-    if missing:
-        return None, f"missing column(s) {', '.join(missing)}"
-    if frame.empty:
-        return None, "no rows"
     if frame[["experiment", "metric", "cell", "status"]].isna().any(axis=None):
         return None, "a row is incomplete (cut short?)"
     keys = set(frame["cell"].astype(str))
     if len(keys) != 1 or (expected_key is not None and keys != {expected_key}):
         return None, f"rows name cell(s) {sorted(keys)}, expected {expected_key or 'one cell'}"
-    if "settings_hash" in frame.columns and frame["settings_hash"].astype("string").nunique(dropna=False) > 1:
-        return None, "rows name different settings hashes"
     if "settings_hash" in frame.columns:
+        if frame["settings_hash"].astype("string").nunique(dropna=False) > 1:
+            return None, "rows name different settings hashes"
         bad = [h for h in frame["settings_hash"].dropna().astype(str) if not SETTINGS_HASH.fullmatch(h)]
         if bad:
             return None, f"settings_hash {bad[0][:40]!r} is not a settings hash (12 hex digits)"
@@ -488,11 +413,51 @@ def _read_cell_file(path: Path, expected_key: str | None = None) -> tuple[pd.Dat
         declared = pd.to_numeric(frame["cell_rows"], errors="coerce")
         if declared.isna().any() or (declared != len(frame)).any():
             return None, f"{len(frame)} rows, but the cell wrote {frame['cell_rows'].iloc[0]}"
-    header = records[0]
-    column = {name: header.index(name) for name in ("value", "status", "label", "metric") if name in header}
+    return _values_checked(frame, records)
+
+
+def _cell_text(path: Path) -> tuple[str, list[list[str]], str | None]:
+    """A cell file's text and CSV records, or what makes it no cell file by its shape: not UTF-8, cut short, rows
+    of different lengths, without :data:`CELL_COLUMNS`, no rows."""
+    from fyexp.store.damaged import read_record_text
+
+    text, problem = read_record_text(path)  # a regular file of at most 16 MiB, never a FIFO, a device or a link
+    if problem is not None:
+        return "", [], problem
+    if not text.endswith("\n"):
+        return text, [], "cut short (no final newline)"
+    records = [r for r in csv.reader(io.StringIO(text)) if r]
+    if len({len(r) for r in records}) != 1:
+        return text, records, "rows of different lengths (cut short or garbage)"
+    missing = [c for c in CELL_COLUMNS if c not in records[0]]
+    if missing:
+        return text, records, f"missing column(s) {', '.join(missing)}"
+    return text, records, "no rows" if len(records) < 2 else None
+
+
+def _csv_frame(text: str, required: Iterable[str] = ()) -> tuple[pd.DataFrame | None, str | None]:
+    """The frame of the CSV ``text`` (identifiers read as text, :data:`TEXT_COLUMNS`), or what is wrong: not CSV,
+    a column of ``required`` missing."""
+    import pandas as pd
+
+    try:
+        frame = pd.read_csv(io.StringIO(text), keep_default_na=True, dtype=dict.fromkeys(TEXT_COLUMNS, str))
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
+        return None, f"not a readable CSV ({type(exc).__name__})"
+    missing = [c for c in required if c not in frame.columns]
+    return (None, f"missing column(s) {', '.join(missing)}") if missing else (frame, None)
+
+
+def _values_checked(frame: pd.DataFrame, records: list[list[str]]) -> tuple[pd.DataFrame | None, str | None]:
+    """``frame`` with its ``value`` column read as numbers when the file's text fields (``records``, the header
+    first) obey :func:`values_problem`, else ``None`` and the problem."""
+    import pandas as pd
+
+    header, rows = records[0], [r for r in records[1:] if r]
 
     def fields(name: str) -> list[str]:
-        return [r[column[name]] for r in records[1:] if r] if name in column else [""] * len(frame)
+        at = header.index(name) if name in header else len(header)
+        return [r[at] if at < len(r) else "" for r in rows]
 
     problem = values_problem(fields("value"), fields("status"), fields("label"), fields("metric"))
     if problem is not None:
@@ -501,55 +466,11 @@ def _read_cell_file(path: Path, expected_key: str | None = None) -> tuple[pd.Dat
     return frame, None
 
 
-def _cell_text(path: Path) -> tuple[str, list[list[str]], str | None]:
-    """A cell file's text and CSV records, or what makes it unreadable as one (not UTF-8, cut short, rows of
-    different lengths): the first checks of :func:`read_cell_file`."""
-    from fyexp.store.damaged import read_record_text
-
-    text, problem = read_record_text(path)  # a regular file of at most 16 MiB, never a FIFO, a device or a link
-    if problem is not None:
-        return "", [], problem
-    if not text.endswith("\n"):
-        return text, [], "cut short (no final newline)"
-    records = list(csv.reader(io.StringIO(text)))
-    widths = {len(r) for r in records if r}
-    if len(widths) != 1:
-        return text, records, "rows of different lengths (cut short or garbage)"
-    return text, records, None
-
-
-def cell_file_shape_problem(path: Path) -> str | None:
-    """What is wrong with the shape of a cell file that is kept but not read (``superseded/``): not UTF-8, cut
-    short, rows of different lengths, no rows, or without the columns every cell file has; ``None`` when it has the
-    shape of one.  Its values are checked when its rows are read (``fyexp report --superseded``,
-    :func:`superseded_rows`), by :func:`read_cell_file`: checking them here would parse some 350 files on every
-    load for rows nobody reads."""
-    _, records, problem = _cell_text(path)
-    if problem is not None:
-        return problem
-    rows = [r for r in records if r]
-    missing = [c for c in ("experiment", "metric", "value", "status", "cell") if c not in rows[0]]
-    if missing:
-        return f"missing column(s) {', '.join(missing)}"
-    return "no rows" if len(rows) < 2 else None
-
-
 NAN_TOKENS = frozenset({"", "nan", "NaN", "NAN"})
 
 
-def value_problem(frame: pd.DataFrame) -> str | None:
-    """:func:`values_problem` of a frame's ``value``, ``status``, ``label`` and ``metric`` columns (missing
-    entries read as empty text)."""
-    def texts(column: str) -> list[str]:
-        if column not in frame:
-            return [""] * len(frame)
-        return ["" if v is None or v != v else str(v) for v in frame[column].tolist()]  # v != v: NaN, pd.NA
-
-    return values_problem(texts("value"), texts("status"), texts("label"), texts("metric"))
-
-
 def values_problem(values: list[str], statuses: list[str], labels: list[str], metrics: list[str]) -> str | None:
-    """The finished-cell rule for values, on a cell's text fields: ``None`` when every value is a finite number,
+    """The finished-cell rule for values, on a file's text fields: ``None`` when every value is a finite number,
     or an explicit NaN with a reason, else what is wrong with the first bad value (the kinds in this order: not a
     number, not finite, NaN without a reason), quoting the file's text.
 

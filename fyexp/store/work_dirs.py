@@ -1,20 +1,13 @@
 """A cell's work folder (``results/<exp>/work/<profile>/<cell>/``): whose checkpoints it holds, and how long the
 processes before this one trained there.
 
-A cell's identity on disk is its key (method, grid values, seed), but what it computes is its *settings*
-(:mod:`fyexp.spec.settings`, :mod:`fyexp.store.provenance`).  The Trainer resumes whatever checkpoint its work folder
-holds, so a folder left by a run at other settings (a YAML edit, a changed default) would be resumed, or, finished,
-returned at once, under the new settings' name.  :func:`claim_work_dir` therefore marks each folder with the settings
-hash it trains for and empties a folder marked for other settings, or holding anything without a mark: checkpoints of
-unknown settings are unknown provenance, as a cell without its run record is (:mod:`fyexp.store.provenance.record`).
-The runner claims the folder of every pending cell before any cell runs, since a cell may train in another's
-folder (frac's Table 7 trains its reference ELBO cell there when that has not run).
-
-:func:`earlier_training_s` is the training time a resumed cell spent in earlier processes: the sum of the
-``epoch_time_s`` column of every per-epoch history (the Trainer's ``metrics.csv``) under the folder, read before
-the cell runs.  A cell's ``wall_time_s`` adds it to this process's time, so a cell trained over three sessions
-records its training time, not only the last segment's.  A member of an ensemble (``train.ensemble``) counts the
-ensemble's epochs, which it shared with the other members.
+The Trainer resumes whatever checkpoint its work folder holds, but a cell's key does not name its settings
+(:mod:`fyexp.spec.settings`): :func:`claim_work_dir` marks each folder with the settings hash it trains for and
+empties one marked for other settings or holding anything unmarked (unknown provenance).  The runner claims every
+pending cell's folder before any cell runs, since a cell may train in another's (frac's Table 7 reference ELBO).
+:func:`earlier_training_s` is the training time a resumed cell spent in earlier processes (Σ ``epoch_time_s`` of the
+Trainer's histories under the folder; an ensemble member counts the ensemble's shared epochs), which its
+``wall_time_s`` adds to this process's.
 """
 
 from __future__ import annotations
@@ -35,18 +28,16 @@ def claim_work_dir(work_dir: Path, settings_hash: str) -> bool:
     unmarked) checkpoints, which are removed.  Writes the mark (the folder is created)."""
     work_dir = Path(work_dir)
     mark = work_dir / SETTINGS_MARK
-    discarded = False
     if mark.is_file():
         other = mark.read_text(encoding="utf-8").strip() != settings_hash
     else:
         other = work_dir.is_dir() and any(work_dir.iterdir())
     if other:
         shutil.rmtree(work_dir)
-        discarded = True
     work_dir.mkdir(parents=True, exist_ok=True)
     if not mark.is_file():
         mark.write_text(settings_hash + "\n", encoding="utf-8")
-    return discarded
+    return other
 
 
 def earlier_training_s(work_dir: Path) -> float:

@@ -1,6 +1,5 @@
 """One module talks to git (fyexp/store/gitinfo.py): its answers in a checkout and outside one, and no other module of
-the
-package starts a ``git`` process."""
+the package starts a ``git`` process."""
 
 from __future__ import annotations
 
@@ -37,12 +36,11 @@ def test_answers_in_a_checkout(checkout):
     assert gitinfo.toplevel(checkout / "sub") == checkout.resolve()
     assert gitinfo.is_checkout_root(checkout) and not gitinfo.is_checkout_root(checkout / "sub")
     assert gitinfo.head_commit(checkout) == first[:12] and gitinfo.head_commit(checkout, short=7) == first[:7]
-    assert gitinfo.dirty_files(checkout) == [] and not gitinfo.is_dirty(checkout)
+    assert gitinfo.dirty_files(checkout) == []
     (checkout / "sub" / "a.txt").write_text("two\n")
     (checkout / "new.txt").write_text("untracked\n")
     assert sorted(gitinfo.dirty_files(checkout)) == ["new.txt", "sub/a.txt"]
-    assert gitinfo.dirty_files(checkout, ("sub",)) == ["sub/a.txt"] and gitinfo.is_dirty(checkout, ("sub",))
-    assert not gitinfo.is_dirty(checkout, ("b.txt",))
+    assert gitinfo.dirty_files(checkout, ("sub",)) == ["sub/a.txt"] and gitinfo.dirty_files(checkout, ("b.txt",)) == []
     _git(checkout, "commit", "-qam", "two")
     second = _git(checkout, "rev-parse", "HEAD")
     assert gitinfo.head_commit(checkout) == second[:12]  # HEAD is asked again, never cached
@@ -56,7 +54,7 @@ def test_outside_a_checkout_every_answer_is_cannot_tell(tmp_path):
     plain.mkdir()
     assert gitinfo.toplevel(plain) is None and not gitinfo.is_checkout_root(plain)
     assert gitinfo.head_commit(plain) is None
-    assert gitinfo.dirty_files(plain) == [] and not gitinfo.is_dirty(plain)
+    assert gitinfo.dirty_files(plain) == []
     assert gitinfo.archive(plain, "HEAD") is None
 
 

@@ -81,7 +81,8 @@ def _env(tmp_path: Path) -> tuple[dict, Path]:
     specs = tmp_path / "specs"
     specs.mkdir()
     spec = specs / "toy.yaml"
-    spec.write_text((TOY_SPECS / "toy.yaml").read_text().replace("    values: [0.5]", "    values: [0.5]\n    resume: true"))
+    spec.write_text((TOY_SPECS / "toy.yaml").read_text().replace("    values: [0.5]",
+                                                                 "    values: [0.5]\n    resume: true"))
     return {"FYEXP_EXPERIMENTS_DIR": str(specs), "FYEXP_RESULTS_DIR": str(tmp_path / "results")}, spec
 
 
