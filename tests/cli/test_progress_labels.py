@@ -70,11 +70,28 @@ def test_a_cells_nested_work_carries_its_unit_to_the_display(tmp_path):
     assert "em: 3/10 iterations" in text and "train: 1/4 steps" in text
 
 
-def test_a_tuning_study_counts_workers_not_cells():
-    import inspect
+def test_a_tuning_study_counts_workers_not_cells(monkeypatch, tmp_path):
+    """`fyexp tune --jobs N`'s bar counts its N workers (unit "workers"), not cells, and names the shared budget."""
+    from collections import Counter
+    from types import SimpleNamespace
 
     from fyexp.run import executors
+    from fyexp.spec import tuning
 
-    source = inspect.getsource(executors)
-    start = source[source.index("progress.start(f\"tune"):]
-    assert 'unit="workers"' in start[:start.index("\n    jobs")]
+    monkeypatch.setattr(tuning, "open_study", lambda *a, **k: None)
+    monkeypatch.setattr(tuning, "counted_trials", lambda study: 2)
+    monkeypatch.setattr(executors, "_run_jobs", lambda *a, **k: Counter(failed=1))
+    started = []
+
+    class Progress:
+        def start(self, title, total, unit="cells"):
+            started.append((title, total, unit))
+
+        def stop(self):
+            started.append("stopped")
+
+    failed = executors.tune_as_jobs(None, SimpleNamespace(n_trials=9), SimpleNamespace(experiment="toy", profile="q"),
+                                    options=executors.ExecutorOptions(jobs=3), n_trials=5, timeout=None,
+                                    storage="sqlite://", results_dir=tmp_path, progress=Progress())
+    assert failed == 1
+    assert started == [("tune toy [q]: 3 workers, budget 7 trials", 3, "workers"), "stopped"]

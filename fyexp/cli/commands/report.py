@@ -51,5 +51,5 @@ def report_command(names: list[str] | None, results: Path, experiments_dir: Path
     summaries = keep_summaries(results, experiments_dir)   # list's and show's, for a fresh clone
     if summaries is not None:
         say(out, f"list's and show's summaries → {summaries}")
-    if readme.parent.name == "results" and update_findings(readme, results, experiments_dir):
+    if results.resolve().name == "results" and update_findings(readme, results, experiments_dir):
         say(out, f"findings → {readme}")
