@@ -1,7 +1,5 @@
-"""Every setting's domain, declared once beside its field, and the one check that reads the declarations.
-
-In the spirit of scikit-learn's ``_parameter_constraints`` (``sklearn/utils/_param_validation.py``), but written
-where the field is, as :data:`typing.Annotated` metadata of its type::
+"""Every setting's domain, declared once beside its field as :data:`typing.Annotated` metadata of its type, in the
+spirit of scikit-learn's ``_parameter_constraints``, and the one walk that reads the declarations::
 
     @settings
     class Config:
@@ -11,22 +9,14 @@ where the field is, as :data:`typing.Annotated` metadata of its type::
         epochs_by_dataset: dict[str, PositiveInt] = ... # every value of a mapping
         methods: Annotated[list[Annotated[str, OneOf(METHODS)]], DISTINCT] = ...
 
-The type (``int``, ``list[float]``, ``Literal[...]``) is checked by :func:`fyexp.spec.specs.build_config` before the
-class is built (:func:`conforms`); :func:`settings` makes the class a dataclass whose construction checks each
-field's declared domain (:func:`check_fields`) before the class's own ``__post_init__``, which is left with the
-relations between fields (``min_iter <= max_iter``); both go through one walk over the type (:func:`problem`).
-Every failure is one :class:`~fyexp.core.errors.ConfigValueError` (key, what was expected, the value), which
-:func:`fyexp.spec.specs.build_config` turns into the one-line
-``<file>: key '<profiles.p.key path>': expected ..., got ...`` of a spec, a profile or a ``--set`` alike (exit 2).
+:func:`fyexp.spec.specs.build_config` checks the type (:func:`conforms`); :func:`settings` makes the class a dataclass
+whose construction checks each field's domain before its own ``__post_init__`` (the relations between fields); both
+go through :func:`problem`.  A failure is one :class:`~fyexp.core.errors.ConfigValueError` (key, expected, value),
+which the spec and claims readers turn into their one-line form (exit 2).
 
-Why not pydantic (v2 is in the lock, through typer, and ``fyexp list`` imports it already): its models would move
-the type rules (``1`` is a float, ``true`` is not an int, no ``"1"`` → 1) into a strict-mode configuration, its
-multi-line ``ValidationError`` would need translating into the one-line form, and building its ~17 settings
-classes costs ~13 ms each on this machine (under load) where this module's check costs ~1 ms a class.
-
-``claims.yaml`` uses the same declarations: a claim's, a finding's and a selector's keys are ``@settings`` classes
-(:mod:`fyexp.claims.keys`), read by ``keys.read`` so that a refusal keeps the claims' one-line form
-(``<file>: claim '<id>': <key>: expected …``).
+Why not pydantic: its models would move the type rules (``1`` is a float, ``true`` is not an int, no ``"1"`` → 1)
+into a strict-mode configuration, its multi-line ``ValidationError`` would need translating into the one-line form,
+and its ~17 settings classes cost ~13 ms each to build where this check costs ~1 ms a class.
 """
 
 from __future__ import annotations
@@ -154,33 +144,22 @@ def conforms(value: Any, hint: Any) -> bool:
     return problem(value, hint, typed=True) is None
 
 
-def _declares(hint: Any) -> bool:
-    return typing.get_origin(hint) is typing.Annotated or any(_declares(a) for a in typing.get_args(hint))
-
-
 @functools.lru_cache(maxsize=None)
 def _declared(cls: type) -> tuple[tuple[str, Any], ...]:
-    """The fields of ``cls`` whose type declares a constraint somewhere, with that type."""
+    """The fields of ``cls`` with their types, constraints included (resolved once per class: about a millisecond)."""
     hints = typing.get_type_hints(cls, include_extras=True)
-    return tuple((f.name, hints[f.name]) for f in dataclasses.fields(cls) if _declares(hints[f.name]))
-
-
-def check_fields(obj: Any) -> None:
-    """Raise :class:`ConfigValueError` for the first field of ``obj`` outside its declared domain."""
-    for name, hint in _declared(type(obj)):
-        value = getattr(obj, name)
-        found = problem(value, hint)
-        if found is not None:
-            raise ConfigValueError(name, found, list(value) if isinstance(value, tuple) else value)
+    return tuple((f.name, hints[f.name]) for f in dataclasses.fields(cls))
 
 
 def settings(cls: type) -> type:
-    """``@dataclass`` whose construction first checks every field's declared domain (:func:`check_fields`), then
-    runs the class's own ``__post_init__`` (the relations between fields)."""
+    """``@dataclass`` whose construction first checks every field's declared domain (a :class:`ConfigValueError`
+    for the first field outside it), then runs the class's own ``__post_init__`` (the relations between fields)."""
     own = cls.__dict__.get("__post_init__")
 
     def __post_init__(self) -> None:
-        check_fields(self)
+        for name, hint in _declared(type(self)):
+            if (found := problem(value := getattr(self, name), hint)) is not None:
+                raise ConfigValueError(name, found, list(value) if isinstance(value, tuple) else value)
         if own is not None:
             own(self)
 
@@ -189,4 +168,4 @@ def settings(cls: type) -> type:
 
 
 __all__ = ["DISTINCT", "Distinct", "Interval", "NonNegativeFloat", "NonNegativeInt", "OneOf", "PositiveFloat",
-           "PositiveInt", "check_fields", "conforms", "describe", "problem", "settings"]
+           "PositiveInt", "conforms", "describe", "problem", "settings"]

@@ -6,19 +6,15 @@ A spec file ``experiments/<name>.yaml`` looks like::
     title: FY-EM for Gaussian mixtures
     runner: gmm_clustering        # a registered runner (RUNNERS below, or a module in $FYEXP_RUNNERS)
     paper: fyvi
-    tables: ["fyvi Table 1"]
-    figures: ["fyvi Figure 1", "fyvi Figure 2"]   # what the paper calls them (for `fyexp list`)
-    plots: [fyvi-figure1, fyvi-figure2]    # figures of fyexp.report.figures, each `name` or `{name: {options}}`
-    description: ...
-    defaults:                     # parameters shared by every profile
-      n_iter: 200
+    tables: ["fyvi Table 1"]      # what the paper calls them (for `fyexp list`), as `figures:`
+    plots: [fyvi-figure1]         # figures of fyexp.report.figures, each `name` or `{name: {options}}`
+    defaults: {n_iter: 200}       # parameters shared by every profile
     profiles:
-      paper: {seeds: [0, 1, 2, 3, 4]}
       quick: {seeds: [0, 1], n_iter: 20}
 
-A profile is ``defaults`` deep-merged with ``profiles[<profile>]``: the reserved key ``seeds`` is the framework's,
-every other key a field of the runner's ``Config``, checked against its annotation.  Every problem raises
-:class:`fyexp.core.errors.SpecError`, which names the file, the key and what was expected.
+A profile is ``defaults`` deep-merged with ``profiles[<profile>]``: the key ``seeds`` is the framework's, every
+other a field of the runner's ``Config``.  Every problem is a :class:`~fyexp.core.errors.SpecError` naming the file,
+the key and what was expected.
 """
 
 from __future__ import annotations
@@ -82,9 +78,9 @@ class TopLevel:
     runner: str
     profiles: dict
     paper: str = ""
-    tables: list[str] = field(default_factory=list)
-    figures: list[str] = field(default_factory=list)
-    plots: list = field(default_factory=list)
+    tables: tuple[str, ...] = ()
+    figures: tuple[str, ...] = ()
+    plots: list = ()
     description: str = ""
     defaults: dict = field(default_factory=dict)
 
@@ -92,7 +88,6 @@ class TopLevel:
         for profile, values in self.profiles.items():
             require(isinstance(values, dict), f"profiles.{profile}", "a mapping of parameters", values)
         self.plots = tuple(check_plot(entry, f"plots[{i}]") for i, entry in enumerate(self.plots))
-        self.tables, self.figures = tuple(self.tables), tuple(self.figures)
 
 
 def experiments_dir() -> Path:
@@ -226,9 +221,19 @@ def load_yaml(text: str, where: object) -> Any:
         raise FyexpError(f"{where}: not valid YAML{at}: {getattr(exc, 'problem', exc)}") from None
 
 
-def _read_yaml(path: Path) -> dict:
+def available_specs(directory: Path | None = None) -> list[str]:
+    """Names of the experiments with a spec file in ``directory``."""
+    return sorted(p.stem for p in (directory or experiments_dir()).glob("*.yaml"))
+
+
+def load_spec(name: str, directory: Path | None = None) -> ExperimentSpec:
+    """Read and check the top level of ``experiments/<name>.yaml`` (at most :data:`MAX_SPEC_BYTES` of UTF-8)."""
+    path = (directory or experiments_dir()) / f"{name}.yaml"
+    if not path.is_file():
+        known = ", ".join(available_specs(directory)) or "none"
+        raise FyexpError(f"unknown experiment '{name}': no {path} (known experiments: {known})")
     try:
-        with open(path, "rb") as handle:     # a regular file (load_spec checks): no blocking read
+        with open(path, "rb") as handle:     # a regular file (checked above): no blocking read
             raw = handle.read(MAX_SPEC_BYTES + 1)
     except OSError as exc:
         raise FyexpError(f"{path}: cannot read spec file ({exc.strerror})") from None
@@ -243,23 +248,7 @@ def _read_yaml(path: Path) -> dict:
     data = load_yaml(text, path)
     if not isinstance(data, dict):
         raise SpecError(path, "<top level>", "a mapping of keys to values", type(data).__name__)
-    return data
-
-
-def available_specs(directory: Path | None = None) -> list[str]:
-    """Names of the experiments with a spec file in ``directory``."""
-    directory = directory or experiments_dir()
-    return sorted(p.stem for p in directory.glob("*.yaml"))
-
-
-def load_spec(name: str, directory: Path | None = None) -> ExperimentSpec:
-    """Read and check the top level of ``experiments/<name>.yaml``."""
-    directory = directory or experiments_dir()
-    path = directory / f"{name}.yaml"
-    if not path.is_file():
-        known = ", ".join(available_specs(directory)) or "none"
-        raise FyexpError(f"unknown experiment '{name}': no {path} (known experiments: {known})")
-    top = build_config(TopLevel, _read_yaml(path), path, "", generic_rule=False)
+    top = build_config(TopLevel, data, path, "", generic_rule=False)
     if top.name != name:
         raise SpecError(path, "name", f"'{name}' (the file's name)", top.name)
     check_runner(top.runner, path)   # looked up in the registry, never imported as written
@@ -303,10 +292,7 @@ def _dataclass_of(hint: Any) -> type | None:
     return classes[0] if len(classes) == 1 else None
 
 
-@functools.lru_cache(maxsize=None)
-def _type_hints(cls: type) -> dict:
-    """``typing.get_type_hints`` once per class (about a millisecond each; ``list`` resolves every profile)."""
-    return typing.get_type_hints(cls)
+_type_hints = functools.lru_cache(maxsize=None)(typing.get_type_hints)   # once per class (about a millisecond)
 
 
 def build_config(config_cls: type, values: dict, path: Path, where: str, generic_rule: bool = True) -> Any:
@@ -359,8 +345,13 @@ def resolve(spec: ExperimentSpec, profile: str, config_cls: type, seeds: list[in
     merged = deep_merge(spec.defaults, spec.profiles[profile])
     where = f"profiles.{profile}"
     overrides = list(overrides or [])
-    for override in overrides:
-        _apply_override(merged, override)
+    for override in overrides:      # its dotted key set, creating nested mappings (copies: the spec is left as read)
+        node, (*parents, last) = merged, override.key.split(".")
+        for i, part in enumerate(parents):
+            if (child := node.get(part)) is not None and not isinstance(child, dict):
+                raise SpecError("--set", ".".join(parents[: i + 1]), "a mapping of parameters to descend into", child)
+            node[part] = node = dict(child or {})
+        node[last] = override.value
     try:
         raw_seeds = merged.pop("seeds", [0])
         if not raw_seeds or not conforms(raw_seeds, SEEDS):
@@ -420,18 +411,6 @@ def parse_sets(items: list[str] | None) -> list[Override]:
             raise FyexpError(f"--set: key '{key}' is given twice")
         found.append(Override(key, value, text.strip()))
     return found
-
-
-def _apply_override(merged: dict, override: Override) -> None:
-    """Set ``override.key`` (dotted) in ``merged``, creating nested mappings on the way."""
-    node = merged
-    parts = override.key.split(".")
-    for i, part in enumerate(parts[:-1]):
-        child = node.get(part)
-        if child is not None and not isinstance(child, dict):
-            raise SpecError("--set", ".".join(parts[: i + 1]), "a mapping of parameters to descend into", child)
-        node[part] = node = dict(child or {})     # a copy: the spec's own mapping is left as read
-    node[parts[-1]] = override.value
 
 
 MAX_LABEL = 96   # characters of a variant label: a folder name (at most 255 bytes) and part of file names
