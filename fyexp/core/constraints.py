@@ -66,13 +66,12 @@ NonNegativeFloat = typing.Annotated[float, Interval(float, 0, None)]
 
 
 def describe(hint: Any, plural: bool = False) -> str:
-    """What a value of type ``hint`` must be, in words: the one description of a type, used by a spec's, a claim's
-    and a grid axis's errors alike.  A declared domain names itself (``Annotated[int, Interval(int, 1, None)]`` →
-    ``an integer >= 1``); ``X | None`` → ``... or null``; ``list[float]`` → ``a list of numbers``; ``plural``: as
-    the items of a list are named (``integers``, ``values among [...]``)."""
+    """What a value of type ``hint`` must be, in words, for a spec's, a claim's and a grid axis's errors alike: a
+    declared domain names itself (``PositiveInt`` → ``an integer >= 1``), ``X | None`` → ``... or null``;
+    ``plural``: as the items of a list are named (``integers``, ``values among [...]``)."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin is typing.Annotated:
-        return hint.__metadata__[0].describe(plural=True) if plural else hint.__metadata__[0].describe()
+        return hint.__metadata__[0].describe(plural)
     if origin is typing.Literal:
         return f"values among {list(args)}" if plural else "one of " + ", ".join(repr(a) for a in args)
     if origin in (typing.Union, types.UnionType):
@@ -92,14 +91,10 @@ def describe(hint: Any, plural: bool = False) -> str:
 
 
 def problem(value: Any, hint: Any, plural: bool = False, typed: bool = False) -> str | None:
-    """What ``value`` should have been by ``hint`` (``None``: it is): the one walk over a type, for the domains it
-    declares and, with ``typed``, for the type itself (:func:`conforms`).
-
-    ``Annotated[T, c, ...]``: ``value`` checked against ``T``, then ``c.contains``; ``T | None`` lets ``None``
-    through; ``list[T]`` / ``tuple[T, ...]`` checks every item, ``dict[K, V]`` every key and value; any other type
-    declares nothing (a nested settings class checks itself when it is built).  ``plural``: described as the items
-    of a list are (``integers >= 2``).  ``typed``: a value of another type (:func:`_of_kind`) is described as its
-    type is (:func:`describe`)."""
+    """What ``value`` should have been by ``hint`` (``None``: it is): the one walk over a type, through ``Annotated``
+    (``T``, then each constraint), unions, list and tuple items and mapping keys and values, checking the domains it
+    declares and, with ``typed``, the type itself (:func:`_of_kind`, described by :func:`describe`).  A nested
+    settings class checks itself when it is built.  ``plural``: described as the items of a list are."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if typed and not _of_kind(value, hint, origin, args):
         return describe(hint, plural)
@@ -139,8 +134,7 @@ def _of_kind(value: Any, hint: Any, origin: Any, args: tuple) -> bool:
 
 
 def conforms(value: Any, hint: Any) -> bool:
-    """Whether a YAML value is of type ``hint`` (ints are accepted as floats, bools are not ints) and in the domains
-    it declares: :func:`problem` with ``typed``."""
+    """Whether a YAML value is of type ``hint`` and in the domains it declares: :func:`problem` with ``typed``."""
     return problem(value, hint, typed=True) is None
 
 

@@ -1,10 +1,7 @@
-"""The figures a spec may name in ``plots:``, and the keyword options each accepts — the light list of names.
-
-A spec's ``plots:`` entries are checked against :data:`FIGURES` when the spec loads (:mod:`fyexp.spec.specs`), so a
-typo fails before a run, without importing the report (pandas, matplotlib) that draws them.  The figure
-functions of :mod:`fyexp.report.figures` register under these names: registering a name that is missing here,
-or with other keyword-only options, raises at import (:func:`fyexp.report.figures.figure`), and
-``tests/report/test_figures.py`` checks that every name here is registered.  A new figure adds its name below.
+"""The figures a spec may name in ``plots:``, and the keyword options each accepts: checked when the spec loads,
+so a typo fails before a run, without importing the report (pandas, matplotlib) that draws them.  The figure
+functions of :mod:`fyexp.report.figures` register under these names (a name missing here, or other keyword-only
+options, raises at import); a new figure adds its name below.
 """
 
 from __future__ import annotations

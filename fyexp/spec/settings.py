@@ -1,16 +1,10 @@
-"""A cell's settings, part of its identity: a cell is finished only if a finished file exists **for the same
-settings** — everything besides the code that decides its numbers:
+"""A cell's settings, part of its identity (a cell is finished only where a finished file exists for the same
+settings): everything besides the code that decides its numbers — the runner's ``Config`` after profile merging and
+``--set`` overrides, scoped to the cell; the overrides themselves; ``method``, ``params`` and ``seed``; the
+experiment's cheap ``data_identity`` (sizes of the files it reads); the device kind and the torch and numpy versions.
 
-- ``config``: the runner's validated ``Config`` after profile merging and ``--set`` overrides, scoped to the cell;
-- ``overrides``: the ``--set`` overrides themselves (``{}`` for the plain profile);
-- ``method``, ``params`` (the cell's grid values) and ``seed``;
-- ``data``: the experiment's cheap ``data_identity(config, data_dir)`` (sizes of the files it reads), else ``None``;
-- ``environment``: the device kind (``cpu``/``cuda``) and the versions of torch and numpy.
-
-Every row carries their :func:`settings_hash` (``settings_hash`` column) and its run record states them in full
-(:mod:`fyexp.store.provenance.record`).  Whether they changed is decided by one rule,
-:func:`fyexp.store.provenance.freshness.settings_state`, for ``run`` (:func:`expectation`), the report and the claims;
-a cell whose settings changed reruns and its old file moves to ``superseded/`` (never averaged with the new rows).
+Every row carries their :func:`settings_hash` and its run record states them in full; whether they changed is one
+rule, :func:`fyexp.store.provenance.freshness.settings_state`, for ``run``, the report and the claims alike.
 """
 
 from __future__ import annotations
@@ -28,16 +22,16 @@ __all__ = ["cell_settings", "data_identity", "environment", "expectation", "expe
 
 
 @functools.lru_cache(maxsize=None)
-def _versions() -> tuple[str, str]:
+def _versions() -> dict:
     import numpy
     import torch
 
-    return torch.__version__, numpy.__version__
+    return {"torch": torch.__version__, "numpy": numpy.__version__}
 
 
 def environment(device: str) -> dict:
     """The part of the machine that decides numerics: device kind, torch and numpy versions."""
-    return {"device_kind": str(device).split(":", 1)[0], **dict(zip(("torch", "numpy"), _versions()))}
+    return {"device_kind": str(device).split(":", 1)[0], **_versions()}
 
 
 def scoped_config(experiment: Any, config: Any, cell: Any) -> Any:
@@ -110,6 +104,4 @@ def expectation(resolved: Any, experiment: Any, cell: Any, device: str, data_dir
     """What a finished file of ``cell`` is compared with: its :func:`expected_settings` (``settings`` if computed),
     without the environment unless ``compare_environment`` (the device queue: finished elsewhere is finished)."""
     settings = expected_settings(resolved, experiment, cell, device, data_dir) if settings is None else settings
-    if not compare_environment:
-        settings = {k: v for k, v in settings.items() if k != "environment"}
-    return Expected(settings=settings)
+    return Expected(settings={k: v for k, v in settings.items() if compare_environment or k != "environment"})

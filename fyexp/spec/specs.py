@@ -174,9 +174,8 @@ MAX_YAML_NODES = 100_000      # values once every alias is expanded (a shipped s
 def yaml_bound_problem(text: str) -> str | None:
     """What makes ``text`` too large to read, or None: more than :data:`MAX_YAML_DEPTH` nested collections, more
     than :data:`MAX_YAML_NODES` values once its aliases are expanded (a "billion laughs" bomb: a few hundred bytes
-    that expand to 10⁹ values), or an alias of a collection inside itself.  One pass over the parser's events
-    (iterative: 200,000 nested ``[`` stop at depth :data:`MAX_YAML_DEPTH` + 1), counting each anchored node's
-    expanded size once; a text that does not parse is left to the loader, whose error names the line."""
+    that expand to 10⁹ values), or an alias of a collection inside itself.  One iterative pass over the parser's
+    events, counting each anchored node's expanded size once; a text that does not parse is left to the loader."""
     sizes: dict[str, int] = {}
     open_nodes: list[list] = [[None, 0]]   # the text, then each open collection: [anchor, expanded size so far]
     try:
@@ -203,7 +202,7 @@ def yaml_bound_problem(text: str) -> str | None:
             if sum(n for _, n in open_nodes) > MAX_YAML_NODES:
                 return f"more than {MAX_YAML_NODES:,} values once its aliases are expanded"
     except yaml.YAMLError:
-        return None
+        return None     # the loader's error names the line
     return None
 
 
@@ -286,9 +285,8 @@ def _coerce(value: Any, hint: Any) -> Any:
 
 def _dataclass_of(hint: Any) -> type | None:
     """The dataclass a field is annotated with (``Cfg`` or ``Cfg | None``), or None."""
-    union = typing.get_origin(hint) in (typing.Union, types.UnionType)
-    classes = [a for a in (typing.get_args(hint) if union else (hint,)) if dataclasses.is_dataclass(a)
-               and isinstance(a, type)]
+    union = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, types.UnionType) else (hint,)
+    classes = [a for a in union if dataclasses.is_dataclass(a) and isinstance(a, type)]
     return classes[0] if len(classes) == 1 else None
 
 
@@ -472,13 +470,7 @@ def parse_seeds(text: str | None) -> list[int] | None:
 # ---- a tuning study's search space (checked when the spec is read: fyexp.spec.tuning draws from it) ----------
 def hint_at(config_cls: type, path: str) -> Any:
     """The annotation of the config field at the dotted ``path`` (``train.optimizer.lr``)."""
-    hint: Any = config_cls
-    for part in path.split("."):
-        hint = typing.get_type_hints(hint)[part]
-    return hint
-
-
-FINITE, POSITIVE = Interval(float, None, None), Interval(float, 0, None, "neither")
+    return functools.reduce(lambda hint, part: _type_hints(hint)[part], path.split("."), config_cls)
 
 
 def check_search(search: dict, config_cls: type, tunable: tuple[str, ...] | None = None) -> None:
@@ -501,11 +493,11 @@ def check_search(search: dict, config_cls: type, tunable: tuple[str, ...] | None
             continue
         low, high, log = space["low"], space["high"], space.get("log", False)
         for key in ("low", "high"):
-            require(FINITE.contains(space[key]), at + key, "a finite number", space[key])
+            require(Interval(float, None, None).contains(space[key]), at + key, "a finite number", space[key])
         require(low <= high, at + "low", f"a number <= high ({high!r})", low)
         require(isinstance(log, bool), at + "log", "true or false", log)
         require(not log or low > 0, at + "low", "a number > 0 (the space has log: true)", low)
         if "step" in space:
-            require(POSITIVE.contains(space["step"]), at + "step", "a finite number > 0", space["step"])
-            require(not log, at + "step", "no step with log: true (Optuna draws a log scale without one)",
-                    space["step"])
+            step = space["step"]
+            require(Interval(float, 0, None, "neither").contains(step), at + "step", "a finite number > 0", step)
+            require(not log, at + "step", "no step with log: true (Optuna draws a log scale without one)", step)
