@@ -26,12 +26,9 @@ TRAINING_HISTORY = "metrics.csv"  # :data:`fyexp.train._state.METRICS` (kept tor
 def claim_work_dir(work_dir: Path, settings_hash: str) -> bool:
     """Make ``work_dir`` hold only what was trained at ``settings_hash``; True when it held another settings' (or
     unmarked) checkpoints, which are removed.  Writes the mark (the folder is created)."""
-    work_dir = Path(work_dir)
-    mark = work_dir / SETTINGS_MARK
-    if mark.is_file():
-        other = mark.read_text(encoding="utf-8").strip() != settings_hash
-    else:
-        other = work_dir.is_dir() and any(work_dir.iterdir())
+    work_dir, mark = Path(work_dir), Path(work_dir) / SETTINGS_MARK
+    other = (mark.read_text(encoding="utf-8").strip() != settings_hash if mark.is_file() else
+             work_dir.is_dir() and any(work_dir.iterdir()))
     if other:
         shutil.rmtree(work_dir)
     work_dir.mkdir(parents=True, exist_ok=True)
@@ -44,7 +41,7 @@ def earlier_training_s(work_dir: Path) -> float:
     """Σ ``epoch_time_s`` over the per-epoch histories under ``work_dir`` (0 when there are none); a history that
     cannot be read counts 0 (it is the checkpoint's readable copy, not the checkpoint)."""
     total = 0.0
-    for path in Path(work_dir).rglob(TRAINING_HISTORY) if Path(work_dir).is_dir() else ():
+    for path in Path(work_dir).rglob(TRAINING_HISTORY):  # none under a folder that is not there
         try:
             with path.open(newline="", encoding="utf-8") as handle:
                 for row in csv.DictReader(handle):
