@@ -1,9 +1,6 @@
-"""The one atomic-write helper: readers see the old file or the whole new one, never a part.
-
-A file is written to a temporary name in the same folder, flushed, fsynced and renamed over its final name
-(``os.replace`` is atomic on POSIX within one file system), with the mode ``open(path, "w")`` would give (0666 minus
-the umask; ``tempfile.mkstemp`` makes 0600), so a shared or container-mounted ``results/`` stays readable to others.
-"""
+"""The one atomic-write helper: readers see the old file or the whole new one, never a part (a temporary file beside
+it, fsynced, then ``os.replace``: atomic on POSIX), by default with the mode ``open(path, "w")`` gives, not
+``mkstemp``'s 0600, so a shared or container-mounted ``results/`` stays readable to others."""
 
 from __future__ import annotations
 
@@ -13,9 +10,8 @@ from pathlib import Path
 
 
 def atomic_write(path: Path, data: str | bytes, mode: int | None = None) -> None:
-    """Write ``data`` (text as UTF-8, newlines untranslated) to a temporary file beside ``path``, then move it over
-    ``path`` atomically, with permissions ``mode`` (default: as ``open`` makes them); on any error
-    (``KeyboardInterrupt`` and a full disk included) the temporary file is removed, the old ``path`` kept."""
+    """Write ``data`` (text as UTF-8, newlines untranslated) to ``path`` atomically, with permissions ``mode``; on any
+    error (``KeyboardInterrupt`` and a full disk included) the temporary file is removed, the old ``path`` kept."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)

@@ -19,6 +19,7 @@ import csv
 import functools
 import io
 import json
+import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -26,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
 from fyexp.store.io import atomic_write_text
-from fyexp.store.user_cache import file_signature, remembered
+from fyexp.store.user_cache import code_key, file_signature, remembered
 
 if TYPE_CHECKING:  # pandas is imported where a frame is made: naming a cell (`fyexp show`) stays light
     import pandas as pd
@@ -48,7 +49,7 @@ SETTINGS_HASH = re.compile(r"[0-9a-f]{12}")
 CELL_COLUMNS = ("experiment", "metric", "value", "status", "cell")   # every cell file has them
 TABLE_COLUMNS = ("experiment", "profile", "method", "seed", "metric", "value", "status", "cell", "git_commit")
 NAN_TOKENS = frozenset({"", "nan", "NaN", "NAN"})
-VALUE_PROBLEMS = ("not a number", "not finite", "NaN without a reason")   # values_problem names the first kind found
+VALUE_PROBLEMS = ("not a number", "not finite", "NaN without a reason")   # the first kind found is named
 
 
 @dataclass(frozen=True)
@@ -291,7 +292,7 @@ def superseded_rows(store: ResultStore) -> pd.DataFrame:
 
 def read_table(path: Path) -> tuple[pd.DataFrame | None, str | None]:
     """``(frame, None)`` of a consolidated ``results.csv`` with :data:`TABLE_COLUMNS` and values that obey
-    :func:`values_problem`, else ``(None, what is wrong)``."""
+    :func:`_values_checked`, else ``(None, what is wrong)``."""
     from fyexp.store.damaged import MAX_TABLE_BYTES, read_record_text
 
     text, problem = read_record_text(path, MAX_TABLE_BYTES)  # a regular file, never a FIFO, a device or a link
@@ -306,8 +307,6 @@ def read_table(path: Path) -> tuple[pd.DataFrame | None, str | None]:
 @functools.cache
 def _cells_code_key() -> str:
     """:func:`fyexp.store.user_cache.code_key` of this module (the rules that read a cell file)."""
-    from fyexp.store.user_cache import code_key
-
     return code_key(__file__)
 
 
@@ -348,7 +347,7 @@ def _read_once(path: str, signature: tuple) -> tuple[pd.DataFrame | None, str | 
 def _read_cell_file(path: Path, expected_key: str | None = None) -> tuple[pd.DataFrame | None, str | None]:
     """``(frame, None)`` of a complete cell file, else ``(None, reason)``: the shape of a cell file
     (:func:`_cell_text`), every row naming one cell, an experiment, a metric, a status and at most one settings hash,
-    ``cell_rows`` rows where recorded, values that obey :func:`values_problem`.  fyexp's writes are atomic: a file
+    ``cell_rows`` rows where recorded, values that obey :func:`_values_checked`.  fyexp's writes are atomic: a file
     failing these was damaged by something else (a copy cut short, a bad merge)."""
     import pandas as pd
 
@@ -405,43 +404,31 @@ def _csv_frame(text: str, required: Iterable[str] = ()) -> tuple[pd.DataFrame | 
 
 
 def _values_checked(frame: pd.DataFrame, records: list[list[str]]) -> tuple[pd.DataFrame | None, str | None]:
-    """``frame`` with numeric values when the text fields (``records``, header first) obey :func:`values_problem`."""
+    """``frame`` with its values as numbers when each value's text (in ``records``, the file's, header first) is a
+    finite number or an explicit NaN with a reason, else ``None`` and the first bad value of the first kind of
+    :data:`VALUE_PROBLEMS` found.  An explicit NaN is an empty field or ``nan`` / ``NaN`` / ``NAN``; its reason a status
+    other than ``ok`` (empty reads ``ok``) or a label.  Anything else (``inf``, ``1e999``, ``1_000``, ``nAn``) is
+    damage: the cell is redone.  Plain Python over the fields: ``fyexp report`` checks some 800 files."""
     import pandas as pd
 
-    header, rows = records[0], [r for r in records[1:] if r]
-
-    def fields(name: str) -> list[str]:
-        at = header.index(name) if name in header else len(header)
-        return [r[at] if at < len(r) else "" for r in rows]
-
-    problem = values_problem(fields("value"), fields("status"), fields("label"), fields("metric"))
-    if problem is not None:
-        return None, problem
+    at = [records[0].index(n) if n in records[0] else len(records[0]) for n in ("value", "status", "label", "metric")]
+    found: dict[str | None, tuple[str, str]] = {}
+    for row in (r for r in records[1:] if r):
+        text, status, label, metric = (row[i] if i < len(row) else "" for i in at)
+        if (text := text.strip()) in NAN_TOKENS:
+            kind = None if (status.strip() or "ok") != "ok" or label.strip() else VALUE_PROBLEMS[2]
+        else:
+            try:
+                number = float("nan") if "_" in text else float(text)
+            except ValueError:
+                number = float("nan")
+            kind = VALUE_PROBLEMS[0] if number != number else VALUE_PROBLEMS[1] if abs(number) == math.inf else None
+        found.setdefault(kind, (text, metric))
+    for kind in VALUE_PROBLEMS:
+        if kind in found:
+            return None, f"value {found[kind][0]!r} of metric '{found[kind][1]}' is {kind}"
     frame["value"] = pd.to_numeric(frame["value"], errors="coerce")  # checked above: only NaN tokens coerce
     return frame, None
-
-
-def values_problem(values: list[str], statuses: list[str], labels: list[str], metrics: list[str]) -> str | None:
-    """``None`` when every value (a file's text) is a finite number or an explicit NaN with a reason, else the first
-    bad value of the first kind of :data:`VALUE_PROBLEMS` found.  An explicit NaN is an empty field or ``nan`` /
-    ``NaN`` / ``NAN``; its reason a status other than ``ok`` (empty reads ``ok``) or a label.  Anything else (``inf``,
-    ``1e999``, ``1_000``, ``nAn``) is damage: the cell is redone."""
-    kinds = []
-    for text, status, label in zip((v.strip() for v in values), statuses, labels):
-        if text in NAN_TOKENS:
-            kinds.append(None if (status.strip() or "ok") != "ok" or label.strip() else VALUE_PROBLEMS[2])
-            continue
-        try:
-            number = float("nan") if "_" in text else float(text)
-        except ValueError:
-            number = float("nan")
-        kinds.append(VALUE_PROBLEMS[0] if number != number else VALUE_PROBLEMS[1] if abs(number) == float("inf")
-                     else None)
-    for kind in VALUE_PROBLEMS:
-        if kind in kinds:
-            row = kinds.index(kind)
-            return f"value {values[row].strip()!r} of metric '{metrics[row]}' is {kind}"
-    return None
 
 
 def _ordered(frame: pd.DataFrame) -> pd.DataFrame:

@@ -1,16 +1,10 @@
-"""A cache of what fyexp derives from files that do not change between commands, kept outside the results folder.
+"""A per-user cache of what fyexp derives from unchanged files (``fyexp report`` reads ~450 cell files and parses
+~100 of fyexp's modules), outside the results folder: every entry is keyed by what it was derived from (a file's stat
+signature, a text's SHA-256) and by the code deriving it (:func:`code_key`); an unreadable entry is derived again.
 
-``fyexp report`` reads some 450 cell files and parses about a hundred of fyexp's own modules each time it runs; what
-that gives depends only on the bytes read and on the code reading them, so it is kept on disk in one folder per user:
-``$FYEXP_CACHE_DIR`` when set (empty, ``0`` or ``off``: no cache), else ``$XDG_CACHE_HOME/fyexp`` or
-``~/.cache/fyexp``.  Every entry is keyed by what it was derived from (a file's stat signature, a text's SHA-256) and
-by the code that derived it (:func:`code_key`); an entry that cannot be read is derived again, so deleting the folder
-is always safe.
-
-An entry is a pickle, and unpickling runs whatever the file names, so an entry is unpickled only when its HMAC-SHA256
-tag verifies under this user's secret key (:func:`secret_key`), kept *outside* the cache folder: a shared, copied or
-downloaded cache carries no key, and its entries are misses, derived again and overwritten.  ``joblib.Memory`` would
-unpickle such entries unverified, hence this module: ``hmac`` signs, :func:`fyexp.store.io.atomic_write` writes.
+An entry is a pickle, and unpickling runs code, so it is unpickled only when its HMAC-SHA256 tag verifies under this
+user's key (:func:`secret_key`), kept outside the cache folder: a shared or copied cache's entries are misses.
+``joblib.Memory`` unpickles entries unverified, hence this module (``hmac`` signs, :mod:`fyexp.store.io` writes).
 """
 
 from __future__ import annotations
@@ -36,7 +30,7 @@ _tag = functools.partial(hmac.digest, digest="sha256")   # _tag(key, payload): t
 
 
 def cache_dir() -> Path | None:
-    """The cache folder (created on first write), or ``None`` when ``FYEXP_CACHE_DIR`` switches caching off."""
+    """``$FYEXP_CACHE_DIR`` (``None``: empty, ``0``, ``off``...), else ``$XDG_CACHE_HOME`` or ``~/.cache`` /fyexp."""
     chosen = os.environ.get("FYEXP_CACHE_DIR")
     if chosen is None:
         return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "fyexp"
@@ -44,35 +38,29 @@ def cache_dir() -> Path | None:
 
 
 def code_key(*files: str | Path) -> str:
-    """A short digest of the source of the modules that derive a cached value (pass their ``__file__``) and of the
-    library versions they lean on: an entry made by other code is never reused."""
+    """A digest of the source of the modules deriving a cached value (their ``__file__``) and of pandas' version."""
     import pandas
 
-    digest = hashlib.sha256(pandas.__version__.encode())
-    for path in files:
-        digest.update(Path(path).read_bytes())
-    return digest.hexdigest()[:16]
+    sources = b"".join(Path(path).read_bytes() for path in files)
+    return hashlib.sha256(pandas.__version__.encode() + sources).hexdigest()[:16]
 
 
 def file_signature(path: str | Path) -> tuple[int, int, int, int]:
-    """What tells a file's bytes unchanged without reading them: its inode, size, modification and change times
-    (a rewrite, a rename over it or a copy changes at least one)."""
+    """A file's inode, size, modification and change times: a rewrite, a rename over it or a copy changes one."""
     st = os.stat(path)
     return st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
 
 
 def key_path() -> Path:
-    """Where this user's secret key lives: ``$FYEXP_CACHE_KEY_FILE``, else ``$XDG_CONFIG_HOME/fyexp/cache-key`` or
-    ``~/.config/fyexp/cache-key`` (never inside the cache folder)."""
+    """``$FYEXP_CACHE_KEY_FILE``, else ``$XDG_CONFIG_HOME`` or ``~/.config``, ``/fyexp/cache-key``."""
     chosen = os.environ.get("FYEXP_CACHE_KEY_FILE")
     return Path(chosen).expanduser() if chosen else Path(
         os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "fyexp" / "cache-key"
 
 
 def secret_key(create: bool = False) -> bytes | None:
-    """This user's cache key (32 random bytes, created with mode 0600 when absent and ``create``), or ``None``:
-    absent, or not a regular file of :data:`KEY_BYTES` bytes owned by this user with no permission for group or
-    others (a key others can read or replace signs nothing: the cache is off)."""
+    """This user's key (random, made with mode 0600 when absent and ``create``), or ``None`` (the cache is off):
+    absent, or not a regular file of :data:`KEY_BYTES` bytes owned by this user and closed to others."""
     path = key_path()
     if create and not os.path.lexists(path):
         try:
@@ -100,8 +88,8 @@ def _path(kind: str, name: str) -> Path | None:
 
 
 def load_entry(kind: str, name: str, key: Any) -> Any | None:
-    """The value saved under ``(kind, name)`` when it was saved with an equal ``key``, else ``None`` (no cache, no
-    entry, another key, or an entry that cannot be read or is not signed by this user's key: never unpickled)."""
+    """The value saved under ``(kind, name)`` with an equal ``key``, else ``None`` (an unsigned entry is never
+    unpickled)."""
     path = _path(kind, name)
     if path is None or not path.is_file() or (secret := secret_key()) is None:
         return None
@@ -117,8 +105,7 @@ def load_entry(kind: str, name: str, key: Any) -> Any | None:
 
 
 def save_entry(kind: str, name: str, key: Any, value: Any) -> None:
-    """Save ``value`` under ``(kind, name)`` with its ``key``, atomically and readable to this user only; a value
-    that cannot be pickled or a cache that cannot be written (read-only home, full disk) is skipped without a word."""
+    """Save ``value`` under ``(kind, name)`` with its ``key``, readable to this user only; no error, ever."""
     path = _path(kind, name)
     if path is None or (secret := secret_key(create=True)) is None:
         return
@@ -130,8 +117,7 @@ def save_entry(kind: str, name: str, key: Any, value: Any) -> None:
 
 
 def remembered(kind: str, name: str, key: Any, derive: Callable[[], Any]) -> Any:
-    """The value saved under ``(kind, name)`` with this ``key``, else ``derive()``'s, saved for the next process.
-    ``derive`` must not return ``None`` (it reads as a miss)."""
+    """The value saved under ``(kind, name)`` with this ``key``, else ``derive()``'s (never ``None``), saved."""
     value = load_entry(kind, name, key)
     if value is None:
         save_entry(kind, name, key, value := derive())
