@@ -21,8 +21,7 @@ def run_git(root: Path, *args: str, text: bool = True, timeout: float = 30) -> s
 
 
 def _stdout(root: Path, *args: str, **run: object) -> str | bytes | None:
-    """The standard output of a successful ``git ARGS`` in ``root`` (``run``: :func:`run_git`'s options), else
-    ``None``."""
+    """The standard output of a successful :func:`run_git`, else ``None``."""
     done = run_git(Path(root), *args, **run)
     return done.stdout if done is not None and done.returncode == 0 else None
 

@@ -32,19 +32,14 @@ from fyexp.store.user_cache import code_key, file_signature, remembered
 if TYPE_CHECKING:  # pandas is imported where a frame is made: naming a cell (`fyexp show`) stays light
     import pandas as pd
 
-CORE_COLUMNS = [
-    "experiment", "profile", "method", "params", "seed", "metric", "value",
-    "paper", "table", "setting", "paper_row", "label", "status",
-    "git_commit", "fyexp_version", "device", "wall_time_s", "timestamp", "cell", "cell_rows",
-]
-# identifiers that are text even when they look like numbers: a hex hash such as "34e404522701" reads as a float
-# (34·10^404522701 = inf) and "1234567890ab"-like commits or labels as other numbers
+CORE_COLUMNS = ["experiment", "profile", "method", "params", "seed", "metric", "value", "paper", "table", "setting",
+                "paper_row", "label", "status", "git_commit", "fyexp_version", "device", "wall_time_s", "timestamp",
+                "cell", "cell_rows"]
+# identifiers that are text even when they look like numbers (a hash "34e404522701" reads as the float inf)
 TEXT_COLUMNS = {"git_commit", "settings_hash", "fyexp_version", "cell", "label", "device", "params"}
-# the metric of a run whose training diverged and was measured at its last finite epoch (Trainer keep_last_finite):
-# the epoch whose loss or gradient turned non-finite; the report names such rows in their table's caption
+# a diverged run's metric, measured at its last finite epoch: the epoch whose loss or gradient turned non-finite
 DIVERGED_IN_EPOCH = "diverged_in_epoch"
-# a row's settings_hash (fyexp.store.provenance.record.settings_hash: 12 hex digits): a superseded file's name is built
-# from it, so a file whose column holds anything else ("x/../../y") is damaged, never a path part
+# a row's settings_hash: a superseded file's name is built from it, so any other text ("x/../../y") is damage
 SETTINGS_HASH = re.compile(r"[0-9a-f]{12}")
 CELL_COLUMNS = ("experiment", "metric", "value", "status", "cell")   # every cell file has them
 TABLE_COLUMNS = ("experiment", "profile", "method", "seed", "metric", "value", "status", "cell", "git_commit")
@@ -101,10 +96,8 @@ class ResultStore:
     # cells -------------------------------------------------------------------------------------------
     def is_finished(self, profile: str, cell: Cell, settings: Any = None) -> bool:
         """Whether ``cell``'s file is complete and records no failure; given ``settings``, also fresh at them."""
-        if settings is None:
-            return self._finished_frame(profile, cell) is not None
-        found = self.freshness(profile, cell, settings)
-        return found is not None and found.finished
+        found = self._finished_frame(profile, cell) if settings is None else self.freshness(profile, cell, settings)
+        return found is not None and (settings is None or found.finished)
 
     def _finished_frame(self, profile: str, cell: Cell) -> pd.DataFrame | None:
         """``cell``'s rows when its file is complete and records no failure, else ``None``."""
@@ -145,9 +138,8 @@ class ResultStore:
         frame = pd.DataFrame(list(rows))
         if frame.empty:
             raise ValueError(f"cell {cell.key} produced no rows")
-        identity = {"experiment": self.experiment, "profile": profile, "seed": cell.seed, "params": cell.params_json,
-                    "cell": cell.key}
-        for column, value in {**identity, **provenance}.items():
+        for column, value in {"experiment": self.experiment, "profile": profile, "seed": cell.seed,
+                              "params": cell.params_json, "cell": cell.key, **provenance}.items():
             frame[column] = value
         frame["method"] = frame["method"].fillna(cell.method) if "method" in frame else cell.method
         frame["status"] = frame.get("status", "ok")
@@ -246,7 +238,7 @@ class ResultStore:
 
         found = []
         root = self.superseded_folder
-        for path in sorted(p for p in root.rglob("*") if p.is_file()) if root.is_dir() else ():
+        for path in sorted(p for p in root.rglob("*") if p.is_file()):  # none when there is no such folder
             if path.parent.parent != root:
                 found.append((path, "not in a profile's folder"))
             elif path.name.endswith(".record.json") or TEMP_NAME.match(path.name):
@@ -261,7 +253,7 @@ class ResultStore:
         """Temporary files of killed writes under this folder (:func:`fyexp.store.damaged.is_leftover`)."""
         from fyexp.store.damaged import is_leftover
 
-        return [p for p in sorted(self.folder.rglob(".*.tmp")) if is_leftover(p)] if self.folder.is_dir() else []
+        return [p for p in sorted(self.folder.rglob(".*.tmp")) if is_leftover(p)]
 
     def remove_leftovers(self) -> list[Path]:
         """Remove :meth:`leftover_temp_files` and return them."""

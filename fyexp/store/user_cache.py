@@ -9,6 +9,7 @@ user's key (:func:`secret_key`), kept outside the cache folder: a shared or copi
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import hmac
@@ -19,9 +20,6 @@ from pathlib import Path
 from typing import Any, Callable
 
 from fyexp.store.io import atomic_write
-
-__all__ = ["cache_dir", "code_key", "file_signature", "key_path", "load_entry", "remembered", "save_entry",
-           "secret_key"]
 
 OFF = {"", "0", "off", "no", "false"}
 MAGIC = b"fyexp-cache-hmac-sha256\n"   # then the 32-byte tag, then the pickle
@@ -63,12 +61,10 @@ def secret_key(create: bool = False) -> bytes | None:
     absent, or not a regular file of :data:`KEY_BYTES` bytes owned by this user and closed to others."""
     path = key_path()
     if create and not os.path.lexists(path):
-        try:
+        with contextlib.suppress(OSError):  # made meanwhile by another process (read below), or not makeable
             path.parent.mkdir(parents=True, exist_ok=True)
             with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600), "wb") as out:
                 out.write(os.urandom(KEY_BYTES))
-        except OSError:  # made meanwhile by another process (read below), or not makeable (the read fails)
-            pass
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
@@ -109,11 +105,9 @@ def save_entry(kind: str, name: str, key: Any, value: Any) -> None:
     path = _path(kind, name)
     if path is None or (secret := secret_key(create=True)) is None:
         return
-    try:
+    with contextlib.suppress(Exception):  # unpicklable, unwritable, a full disk: the cache only ever saves time
         payload = pickle.dumps((name, key, value), protocol=pickle.HIGHEST_PROTOCOL)
         atomic_write(path, MAGIC + _tag(secret, payload) + payload, mode=0o600)
-    except Exception:  # noqa: BLE001 - the cache only ever saves time: no entry, no error
-        pass
 
 
 def remembered(kind: str, name: str, key: Any, derive: Callable[[], Any]) -> Any:

@@ -12,8 +12,6 @@ import math
 import shutil
 from pathlib import Path
 
-__all__ = ["SETTINGS_MARK", "TRAINING_HISTORY", "claim_work_dir", "earlier_training_s"]
-
 SETTINGS_MARK = "settings_hash"
 TRAINING_HISTORY = "metrics.csv"  # :data:`fyexp.train._state.METRICS` (kept torch-free here; a test ties the two)
 
