@@ -11,11 +11,8 @@ import functools
 import subprocess
 from pathlib import Path
 
-TIMEOUT_S = 30
 
-
-def run_git(root: Path, *args: str, text: bool = True,
-            timeout: float = TIMEOUT_S) -> subprocess.CompletedProcess | None:
+def run_git(root: Path, *args: str, text: bool = True, timeout: float = 30) -> subprocess.CompletedProcess | None:
     """``git ARGS`` in the folder ``root``; ``None`` when git cannot be started or runs past ``timeout``."""
     try:
         return subprocess.run(["git", *args], cwd=root, capture_output=True, text=text, timeout=timeout)
@@ -23,39 +20,36 @@ def run_git(root: Path, *args: str, text: bool = True,
         return None
 
 
-def _stdout(root: Path, *args: str) -> str | None:
-    """The standard output of a successful ``git ARGS`` in ``root``, else ``None``."""
-    done = run_git(root, *args)
+def _stdout(root: Path, *args: str, **run: object) -> str | bytes | None:
+    """The standard output of a successful :func:`run_git`, else ``None``."""
+    done = run_git(Path(root), *args, **run)
     return done.stdout if done is not None and done.returncode == 0 else None
 
 
 @functools.lru_cache(maxsize=None)
 def toplevel(folder: Path) -> Path | None:
     """The root of the checkout holding ``folder`` (resolved), ``None`` outside one."""
-    out = _stdout(Path(folder), "rev-parse", "--show-toplevel")
+    out = _stdout(folder, "rev-parse", "--show-toplevel")
     return Path(out.strip()).resolve() if out else None
 
 
 def is_checkout_root(root: Path) -> bool:
     """Whether ``root`` is the top-level folder of a git checkout (not merely inside one)."""
-    top = toplevel(Path(root))
-    return top is not None and str(top) == str(Path(root).resolve())
+    return toplevel(Path(root)) == Path(root).resolve()
 
 
 def head_commit(root: Path, short: int = 12) -> str | None:
     """HEAD's commit hash in the checkout ``root`` (``short`` hex digits), ``None`` where git cannot say."""
-    out = _stdout(Path(root), "rev-parse", f"--short={short}", "HEAD")
-    return (out or "").strip() or None
+    return (_stdout(root, "rev-parse", f"--short={short}", "HEAD") or "").strip() or None
 
 
 def dirty_files(root: Path, paths: tuple[str, ...] = ()) -> list[str]:
     """Uncommitted changes under ``paths`` of the checkout ``root`` (tracked or untracked, ignored files excepted):
     the paths ``git status --porcelain`` lists; empty where git cannot say."""
-    out = _stdout(Path(root), "status", "--porcelain", "--untracked-files=all", "--", *paths)
+    out = _stdout(root, "status", "--porcelain", "--untracked-files=all", "--", *paths)
     return [line[3:] for line in (out or "").splitlines() if line.strip()]
 
 
 def archive(root: Path, treeish: str, *paths: str) -> bytes | None:
     """``git archive <treeish> PATHS`` (a tar stream), ``None`` on failure."""
-    done = run_git(Path(root), "archive", treeish, *paths, text=False, timeout=60)
-    return done.stdout if done is not None and done.returncode == 0 else None
+    return _stdout(root, "archive", treeish, *paths, text=False, timeout=60)

@@ -1,10 +1,6 @@
-"""Plain data: a value as JSON and YAML write it, the one conversion of the project.
-
-Dataclasses become mappings (``dataclasses.asdict``), tuples lists, paths strings and mapping keys strings; every
-other value is returned as it is.  Used for a cell's settings (:mod:`fyexp.spec.settings`, whose hash reads the result:
-changing this conversion changes every settings hash), for ``fyexp show``'s YAML and for rebuilding a ``Config``
-from its values (:func:`fyexp.spec.tuning.config_with`).
-"""
+"""Plain data, the one conversion of the project: dataclasses become mappings, tuples lists, paths and mapping keys
+strings.  A cell's settings hash reads the result (:mod:`fyexp.spec.settings`: changing it changes every hash); so do
+``fyexp show``'s YAML and :func:`fyexp.spec.tuning.config_with`.  And the one YAML reader."""
 
 from __future__ import annotations
 
@@ -14,8 +10,7 @@ from typing import Any
 
 
 def jsonable_fields(obj: Any, without: tuple[str, ...] = ()) -> dict:
-    """``jsonable(obj)`` of the dataclass ``obj`` less its fields ``without``, never converted (a cell's settings
-    leave out the spec's grid, the bulk of a config)."""
+    """``jsonable(obj)`` of the dataclass ``obj`` less its fields ``without`` (never converted: a spec's grid)."""
     return {f.name: jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj) if f.name not in without}
 
 
@@ -36,8 +31,7 @@ def jsonable(obj: Any) -> Any:
 
 
 def safe_yaml(text: str) -> Any:
-    """``yaml.safe_load(text)`` by libyaml's C parser where PyYAML was built with it (``CSafeLoader``: the same
-    objects, plain data only, about 25 times faster on ``claims.yaml``'s 2,300 lines), else the Python one."""
+    """``yaml.safe_load(text)``, by libyaml's ``CSafeLoader`` where PyYAML has it (25 times faster on claims.yaml)."""
     import yaml
 
     return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))

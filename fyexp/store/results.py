@@ -7,12 +7,10 @@ Layout under the results root (``results/`` by default)::
     results/<experiment>/artifacts/<profile>/...            small side files a figure needs (PNG grids, .npz)
     results/<experiment>/work/<profile>/<cell-key>/         checkpoints of unfinished cells (not committed)
 
-Every row has the columns of :data:`CORE_COLUMNS`; rows that reproduce a published cell fill ``paper``, ``table``,
-``setting`` and ``paper_row`` with the keys of ``fyexp/reference/paper_tables.csv``; extra columns are allowed.  An
-interrupted run never leaves a half-written cell (:func:`fyexp.store.io.atomic_write`).  Loading never writes
-(:meth:`ResultStore.load`); ``results.csv`` is rebuilt by :meth:`ResultStore.consolidate` (``run``, ``report``).
-A damaged record (cell file, ``results.csv``, a file under ``superseded/``, a killed write's temporary file, a run
-record) is skipped with one warning line naming it (:func:`fyexp.store.damaged.warn_damaged`), never a crash.
+Every row has the columns of :data:`CORE_COLUMNS` (rows of a published cell fill ``paper``, ``table``, ``setting``
+and ``paper_row`` with the keys of ``fyexp/reference/paper_tables.csv``); extra columns are allowed.  Writes are atomic
+(:func:`fyexp.store.io.atomic_write`), loading never writes, and a damaged record is skipped with one warning line
+naming it (:func:`fyexp.store.damaged.warn_damaged`), never a crash.
 """
 
 from __future__ import annotations
@@ -21,6 +19,7 @@ import csv
 import functools
 import io
 import json
+import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -28,29 +27,24 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
 from fyexp.store.io import atomic_write_text
-from fyexp.store.user_cache import file_signature, remembered
+from fyexp.store.user_cache import code_key, file_signature, remembered
 
 if TYPE_CHECKING:  # pandas is imported where a frame is made: naming a cell (`fyexp show`) stays light
     import pandas as pd
 
-CORE_COLUMNS = [
-    "experiment", "profile", "method", "params", "seed", "metric", "value",
-    "paper", "table", "setting", "paper_row", "label", "status",
-    "git_commit", "fyexp_version", "device", "wall_time_s", "timestamp", "cell", "cell_rows",
-]
-# identifiers that are text even when they look like numbers: a hex hash such as "34e404522701" reads as a float
-# (34·10^404522701 = inf) and "1234567890ab"-like commits or labels as other numbers
+CORE_COLUMNS = ["experiment", "profile", "method", "params", "seed", "metric", "value", "paper", "table", "setting",
+                "paper_row", "label", "status", "git_commit", "fyexp_version", "device", "wall_time_s", "timestamp",
+                "cell", "cell_rows"]
+# identifiers that are text even when they look like numbers (a hash "34e404522701" reads as the float inf)
 TEXT_COLUMNS = {"git_commit", "settings_hash", "fyexp_version", "cell", "label", "device", "params"}
-# the metric of a run whose training diverged and was measured at its last finite epoch (Trainer keep_last_finite):
-# the epoch whose loss or gradient turned non-finite; the report names such rows in their table's caption
+# a diverged run's metric, measured at its last finite epoch: the epoch whose loss or gradient turned non-finite
 DIVERGED_IN_EPOCH = "diverged_in_epoch"
-# a row's settings_hash (fyexp.store.provenance.record.settings_hash: 12 hex digits): a superseded file's name is built
-# from it, so a file whose column holds anything else ("x/../../y") is damaged, never a path part
+# a row's settings_hash: a superseded file's name is built from it, so any other text ("x/../../y") is damage
 SETTINGS_HASH = re.compile(r"[0-9a-f]{12}")
-from fyexp.store.damaged import MAX_TABLE_BYTES  # noqa: E402 - a consolidated results.csv's limit, beside the others
-
 CELL_COLUMNS = ("experiment", "metric", "value", "status", "cell")   # every cell file has them
 TABLE_COLUMNS = ("experiment", "profile", "method", "seed", "metric", "value", "status", "cell", "git_commit")
+NAN_TOKENS = frozenset({"", "nan", "NaN", "NAN"})
+VALUE_PROBLEMS = ("not a number", "not finite", "NaN without a reason")   # the first kind found is named
 
 
 @dataclass(frozen=True)
@@ -87,8 +81,9 @@ class ResultStore:
         self.root = Path(root)
         self.experiment = experiment
         self.folder = self.root / experiment
+        self.table_path = self.folder / "results.csv"
+        self.superseded_folder = self.folder / "superseded"
 
-    # paths -------------------------------------------------------------------------------------------
     def cell_path(self, profile: str, cell: Cell) -> Path:
         return self.folder / "cells" / profile / f"{cell.key}.csv"
 
@@ -98,22 +93,11 @@ class ResultStore:
     def artifact_dir(self, profile: str) -> Path:
         return self.folder / "artifacts" / profile
 
-    @property
-    def table_path(self) -> Path:
-        return self.folder / "results.csv"
-
-    @property
-    def superseded_folder(self) -> Path:
-        return self.folder / "superseded"
-
     # cells -------------------------------------------------------------------------------------------
     def is_finished(self, profile: str, cell: Cell, settings: Any = None) -> bool:
-        """Whether ``cell``'s file is complete and records no failure (damaged and failed files are redone); given
-        ``settings`` (:func:`fyexp.spec.settings.expectation`), also fresh at them (:meth:`freshness`)."""
-        if settings is None:
-            return self._finished_frame(profile, cell) is not None
-        found = self.freshness(profile, cell, settings)
-        return found is not None and found.finished
+        """Whether ``cell``'s file is complete and records no failure; given ``settings``, also fresh at them."""
+        found = self._finished_frame(profile, cell) if settings is None else self.freshness(profile, cell, settings)
+        return found is not None and (settings is None or found.finished)
 
     def _finished_frame(self, profile: str, cell: Cell) -> pd.DataFrame | None:
         """``cell``'s rows when its file is complete and records no failure, else ``None``."""
@@ -124,28 +108,22 @@ class ResultStore:
         return frame if problem is None and not (frame["status"] == "failed").any() else None
 
     def freshness(self, profile: str, cell: Cell, settings: Any = None) -> Any:
-        """The one judgement of ``cell``'s finished file against ``settings``
-        (:func:`fyexp.store.provenance.freshness.cell_freshness`); ``None`` when there is no finished file."""
+        """:func:`fyexp.store.provenance.freshness.cell_freshness` of ``cell``'s finished file, else ``None``."""
         from fyexp.store.provenance.freshness import cell_freshness
         from fyexp.store.provenance.record import rows_identity
 
         frame = self._finished_frame(profile, cell)
-        if frame is None:
-            return None
-        return cell_freshness(self.cell_path(profile, cell), *rows_identity(frame), settings)
+        return None if frame is None else cell_freshness(self.cell_path(profile, cell), *rows_identity(frame), settings)
 
     def supersede(self, profile: str, cell: Cell) -> Path | None:
         """Move ``cell``'s file and run record to ``superseded/<profile>/<key>.<settings hash or unknown>.csv``
-        before ``fyexp run`` writes it again at other settings; return where it went (``None`` if none)."""
+        (:func:`read_cell_file` reads only 12-hex-digit hashes: never a path part); return the new path, if any."""
         from fyexp.store.provenance.record import record_path, rows_identity
 
         path = self.cell_path(profile, cell)
         if not path.is_file():
             return None
-        frame, _ = read_cell_file(path)
-        tag = (rows_identity(frame)[0] if frame is not None else None) or "unknown"
-        if not SETTINGS_HASH.fullmatch(tag):  # read_cell_file refuses such a file; a path part is never file text
-            tag = "unknown"
+        tag = rows_identity(read_cell_file(path)[0])[0] or "unknown"
         target = self.superseded_folder / profile / f"{cell.key}.{tag}.csv"
         target.parent.mkdir(parents=True, exist_ok=True)
         path.replace(target)
@@ -154,15 +132,14 @@ class ResultStore:
         return target
 
     def write_cell(self, profile: str, cell: Cell, rows: Iterable[dict], provenance: dict) -> pd.DataFrame:
-        """Write one finished cell's rows atomically, with the cell's identity and provenance on each row."""
+        """Write one finished cell's rows, with the cell's identity and provenance on each row."""
         import pandas as pd
 
         frame = pd.DataFrame(list(rows))
         if frame.empty:
             raise ValueError(f"cell {cell.key} produced no rows")
-        identity = {"experiment": self.experiment, "profile": profile, "seed": cell.seed, "params": cell.params_json,
-                    "cell": cell.key}
-        for column, value in {**identity, **provenance}.items():
+        for column, value in {"experiment": self.experiment, "profile": profile, "seed": cell.seed,
+                              "params": cell.params_json, "cell": cell.key, **provenance}.items():
             frame[column] = value
         frame["method"] = frame["method"].fillna(cell.method) if "method" in frame else cell.method
         frame["status"] = frame.get("status", "ok")
@@ -185,10 +162,8 @@ class ResultStore:
         return self.read_cells()[1]
 
     def read_cells(self) -> tuple[pd.DataFrame | None, list[tuple[Path, str]]]:
-        """Every cell file read (:func:`read_cell_file`): the complete ones' rows in one ordered frame (``None``
-        without cell files) and the damaged ones with what is wrong.  Kept between processes
-        (:mod:`fyexp.store.user_cache`) under every file's stat signature and this module's code key, so ``fyexp
-        report`` parses its ~450 cell files again only when one changed; a copy of the frame is returned."""
+        """The complete cell files' rows in one frame (a copy; ``None`` without cell files) and the damaged ones,
+        each with what is wrong; kept in the user cache under every file's stat signature and this module's code."""
         files = self.cell_files()
         if not files:
             return None, []
@@ -198,8 +173,8 @@ class ResultStore:
         return rows.copy(), [(self.folder / rel, problem) for rel, problem in damaged]
 
     def consolidate(self) -> pd.DataFrame:
-        """Rebuild ``results.csv`` from the complete cell files (damaged ones left out, redone by the next run) and
-        return the rows (:meth:`load`); an unchanged table keeps its file and modification time."""
+        """Rebuild ``results.csv`` from the complete cell files and return the rows (:meth:`load`); an unchanged
+        table keeps its file and modification time."""
         frame = self.load()
         if frame.empty or not self.cell_files():
             return frame
@@ -209,8 +184,8 @@ class ResultStore:
         return frame
 
     def load(self) -> pd.DataFrame:
-        """All rows: from the complete cell files when there are any, else from ``results.csv`` (:func:`read_table`).
-        Never writes in the results folder; each damaged or leftover file is one warning line."""
+        """All rows: from the complete cell files when there are any, else from ``results.csv``; each damaged or
+        leftover file is one warning line."""
         import pandas as pd
 
         from fyexp.store.damaged import warn_damaged
@@ -234,22 +209,18 @@ class ResultStore:
 
     # what else lies in the folder ----------------------------------------------------------------------------
     def links_leaving(self) -> list[tuple[Path, Path]]:
-        """Symbolic links under this experiment's folder (itself included) leading out of the results folder, each
-        with its target: fyexp never makes one, and a write or delete through one would land outside."""
+        """Symbolic links under this experiment's folder (itself included) leading out of the results folder, with
+        their targets: a write or delete through one would land outside."""
         root = self.root.resolve()
         if self.folder.is_symlink():
             target = self.folder.resolve()
             return [] if target.is_relative_to(root) and target != root else [(self.folder, target)]
-        found = []
-        for dirpath, dirnames, filenames in os.walk(self.folder):  # links are listed, never followed
-            for path in (Path(dirpath) / name for name in dirnames + filenames):
-                if path.is_symlink() and not path.resolve().is_relative_to(root):
-                    found.append((path, path.resolve()))
-        return found
+        return [(path, path.resolve()) for dirpath, dirnames, filenames in os.walk(self.folder)  # links never followed
+                for path in (Path(dirpath) / name for name in dirnames + filenames)
+                if path.is_symlink() and not path.resolve().is_relative_to(root)]
 
     def refuse_links_leaving(self) -> None:
-        """A one-line :class:`fyexp.core.errors.FyexpError` naming the first of :meth:`links_leaving`, before a
-        command writes or deletes anything under this experiment's folder."""
+        """A one-line :class:`fyexp.core.errors.FyexpError` naming the first of :meth:`links_leaving`."""
         from fyexp.core.errors import FyexpError
 
         found = self.links_leaving()
@@ -261,14 +232,13 @@ class ResultStore:
                              f"folder or file itself")
 
     def superseded_problems(self) -> list[tuple[Path, str]]:
-        """Files under ``superseded/`` that are not what :meth:`supersede` puts there, each with what is wrong: a
-        cell file is checked by shape only (:func:`_cell_text`), its values when its rows are read
-        (:func:`superseded_rows`), as parsing some 350 files on every load would cost more than the rows are read."""
+        """Files under ``superseded/`` that :meth:`supersede` does not put there, each with what is wrong; a cell
+        file by its shape only (:func:`_cell_text`): parsing some 350 files on every load would cost too much."""
         from fyexp.store.damaged import TEMP_NAME
 
         found = []
         root = self.superseded_folder
-        for path in sorted(p for p in root.rglob("*") if p.is_file()) if root.is_dir() else ():
+        for path in sorted(p for p in root.rglob("*") if p.is_file()):  # none when there is no such folder
             if path.parent.parent != root:
                 found.append((path, "not in a profile's folder"))
             elif path.name.endswith(".record.json") or TEMP_NAME.match(path.name):
@@ -280,17 +250,13 @@ class ResultStore:
         return found
 
     def leftover_temp_files(self) -> list[Path]:
-        """Temporary files of killed atomic writes under this experiment's folder
-        (:func:`fyexp.store.damaged.is_leftover`)."""
-        import time
-
+        """Temporary files of killed writes under this folder (:func:`fyexp.store.damaged.is_leftover`)."""
         from fyexp.store.damaged import is_leftover
 
-        now = time.time()
-        return [p for p in sorted(self.folder.rglob(".*.tmp")) if is_leftover(p, now)] if self.folder.is_dir() else []
+        return [p for p in sorted(self.folder.rglob(".*.tmp")) if is_leftover(p)]
 
     def remove_leftovers(self) -> list[Path]:
-        """Remove :meth:`leftover_temp_files` and return them (``fyexp run`` cleans up after killed writes)."""
+        """Remove :meth:`leftover_temp_files` and return them."""
         found = self.leftover_temp_files()
         for path in found:
             path.unlink(missing_ok=True)
@@ -298,9 +264,8 @@ class ResultStore:
 
 
 def superseded_rows(store: ResultStore) -> pd.DataFrame:
-    """The rows of every superseded cell file, each profile relabelled ``<profile>~superseded-<settings hash>``
-    (:data:`fyexp.store.provenance.record.SUPERSEDED_MARK`) so that rows of different settings are never pooled
-    (``fyexp report --superseded``); a damaged file is one warning line and not read."""
+    """The rows of every superseded cell file, its profile relabelled ``<profile>~superseded-<settings hash>`` so
+    that rows of different settings are never pooled; a damaged file is one warning line and not read."""
     import pandas as pd
 
     from fyexp.store.damaged import warn_damaged
@@ -318,9 +283,9 @@ def superseded_rows(store: ResultStore) -> pd.DataFrame:
 
 
 def read_table(path: Path) -> tuple[pd.DataFrame | None, str | None]:
-    """Read a consolidated ``results.csv``: ``(frame, None)`` when it is UTF-8 CSV with :data:`TABLE_COLUMNS` and
-    values that obey :func:`values_problem` (core columns it lacks added empty), else ``(None, what is wrong)``."""
-    from fyexp.store.damaged import read_record_text
+    """``(frame, None)`` of a consolidated ``results.csv`` with :data:`TABLE_COLUMNS` and values that obey
+    :func:`_values_checked`, else ``(None, what is wrong)``."""
+    from fyexp.store.damaged import MAX_TABLE_BYTES, read_record_text
 
     text, problem = read_record_text(path, MAX_TABLE_BYTES)  # a regular file, never a FIFO, a device or a link
     if problem is not None or not text.strip():
@@ -333,40 +298,28 @@ def read_table(path: Path) -> tuple[pd.DataFrame | None, str | None]:
 
 @functools.cache
 def _cells_code_key() -> str:
-    """:func:`fyexp.store.user_cache.code_key` of this module (the rules that read a cell file), once per process."""
-    from fyexp.store.user_cache import code_key
-
+    """:func:`fyexp.store.user_cache.code_key` of this module (the rules that read a cell file)."""
     return code_key(__file__)
 
 
 @functools.lru_cache(maxsize=64)
 def _read_cells_once(folder: str, signature: tuple) -> tuple[pd.DataFrame, list[tuple[str, str]]]:
-    """:meth:`ResultStore.read_cells` of the absolute ``folder`` at these file signatures, not copied: once per
-    process and once across processes (:func:`fyexp.store.user_cache.remembered`)."""
-    return remembered("cells", folder, signature, lambda: _parse_cells(Path(folder), signature[1]))
-
-
-def _parse_cells(folder: Path, files: tuple) -> tuple[pd.DataFrame, list[tuple[str, str]]]:
-    """:meth:`ResultStore.read_cells` without the caches; ``files``: the relative paths, each first of its
-    signature; the damaged files are named relative to ``folder``."""
+    """:meth:`ResultStore.read_cells` of the absolute ``folder`` at these (relative) file signatures, not copied:
+    once per process and once across processes."""
     import pandas as pd
 
-    frames, damaged = [], []
-    for rel, *_ in files:
-        frame, problem = read_cell_file(folder / rel)
-        if problem is not None:
-            damaged.append((rel, problem))
-        else:
-            frames.append(frame)
-    return (_ordered(pd.concat(frames, ignore_index=True)) if frames else pd.DataFrame(columns=CORE_COLUMNS),
-            damaged)
+    def parse() -> tuple[pd.DataFrame, list[tuple[str, str]]]:
+        read = {rel: read_cell_file(Path(folder) / rel) for rel, *_ in signature[1]}
+        frames = [frame for frame, problem in read.values() if problem is None]
+        return (_ordered(pd.concat(frames, ignore_index=True)) if frames else pd.DataFrame(columns=CORE_COLUMNS),
+                [(rel, problem) for rel, (_, problem) in read.items() if problem is not None])
+
+    return remembered("cells", folder, signature, parse)
 
 
 def read_cell_file(path: Path, expected_key: str | None = None) -> tuple[pd.DataFrame | None, str | None]:
-    """Read one cell file: ``(frame, None)`` when it is complete (:func:`_read_cell_file`) and its rows name cell
-    ``expected_key`` (where given), else ``(None, reason)``.  Parsed once per process while the file is unchanged
-    (same stat signature: ``fyexp run`` judges each cell, then rebuilds ``results.csv`` from the same files); a copy
-    of the frame is returned each time."""
+    """``(a copy of the frame, None)`` of a complete cell file (:func:`_read_cell_file`) whose rows name cell
+    ``expected_key`` (where given), else ``(None, reason)``; parsed once per process while its stat is unchanged."""
     try:
         signature = file_signature(path)
     except OSError as exc:
@@ -379,19 +332,15 @@ def read_cell_file(path: Path, expected_key: str | None = None) -> tuple[pd.Data
 
 @functools.lru_cache(maxsize=8192)
 def _read_once(path: str, signature: tuple) -> tuple[pd.DataFrame | None, str | None]:
-    """:func:`_read_cell_file` of the file at ``path`` (absolute) with this stat signature, once per process."""
+    """:func:`_read_cell_file` of the absolute ``path`` with this stat signature."""
     return _read_cell_file(Path(path))
 
 
 def _read_cell_file(path: Path, expected_key: str | None = None) -> tuple[pd.DataFrame | None, str | None]:
-    """Read one cell file; return ``(frame, None)`` when it is complete, else ``(None, reason)``.
-
-    Complete means: the shape of a cell file (:func:`_cell_text`); every row names the same cell (``expected_key``
-    when given), an experiment, a metric, a status and at most one settings hash; the number of rows equals
-    ``cell_rows`` where recorded; and the values obey :func:`values_problem`.  Atomic writes make a partial file
-    impossible for fyexp itself, so a file failing these was damaged by something else (a copy cut short, a bad
-    merge, a full disk elsewhere).
-    """
+    """``(frame, None)`` of a complete cell file, else ``(None, reason)``: the shape of a cell file
+    (:func:`_cell_text`), every row naming one cell, an experiment, a metric, a status and at most one settings hash,
+    ``cell_rows`` rows where recorded, values that obey :func:`_values_checked`.  fyexp's writes are atomic: a file
+    failing these was damaged by something else (a copy cut short, a bad merge)."""
     import pandas as pd
 
     text, records, problem = _cell_text(path)
@@ -417,8 +366,7 @@ def _read_cell_file(path: Path, expected_key: str | None = None) -> tuple[pd.Dat
 
 
 def _cell_text(path: Path) -> tuple[str, list[list[str]], str | None]:
-    """A cell file's text and CSV records, or what makes it no cell file by its shape: not UTF-8, cut short, rows
-    of different lengths, without :data:`CELL_COLUMNS`, no rows."""
+    """A cell file's text, its CSV records and what makes it no cell file by its shape (else ``None``)."""
     from fyexp.store.damaged import read_record_text
 
     text, problem = read_record_text(path)  # a regular file of at most 16 MiB, never a FIFO, a device or a link
@@ -436,8 +384,7 @@ def _cell_text(path: Path) -> tuple[str, list[list[str]], str | None]:
 
 
 def _csv_frame(text: str, required: Iterable[str] = ()) -> tuple[pd.DataFrame | None, str | None]:
-    """The frame of the CSV ``text`` (identifiers read as text, :data:`TEXT_COLUMNS`), or what is wrong: not CSV,
-    a column of ``required`` missing."""
+    """The frame of the CSV ``text`` (:data:`TEXT_COLUMNS` as text), or what is wrong: not CSV, ``required`` missing."""
     import pandas as pd
 
     try:
@@ -449,62 +396,36 @@ def _csv_frame(text: str, required: Iterable[str] = ()) -> tuple[pd.DataFrame | 
 
 
 def _values_checked(frame: pd.DataFrame, records: list[list[str]]) -> tuple[pd.DataFrame | None, str | None]:
-    """``frame`` with its ``value`` column read as numbers when the file's text fields (``records``, the header
-    first) obey :func:`values_problem`, else ``None`` and the problem."""
+    """``frame`` with its values as numbers when each value's text (in ``records``, the file's, header first) is a
+    finite number or an explicit NaN with a reason, else ``None`` and the first bad value of the first kind of
+    :data:`VALUE_PROBLEMS` found.  An explicit NaN is an empty field or ``nan`` / ``NaN`` / ``NAN``; its reason a status
+    other than ``ok`` (empty reads ``ok``) or a label.  Anything else (``inf``, ``1e999``, ``1_000``, ``nAn``) is
+    damage: the cell is redone.  Plain Python over the fields: ``fyexp report`` checks some 800 files."""
     import pandas as pd
 
-    header, rows = records[0], [r for r in records[1:] if r]
-
-    def fields(name: str) -> list[str]:
-        at = header.index(name) if name in header else len(header)
-        return [r[at] if at < len(r) else "" for r in rows]
-
-    problem = values_problem(fields("value"), fields("status"), fields("label"), fields("metric"))
-    if problem is not None:
-        return None, problem
+    at = [records[0].index(n) if n in records[0] else len(records[0]) for n in ("value", "status", "label", "metric")]
+    found: dict[str | None, tuple[str, str]] = {}
+    for row in (r for r in records[1:] if r):
+        text, status, label, metric = (row[i] if i < len(row) else "" for i in at)
+        if (text := text.strip()) in NAN_TOKENS:
+            kind = None if (status.strip() or "ok") != "ok" or label.strip() else VALUE_PROBLEMS[2]
+        else:
+            try:
+                number = float("nan") if "_" in text else float(text)
+            except ValueError:
+                number = float("nan")
+            kind = VALUE_PROBLEMS[0] if number != number else VALUE_PROBLEMS[1] if abs(number) == math.inf else None
+        found.setdefault(kind, (text, metric))
+    for kind in VALUE_PROBLEMS:
+        if kind in found:
+            return None, f"value {found[kind][0]!r} of metric '{found[kind][1]}' is {kind}"
     frame["value"] = pd.to_numeric(frame["value"], errors="coerce")  # checked above: only NaN tokens coerce
     return frame, None
 
 
-NAN_TOKENS = frozenset({"", "nan", "NaN", "NAN"})
-
-
-def values_problem(values: list[str], statuses: list[str], labels: list[str], metrics: list[str]) -> str | None:
-    """The finished-cell rule for values, on a file's text fields: ``None`` when every value is a finite number,
-    or an explicit NaN with a reason, else what is wrong with the first bad value (the kinds in this order: not a
-    number, not finite, NaN without a reason), quoting the file's text.
-
-    An explicit NaN is an empty field or ``nan`` / ``NaN`` / ``NAN``; its reason is the row's status (anything but
-    ``ok``, an empty status reading as ``ok``: ``failed``, ``missing`` ...) or its label.  Anything else
-    (``inf``, ``banana``, ``1e999``, ``1_000``, ``nAn``) is damage: the cell is redone.  Plain Python over the
-    fields: ``fyexp report`` checks some 800 files."""
-    found: dict[str, int] = {}
-    for row, raw in enumerate(values):
-        text = raw.strip()
-        if text in NAN_TOKENS:
-            reason = (statuses[row].strip() or "ok") != "ok" or labels[row].strip() != ""
-            kind = None if reason else "NaN without a reason"
-        else:
-            try:
-                number = float(text) if "_" not in text else float("nan")
-            except ValueError:
-                number = float("nan")
-            kind = ("not a number" if number != number else
-                    "not finite" if number in (float("inf"), float("-inf")) else None)
-        if kind is not None and kind not in found:
-            found[kind] = row
-    for kind in ("not a number", "not finite", "NaN without a reason"):
-        if kind in found:
-            row = found[kind]
-            return f"value {values[row].strip()!r} of metric '{metrics[row]}' is {kind}"
-    return None
-
-
 def _ordered(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with every :data:`CORE_COLUMNS` (missing ones empty) first, in order, its other columns after."""
     import pandas as pd
 
-    for column in CORE_COLUMNS:
-        if column not in frame:
-            frame[column] = pd.NA
-    extra = [c for c in frame.columns if c not in CORE_COLUMNS]
-    return frame[CORE_COLUMNS + extra]
+    frame = frame.assign(**{c: pd.NA for c in CORE_COLUMNS if c not in frame})
+    return frame[CORE_COLUMNS + [c for c in frame.columns if c not in CORE_COLUMNS]]

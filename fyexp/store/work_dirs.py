@@ -1,13 +1,8 @@
-"""A cell's work folder (``results/<exp>/work/<profile>/<cell>/``): whose checkpoints it holds, and how long the
-processes before this one trained there.
-
-The Trainer resumes whatever checkpoint its work folder holds, but a cell's key does not name its settings
-(:mod:`fyexp.spec.settings`): :func:`claim_work_dir` marks each folder with the settings hash it trains for and
-empties one marked for other settings or holding anything unmarked (unknown provenance).  The runner claims every
-pending cell's folder before any cell runs, since a cell may train in another's (frac's Table 7 reference ELBO).
-:func:`earlier_training_s` is the training time a resumed cell spent in earlier processes (Σ ``epoch_time_s`` of the
-Trainer's histories under the folder; an ensemble member counts the ensemble's shared epochs), which its
-``wall_time_s`` adds to this process's.
+"""A cell's work folder (``results/<exp>/work/<profile>/<cell>/``): whose checkpoints it holds, and how long earlier
+processes trained there.  The Trainer resumes whatever checkpoint its folder holds, but a cell's key does not name its
+settings, so :func:`claim_work_dir` marks each folder with its settings hash and empties one of other or unknown
+settings (the runner claims every pending cell's folder first: a cell may train in another's); a resumed cell's
+``wall_time_s`` adds :func:`earlier_training_s` to this process's time.
 """
 
 from __future__ import annotations
@@ -17,21 +12,16 @@ import math
 import shutil
 from pathlib import Path
 
-__all__ = ["SETTINGS_MARK", "TRAINING_HISTORY", "claim_work_dir", "earlier_training_s"]
-
 SETTINGS_MARK = "settings_hash"
 TRAINING_HISTORY = "metrics.csv"  # :data:`fyexp.train._state.METRICS` (kept torch-free here; a test ties the two)
 
 
 def claim_work_dir(work_dir: Path, settings_hash: str) -> bool:
-    """Make ``work_dir`` hold only what was trained at ``settings_hash``; True when it held another settings' (or
-    unmarked) checkpoints, which are removed.  Writes the mark (the folder is created)."""
-    work_dir = Path(work_dir)
-    mark = work_dir / SETTINGS_MARK
-    if mark.is_file():
-        other = mark.read_text(encoding="utf-8").strip() != settings_hash
-    else:
-        other = work_dir.is_dir() and any(work_dir.iterdir())
+    """Make ``work_dir`` (created, marked) hold only what was trained at ``settings_hash``; True when it held
+    another settings' (or unmarked) checkpoints, which are removed."""
+    work_dir, mark = Path(work_dir), Path(work_dir) / SETTINGS_MARK
+    other = (mark.read_text(encoding="utf-8").strip() != settings_hash if mark.is_file() else
+             work_dir.is_dir() and any(work_dir.iterdir()))
     if other:
         shutil.rmtree(work_dir)
     work_dir.mkdir(parents=True, exist_ok=True)
@@ -41,10 +31,10 @@ def claim_work_dir(work_dir: Path, settings_hash: str) -> bool:
 
 
 def earlier_training_s(work_dir: Path) -> float:
-    """Σ ``epoch_time_s`` over the per-epoch histories under ``work_dir`` (0 when there are none); a history that
-    cannot be read counts 0 (it is the checkpoint's readable copy, not the checkpoint)."""
+    """Σ ``epoch_time_s`` over the Trainer's histories under ``work_dir`` (an ensemble member's: the shared epochs);
+    an unreadable history counts 0 (it is the checkpoint's readable copy, not the checkpoint)."""
     total = 0.0
-    for path in Path(work_dir).rglob(TRAINING_HISTORY) if Path(work_dir).is_dir() else ():
+    for path in Path(work_dir).rglob(TRAINING_HISTORY):  # none under a folder that is not there
         try:
             with path.open(newline="", encoding="utf-8") as handle:
                 for row in csv.DictReader(handle):
