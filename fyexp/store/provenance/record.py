@@ -9,7 +9,6 @@
      "commit": "0210247abcde",   # the source tree's commit (+dirty when uncommitted): the rows' git_commit
      "fingerprint": {...} | null} # the experiment's behaviour fingerprint in the tree at write time (or none)
 
-This is the only form read (the earlier two-file form was upgraded by ``scripts/migrate_records.py``).
 :func:`load_record`, the one reader, checks a record against this schema (:func:`record_problem`); a missing or
 failing record is one warning line, and its rows have *unknown provenance* (``run`` redoes the cell).
 """
@@ -66,10 +65,6 @@ class RunRecord:
     code: dict | None = None
     problem: str | None = None
     fingerprint: dict | None = None
-
-    @property
-    def environment(self) -> dict | None:
-        return None if self.settings is None else self.settings.get("environment")
 
 
 def write_record(cell_file: Path, settings: dict, functions: dict[str, str | None] | None) -> None:
@@ -138,15 +133,14 @@ def load_record(cell_file: Path, settings_hash: str | None, git_commit: str | No
     if not path.exists():
         if not settings:
             return RunRecord(cell_file, settings_hash, git_commit)
-        problem = f"the rows of {cell_file.name} name " + (f"settings {settings_hash}" if settings_hash else
-                                                           "no settings hash")
-        warn_damaged(path, "missing run record", problem, UNKNOWN_PROVENANCE_NOTE)
-        return RunRecord(cell_file, settings_hash, git_commit, problem=problem)
-    record, problem = read_json(path)
-    if problem is None:
-        problem = record_problem(record, settings_hash, git_commit, settings=settings)
+        what, problem = "missing run record", f"the rows of {cell_file.name} name " + (
+            f"settings {settings_hash}" if settings_hash else "no settings hash")
+    else:
+        record, problem = read_json(path)
+        what, problem = "damaged run record", problem or record_problem(record, settings_hash, git_commit,
+                                                                        settings=settings)
     if problem is not None:
-        warn_damaged(path, "damaged run record", problem, UNKNOWN_PROVENANCE_NOTE)
+        warn_damaged(path, what, problem, UNKNOWN_PROVENANCE_NOTE)
         return RunRecord(cell_file, settings_hash, git_commit, problem=problem)
     return RunRecord(cell_file, settings_hash, git_commit, record["settings"] if settings else None, record["code"],
                      None, record["fingerprint"])
