@@ -156,11 +156,10 @@ def cell_freshness(cell_file: Path, settings_hash: str | None, git_commit: str |
 def frame_freshness(frame: pd.DataFrame, folder: Path | None, name: str | None = None,
                     expectation: Callable[[RunRecord, dict], Expected | None] | None = None, *,
                     code: bool = True, head: Path | None = None) -> pd.Series:
-    """:func:`cell_freshness` of every row of one experiment's ``frame`` (a :class:`Freshness` each), each cell's
-    record read once from ``folder`` (its results folder; ``None``: no records).  ``name``: the experiment (its
-    fingerprint); ``expectation(record, row)``: a row's :class:`Expected` (``row``: its ``profile``, ``cell``,
-    ``method``, ``seed``, ``params``, ``superseded``); ``head``: the tree executed functions are compared with (default
-    HEAD's, or the working tree outside git)."""
+    """:func:`cell_freshness` of every row of one experiment's ``frame``, each cell's record read once from ``folder``
+    (``None``: no records).  ``name``: the experiment (its fingerprint); ``expectation(record, row)``: a row's
+    :class:`Expected` (``row``: its ``profile``, ``cell``, ``method``, ``seed``, ``params``, ``superseded``); ``head``:
+    the tree executed functions are compared with (default HEAD's, or the working tree outside git)."""
     import pandas as pd
 
     if frame.empty:

@@ -54,9 +54,8 @@ def record_path(cell_file: Path) -> Path:
 
 @dataclass(frozen=True)
 class RunRecord:
-    """What :func:`load_record` found beside a cell file: the rows' ``settings_hash`` and ``git_commit``, the
-    validated ``settings`` and ``code`` (``None``: not read, not recorded or damaged), the stored ``fingerprint`` and
-    the ``problem`` that makes the rows' provenance unknown (``None``: none)."""
+    """What :func:`load_record` found beside a cell file: the rows' identity, the validated ``settings`` and ``code``
+    (``None``: not read, not recorded or damaged), the stored ``fingerprint`` and the ``problem`` (``None``: none)."""
 
     cell_file: Path
     settings_hash: str | None = None
@@ -124,8 +123,7 @@ def record_problem(record: object, expected_hash: str | None, commit: str | None
 def load_record(cell_file: Path, settings_hash: str | None, git_commit: str | None = None, *,
                 settings: bool = True) -> RunRecord:
     """The run record beside ``cell_file``, whose rows name ``settings_hash`` and ``git_commit``, checked by
-    :func:`record_problem`; ``settings=False`` (a superseded file's rows) leaves the settings unread, and a missing
-    record is then no problem."""
+    :func:`record_problem`; ``settings=False`` (a superseded file's rows): the settings unread, a missing record fine."""
     from fyexp.store.damaged import UNKNOWN_PROVENANCE_NOTE, read_json, warn_damaged
 
     cell_file = Path(cell_file)
