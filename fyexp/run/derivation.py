@@ -21,10 +21,9 @@ KEPT = (Path("claims") / "verdicts.json", Path("summaries.json"))   # answers ke
 
 
 def tree_signature(folder: Path) -> tuple:
-    """Every file under ``folder`` but :data:`KEPT` with its size, modification time, inode and change time, as
-    :func:`fyexp.store.user_cache.file_signature` (an atomic rewrite is a new inode, ``touch -d`` a new change time);
-    a link by ``lstat``, never followed; a file removed during the walk left out.  One ``relpath`` per folder, not
-    per file: ``fyexp list`` keys its summaries on this walk of ~1,700 files."""
+    """Every file under ``folder`` but :data:`KEPT` with its size, modification time, inode and change time (an
+    atomic rewrite is a new inode, ``touch -d`` a new change time), a link by ``lstat``; a file removed meanwhile
+    left out.  One ``relpath`` per folder, not per file: ``fyexp list`` keys its summaries on this walk."""
     found = []
     kept = {os.path.join(*k.parts) for k in KEPT}
     for root, _, files in os.walk(folder):
@@ -74,8 +73,8 @@ def environment() -> tuple[str, str, str]:
 
 
 def derivation_inputs(results_folders: list[Path], experiments_dir: Path | None) -> tuple | None:
-    """The key of an answer derived from fyexp's code and data, the specs and ``results_folders``: :func:`code_digest`,
-    the source tree's git commit (rows are judged against it), :func:`environment` and each :func:`tree_signature`."""
+    """The key of an answer derived from fyexp's code, the specs and ``results_folders``: :func:`code_digest`, the git
+    commit (rows are judged against it), :func:`environment` and each :func:`tree_signature`."""
     from fyexp.store.gitinfo import head_commit
 
     digest = code_digest(experiments_dir)
@@ -88,9 +87,8 @@ def derivation_inputs(results_folders: list[Path], experiments_dir: Path | None)
 
 def content_key(results_dir: Path, experiments_dir: Path | None, salt: object) -> str | None:
     """SHA-256 over ``salt`` (the kept file's format), :func:`code_digest`, :func:`environment` and every file of
-    ``results_dir`` but :data:`KEPT`, by its path inside the folder and the SHA-256 of its bytes (a link by its
-    target, never followed; a FIFO or socket by its name, never opened); ``None`` as :func:`code_digest`.  No content
-    key covers a kept answer, so writing one never makes another stale."""
+    ``results_dir`` but :data:`KEPT` (so writing a kept answer never makes another stale), by its path and the
+    SHA-256 of its bytes (a link by its target, never followed; a FIFO or socket by its name, never opened)."""
     code = code_digest(experiments_dir)
     if code is None:
         return None

@@ -1,11 +1,10 @@
-"""The freshness of an experiment's rows against its spec now: what the report and the claims ask.
+"""What each row's cell would run at now, from its spec: the expectation :func:`fyexp.store.provenance.freshness.judge`
+compares the rows' run records with, for the report and the claims.
 
-The rule is :func:`fyexp.store.provenance.freshness.judge` (through ``frame_freshness``); this module only says what
-each row's cell would run at now: its profile resolved again with the ``--set`` overrides of its settings record,
-scoped to the cell (:func:`fyexp.spec.settings.scoped_config`) and compared by config (the machine that will run is
-not known here); for a tuned profile, the config with its study's best parameters (what ``run --best`` runs at) is
-current too.  Settings cannot be told without the experiment's runner, without the results folder, or for superseded
-rows.
+A row's cell runs now at its profile resolved again with the ``--set`` overrides of its settings record, scoped to
+the cell (:func:`fyexp.spec.settings.scoped_config`) and compared by config (the machine that will run is not known
+here); for a tuned profile, the config with its study's best parameters (what ``run --best`` runs at) is current too.
+Settings cannot be told without the experiment's runner, without the results folder, or for superseded rows.
 """
 
 from __future__ import annotations
@@ -29,18 +28,13 @@ _EXPECTATIONS: dict[tuple, Callable] = {}   # (id(spec), results folder) → its
 def spec_expectation(spec: ExperimentSpec, results_dir: Path | None = None
                      ) -> Callable[[RunRecord, dict], Expected | None] | None:
     """``(record, row) -> Expected`` for the rows of ``spec``'s experiment, ``None`` when its runner cannot be loaded;
-    ``results_dir``: the results folder whose tuning studies say what ``run --best`` runs at (``None``: spec only).
-
-    One per spec object and results folder for the life of the process (the expectation holds its spec, so its id is
-    never reused meanwhile), caching the profile resolved per ``--set`` overrides and each cell's scoped config: the
-    report's counts and the claims' current rows, which both ask, compare each row's settings once."""
+    ``results_dir``: the folder whose tuning studies say what ``run --best`` runs at (``None``: the spec only).  One
+    per spec object and folder for the process (it holds its spec, so the id is not reused), caching what it
+    resolves: the report's counts and the claims' current rows compare each row's settings once."""
     key = (id(spec), None if results_dir is None else str(results_dir))
-    if key not in _EXPECTATIONS:
-        found = _expectation(spec, results_dir)
-        if found is None:
-            return None
+    if key not in _EXPECTATIONS and (found := _expectation(spec, results_dir)) is not None:
         _EXPECTATIONS[key] = found
-    return _EXPECTATIONS[key]
+    return _EXPECTATIONS.get(key)
 
 
 def _expectation(spec: ExperimentSpec, results_dir: Path | None
@@ -60,11 +54,11 @@ def _expectation(spec: ExperimentSpec, results_dir: Path | None
         return None
 
     resolved: dict = {}
+    scoped: dict = {}
 
     def config_now(base: str, overrides: dict, best: bool):
         """The profile's config now with the ``overrides`` (``best``: with its tuning study's best parameters),
-        ``None`` where it is gone, no longer validates or has no study yet; the same overrides in another order are
-        resolved once."""
+        ``None`` where it is gone, no longer validates or has no study yet."""
         key = (base, json.dumps(overrides, sort_keys=True), best)
         if key not in resolved:
             resolved[key] = None
@@ -75,8 +69,6 @@ def _expectation(spec: ExperimentSpec, results_dir: Path | None
             except FyexpError:
                 pass
         return resolved[key]
-
-    scoped: dict = {}
 
     def scoped_now(base: str, overrides: dict, row: dict, best: bool = False) -> dict | None:
         try:

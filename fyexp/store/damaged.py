@@ -1,15 +1,11 @@
-"""The one warning of a damaged record, and what a leftover temporary file is.
+"""Reading a record as data from someone else, the one warning of a damaged record, and leftover temporary files.
 
-A record (a cell file, ``results.csv``, a file under ``superseded/``, a cell's run record) that
-fails its check is skipped, never a crash and never silence: :func:`warn_damaged` prints one line on stderr,
-``warning: <what> <path> (<problem>); <consequence>``, once per file and problem in a process (a file read by
-several steps of one command is named once).  The rows of a cell whose run record fails (or is missing) have
-*unknown provenance* (:data:`UNKNOWN_PROVENANCE_NOTE`; :data:`fyexp.store.provenance.freshness.UNKNOWN_PROVENANCE`).
-
-A write is atomic (:func:`fyexp.store.io.atomic_write`): its text goes to ``.<name>.<8 random characters>.tmp`` beside
-the target, then is renamed over it.  A write in flight touches its temporary file until the rename, milliseconds
-after the last byte; a temporary file untouched for :data:`LEFTOVER_AGE_S` was left by a write that was killed
-(:func:`is_leftover`), and ``fyexp run`` removes those under the experiment it runs.
+A record (a cell file, ``results.csv``, a file under ``superseded/``, a run record, a figure artifact) that fails its
+check is skipped, never a crash and never silence: :func:`warn_damaged` prints one line on stderr, ``warning: <what>
+<path> (<problem>); <consequence>``, once per file and problem in a process.  The rows of a cell whose run record fails
+(or is missing) have *unknown provenance* (:data:`UNKNOWN_PROVENANCE_NOTE`).  An atomic write
+(:func:`fyexp.store.io.atomic_write`) renames ``.<name>.<8 random characters>.tmp`` over its target milliseconds after
+its last byte: one untouched for :data:`LEFTOVER_AGE_S` was left by a killed write (:func:`is_leftover`).
 """
 
 from __future__ import annotations
@@ -40,11 +36,10 @@ MAX_JSON_DEPTH = 64           # nested arrays and objects (a record fyexp writes
 
 
 def read_record_bytes(path: Path, limit: int = MAX_RECORD_BYTES) -> tuple[bytes | None, str | None]:
-    """The bytes of the record file ``path`` and ``None``, or ``None`` and what is wrong (one phrase), read without
-    ever blocking or following a link: fyexp writes its records as regular files (:func:`fyexp.store.io.atomic_write`),
-    so a symbolic link (which may lead out of the results folder), a FIFO (whose read waits for a writer forever),
-    a device (``/dev/zero`` reads without end) or a folder is refused before a byte is read (:func:`open_regular`),
-    and a file over ``limit`` bytes is refused by its size."""
+    """The bytes of the record file ``path`` and ``None``, or ``None`` and what is wrong (one phrase): fyexp writes
+    regular files, so a link (which may lead out of the results folder), a FIFO (whose read waits forever), a device
+    (``/dev/zero`` reads without end) or a folder is refused before a byte is read (:func:`open_regular`), and a file
+    over ``limit`` bytes by its size."""
     handle, problem = open_regular(path)
     if problem is not None:
         return None, problem
@@ -74,8 +69,7 @@ def open_regular(path: Path) -> tuple[BinaryIO | None, str | None]:
 
 def json_depth(text: str, stop: int | None = None) -> int:
     """How deeply the arrays and objects of the JSON ``text`` nest (brackets inside strings not counted), or the
-    first depth past ``stop``: a linear scan, so a text too deep for the parser's recursion is told before it is
-    parsed (200,000 nested ``[`` stop at ``stop + 1``)."""
+    first depth past ``stop``: a linear scan, so a text too deep for the parser's recursion is told before parsing."""
     depth = deepest = 0
     for match in _JSON_TOKENS.finditer(text):
         token = match.group()
@@ -96,13 +90,9 @@ def read_json(path: Path, limit: int = MAX_RECORD_BYTES, member: str | None = No
               shared: bool = False) -> tuple[object, str | None]:
     """A record file's JSON value and ``None``, or ``None`` and what is wrong with the file (one phrase): the
     checks of :func:`read_record_bytes`, UTF-8, at most :data:`MAX_JSON_DEPTH` nested levels, valid JSON.
-    ``member``: only that member of the file's JSON object (``None`` where the value is no object or has none).
-
-    Parsed once per process while the file is unchanged (:func:`fyexp.store.user_cache.file_signature`, a ``stat`` that
-    never opens the file; a :func:`functools.lru_cache`): ``fyexp run``'s judgement of a cell and its
-    plan's time estimate read the same run record.  A copy of the value (of the member) is returned each time;
-    with ``shared``, the parsed value itself, shared by every caller in the process (for readers that only read, such
-    as an estimate over a hundred run records: the copy costs more than the parse)."""
+    ``member``: only that member of the file's JSON object (``None`` where there is none).  Parsed once per process
+    while the file's ``stat`` signature is unchanged; a copy each time, or with ``shared`` the parsed value itself
+    (for readers that only read: over a hundred run records the copy costs more than the parse)."""
     from fyexp.store.user_cache import file_signature
 
     try:
@@ -185,63 +175,61 @@ MAX_ARTIFACT_BYTES = 1 << 30   # a figure artifact (.npz) fyexp writes: the larg
 
 def read_artifact_json(path: Path, keys: tuple[str, ...] = (), what: str = "figure artifact",
                        consequence: str = "its figure is not drawn") -> dict | None:
-    """The JSON object of the artifact ``path`` (a cell's figure data: a fit, a data set's spec), read as data from
-    someone else, or None with one warning naming the file (:func:`warn_damaged`): the checks of
-    :func:`read_json` (a regular file, no link or FIFO, bounded size and depth, UTF-8, JSON), an object holding
-    every one of ``keys``.  Absent (and no dangling link): None without a warning."""
-    if not os.path.lexists(path):
-        return None
-    value, problem = read_json(Path(path))
-    if problem is None and not isinstance(value, dict):
-        problem = f"a JSON {type(value).__name__}, not an object"
-    return _holding(path, value, problem, keys, "key", what, consequence)
+    """The JSON object of the artifact ``path`` (a cell's figure data: a fit, a data set's spec) holding every one of
+    ``keys``, read by :func:`read_json`, or None with one warning naming the file; absent (no dangling link): None
+    without a warning."""
+    return _artifact(path, keys, "key", what, consequence, _json_object)
 
 
 def read_npz(path: Path, keys: tuple[str, ...] = (), what: str = "figure artifact",
              consequence: str = "its figure is not drawn") -> dict | None:
-    """The arrays of the ``.npz`` artifact ``path`` (a cell's figure data), read as data from someone else, or None
-    with one warning naming the file (:func:`warn_damaged`): a regular file inside the folder it is read from (no
-    link, FIFO or device: the checks of :func:`read_record_bytes`, at most :data:`MAX_ARTIFACT_BYTES`), a zip
-    archive of arrays loaded with ``allow_pickle=False`` (an object array is refused, never unpickled), holding
-    every one of ``keys``.  Absent (and no dangling link): None without a warning."""
+    """The arrays of the ``.npz`` artifact ``path`` (a cell's figure data) holding every one of ``keys``, or None with
+    one warning naming the file: the checks of :func:`read_record_bytes` (at most :data:`MAX_ARTIFACT_BYTES`, also
+    unpacked), a zip archive of arrays loaded with ``allow_pickle=False`` (an object array is refused, never
+    unpickled); absent (no dangling link): None without a warning."""
+    return _artifact(path, keys, "array", what, consequence, _npz_arrays)
+
+
+def _json_object(path: Path) -> tuple[dict | None, str | None]:
+    value, problem = read_json(path)
+    if problem is None and not isinstance(value, dict):
+        return None, f"a JSON {type(value).__name__}, not an object"
+    return value, problem
+
+
+def _npz_arrays(path: Path) -> tuple[dict | None, str | None]:
     import io
     import zipfile
     import zlib
 
     import numpy as np
 
+    data, problem = read_record_bytes(path, MAX_ARTIFACT_BYTES)
+    if problem is not None or not data.startswith(b"PK"):
+        return None, problem or "not a .npz archive (no zip header)"
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:   # what it unpacks to, declared before it is unpacked
+            unpacked = sum(info.file_size for info in archive.infolist())
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError) as exc:
+        return None, f"not a readable .npz archive ({type(exc).__name__})"
+    if unpacked > MAX_ARTIFACT_BYTES:
+        return None, f"unpacks to {unpacked:,} bytes, more than the {MAX_ARTIFACT_BYTES:,} an artifact may have"
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as saved:
+            return {key: saved[key] for key in saved.files}, None
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError, KeyError, zlib.error) as exc:
+        return None, ("holds an object array, which is never unpickled" if "allow_pickle" in str(exc) else
+                      f"not a readable .npz archive of arrays ({type(exc).__name__})")
+
+
+def _artifact(path: Path, keys: tuple[str, ...], noun: str, what: str, consequence: str, read) -> dict | None:
+    """``read(path)``'s value when it holds every one of ``keys``, else None after one warning naming the file and
+    what is wrong (``no <noun> 'k'``); None without a word where ``path`` is absent."""
     if not os.path.lexists(path):
         return None
-    data, problem = read_record_bytes(Path(path), MAX_ARTIFACT_BYTES)
-    arrays: dict = {}
-    if problem is None and not data.startswith(b"PK"):
-        problem = "not a .npz archive (no zip header)"
-    if problem is None:
-        try:
-            with zipfile.ZipFile(io.BytesIO(data)) as archive:   # what it unpacks to, declared before it is unpacked
-                unpacked = sum(info.file_size for info in archive.infolist())
-            if unpacked > MAX_ARTIFACT_BYTES:
-                problem = f"unpacks to {unpacked:,} bytes, more than the {MAX_ARTIFACT_BYTES:,} an artifact may have"
-        except (zipfile.BadZipFile, ValueError, OSError, EOFError) as exc:
-            problem = f"not a readable .npz archive ({type(exc).__name__})"
-    if problem is None:
-        try:
-            with np.load(io.BytesIO(data), allow_pickle=False) as saved:
-                arrays = {key: saved[key] for key in saved.files}
-        except (zipfile.BadZipFile, ValueError, OSError, EOFError, KeyError, zlib.error) as exc:
-            problem = ("holds an object array, which is never unpickled" if "allow_pickle" in str(exc) else
-                       f"not a readable .npz archive of arrays ({type(exc).__name__})")
-    return _holding(path, arrays, problem, keys, "array", what, consequence)
-
-
-def _holding(path: Path, value: dict, problem: str | None, keys: tuple[str, ...], noun: str, what: str,
-             consequence: str) -> dict | None:
-    """``value`` (an artifact read from ``path``) when it was read without ``problem`` and holds every one of
-    ``keys``, else None after one warning naming the file and what is wrong (``no <noun> 'k'``)."""
-    if problem is None:
-        missing = [key for key in keys if key not in value]
-        if missing:
-            problem = f"no {noun} {', '.join(map(repr, missing))}"
+    value, problem = read(Path(path))
+    if problem is None and (missing := [key for key in keys if key not in value]):
+        problem = f"no {noun} {', '.join(map(repr, missing))}"
     if problem is not None:
         warn_damaged(path, f"skipped damaged {what}", problem, consequence)
         return None

@@ -1,16 +1,14 @@
 """The fyexp code a cell executed, and whether it changed since: staleness follows the code path, not the files.
 
-:class:`ExecutedCode` records every function of the ``fyexp`` package called while a cell runs (and while its
-ensemble is prefit); a nested function, lambda or comprehension counts as the top-level function or method holding
-it.  Each is named ``<path relative to the package's parent>:<qualname>`` (``fyexp/models/vae.py:VAE.forward``) and
-hashed **normalised** (:func:`text_hashes`): the AST of its definition (decorators included) without docstrings,
-dumped without positions, so comments, docstrings and formatting do not count; a method's hash includes its class's
-own statements, and each module's top-level statements count as the pseudo-function ``<module>``.  The mapping
-(:func:`function_hashes`) is the ``code`` of the cell's run record; a row is **stale** when one of them hashes
-differently at HEAD or is gone (:func:`changed_functions`, judged in :mod:`fyexp.store.provenance.freshness`).
-
-Limits: code run before the cell (imports) counts only through ``<module>``; a cell resumed from a checkpoint records
-only what it ran after the resume.
+:class:`ExecutedCode` records every function of the ``fyexp`` package called while a cell runs (and while its ensemble
+is prefit), a nested function, lambda or comprehension as the top-level function or method holding it, named
+``<path relative to the package's parent>:<qualname>`` (``fyexp/models/vae.py:VAE.forward``).  Each is hashed
+**normalised** (:func:`text_hashes`): the AST of its definition without docstrings, dumped without positions, so
+comments, docstrings and formatting do not count; a method's hash includes its class's own statements, and a module's
+top-level statements count as the pseudo-function ``<module>``.  The mapping (:func:`function_hashes`) is the ``code``
+of the cell's run record; a row is **stale** when one of them hashes differently at HEAD or is gone
+(:func:`changed_functions`).  Limits: code run before the cell (imports) counts only through ``<module>``; a cell
+resumed from a checkpoint records only what it ran after the resume.
 """
 
 from __future__ import annotations
@@ -34,11 +32,10 @@ class ExecutedCode:
     """``with ExecutedCode() as rec: ...`` then ``rec.functions()``: the fyexp functions called inside (``None``
     when ``FYEXP_RECORD_CODE=0``).
 
-    On Python >= 3.12, ``sys.monitoring``'s ``PY_START`` callback keeps the code object and returns ``DISABLE``: one
-    callback per function and cell (``restart_events()`` re-arms those an earlier cell disabled).  On 3.11,
-    ``sys.setprofile``, whose hook runs on every call and return: measured 4-20 % of a sub-second quick cell
-    (``sys.settrace`` is no cheaper).  The whole cell is recorded: sampling would miss functions that run once, late
-    (the evaluation), and make the staleness it feeds unsound."""
+    On Python >= 3.12, a ``sys.monitoring`` ``PY_START`` callback that returns ``DISABLE``: one callback per function
+    and cell (``restart_events()`` re-arms those an earlier cell disabled).  On 3.11, ``sys.setprofile``, whose hook
+    runs on every call and return (4-20 % of a sub-second quick cell; ``sys.settrace`` is no cheaper).  The whole cell
+    is recorded: sampling would miss functions that run once, late (the evaluation), and make staleness unsound."""
 
     TOOL_NAME = "fyexp-executed"
 
@@ -56,22 +53,15 @@ class ExecutedCode:
         self.codes.add(code)
         return sys.monitoring.DISABLE
 
-    def _claim_tool(self) -> int | None:
-        monitoring = getattr(sys, "monitoring", None)
-        if monitoring is None:
-            return None
-        for tool in (monitoring.PROFILER_ID, 3, 4):  # a free tool id; a debugger or coverage may hold some
-            if monitoring.get_tool(tool) is None:
-                monitoring.use_tool_id(tool, self.TOOL_NAME)
-                return tool
-        return None
-
     def __enter__(self) -> "ExecutedCode":
         if not self.enabled:
             return self
-        self._tool = self._claim_tool()
+        monitoring = getattr(sys, "monitoring", None)
+        # a free tool id (a debugger or coverage may hold some), else the profile hook
+        self._tool = next((t for t in (monitoring.PROFILER_ID, 3, 4) if monitoring.get_tool(t) is None), None) \
+            if monitoring is not None else None
         if self._tool is not None:
-            monitoring = sys.monitoring
+            monitoring.use_tool_id(self._tool, self.TOOL_NAME)
             monitoring.register_callback(self._tool, monitoring.events.PY_START, self._start)
             monitoring.restart_events()
             monitoring.set_events(self._tool, monitoring.events.PY_START)
@@ -93,69 +83,53 @@ class ExecutedCode:
             sys.setprofile(self._previous)
 
     def functions(self) -> set[str] | None:
-        """``path:qualname`` of the top-level functions and methods of fyexp that ran."""
+        """``path:qualname`` of the top-level functions and methods of fyexp that ran (``f.<locals>.g`` as ``f``;
+        module code and the recorder's own ``__exit__`` left out)."""
         if not self.enabled:
             return None
         prefix = str(PACKAGE_DIR) + "/"
-        found = set()
-        for code in self.codes:
-            if (code.co_filename.startswith(prefix) and code.co_filename.endswith(".py")
-                    and code.co_filename != __file__):  # the recorder's own __exit__
-                name = function_name(code.co_qualname)
-                if name:
-                    found.add(f"{Path(code.co_filename).relative_to(ROOT).as_posix()}:{name}")
-        return found
-
-
-def function_name(qualname: str) -> str | None:
-    """``f.<locals>.g`` → ``f``, ``C.m.<locals>.<lambda>`` → ``C.m``, ``<module>`` → ``None`` (module code)."""
-    name = qualname.split(".<locals>", 1)[0]
-    return None if name.startswith("<") else name
+        names = {(code.co_filename, code.co_qualname.split(".<locals>", 1)[0]) for code in self.codes
+                 if code.co_filename.startswith(prefix) and code.co_filename.endswith(".py")
+                 and code.co_filename != __file__}
+        return {f"{Path(file).relative_to(ROOT).as_posix()}:{name}" for file, name in names
+                if not name.startswith("<")}
 
 
 # ---- normalised hashes -----------------------------------------------------------------------------------------
-def _strip_docstrings(node: ast.AST) -> ast.AST:
-    for item in ast.walk(node):
-        body = getattr(item, "body", None)
-        if (isinstance(item, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body
-                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
-                and isinstance(body[0].value.value, str)):
-            item.body = body[1:] or [ast.Pass()]
-    return node
-
-
-def _dump(nodes: list[ast.AST]) -> str:
-    return "\n".join(ast.dump(n, annotate_fields=False, include_attributes=False) for n in nodes)
-
-
 DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-
-
 _HASHES = TextMemo("function-hashes", __file__)
 
 
 @functools.lru_cache(maxsize=None)
 def _module_hashes(path: Path, mtime_ns: int) -> dict[str, str]:
-    """:func:`text_hashes` of one file, once per text and process, kept between processes by its SHA-256
-    (:mod:`fyexp.store.provenance.memo`)."""
+    """:func:`text_hashes` of one file, once per text and process, kept between processes by its SHA-256."""
     text = path.read_text(encoding="utf-8")
     return _HASHES.get(text, lambda: text_hashes(text))
 
 
 def text_hashes(source: str) -> dict[str, str]:
     """Every top-level function and method of a module's ``source`` → its normalised hash, plus ``<module>``."""
-    tree = _strip_docstrings(ast.parse(source))
+    tree = ast.parse(source)
+    for item in ast.walk(tree):  # docstrings out
+        body = getattr(item, "body", None)
+        if (isinstance(item, (ast.Module, *DEFS)) and body and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str)):
+            item.body = body[1:] or [ast.Pass()]
+
+    def dump(nodes: list[ast.AST]) -> str:
+        return "\n".join(ast.dump(n, annotate_fields=False, include_attributes=False) for n in nodes)
+
     def digest(text: str) -> str:
         return hashlib.sha256(text.encode()).hexdigest()[:12]
 
-    hashes = {MODULE: digest(_dump([s for s in tree.body if not isinstance(s, DEFS)]))}
+    hashes = {MODULE: digest(dump([s for s in tree.body if not isinstance(s, DEFS)]))}
 
     def visit(body: list[ast.stmt], prefix: str, context: str) -> None:
         for node in body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                hashes[prefix + node.name] = digest(context + _dump([node]))
+                hashes[prefix + node.name] = digest(context + dump([node]))
             elif isinstance(node, ast.ClassDef):
-                own = _dump([*node.decorator_list, *node.bases, *[s for s in node.body if not isinstance(s, DEFS)]])
+                own = dump([*node.decorator_list, *node.bases, *[s for s in node.body if not isinstance(s, DEFS)]])
                 visit(node.body, f"{prefix}{node.name}.", context + own)
 
     visit(tree.body, "", "")

@@ -1,20 +1,18 @@
-"""Whether a cell's rows are current: the one rule (:func:`judge`), used by ``run`` (is the cell finished?,
-through :meth:`fyexp.store.results.ResultStore.freshness`), ``report`` and ``claims`` (:func:`frame_freshness`).
+"""Whether a cell's rows are current: the one rule (:func:`judge`), used by ``run`` (is the cell finished?, through
+:meth:`fyexp.store.results.ResultStore.freshness`), ``report`` and ``claims`` (:func:`frame_freshness`).
 
 A cell's rows get one :class:`Freshness` from their run record, on two axes:
 
 - **settings** (:func:`settings_state`): the recorded settings against those the cell would run at now
-  (:class:`Expected`), by the canonical JSON of each key the expectation states: ``run`` states every key,
-  the environment included; ``report`` and ``claims`` the config; the device queue all but the environment.
-- **code** (:func:`code_state`, report and claims only): by the fyexp functions the cell executed
-  (:func:`fyexp.store.provenance.executed.changed_functions` against HEAD's tree); a row stale by code whose
-  fingerprint at its commit is HEAD's (:func:`fyexp.store.provenance.source.fingerprint_difference`) is *behaviour
-  unchanged*, not stale.
+  (:class:`Expected`), by the canonical JSON of each key the expectation states (``run``: every key, the environment
+  included; ``report`` and ``claims``: the config; the device queue: all but the environment);
+- **code** (:func:`code_state`, report and claims only): the fyexp functions the cell executed against HEAD's tree;
+  a row stale by code whose fingerprint at its commit is HEAD's is *behaviour unchanged*, not stale.
 
-The kinds, first match wins: :data:`UNKNOWN_PROVENANCE` (a record failed its check: never current nor evidence,
-``run`` redoes the cell), :data:`OLD_SETTINGS` (``run`` reruns and supersedes; ``claims`` skips them), then the code
-axis: :data:`STALE`, :data:`UNKNOWN` (cannot tell), :data:`BEHAVIOUR_UNCHANGED`, :data:`CURRENT`.  The report counts
-each axis on its own, so :class:`Freshness` keeps both (``code``, ``old_settings``).
+The kinds, first match wins: :data:`UNKNOWN_PROVENANCE` (a record failed its check: ``run`` redoes the cell),
+:data:`OLD_SETTINGS` (``run`` reruns and supersedes; ``claims`` skips them), then the code axis: :data:`STALE`,
+:data:`UNKNOWN` (cannot tell), :data:`BEHAVIOUR_UNCHANGED`, :data:`CURRENT`.  The report counts each axis on its own,
+so :class:`Freshness` keeps both.
 """
 
 from __future__ import annotations
@@ -128,22 +126,16 @@ def code_state(record: RunRecord, name: str | None, *, head: Path | None = None,
     return STALE, f"{why}; {memo[key]}", memo[key]
 
 
-_CODE_KIND = {FRESH: CURRENT, STALE: STALE, UNKNOWN: UNKNOWN, BEHAVIOUR_UNCHANGED: BEHAVIOUR_UNCHANGED}
-
-
-def judge(record: RunRecord, expected: Expected | None, code: tuple[str, str] | None = None) -> Freshness:
+def judge(record: RunRecord, expected: Expected | None, code: tuple[str, ...] | None = None) -> Freshness:
     """The freshness of a cell's rows from its run record, the settings expected now and (report, claims) the code
     axis :func:`code_state`, in the order of the module's docstring."""
     if record.problem is not None:
         return Freshness(UNKNOWN_PROVENANCE, record.problem, UNKNOWN_PROVENANCE, None)
     changed, why = settings_state(record, expected)
-    state = code[0] if code is not None else None
-    because = code[2] if code is not None and len(code) > 2 else None
+    state, reason, because = (*code, None)[:3] if code is not None else (None, why, None)
     if changed:  # the code axis is kept: a row at old settings may be stale by its code as well, and says why
         return Freshness(OLD_SETTINGS, why, state, True, because)
-    if code is None:
-        return Freshness(CURRENT, why, None, changed)
-    return Freshness(_CODE_KIND[state], code[1], state, changed, because)
+    return Freshness(CURRENT if state in (None, FRESH) else state, reason, state, changed, because)
 
 
 def cell_freshness(cell_file: Path, settings_hash: str | None, git_commit: str | None,
@@ -155,20 +147,19 @@ def cell_freshness(cell_file: Path, settings_hash: str | None, git_commit: str |
     sound record giving it) and, with ``code``, on the code axis (:func:`code_state`)."""
     record = (load_record(cell_file, settings_hash, git_commit, settings=settings) if read
               else RunRecord(Path(cell_file), settings_hash, git_commit))
-    wanted = expected(record) if callable(expected) and record.problem is None else (
-        None if callable(expected) else expected)
-    return judge(record, wanted, code_state(record, name, head=head, memo=memo) if code else None)
+    if callable(expected):
+        expected = expected(record) if record.problem is None else None
+    return judge(record, expected, code_state(record, name, head=head, memo=memo) if code else None)
 
 
 # ---- a frame of rows ---------------------------------------------------------------------------------------------
 def frame_freshness(frame: pd.DataFrame, folder: Path | None, name: str | None = None,
                     expectation: Callable[[RunRecord, dict], Expected | None] | None = None, *,
                     code: bool = True, head: Path | None = None) -> pd.Series:
-    """:func:`cell_freshness` of every row of one experiment's ``frame`` (a :class:`Freshness` each), each cell's
-    record read once from ``folder`` (its results folder; ``None``: no records).  ``name``: the experiment (its
-    fingerprint); ``expectation(record, row)``: a row's :class:`Expected` (``row``: its ``profile``, ``cell``,
-    ``method``, ``seed``, ``params``, ``superseded``); ``head``: the tree executed functions are compared with (default
-    HEAD's, or the working tree outside git)."""
+    """:func:`cell_freshness` of every row of one experiment's ``frame``, each cell's record read once from ``folder``
+    (``None``: no records).  ``name``: the experiment (its fingerprint); ``expectation(record, row)``: a row's
+    :class:`Expected` (``row``: its ``profile``, ``cell``, ``method``, ``seed``, ``params``, ``superseded``); ``head``:
+    the tree executed functions are compared with (default HEAD's, or the working tree outside git)."""
     import pandas as pd
 
     if frame.empty:
@@ -179,44 +170,41 @@ def frame_freshness(frame: pd.DataFrame, folder: Path | None, name: str | None =
 
         head = (head_tree(ROOT) if in_git_checkout(ROOT) else None) or ROOT
 
-    def column(label: str) -> list:
-        return list(frame[label]) if label in frame else [None] * len(frame)
+    def column(label: str, text: bool = False) -> list:
+        values = list(frame[label]) if label in frame else [None] * len(frame)
+        return [None if pd.isna(v) else str(v) for v in values] if text else values
 
-    def text(value: object) -> str | None:
-        return None if value is None or (isinstance(value, float) and value != value) or value is pd.NA else str(value)
-
-    profiles, cells = frame["profile"].astype(str).tolist(), frame["cell"].astype(str).tolist()
-    rows = zip(profiles, cells, [text(v) for v in column("git_commit")], [text(v) for v in column("settings_hash")],
-               column("method"), column("seed"), column("params"))
     memo: dict = {}
     judged: dict = {}
     out = []
-    for profile, cell, commit, hash_, method, seed, params in rows:
-        key = (profile, cell, commit, hash_)
-        if key not in judged:
-            superseded = SUPERSEDED_MARK in profile
+    for profile, cell, commit, hash_, method, seed, params in zip(
+            frame["profile"].astype(str), frame["cell"].astype(str), column("git_commit", True),
+            column("settings_hash", True), column("method"), column("seed"), column("params")):
+        if (key := (profile, cell, commit, hash_)) not in judged:
             row = {"profile": profile, "cell": cell, "method": method, "seed": seed, "params": params,
-                   "superseded": superseded}
+                   "superseded": SUPERSEDED_MARK in profile}
             asked = (lambda record, row=row: expectation(record, row)) if expectation is not None else None
             judged[key] = cell_freshness(Path(folder) / "cells" / profile / f"{cell}.csv" if folder is not None
                                          else Path(cell), hash_, commit, asked, read=folder is not None,
-                                         settings=not superseded, code=code, name=name, head=head, memo=memo)
+                                         settings=not row["superseded"], code=code, name=name, head=head, memo=memo)
         out.append(judged[key])
     return pd.Series(out, index=frame.index, dtype=object)
 
 
 def code_column(freshness: pd.Series) -> pd.Series:
     """The code axis of :func:`frame_freshness`: the ``freshness`` column of the report's and the claims' frames."""
-    import pandas as pd
-
-    return pd.Series([f.code for f in freshness], index=freshness.index, dtype=object)
+    return _axis(freshness, "code")
 
 
 def settings_column(freshness: pd.Series) -> pd.Series:
     """The settings axis of :func:`frame_freshness`: ``True`` (at old settings), ``False`` or ``None``."""
+    return _axis(freshness, "old_settings")
+
+
+def _axis(freshness: pd.Series, attribute: str) -> pd.Series:
     import pandas as pd
 
-    return pd.Series([f.old_settings for f in freshness], index=freshness.index, dtype=object)
+    return pd.Series([getattr(f, attribute) for f in freshness], index=freshness.index, dtype=object)
 
 
 def evidence(frame: pd.DataFrame) -> pd.DataFrame:

@@ -1,12 +1,10 @@
 """Values derived from the text of fyexp's own modules (function hashes, import sets), kept between processes.
 
 Parsing some hundred modules is most of a second of every ``fyexp report``, and what it gives depends only on the
-module's text, the deriving code and the Python.  A :class:`TextMemo` maps a text's SHA-256 (with any further inputs)
-to the derived value, as one entry of :mod:`fyexp.store.user_cache` keyed by ``code_key(<deriving module>)`` and the
-Python version (``ast`` dumps differ between versions): read once per process on first use, written back once, at
-exit, when it grew (one write after everything ``run``, ``report`` or ``claims`` derived).  A save merges what another
-process saved meanwhile (the write is atomic) and keeps at most :data:`LIMIT` texts, those used last.
-``FYEXP_CACHE_DIR=off``: nothing is read or written.
+text, the deriving code and the Python.  A :class:`TextMemo` maps a text's SHA-256 (with any further inputs) to the
+derived value, as one :mod:`fyexp.store.user_cache` entry keyed by the deriving module's code and the Python version
+(``ast`` dumps differ between versions): read on first use, written back at exit when it grew, merged with what
+another process saved meanwhile, at most :data:`LIMIT` texts (those used last).  ``FYEXP_CACHE_DIR=off``: nothing kept.
 """
 
 from __future__ import annotations
@@ -27,8 +25,7 @@ class TextMemo:
     per text across processes; ``deriving_file``: the ``__file__`` of the deriving module (a change starts empty)."""
 
     def __init__(self, name: str, deriving_file: str):
-        self.name = name
-        self.deriving_file = deriving_file
+        self.name, self.deriving_file = name, deriving_file
         self.values: dict[tuple, Any] | None = None   # None: not loaded yet
         self.key: tuple | None = None
         self.used: dict[tuple, None] = {}   # the texts this process asked for, in order

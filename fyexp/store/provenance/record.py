@@ -9,7 +9,6 @@
      "commit": "0210247abcde",   # the source tree's commit (+dirty when uncommitted): the rows' git_commit
      "fingerprint": {...} | null} # the experiment's behaviour fingerprint in the tree at write time (or none)
 
-This is the only form read (the earlier two-file form was upgraded by ``scripts/migrate_records.py``).
 :func:`load_record`, the one reader, checks a record against this schema (:func:`record_problem`); a missing or
 failing record is one warning line, and its rows have *unknown provenance* (``run`` redoes the cell).
 """
@@ -55,9 +54,8 @@ def record_path(cell_file: Path) -> Path:
 
 @dataclass(frozen=True)
 class RunRecord:
-    """What :func:`load_record` found beside a cell file: the rows' ``settings_hash`` and ``git_commit``, the
-    validated ``settings`` and ``code`` (``None``: not read, not recorded or damaged), the stored ``fingerprint`` and
-    the ``problem`` that makes the rows' provenance unknown (``None``: none)."""
+    """What :func:`load_record` found beside a cell file: the rows' identity, the validated ``settings`` and ``code``
+    (``None``: not read, not recorded or damaged), the stored ``fingerprint`` and the ``problem`` (``None``: none)."""
 
     cell_file: Path
     settings_hash: str | None = None
@@ -66,10 +64,6 @@ class RunRecord:
     code: dict | None = None
     problem: str | None = None
     fingerprint: dict | None = None
-
-    @property
-    def environment(self) -> dict | None:
-        return None if self.settings is None else self.settings.get("environment")
 
 
 def write_record(cell_file: Path, settings: dict, functions: dict[str, str | None] | None) -> None:
@@ -129,8 +123,7 @@ def record_problem(record: object, expected_hash: str | None, commit: str | None
 def load_record(cell_file: Path, settings_hash: str | None, git_commit: str | None = None, *,
                 settings: bool = True) -> RunRecord:
     """The run record beside ``cell_file``, whose rows name ``settings_hash`` and ``git_commit``, checked by
-    :func:`record_problem`; ``settings=False`` (a superseded file's rows) leaves the settings unread, and a missing
-    record is then no problem."""
+    :func:`record_problem`; ``settings=False`` (a superseded file's rows): the settings unread, a missing record fine."""
     from fyexp.store.damaged import UNKNOWN_PROVENANCE_NOTE, read_json, warn_damaged
 
     cell_file = Path(cell_file)
@@ -138,15 +131,14 @@ def load_record(cell_file: Path, settings_hash: str | None, git_commit: str | No
     if not path.exists():
         if not settings:
             return RunRecord(cell_file, settings_hash, git_commit)
-        problem = f"the rows of {cell_file.name} name " + (f"settings {settings_hash}" if settings_hash else
-                                                           "no settings hash")
-        warn_damaged(path, "missing run record", problem, UNKNOWN_PROVENANCE_NOTE)
-        return RunRecord(cell_file, settings_hash, git_commit, problem=problem)
-    record, problem = read_json(path)
-    if problem is None:
-        problem = record_problem(record, settings_hash, git_commit, settings=settings)
+        what, problem = "missing run record", f"the rows of {cell_file.name} name " + (
+            f"settings {settings_hash}" if settings_hash else "no settings hash")
+    else:
+        record, problem = read_json(path)
+        what, problem = "damaged run record", problem or record_problem(record, settings_hash, git_commit,
+                                                                        settings=settings)
     if problem is not None:
-        warn_damaged(path, "damaged run record", problem, UNKNOWN_PROVENANCE_NOTE)
+        warn_damaged(path, what, problem, UNKNOWN_PROVENANCE_NOTE)
         return RunRecord(cell_file, settings_hash, git_commit, problem=problem)
     return RunRecord(cell_file, settings_hash, git_commit, record["settings"] if settings else None, record["code"],
                      None, record["fingerprint"])

@@ -1,8 +1,6 @@
-"""The source tree's facts: its commit (:func:`git_commit`, ``+dirty`` for uncommitted changes, which
-``--profile paper`` refuses: :func:`require_clean_tree`), the provenance columns of a row, the files a runner imports
-(:func:`module_tree`, the claims' source text; staleness follows the executed functions alone,
-:mod:`fyexp.store.provenance.executed`), HEAD's tree unpacked once (:func:`head_tree`) and the behaviour fingerprints
-committed there.
+"""The source tree's facts: its commit (``+dirty`` for uncommitted changes, which ``--profile paper`` refuses), the
+provenance columns of a row, the files a runner imports (the claims' source text), HEAD's tree unpacked once and the
+behaviour fingerprints committed there.
 """
 
 from __future__ import annotations
@@ -57,16 +55,15 @@ def git_commit(root: Path = SOURCE_ROOT) -> str:
     sha = gitinfo.head_commit(root) if in_git_checkout(root) else None
     return "unknown" if sha is None else sha + ("+dirty" if dirty_files(root) else "")
 
-def require_clean_tree(allow_dirty: bool, module: str = "fyexp", what: str = "--profile paper",
-                       root: Path = SOURCE_ROOT) -> None:
-    """Refuse (:class:`FyexpError`) to produce ``what`` results of an experiment of the ``fyexp`` package (``module``
-    its runner module) from uncommitted code, unless ``allow_dirty``; nothing to check outside git or the package."""
+def require_clean_tree(allow_dirty: bool, module: str = "fyexp", root: Path = SOURCE_ROOT) -> None:
+    """Refuse (:class:`FyexpError`) to produce ``--profile paper`` results of an experiment of the ``fyexp`` package
+    (``module`` its runner module) from uncommitted code, unless ``allow_dirty``; nothing to check outside git."""
     if allow_dirty or not (module == "fyexp" or module.startswith("fyexp.")):
         return
     files = dirty_files(root)
     if files:
         shown = ", ".join(files[:5]) + (f" and {len(files) - 5} more" if len(files) > 5 else "")
-        raise FyexpError(f"{what}: the source tree has uncommitted changes ({shown}); commit them, run from a clean "
+        raise FyexpError(f"--profile paper: the source tree has uncommitted changes ({shown}); commit them, run from a clean "
                          f"clone, or pass --allow-dirty (every row is then marked +dirty)")
 
 
@@ -74,7 +71,7 @@ def require_clean_tree(allow_dirty: bool, module: str = "fyexp", what: str = "--
 def imports_of(path: Path, module: str) -> frozenset[str]:
     """The ``fyexp`` modules that ``path`` (module ``module``) imports anywhere (inside functions too), by absolute
     or relative import; a name imported from a package counts too, in case it is a submodule (callers keep the names
-    that are files).  The one import parser: :func:`module_tree` and :func:`fyexp.report.cache.code_files` use it."""
+    that are files); parsed once per text, kept between processes (:mod:`fyexp.store.provenance.memo`)."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     return _imported(path.read_text(encoding="utf-8"), package)
 
@@ -84,8 +81,6 @@ _IMPORTS = TextMemo("fyexp-imports", __file__)
 
 @functools.lru_cache(maxsize=None)
 def _imported(source: str, package: str) -> frozenset[str]:
-    """:func:`imports_of` a module's ``source`` in ``package``, parsed once per text (kept between processes by
-    :mod:`fyexp.store.provenance.memo`)."""
     def parse() -> frozenset[str]:
         found: set[str] = set()
         for node in ast.walk(ast.parse(source)):
@@ -168,26 +163,26 @@ FINGERPRINTS = "fyexp/reference/fingerprints.json"   # fyexp.run.fingerprints.RE
 FINGERPRINT_MOVES = "fyexp/reference/fingerprint-moves.json"   # :data:`fyexp.run.fingerprints.MOVES_REFERENCE`
 
 
-def head_fingerprints(root: Path | None = None, relative: str = FINGERPRINTS) -> dict | None:
-    """The fingerprints file ``relative`` committed at HEAD (of :func:`head_tree`, the tree executed functions are
-    compared with) in the checkout ``root`` (default the source tree's); ``None`` outside git or when unreadable."""
-    root = Path(root).resolve() if root is not None else SOURCE_ROOT
-    head = head_tree(root) if in_git_checkout(root) else None
+def _json_object(path: Path | None) -> dict | None:
     try:
-        found = json.loads((head / relative).read_text(encoding="utf-8")) if head is not None else None
+        found = json.loads(path.read_text(encoding="utf-8")) if path is not None else None
     except (OSError, ValueError):
         return None
     return found if isinstance(found, dict) else None
 
 
+def head_fingerprints(root: Path | None = None, relative: str = FINGERPRINTS) -> dict | None:
+    """The fingerprints file ``relative`` committed at HEAD (of :func:`head_tree`, the tree executed functions are
+    compared with) in the checkout ``root`` (default the source tree's); ``None`` outside git or when unreadable."""
+    root = Path(root).resolve() if root is not None else SOURCE_ROOT
+    head = head_tree(root) if in_git_checkout(root) else None
+    return _json_object(head / relative if head is not None else None)
+
+
 def current_fingerprint(name: str, root: Path = SOURCE_ROOT) -> dict | None:
     """Experiment ``name``'s fingerprint in the source tree on disk (what a run made now is made under), stored in
     each run record; ``None`` where the file or the entry is missing or unreadable."""
-    try:
-        found = json.loads((Path(root) / FINGERPRINTS).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    entry = found.get(name) if isinstance(found, dict) else None
+    entry = (_json_object(Path(root) / FINGERPRINTS) or {}).get(name)
     return entry if isinstance(entry, dict) and entry else None
 
 
@@ -215,8 +210,3 @@ def fingerprint_difference(name: str, commit: str, root: Path | None = None,
     if recorded == now or recorded in moves:
         return None
     return f"the fingerprint of {name} changed since {commit[:7]}"
-
-
-def fingerprint_unchanged(name: str, commit: str, root: Path | None = None, recorded: dict | None = None) -> bool:
-    """Whether :func:`fingerprint_difference` finds none."""
-    return fingerprint_difference(name, commit, root, recorded) is None
