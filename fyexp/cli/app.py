@@ -1,10 +1,7 @@
-"""The ``fyexp`` command line: parse the options, hand them to the command's function, print; no orchestration.
-
-``run``, ``tune`` and ``reproduce`` read their parsed parameters (``ctx.params``) into one
-:class:`~fyexp.cli.commands.options.Options` for :mod:`fyexp.cli.commands` / :mod:`fyexp.cli.reproduce`.  Options that
-several commands take are declared once, as the ``Annotated`` types below.  :func:`main` turns every error into one
-line and an exit status.
-"""
+"""The ``fyexp`` command line: parse the options (those several commands take declared once, as ``Annotated``
+types), hand them to the command's function (``run``, ``tune``, ``reproduce``: one
+:class:`~fyexp.cli.commands.options.Options` of ``ctx.params``), print; :func:`main` turns every error into one line
+and an exit status."""
 
 from __future__ import annotations
 
@@ -31,7 +28,6 @@ err = Console(stderr=True, soft_wrap=True)
 
 RESULTS_HELP = "Where results are written and read. Default: $FYEXP_RESULTS_DIR or ./results."
 EXPERIMENTS_HELP = "Folder of the experiment specs. Default: $FYEXP_EXPERIMENTS_DIR, ./experiments, or fyexp's own."
-EXECUTORS = "Executors"
 
 # ---- options several commands take, declared once --------------------------------------------------------------
 Name = Annotated[str, typer.Argument(metavar="NAME", help="Experiment name (see `fyexp list`).")]
@@ -44,14 +40,14 @@ ResultsDir = Annotated[Optional[Path], typer.Option(metavar="DIR", help=RESULTS_
 ExperimentsDir = Annotated[Optional[Path], typer.Option(metavar="DIR", help=EXPERIMENTS_HELP)]
 AllowDirty = Annotated[bool, typer.Option("--allow-dirty", help="With --profile paper: run although the source tree has uncommitted changes (every row is then marked +dirty).")]
 Yes = Annotated[bool, typer.Option("--yes", help="Start without asking: a plan estimated over two hours (or of unknown length at a paper profile), or a grid larger than the limit of cells one run may start (fyexp/core/domains.py). `reproduce` asks once, for the whole plan.")]
-Executor = Annotated[Optional[str], typer.Option("--executor", help="Run as jobs of submitit: 'local' (this machine, --jobs at once) or 'slurm' (a job array); `run` and `reproduce` make a job of each cell, `tune` --jobs Optuna workers on one study. Default: in this process, one cell (or trial) after another.", rich_help_panel=EXECUTORS)]
-Jobs = Annotated[Optional[int], typer.Option("--jobs", help="Jobs at once: cells (local default one per core; slurm: the array's parallelism, default all), or `tune`'s workers on the study, which share one exact trial budget (default one per core).", rich_help_panel=EXECUTORS)]
-ThreadsPerJob = Annotated[Optional[int], typer.Option("--threads-per-job", help="Threads of each job (torch and BLAS); default 1: one single-threaded cell per core is fastest on a CPU.", rich_help_panel=EXECUTORS)]
-SlurmPartition = Annotated[Optional[str], typer.Option("--slurm-partition", help="SLURM partition of the jobs.", rich_help_panel=EXECUTORS)]
-SlurmGpus = Annotated[Optional[int], typer.Option("--slurm-gpus-per-job", help="GPUs per SLURM job (default 0; use with --device cuda).", rich_help_panel=EXECUTORS)]
-SlurmCpus = Annotated[Optional[int], typer.Option("--slurm-cpus-per-job", help="CPUs per SLURM job (default: --threads-per-job).", rich_help_panel=EXECUTORS)]
-SlurmMem = Annotated[Optional[float], typer.Option("--slurm-mem-gb", help="Memory per SLURM job in GiB (default: the partition's).", rich_help_panel=EXECUTORS)]
-SlurmTime = Annotated[Optional[int], typer.Option("--slurm-time", help="Time limit of each SLURM job, in minutes (default 1440, a day).", rich_help_panel=EXECUTORS)]
+Executor = Annotated[Optional[str], typer.Option("--executor", help="Run as jobs of submitit: 'local' (this machine, --jobs at once) or 'slurm' (a job array); `run` and `reproduce` make a job of each cell, `tune` --jobs Optuna workers on one study. Default: in this process, one cell (or trial) after another.")]
+Jobs = Annotated[Optional[int], typer.Option("--jobs", help="Jobs at once: cells (local default one per core; slurm: the array's parallelism, default all), or `tune`'s workers on the study, which share one exact trial budget (default one per core).")]
+ThreadsPerJob = Annotated[Optional[int], typer.Option("--threads-per-job", help="Threads of each job (torch and BLAS); default 1: one single-threaded cell per core is fastest on a CPU.")]
+SlurmPartition = Annotated[Optional[str], typer.Option("--slurm-partition", help="SLURM partition of the jobs.")]
+SlurmGpus = Annotated[Optional[int], typer.Option("--slurm-gpus-per-job", help="GPUs per SLURM job (default 0; use with --device cuda).")]
+SlurmCpus = Annotated[Optional[int], typer.Option("--slurm-cpus-per-job", help="CPUs per SLURM job (default: --threads-per-job).")]
+SlurmMem = Annotated[Optional[float], typer.Option("--slurm-mem-gb", help="Memory per SLURM job in GiB (default: the partition's).")]
+SlurmTime = Annotated[Optional[int], typer.Option("--slurm-time", help="Time limit of each SLURM job, in minutes (default 1440, a day).")]
 
 
 def _ask(question: str) -> bool | None:
@@ -190,26 +186,25 @@ def reproduce(ctx: typer.Context,
         raise typer.Exit(1)
 
 
-def version_callback(value: bool) -> None:
+def _version(value: bool) -> None:
     if value:
         out.print(f"fyexp {__version__}")
         raise typer.Exit()
 
 
 @app.callback()
-def _root(version: bool = typer.Option(False, "--version", callback=version_callback, is_eager=True,
+def _root(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
                                        help="Print fyexp's version and exit."),
           debug: bool = typer.Option(False, "--debug", help="Show the full traceback of an error (also $FYEXP_DEBUG=1).")) -> None:
-    """fyexp: reproduce generalized variational inference papers."""
+    """The options before the command (``--debug`` is read by :func:`main`)."""
 
 
 _SIGTERM: list[int] = []   # the SIGTERM received: typer returns 130 for it as for Ctrl-C
 
 
 def _on_sigterm(signum, frame) -> None:
-    """SIGTERM (a cluster scheduler's first signal, ``kill``) raised as Ctrl-C is, so that every clean-up written for
-    Ctrl-C runs for it too (temporary files removed, jobs cancelled, finished cells consolidated); :func:`main` then
-    exits 143 (128 + 15, what a shell reports for a process SIGTERM killed) instead of 130."""
+    """SIGTERM (a scheduler's first signal) raised as Ctrl-C is, so that every clean-up written for Ctrl-C runs for it
+    too; :func:`main` then exits 143 (128 + 15, as a shell reports a process SIGTERM killed) instead of 130."""
     import signal
 
     signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM must not cut the clean-up short
@@ -270,7 +265,3 @@ def main(argv: Optional[List[str]] = None) -> None:
         code = 143 if _SIGTERM else 130
     if code:
         sys.exit(code)
-
-
-if __name__ == "__main__":
-    main()

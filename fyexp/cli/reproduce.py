@@ -1,11 +1,9 @@
 """``fyexp reproduce PAPER|all``: every experiment a paper needs, at a profile, then ``report`` and ``claims``.
 
 A paper needs the experiments whose spec says ``paper: PAPER`` and those its claims read (fyvl's read fyvi's).
-``--dry-run`` prints one line per experiment from ``fyexp run``'s own plan (:func:`fyexp.run.plan.run_plan`, with
-``--only``: cells, finished, to run, the estimate from recorded wall times) and a total; ``all`` lists each experiment
-once.  A real run asks first when the total is long, then runs each experiment through
-:func:`fyexp.cli.commands.run.run_command` with the same :class:`~fyexp.cli.commands.options.Options`, then the
-report and the claims.
+``--dry-run`` prints a line per experiment from ``fyexp run``'s own plan (:func:`fyexp.run.plan.run_plan`) and a
+total; ``all`` plans each experiment once.  A real run asks once when the total is long, then runs each experiment
+as ``fyexp run`` does (:func:`fyexp.cli.commands.run.run_command`), then the report and the claims.
 """
 
 from __future__ import annotations
@@ -48,12 +46,10 @@ class PlanLine:
 
 
 def paper_ids() -> tuple[str, ...]:
-    """The papers' ids in the order of ``fyexp/reference/paper_meta.yaml`` (:data:`fyexp.claims.keys.PAPERS`), read
-    from the file itself: importlib.resources or the claims package would import pandas."""
-    import yaml
+    """The papers' ids in the order of ``paper_meta.yaml`` (:data:`fyexp.claims.keys.PAPERS`, without pandas)."""
+    from fyexp.reference.meta import papers
 
-    text = (Path(__file__).resolve().parents[1] / "reference" / "paper_meta.yaml").read_text(encoding="utf-8")
-    return tuple(yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))["papers"])
+    return tuple(papers())
 
 
 def paper_experiments(paper: str, experiments_dir: Path | None = None) -> list[str]:
@@ -155,33 +151,6 @@ def describe(paper: str, profile: str, lines: list[PlanLine], listed_above: list
     return "\n".join(out)
 
 
-def plan_papers(papers: list[str], profile: str, results_dir: Path, experiments_dir: Path | None = None,
-                only: CellFilter | None = None, sets: list[str] | None = None):
-    """Per paper: its plan lines for experiments not planned for an earlier paper, and those it shares.  Planning
-    imports every runner (torch) and judges every finished cell's settings (seconds), so the plan is kept in the user
-    cache under :func:`plan_inputs`, all it is derived from (None, never kept: a spec's runner outside fyexp)."""
-    from fyexp.store.user_cache import remembered
-
-    def planned():
-        seen: list[str] = []
-        out = []
-        for p in papers:
-            names = paper_experiments(p, experiments_dir)
-            new = [n for n in names if n not in seen]
-            out.append((p, plan(p, profile, results_dir, experiments_dir, only, sets, names=new),
-                        [n for n in names if n in seen]))
-            seen += new
-        return out
-
-    key = plan_inputs(results_dir, experiments_dir)
-    if key is None:
-        return planned()
-    return remembered("reproduce-plan", repr((tuple(papers), profile, str(Path(results_dir).resolve()),
-                                              str(Path(experiments_dir).resolve()) if experiments_dir else None,
-                                              only.conditions if only is not None else (), tuple(sets or ()))),
-                      key, planned)
-
-
 def reproduce_papers(paper: str, options: Options, *, out: Console, err: Console,
                      ask: Callable[[str], bool | None]) -> bool:
     """``fyexp reproduce``: the plan (``options.dry_run``), or every experiment of the paper (``all``: of the five,
@@ -189,12 +158,29 @@ def reproduce_papers(paper: str, options: Options, *, out: Console, err: Console
     experiment runs because of the options is refused, dry run or not; a long plan is confirmed once
     (:func:`fyexp.run.plan.confirm`), each run then starts without asking.  Returns whether every run succeeded."""
     from fyexp.run.cell_filter import parse_only
+    from fyexp.store.user_cache import remembered
 
     results_dir = results_folder(options.results_dir, writable=not options.dry_run)
     experiments_dir, profile = options.experiments_dir, options.profile
     papers = list(paper_ids()) if paper == "all" else [paper]
     cell_filter = parse_only(options.only)
-    plans = plan_papers(papers, profile, results_dir, experiments_dir, cell_filter, list(options.sets))
+
+    def planned():   # per paper: its lines for experiments no earlier paper planned, and those it shares
+        seen, plans = [], []
+        for p in papers:
+            names = paper_experiments(p, experiments_dir)
+            new = [n for n in names if n not in seen]
+            plans.append((p, plan(p, profile, results_dir, experiments_dir, cell_filter, list(options.sets), new),
+                          [n for n in names if n in seen]))
+            seen += new
+        return plans
+
+    # planning imports every runner (torch) and judges every finished cell's settings (seconds): the plan is kept in
+    # the user cache under plan_inputs, all it is derived from (None, never kept: a spec's runner outside fyexp)
+    key = plan_inputs(results_dir, experiments_dir)
+    plans = planned() if key is None else remembered("reproduce-plan", repr((
+        tuple(papers), profile, str(results_dir.resolve()), str(Path(experiments_dir).resolve()) if experiments_dir
+        else None, cell_filter.conditions, tuple(options.sets))), key, planned)
     every = [line for _, lines, _ in plans for line in lines]
     if every and all(x.excluded == NO_PROFILE for x in every):   # no experiment runs because of the options
         from fyexp.spec.specs import load_spec

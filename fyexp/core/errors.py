@@ -41,15 +41,11 @@ class SpecError(FyexpError):
 
     def __init__(self, file: str, key: str, expected: str, got: object = None):
         self.file, self.key, self.expected, self.got = str(file), key, expected, got
-        got_text = "" if got is None else f", got {got!r}"
-        super().__init__(f"{self.file}: key '{key}': expected {expected}{got_text}")
+        super().__init__(f"{self.file}: key '{key}': expected {expected}{'' if got is None else f', got {got!r}'}")
 
 
 class ConfigValueError(ValueError):
-    """Raised by an experiment's ``Config.__post_init__`` for a value that is out of range.
-
-    The spec loader turns it into a :class:`SpecError` naming the file.
-    """
+    """A ``Config.__post_init__``'s value out of range; the spec loader turns it into a :class:`SpecError`."""
 
     def __init__(self, key: str, expected: str, got: object = None):
         self.key, self.expected, self.got = key, expected, got

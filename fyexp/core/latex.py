@@ -1,26 +1,21 @@
-"""Plain text as LaTeX source: the one escaping used by every ``.tex`` file fyexp writes (tables, claims).
+"""Plain text as LaTeX source: the one escaping of every ``.tex`` file fyexp writes (tables, claims).
 
-Each character is replaced once, in a single pass (:meth:`str.translate`), so a replacement is never escaped
-again (the backslash of ``\\&`` stays one backslash, the braces of ``\\textbackslash{}`` stay braces):
-
-* LaTeX's ten special characters: ``& % $ # _ { }`` get a backslash; ``\\``, ``~`` and ``^`` become
-  ``\\textbackslash{}``, ``\\textasciitilde{}`` and ``\\textasciicircum{}`` (a bare ``\\~`` or ``\\^`` would be an
-  accent on the next character);
-* the few non-ASCII symbols fyexp's tables and claims print (±, σ, ρ, γ, δ, →, ✓, ✗, †, —, ′) as their
-  LaTeX commands (``\\checkmark`` needs ``amssymb``); any other character is left as it is (UTF-8 input).
+One pass of :meth:`str.translate`, so a replacement is never escaped again (the backslash of ``\\&`` stays one).
+``\\``, ``~`` and ``^`` become commands (a bare ``\\~`` would accent the next character); the few non-ASCII symbols
+fyexp prints become LaTeX commands (``\\checkmark`` needs ``amssymb``); any other character stays (UTF-8 input).
 """
 
 from __future__ import annotations
 
 __all__ = ["escape"]
 
-_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
-            "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
-_SYMBOLS = {"±": r"$\pm$", "σ": r"$\sigma$", "ρ": r"$\rho$", "γ": r"$\gamma$", "δ": r"$\delta$", "→": r"$\to$",
-            "✓": r"\checkmark", "✗": r"$\times$", "†": r"\dag{}", "—": "--", "′": "'"}
-_TABLE = str.maketrans({**_SPECIAL, **_SYMBOLS})
+_TABLE = str.maketrans({  # LaTeX's ten special characters, then the symbols
+    "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}",
+    "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "±": r"$\pm$", "σ": r"$\sigma$", "ρ": r"$\rho$",
+    "γ": r"$\gamma$", "δ": r"$\delta$", "→": r"$\to$", "✓": r"\checkmark", "✗": r"$\times$", "†": r"\dag{}", "—": "--",
+    "′": "'"})
 
 
 def escape(text: str) -> str:
-    """``text`` as LaTeX source that typesets as ``text`` (see the module docstring for the replacements)."""
+    """``text`` as LaTeX source that typesets as ``text``."""
     return str(text).translate(_TABLE)

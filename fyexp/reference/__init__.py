@@ -24,12 +24,8 @@ def printed_unit(text: object) -> float:
     text = str(text).strip().lower()
     if not math.isfinite(_to_float(text)):
         return float("nan")
-    if "e" in text:
-        mantissa, exponent = text.split("e", 1)
-        return printed_unit(mantissa) * 10.0 ** int(exponent)
-    if "." not in text:
-        return 1.0
-    return 10.0 ** -len(text.split(".", 1)[1])
+    mantissa, _, exponent = text.partition("e")   # 4.8e-8 → 0.1e-8
+    return 10.0 ** -len(mantissa.partition(".")[2]) * 10.0 ** int(exponent or 0)
 
 
 @functools.lru_cache(maxsize=1)

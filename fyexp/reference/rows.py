@@ -76,35 +76,17 @@ def table_title(paper: str, table: str) -> str:
 
 @functools.lru_cache(maxsize=None)
 def table_meta(paper: str, table: str) -> TableMeta:
-    entry = _meta()["tables"].get(table_ref(paper, table))
-    if entry is None:
-        return TableMeta(table_ref(paper, table), None, "none", False, "", "not described in paper_meta.yaml")
-    return TableMeta(ref=table_ref(paper, table), n_runs=entry.get("n_runs"), spread=entry.get("spread", "none"),
-                     spread_stated=entry.get("spread_stated", True), assumed=entry.get("assumed", ""),
-                     source=entry.get("source", ""),
-                     settings=tuple((str(k), int(v)) for k, v in (entry.get("settings") or {}).items()),
-                     reference_rows=tuple(entry.get("reference_rows") or ()))
+    ref = table_ref(paper, table)
+    if (entry := _meta()["tables"].get(ref)) is None:
+        return TableMeta(ref, None, "none", False, "", "not described in paper_meta.yaml")
+    return TableMeta(ref, entry.get("n_runs"), entry.get("spread", "none"), entry.get("spread_stated", True),
+                     entry.get("assumed", ""), entry.get("source", ""),
+                     tuple((str(k), int(v)) for k, v in (entry.get("settings") or {}).items()),
+                     tuple(entry.get("reference_rows") or ()))
 
 
 def _same_as() -> dict[str, dict]:
     return {entry["table"]: entry for entry in _meta()["same_as"]}
-
-
-def _text_rule(paper: str, setting: str, column: str) -> dict | None:
-    for rule in _meta()["text"]:
-        if rule["paper"] != paper:
-            continue
-        if "column" in rule and rule["column"] != column:
-            continue
-        if "setting_prefix" in rule and not setting.startswith(rule["setting_prefix"]):
-            continue
-        return rule
-    return None
-
-
-def _split(ref: str) -> tuple[str, str]:
-    paper, table = ref.split(" ", 1)
-    return paper, table
 
 
 def joined_cells() -> pd.DataFrame:
@@ -116,47 +98,39 @@ def joined_cells() -> pd.DataFrame:
 
 @functools.lru_cache(maxsize=1)
 def _joined() -> pd.DataFrame:
-    cells = load_paper_tables().copy()
-    same = _same_as()
-    home_paper, home_table, part, role = [], [], [], []
-    res = {k: [] for k in KEY}
+    cells, same, joins = load_paper_tables().copy(), _same_as(), []
     for c in cells.itertuples(index=False):
-        key = dict(paper=c.paper, table=c.table, setting=c.setting, row=c.row, column=c.column)
-        hp, ht, p = c.paper, c.table, table_title(c.paper, c.table)
-        target = dict(key)
-        kind = "result"
-        if c.table == "text":
-            rule = _text_rule(c.paper, c.setting, c.column)
-            if rule is not None:
-                hp, ht = _split(rule["home"])
-                p = f"{c.paper} text → {table_title(hp, ht)}" if hp != c.paper else f"{c.paper} text → {hp} Table {ht}"
-                quotes = rule.get("quotes")
-                kind = "input" if c.column in (rule.get("inputs") or ()) else kind
-                if quotes is not None:
-                    kind = "restates"
-                    target = dict(paper=hp, table=ht, setting=c.setting, row=quotes.get("row", c.row),
-                                  column=quotes.get("column", c.column))
-        entry = same.get(table_ref(hp, ht))
-        if entry is not None:  # the table (or the one a text number belongs to) is another paper's twin
-            ap, at = _split(entry["as"])
-            if target["paper"] == hp and target["table"] == ht:
-                rows = entry.get("rows") or {}
-                target = dict(paper=ap, table=at, setting=target["setting"],
-                              row=rows.get(target["row"], target["row"]), column=target["column"])
+        hp, ht, part, role = c.paper, c.table, table_title(c.paper, c.table), "result"
+        target = [c.paper, c.table, c.setting, c.row, c.column]
+        rule = next((r for r in _meta()["text"] if r["paper"] == c.paper and r.get("column", c.column) == c.column
+                     and c.setting.startswith(r.get("setting_prefix", ""))), None) if c.table == "text" else None
+        if rule is not None:
+            hp, ht = rule["home"].split(" ", 1)
+            part = f"{c.paper} text → {table_title(hp, ht)}" if hp != c.paper else f"{c.paper} text → {hp} Table {ht}"
+            role = "input" if c.column in (rule.get("inputs") or ()) else role
+            if (quotes := rule.get("quotes")) is not None:
+                role, target = "restates", [hp, ht, c.setting, quotes.get("row", c.row), quotes.get("column", c.column)]
+        if (entry := same.get(table_ref(hp, ht))) is not None:  # the table (or a text number's) is another's twin
+            ap, at = entry["as"].split(" ", 1)
+            if target[:2] == [hp, ht]:
+                target = [ap, at, target[2], (entry.get("rows") or {}).get(target[3], target[3]), target[4]]
             hp, ht = ap, at
         if c.table != "text" and c.row in table_meta(hp, ht).reference_rows:
-            kind = "reference"
-        role.append(kind)
-        home_paper.append(hp)
-        home_table.append(ht)
-        part.append(p)
-        for k in KEY:
-            res[k].append(target[k])
-    cells["home_paper"], cells["home_table"], cells["part"], cells["role"] = home_paper, home_table, part, role
-    for k in KEY:
-        cells[f"res_{k}"] = res[k]
-    for rule in _meta().get("ratios") or ():
-        _join_ratio(cells, rule)
+            role = "reference"
+        joins.append((hp, ht, part, role, *target))
+    for column, values in zip(["home_paper", "home_table", "part", "role", *(f"res_{k}" for k in KEY)], zip(*joins)):
+        cells[column] = list(values)
+    for rule in ratio_rules():   # a declared pair of printed numbers as one ratio result (the module's docstring)
+        at = (cells["paper"] == rule["paper"]) & (cells["table"] == str(rule["table"])) & \
+            (cells["setting"] == rule["setting"]) & (cells["column"] == rule["column"])
+        num, den = at & (cells["row"] == rule["numerator"]), at & (cells["row"] == rule["denominator"])
+        if num.sum() != 1 or den.sum() != 1:
+            raise ValueError(f"paper_meta.yaml ratios: {rule} does not name two published cells")
+        value = _minutes(cells.loc[num, "value"].iloc[0]) / _minutes(cells.loc[den, "value"].iloc[0])
+        printed = f"{value:.{rule.get('digits', 2)}f}"
+        cells.loc[num, ["value", "value_num", "unit"]] = [printed, value, printed_unit(printed)]
+        cells.loc[num, "role"], cells.loc[den, "role"] = "ratio", "ratio part"
+        cells.loc[num, "res_row"], cells.loc[num, "res_column"] = ratio_row(rule), f"{rule['column']}_ratio"
     return cells
 
 
@@ -172,20 +146,6 @@ def _minutes(text: str) -> float:
     return 60.0 * float(match.group(1) or 0) + float(match.group(2) or 0)
 
 
-def _join_ratio(cells: pd.DataFrame, rule: dict) -> None:
-    """Turn a declared pair of printed numbers into one ratio result (see the module's docstring)."""
-    at = (cells["paper"] == rule["paper"]) & (cells["table"] == str(rule["table"])) & \
-        (cells["setting"] == rule["setting"]) & (cells["column"] == rule["column"])
-    num, den = at & (cells["row"] == rule["numerator"]), at & (cells["row"] == rule["denominator"])
-    if num.sum() != 1 or den.sum() != 1:
-        raise ValueError(f"paper_meta.yaml ratios: {rule} does not name two published cells")
-    value = _minutes(cells.loc[num, "value"].iloc[0]) / _minutes(cells.loc[den, "value"].iloc[0])
-    printed = f"{value:.{rule.get('digits', 2)}f}"
-    cells.loc[num, ["value", "value_num", "unit"]] = [printed, value, printed_unit(printed)]
-    cells.loc[num, "role"], cells.loc[den, "role"] = "ratio", "ratio part"
-    cells.loc[num, "res_row"], cells.loc[num, "res_column"] = ratio_row(rule), f"{rule['column']}_ratio"
-
-
 def ratio_rules() -> list[dict]:
     """The declared ratios of ``paper_meta.yaml``."""
     return list(_meta().get("ratios") or ())
@@ -194,7 +154,7 @@ def ratio_rules() -> list[dict]:
 def home_of(paper: str, table: str) -> tuple[str, str]:
     """The table whose experiments produce ``paper`` Table ``table`` (itself unless it is another's twin)."""
     entry = _same_as().get(table_ref(paper, table))
-    return _split(entry["as"]) if entry else (paper, table)
+    return tuple(entry["as"].split(" ", 1)) if entry else (paper, table)
 
 
 def number_label(value: float, powers: bool = False) -> str:

@@ -1,15 +1,10 @@
-"""Cells as jobs of an existing engine: submitit's local executor (this machine) or SLURM (a cluster).
+"""Cells as jobs of submitit: its local executor (this machine) or SLURM (a cluster, one job array).
 
-``fyexp run NAME --executor local|slurm`` hands the unfinished cells to submitit.  Each job runs one cell through
-:func:`fyexp.run.runner.execute_cell`, the in-process code path, into the shared results folder, so resume,
-``--force`` and failure records behave the same: a job killed mid-cell leaves no file and its cell is redone by the
-next run.  Job logs live under ``results/<exp>/work/<profile>/jobs/``.
-
-* ``local``: at most ``jobs`` cells at once (default: one per core), each limited to ``threads_per_job`` threads
-  (default 1: the small GEMMs of these models do not scale across threads, ``scripts/bench_grid.py``).
-* ``slurm``: one job array, ``jobs`` its parallelism (``%N``); ``dry_run`` renders the sbatch script instead.
-
-``train.ensemble: true`` applies to the in-process runner; under an executor each job trains its own cell.
+Each job runs one cell through :func:`fyexp.run.runner.execute_cell`, the in-process code path, into the shared
+results folder, so resume, ``--force`` and failure records behave the same: a job killed mid-cell leaves no file and
+its cell is redone by the next run.  Logs: ``results/<exp>/work/<profile>/jobs/``.  Each job has
+``threads_per_job`` threads (default 1: these models' small GEMMs do not scale across threads,
+``scripts/bench_grid.py``); under an executor each job trains its own cell (no ``train.ensemble``).
 """
 
 from __future__ import annotations
@@ -19,7 +14,7 @@ import os
 import re
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 from unittest import mock
@@ -46,21 +41,16 @@ class ExecutorOptions:
     kind: ExecutorKind = "local"
     jobs: int | None = None
     threads_per_job: int = 1
-    timeout_min: int = 7 * 24 * 60
     slurm_partition: str | None = None
     slurm_gpus_per_job: int = 0
     slurm_cpus_per_job: int | None = None
     slurm_mem_gb: float | None = None
     slurm_time_min: int = 24 * 60
-    slurm_setup: tuple[str, ...] = field(default_factory=tuple)
-    dry_run: bool = False
 
     def __post_init__(self):
         if self.kind not in ("local", "slurm"):
             raise FyexpError(f"--executor: expected one of local, slurm, got '{self.kind}'")
         check_options({option: getattr(self, name) for option, name in OPTIONS.items() if option in OPTION_DOMAINS})
-        if self.dry_run and self.kind != "slurm":  # the local executor has nothing to render
-            raise FyexpError("--dry-run: only with --executor slurm (it shows the sbatch script)")
 
     def concurrency(self, n_cells: int) -> int:
         default = (os.cpu_count() or 1) if self.kind == "local" else n_cells
@@ -68,7 +58,7 @@ class ExecutorOptions:
 
     def run_cells(self, resolved: Any, cells: list[Cell], store: ResultStore, *, device: str,
                   data_dir: Path | None, force: bool, progress: RunProgress) -> Counter:
-        """The :class:`fyexp.run.runner.CellExecutor` protocol: ``cells`` as jobs (:func:`_run_jobs`), their statuses
+        """What :func:`fyexp.run.runner.run_experiment` calls: ``cells`` as jobs (:func:`_run_jobs`), their statuses
         counted as the in-process runner counts its cells."""
         call = functools.partial(run_cell_job, resolved, results_dir=str(Path(store.root).resolve()), device=device,
                                  data_dir=str(Path(data_dir).resolve()) if data_dir else None, force=force,
@@ -83,12 +73,12 @@ OPTIONS = {"--jobs": "jobs", "--threads-per-job": "threads_per_job", "--slurm-pa
            "--slurm-mem-gb": "slurm_mem_gb", "--slurm-time": "slurm_time_min"}
 
 
-def executor_options(kind: str | None, given: dict[str, Any], dry_run: bool = False) -> ExecutorOptions | None:
+def executor_options(kind: str | None, given: dict[str, Any]) -> ExecutorOptions | None:
     """The options of ``--executor kind`` from the command line's values ``given`` (option name → value or None:
     the default; names not in :data:`OPTIONS` ignored), or None without ``--executor``."""
     values = {OPTIONS[option]: value for option, value in given.items() if option in OPTIONS and value is not None}
     if kind is not None:
-        return ExecutorOptions(kind=kind, dry_run=dry_run and kind == "slurm", **values)
+        return ExecutorOptions(kind=kind, **values)
     check_options({option: given[option] for option in OPTIONS if option in OPTION_DOMAINS and option in given})
     if "jobs" in values:
         raise FyexpError("--jobs needs --executor local or slurm")
@@ -98,7 +88,7 @@ def executor_options(kind: str | None, given: dict[str, Any], dry_run: bool = Fa
 def slurm_parameters(options: ExecutorOptions, n_cells: int, job_name: str) -> dict[str, Any]:
     """The parameters of ``submitit.SlurmExecutor.update_parameters`` for ``n_cells`` cells."""
     given = {"partition": options.slurm_partition, "gpus_per_node": options.slurm_gpus_per_job,
-             "mem": options.slurm_mem_gb and f"{int(options.slurm_mem_gb * 1024)}M", "setup": list(options.slurm_setup)}
+             "mem": options.slurm_mem_gb and f"{int(options.slurm_mem_gb * 1024)}M"}
     return {"job_name": job_name, "time": options.slurm_time_min, "nodes": 1, "ntasks_per_node": 1,
             "cpus_per_task": options.slurm_cpus_per_job or options.threads_per_job,
             "array_parallelism": options.concurrency(n_cells), **{k: v for k, v in given.items() if v}}
@@ -143,16 +133,6 @@ def describe_slurm_submission(resolved: Any, cells: list[Cell], store: ResultSto
     return "\n".join(lines)
 
 
-def job_status(job, what: str, progress: RunProgress) -> str:
-    """What the job of ``what`` (``cell KEY``, ``worker N``) returned, or ``'failed'`` when the job itself failed,
-    said in one line with its log's path."""
-    try:
-        return str(job.result())
-    except Exception as exc:  # the job raised, was killed, or timed out: its cell has no file
-        progress.note(f"{what}: job {job.job_id} failed ({failure_reason(exc)}); log: {job.paths.stderr}")
-        return "failed"
-
-
 def failure_reason(exc: BaseException) -> str:
     """One line on why a job failed: SLURM's own word when its log has one (``*** JOB 7 ON node CANCELLED AT ...
     DUE TO TIME LIMIT ***``), else the last line of the error (the job's last traceback line, for a raise)."""
@@ -167,12 +147,9 @@ def failure_reason(exc: BaseException) -> str:
 def _run_jobs(options: ExecutorOptions, folder: Path, job_name: str, call, items: list, labels: list[str],
               progress: RunProgress, cells: bool = True) -> Counter:
     """``call(item)`` of every item as a job, its progress under its label, the statuses counted by kind
-    (``'skipped: <why>'`` as ``skipped``); ``cells``: the items are cells (else tuning workers, their start said
-    with the job id).  Local: at most :meth:`ExecutorOptions.concurrency` jobs at once, a cell's process started with
-    :data:`THREAD_VARIABLES` set (its import-time thread pools), those in flight cancelled on Ctrl-C (their cells have
-    no file and are redone); SLURM: one job array, watched with ``squeue``
-    (:class:`fyexp.run.slurm_watcher.SqueueWatcher`: clusters without accounting answer no ``sacct``), the result
-    files of ended jobs waited for :data:`RESULT_WAIT_S`."""
+    (``'skipped: <why>'`` as ``skipped``); ``cells``: the items are cells (else tuning workers).  Local: at most
+    :meth:`ExecutorOptions.concurrency` at once, a cell's process started with :data:`THREAD_VARIABLES` set, those
+    in flight cancelled on Ctrl-C; SLURM: one job array watched with ``squeue`` (:mod:`fyexp.run.slurm_watcher`)."""
     import submitit
 
     from fyexp.run.slurm_watcher import SqueueWatcher
@@ -180,7 +157,7 @@ def _run_jobs(options: ExecutorOptions, folder: Path, job_name: str, call, items
     local, watcher = options.kind == "local", SqueueWatcher(delay_s=WATCH_S)
     folder.mkdir(parents=True, exist_ok=True)
     executor = submitit.LocalExecutor(folder=folder) if local else submitit.SlurmExecutor(folder=folder)
-    executor.update_parameters(**{"timeout_min": options.timeout_min} if local else
+    executor.update_parameters(**{"timeout_min": 7 * 24 * 60} if local else
                                slurm_parameters(options, len(items), job_name))
     limit = options.concurrency(len(items)) if local else len(items)
     queue, running, counts = list(zip(items, labels)), {}, Counter()
@@ -200,7 +177,12 @@ def _run_jobs(options: ExecutorOptions, folder: Path, job_name: str, call, items
                 time.sleep(POLL_S if local else SLURM_POLL_S)
                 for job in [j for j in running if j.done()]:
                     label, started = running.pop(job)
-                    status = job_status(job, f"cell {label}" if cells else label, progress)
+                    try:
+                        status = str(job.result())
+                    except Exception as exc:  # the job raised, was killed, or timed out: its cell has no file
+                        progress.note(f"{f'cell {label}' if cells else label}: job {job.job_id} failed "
+                                      f"({failure_reason(exc)}); log: {job.paths.stderr}")
+                        status = "failed"
                     counts[status.split(":", 1)[0]] += 1
                     progress.cell_finished(label, status, time.perf_counter() - started)
     except BaseException:

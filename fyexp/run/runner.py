@@ -7,7 +7,7 @@ import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, Protocol
+from typing import Any
 
 from rich.console import Console
 
@@ -22,20 +22,11 @@ from fyexp.store.provenance.executed import ExecutedCode, function_hashes, prefi
 from fyexp.store.provenance.freshness import OLD_SETTINGS
 from fyexp.store.provenance.record import rows_identity, write_record
 from fyexp.store.provenance.source import provenance_columns
-from fyexp.store.results import Cell, ResultStore
+from fyexp.store.results import Cell, ResultStore, read_cell_file
 from fyexp.spec.settings import expectation, expected_settings, settings_hash
 from fyexp.spec.specs import ResolvedSpec, shown_override
 from fyexp.store.work_dirs import claim_work_dir, earlier_training_s
 from fyexp.core.words import counted
-
-
-class CellExecutor(Protocol):
-    """Runs cells elsewhere, each through :func:`execute_cell` into ``store`` (jobs:
-    :class:`fyexp.run.executors.ExecutorOptions`, which the CLI passes in); how many ended ``ok``, ``failed`` and
-    ``skipped`` (data missing)."""
-
-    def run_cells(self, resolved: ResolvedSpec, cells: list[Cell], store: ResultStore, *, device: str,
-                  data_dir: Path | None, force: bool, progress: RunProgress) -> Mapping[str, int]: ...
 
 
 @dataclass
@@ -82,8 +73,7 @@ def execute_cell(resolved: ResolvedSpec, experiment: Experiment, cell: Cell, sto
     ctx = _context(resolved, store, cell, device, data_dir, progress, force)
     settings = expected_settings(resolved, experiment, cell, device, data_dir)
     identity = {"settings_hash": settings_hash(settings)}
-    overrides = getattr(resolved, "overrides", ())
-    if overrides:
+    if overrides := getattr(resolved, "overrides", ()):
         identity["overrides"] = ",".join(f"{k}={shown_override(k, v)}" for k, v in overrides)
     # the clock of a resumed cell starts at its first process (its training in earlier processes)
     cell_start = time.perf_counter() - earlier_training_s(ctx.work_dir)
@@ -96,9 +86,20 @@ def execute_cell(resolved: ResolvedSpec, experiment: Experiment, cell: Cell, sto
     except CellFailed as exc:
         progress.note(f"cell {cell.key} failed: {exc}")
         failure = str(exc)
-    _store(store, resolved.profile, cell, settings, lambda prov: store.write_cell(
-        resolved.profile, cell, rows, {**prov, **identity}) if failure is None else store.write_failure(
-        resolved.profile, cell, failure, {**prov, **identity}), device, cell_start, _executed(recorder, ctx.work_dir))
+    # the functions the cell ran, with those its ensemble's prefit ran for it (None: recording is off)
+    functions, prefit = recorder.functions(), prefit_record_path(ctx.work_dir)
+    if functions is not None and prefit.is_file():
+        functions |= set(json.loads(prefit.read_text(encoding="utf-8")))
+    # a finished file at other settings superseded; the run record written; the cell file last (it marks it finished)
+    path, hashed = store.cell_path(resolved.profile, cell), identity["settings_hash"]
+    if path.is_file() and (frame := read_cell_file(path)[0]) is not None and rows_identity(frame)[0] != hashed:
+        store.supersede(resolved.profile, cell)
+    write_record(path, settings, function_hashes(functions) if functions is not None else None)
+    prov = {**provenance_columns(device, time.perf_counter() - cell_start), **identity}
+    if failure is None:
+        store.write_cell(resolved.profile, cell, rows, prov)
+    else:
+        store.write_failure(resolved.profile, cell, failure, prov)
     return "ok" if failure is None else "failed"
 
 
@@ -107,30 +108,6 @@ def _context(resolved: ResolvedSpec, store: ResultStore, cell: Cell, device: str
     return RunContext(experiment=resolved.name, profile=resolved.profile, device=device, data_dir=data_dir,
                       work_dir=store.work_dir(resolved.profile, cell),
                       artifact_dir=store.artifact_dir(resolved.profile), progress=progress, force=force)
-
-
-def _executed(recorder: ExecutedCode, work_dir: Path) -> set[str] | None:
-    """The functions the cell ran, with those its ensemble's prefit ran for it; ``None`` when recording is off."""
-    functions = recorder.functions()
-    path = prefit_record_path(work_dir)
-    if functions is not None and path.is_file():
-        functions |= set(json.loads(path.read_text(encoding="utf-8")))
-    return functions
-
-
-def _store(store: ResultStore, profile: str, cell: Cell, settings: dict, write, device: str, cell_start: float,
-           functions: set[str]) -> None:
-    """Supersede a finished file at other settings, write the run record (settings and executed code), then the
-    cell file (last: it marks the cell finished)."""
-    from fyexp.store.results import read_cell_file
-
-    path = store.cell_path(profile, cell)
-    if path.is_file():
-        frame, _ = read_cell_file(path)
-        if frame is not None and rows_identity(frame)[0] != settings_hash(settings):
-            store.supersede(profile, cell)
-    write_record(path, settings, function_hashes(functions) if functions is not None else None)
-    write(provenance_columns(device, time.perf_counter() - cell_start))
 
 
 def forget_finished_training(store: ResultStore, profile: str, cells: list[Cell], progress: RunProgress) -> None:
@@ -183,14 +160,13 @@ def prefit_ensembles(resolved: ResolvedSpec, experiment: Experiment, todo: list[
 
 def run_experiment(resolved: ResolvedSpec, experiment: Experiment, *, device: str, data_dir: Path | None,
                    results_dir: Path, force: bool = False, console: Console | None = None,
-                   show_progress: bool = True, progress: RunProgress | None = None,
-                   executor: CellExecutor | None = None, only: CellFilter | None = None,
-                   pending: Pending | None = None) -> RunSummary:
+                   show_progress: bool = True, progress: RunProgress | None = None, executor: Any = None,
+                   only: CellFilter | None = None, pending: Pending | None = None) -> RunSummary:
     """Run every unfinished cell of ``resolved`` (all with ``force``; of those ``only`` selects), in this process or
-    as jobs of ``executor``, and consolidate the results.  A cell's rows are written the moment it finishes: an
-    interruption loses at most the cells in flight.  ``progress`` defaults to a live bar on a terminal
-    (``show_progress``), plain lines otherwise; ``pending``: the grid as the plan classified it, else classified
-    here."""
+    as jobs (``executor.run_cells``: :class:`fyexp.run.executors.ExecutorOptions`), and consolidate the results.  A
+    cell's rows are written the moment it finishes: an interruption loses at most the cells in flight.  ``progress``
+    defaults to a live bar on a terminal (``show_progress``), plain lines otherwise; ``pending``: the grid as the
+    plan classified it, else classified here."""
     progress = progress or make_progress(console or Console(stderr=True), live=show_progress)
     store = ResultStore(results_dir, resolved.name)
     store.refuse_links_leaving()  # every write and delete below stays inside the results folder

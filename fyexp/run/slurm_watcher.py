@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import subprocess
 import time
-from typing import Iterable
-
 from submitit.core import logger
 from submitit.slurm.slurm import SlurmInfoWatcher
 
@@ -39,19 +37,12 @@ class SqueueWatcher(SlurmInfoWatcher):
         self._num_calls += 1
         active = self._registered - self._finished
         answer = subprocess.run(command, capture_output=True, text=True)
-        if answer.returncode == 0:
-            listed = self.read_info(answer.stdout)
+        if answer.returncode == 0 or "Invalid job id" in answer.stderr:  # the latter: squeue lists none of them
+            listed = self.read_info(answer.stdout) if answer.returncode == 0 else {}
+            self._info_dict.update({job_id: {"JobID": job_id, "State": ENDED} for job_id in active - set(listed)})
             self._info_dict.update(listed)
-            self._info_dict.update(_ended(active - set(listed)))
-        elif "Invalid job id" in answer.stderr:  # squeue lists none of them any more
-            self._info_dict.update(_ended(active))
         else:  # the controller did not answer: keep the states known so far, ask again later
             logger.get_logger().warning(f"squeue failed ({answer.stderr.strip()[:200]}); job states may be stale")
         self._last_status_check = time.time()
-        for job_id in active:
-            if self.is_done(job_id, mode="cache"):
-                self._finished.add(job_id)
+        self._finished.update(job_id for job_id in active if self.is_done(job_id, mode="cache"))
 
-
-def _ended(job_ids: Iterable[str]) -> dict[str, dict[str, str]]:
-    return {job_id: {"JobID": job_id, "State": ENDED} for job_id in job_ids}

@@ -130,9 +130,9 @@ def test_options_are_built_once_from_a_commands_parameters():
     options = Options.from_params(params)
     assert (options.profile, options.sets, options.only, options.data_dir) == ("quick", ("a=1", "b=2"), (), Path("/data"))
     assert options.dry_run and options.yes and not options.force and options.device == "auto"
-    assert options.executor == ExecutorOptions(kind="slurm", jobs=3, slurm_time_min=90, dry_run=True)
+    assert options.executor == ExecutorOptions(kind="slurm", jobs=3, slurm_time_min=90)
     local = Options.from_params({**params, "executor": "local"}).executor
-    assert local == ExecutorOptions(kind="local", jobs=3, slurm_time_min=90)   # a dry run renders slurm only
+    assert local == ExecutorOptions(kind="local", jobs=3, slurm_time_min=90)
     assert Options.from_params({"profile": "paper"}) == Options()
 
 

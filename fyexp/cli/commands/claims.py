@@ -1,11 +1,9 @@
 """``fyexp claims`` as the command line runs it: the answer kept in the user cache.
 
-Judging every claim reads every result row and run record (seconds, and pandas and scipy to import).  So the answer
-(the JSON text, or the table's lines at this width) is kept in the user cache (kind ``claims-answer``) under
-:func:`fyexp.run.derivation.derivation_inputs` of the results folder (fyexp's code and reference data, the commit,
-the versions, the specs, every result file's path, size and modification time), with the warnings the judging
-printed, said again when read back.  After a clone (new modification times, an empty cache) the verdicts ``fyexp
-report`` kept beside the same files' contents (:mod:`fyexp.claims.stored`) answer instead.
+Judging every claim reads every result row and run record (seconds, and pandas and scipy to import), so the answer
+(the JSON, or the table's lines at this width) and the warnings the judging printed (said again when read back) are
+kept under :func:`fyexp.run.derivation.derivation_inputs` of the results folder.  After a clone (an empty cache) the
+verdicts ``fyexp report`` kept beside the same files' contents (:mod:`fyexp.claims.stored`) answer instead.
 """
 
 from __future__ import annotations

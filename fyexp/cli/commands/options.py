@@ -15,7 +15,6 @@ from fyexp.core.errors import EnvironmentFailure, FyexpError
 
 if TYPE_CHECKING:  # `list` and `show` read the folders here and import no more
     from fyexp.run.executors import ExecutorOptions
-    from fyexp.spec.specs import Override
 
 
 @dataclass(frozen=True)
@@ -49,7 +48,7 @@ class Options:
         values = {k: tuple(v) if isinstance(v, list) else Path(v) if k.endswith("_dir") else v
                   for k, v in params.items() if k in names and v is not None}
         given = {"--" + k.replace("_", "-"): v for k, v in params.items()}
-        return cls(**values, executor=executor_options(params.get("executor"), given, bool(params.get("dry_run"))))
+        return cls(**values, executor=executor_options(params.get("executor"), given))
 
 
 def env_setting(name: str) -> str | None:
@@ -96,19 +95,15 @@ def resolve_experiment(name: str, options: Options):
     from fyexp.spec.specs import load_spec, parse_sets, resolve_variant
 
     overrides, spec = parse_sets(options.sets), load_spec(name, options.experiments_dir)
-    experiment, seeds = get_experiment(spec.runner), seeds_override(options.seeds, overrides)
+    experiment = get_experiment(spec.runner)
     return experiment, resolve_variant(spec, options.profile, experiment.Config,
-                                       None if seeds is None else seeds.value, overrides)
+                                       seeds_override(options.seeds, overrides), overrides)
 
 
-def seeds_override(text: str | None, overrides: list) -> Override | None:
-    """``--seeds 0-9`` as the override ``seeds=[0, ..., 9]`` labelled ``seeds=0-9`` (runs of consecutive seeds
-    written ``low-high``); None without ``--seeds``.  ``--seeds`` with ``--set seeds=...`` is an error."""
-    from fyexp.spec.specs import Override, parse_seeds, seed_ranges
+def seeds_override(text: str | None, overrides: list) -> list[int] | None:
+    """The seeds of ``--seeds 0-9`` (None without it); ``--seeds`` with ``--set seeds=...`` is an error."""
+    from fyexp.spec.specs import parse_seeds
 
-    seeds = parse_seeds(text)
-    if seeds is None:
-        return None
-    if any(o.key == "seeds" for o in overrides):
+    if (seeds := parse_seeds(text)) is not None and any(o.key == "seeds" for o in overrides):
         raise FyexpError("--seeds: give the seeds once, either --seeds or --set seeds=..., not both")
-    return Override("seeds", seeds, seed_ranges(seeds))
+    return seeds

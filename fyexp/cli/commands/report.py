@@ -1,12 +1,7 @@
-"""``fyexp report``: rebuild every table and figure from the result CSVs, then the README's findings block.
-
-Tables and figures are :func:`fyexp.report.build_report`'s; this prints one line per file written (on ``out``), a
-warning per damaged study file (on ``err``), and rewrites the findings block of the README beside a results folder
-named ``results`` (:func:`fyexp.report.findings.update_findings`; a folder of another name, such as
-``my-results``, leaves the README alone).  Last, every claim is judged as ``fyexp claims`` judges it and the
-verdicts are kept beside the results under the key of their contents (:func:`fyexp.claims.stored.keep_verdicts`),
-and so are ``fyexp list``'s and ``show``'s summaries (:func:`fyexp.run.overview.keep_summaries`).
-"""
+"""``fyexp report``: every table and figure rebuilt from the result CSVs (:func:`fyexp.report.build_report`), one
+line per file written; then the claims' verdicts and ``list``'s and ``show``'s summaries kept beside the results
+(:func:`fyexp.claims.stored.keep_verdicts`, :func:`fyexp.run.overview.keep_summaries`), and the README's findings
+block rewritten beside a results folder named ``results`` (one of another name leaves the README alone)."""
 
 from __future__ import annotations
 

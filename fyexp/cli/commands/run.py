@@ -1,9 +1,5 @@
-"""``fyexp run NAME``: resolve the spec, check that the run may start, print its plan, confirm, run, summarize.
-
-The one sequence of ``fyexp run`` and of every experiment ``fyexp reproduce`` runs: checks and plan from
-:mod:`fyexp.run.plan`, the cells :func:`fyexp.run.runner.run_experiment`'s.  A dry run prints the plan (with
-``--executor slurm`` also the sbatch script and each array task's cell) on stdout and writes nothing.
-"""
+"""``fyexp run NAME`` (and each experiment of ``fyexp reproduce``): resolve the spec, check that the run may start
+(:mod:`fyexp.run.plan`), print its plan, confirm, run (:func:`fyexp.run.runner.run_experiment`), summarize."""
 
 from __future__ import annotations
 
@@ -32,8 +28,12 @@ def run_command(name: str, options: Options, *, err: Console, ask: Callable[[str
     check_start(resolved, experiment, only, yes=options.yes, allow_dirty=options.allow_dirty,
                 dry_run=options.dry_run)
     results = results_folder(options.results_dir, writable=not options.dry_run)
-    if options.best:
-        resolved = with_best(resolved, experiment, results)
+    if options.best:   # the parameters the tuning study found
+        if not getattr(resolved.config, "search", None):
+            raise FyexpError(f"--best: experiment '{resolved.name}' has no tuning study")
+        from fyexp.spec.tuning import with_best
+
+        resolved = with_best(resolved, results, dict(experiment.PARAM_ALIASES))
     device, data_dir = resolve_device(options.device), data_folder(options.data_dir)
     plan = with_scaled(run_plan(resolved, experiment, results, options.force, only, device=device,
                                 data_dir=data_dir), resolved, experiment, results)
@@ -67,12 +67,3 @@ def run_command(name: str, options: Options, *, err: Console, ask: Callable[[str
               f"{summary.wall_time_s:.1f} s → {escape(str(summary.results_csv))}",
               soft_wrap=not err.is_terminal)  # on a terminal wrapped between words, else one line for scripts
     return not (summary.failed or (options.strict and summary.data_missing))
-
-
-def with_best(resolved, experiment, results):
-    """``--best``: ``resolved`` with the parameters its tuning study found (an experiment without one: an error)."""
-    if not getattr(resolved.config, "search", None):
-        raise FyexpError(f"--best: experiment '{resolved.name}' has no tuning study")
-    from fyexp.spec.tuning import with_best as best
-
-    return best(resolved, results, dict(experiment.PARAM_ALIASES))
