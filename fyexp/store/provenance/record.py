@@ -123,7 +123,7 @@ def record_problem(record: object, expected_hash: str | None, commit: str | None
 def load_record(cell_file: Path, settings_hash: str | None, git_commit: str | None = None, *,
                 settings: bool = True) -> RunRecord:
     """The run record beside ``cell_file``, whose rows name ``settings_hash`` and ``git_commit``, checked by
-    :func:`record_problem`; ``settings=False`` (a superseded file's rows): the settings unread, a missing record fine."""
+    :func:`record_problem`; ``settings=False`` (a superseded file's rows): settings unread, a missing record fine."""
     from fyexp.store.damaged import UNKNOWN_PROVENANCE_NOTE, read_json, warn_damaged
 
     cell_file = Path(cell_file)

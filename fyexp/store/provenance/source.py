@@ -63,8 +63,8 @@ def require_clean_tree(allow_dirty: bool, module: str = "fyexp", root: Path = SO
     files = dirty_files(root)
     if files:
         shown = ", ".join(files[:5]) + (f" and {len(files) - 5} more" if len(files) > 5 else "")
-        raise FyexpError(f"--profile paper: the source tree has uncommitted changes ({shown}); commit them, run from a clean "
-                         f"clone, or pass --allow-dirty (every row is then marked +dirty)")
+        raise FyexpError(f"--profile paper: the source tree has uncommitted changes ({shown}); commit them, run from a "
+                         f"clean clone, or pass --allow-dirty (every row is then marked +dirty)")
 
 
 # ---- the files an experiment imports -------------------------------------------------------------------------
