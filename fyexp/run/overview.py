@@ -47,10 +47,6 @@ class ProfileSummary:
         return replace(self, estimate_s=scaled(self.estimate_s, self.source),
                        scaled_s=scaled(self.scaled_s, self.scaled_source))
 
-    @property
-    def datasets(self) -> list:
-        return self.axes.get("dataset", [])
-
     def line(self) -> str:
         """``paper (60 cells, 30.7 h)``, its spaces non-breaking (one line in :func:`list_blocks`); the cells without
         an estimate add their scaled time (``+ ~706 h scaled``, or alone: ``~158,000 h scaled``), else are unknown."""
@@ -198,8 +194,8 @@ def show_summary(spec, summary: ProfileSummary) -> list[str]:
         lines += [f"  {m}: {counted(n)} ({_axes_text(s.methods_axes[m])})" for m, n in named.items()]
     else:
         lines.append(f"cells vary over: {_axes_text(s.axes)}")
-    lines.append("data sets: " + (", ".join(s.datasets) if s.datasets
-                                  else "none named in the grid (see the description)"))
+    lines.append("data sets: " + (", ".join(s.axes.get("dataset", []))
+                                  or "none named in the grid (see the description)"))
     return ["# " + line for line in lines]
 
 

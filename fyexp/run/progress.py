@@ -1,16 +1,16 @@
 """Progress of a run: a live bar on a terminal, plain lines otherwise; neither can take a run down.
 
-A run reports through one small interface (:class:`RunProgress`): ``start(total)``, ``cell_started(key)``,
+A run reports through :class:`RunProgress`: ``start(title, total, unit)``, ``cell_started(key)``,
 ``cell_finished(key, status, seconds)``, ``subtask(description, total, unit) -> advance(n, **fields)`` for nested
 work counted in ``unit`` (training steps, EM iterations, fits), ``note(text)`` and ``stop()``.
 
-* :class:`LiveProgress` draws rich bars, the current cell named by what tells it apart from the run's other cells
-  (:func:`cell_labels`: ``iwae K=50 mnist fold=3``, not the first characters of its key).  If the display raises
-  (a broken terminal, a bug in a column), it is stopped, one warning line is printed, and the run goes on with
-  plain lines: a cell's result never depends on the display.
 * :class:`LineProgress` prints one plain line when a cell starts and when it ends (with its wall time and the
   run's ETA), and a heartbeat for long nested work at most every ``heartbeat_s`` seconds, so ``--no-progress``
   and piped output still show that the run is alive.
+* :class:`LiveProgress` draws rich bars, the current cell named by what tells it apart from the run's other cells
+  (:func:`cell_labels`: ``iwae K=50 mnist fold=3``, not the first characters of its key).  If the display raises
+  (a broken terminal, a bug in a column), it is stopped, one warning line is printed, and the run goes on with
+  :class:`LineProgress`'s plain lines: a cell's result never depends on the display.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ from datetime import timedelta
 from typing import Any, Callable
 
 from rich.console import Console
-from rich.markup import escape
 from rich.measure import Measurement
 from rich.progress import (BarColumn, Progress, ProgressColumn, SpinnerColumn, TextColumn, TimeElapsedColumn,
                            TimeRemainingColumn)
@@ -38,9 +37,8 @@ Advance = Callable[..., None]
 
 
 def wrapped(text: str, width: int) -> list[str]:
-    """``text`` as lines of at most ``width`` characters, each of its lines wrapped between words (``textwrap``;
-    a word longer than ``width``, such as a path, is kept whole), continuation lines indented two spaces more than
-    their line.  An empty text is one empty line."""
+    """``text`` as lines of at most ``width`` characters, each of its lines wrapped between words (a word longer
+    than ``width``, such as a path, is kept whole), continuation lines indented two spaces more than their line."""
     lines: list[str] = []
     for line in text.split("\n"):
         indent = line[:len(line) - len(line.lstrip())]
@@ -52,20 +50,11 @@ def wrapped(text: str, width: int) -> list[str]:
 
 def say(console: Console, text: str) -> None:
     """Print ``text`` as it is (never read as rich markup) on ``console``: on a terminal wrapped between words at
-    its width (:func:`wrapped`; the terminal would break it mid-word), elsewhere (a pipe, a file: read by scripts
-    and tests) each line whole.  An error (``error: ...``) is one line everywhere: one line per error is the CLI's
-    rule (tests/cli/test_e2e.py), and a terminal that wraps it still gives it whole to a copy."""
+    its width (the terminal would break it mid-word), elsewhere (read by scripts and tests) each line whole.  An
+    error (``error: ...``) is one line everywhere: the CLI's rule, and a copy from the terminal still gets it whole."""
     if console.is_terminal and not text.startswith("error: "):
         text = "\n".join(wrapped(text, console.width))
     console.print(text, markup=False, highlight=False, soft_wrap=True)
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 def _distinct_parts(values: set[str]) -> dict[str, str]:
@@ -81,6 +70,12 @@ def cell_labels(keys) -> dict[str, str]:
     if methods differ, then each grid value that differs between cells (a number with its name, ``K=50``; a word
     alone, ``mnist``, ``authors``), then its seed if seeds differ.  Methods, and the words of one axis, lose the
     prefix they all share (``bernoulli-``).  A key alone (or keys that differ in nothing parsed) is its own label."""
+    def named(value: str) -> bool:   # a number or a constant: shown with its name
+        try:
+            return float(value) is not None
+        except ValueError:
+            return value in ("True", "False", "None")
+
     split = {k: ("" if "=" in k.split("__")[0] else k.split("__")[0],
                  dict(p.split("=", 1) for p in k.split("__") if "=" in p)) for k in keys}
     methods = _distinct_parts({m for m, _ in split.values() if m})
@@ -90,12 +85,9 @@ def cell_labels(keys) -> dict[str, str]:
     labels = {}
     for key, (method, params) in split.items():
         words = [methods[method]] if len(methods) > 1 and method else []
-        for name in (n for n in varying if n in params and n != "seed"):
-            value = params[name]
-            words.append(f"{name}={value}" if _is_number(value) or value in ("True", "False", "None")
-                         else words_of[name][value])
-        if "seed" in varying and "seed" in params:
-            words.append(f"seed={params['seed']}")
+        words += [f"{n}={params[n]}" if named(params[n]) else words_of[n][params[n]]
+                  for n in varying if n in params and n != "seed"]
+        words += [f"seed={params['seed']}"] if "seed" in varying and "seed" in params else []
         labels[key] = " ".join(words) or key
     return labels
 
@@ -137,12 +129,11 @@ class CellLabel:
 
 
 class LabelColumn(ProgressColumn):
-    """The description column: a task's ``label`` field (the current cell) fitted to the column, else its
-    description as rich markup."""
+    """A task's ``label`` field (the run's current cell, :class:`CellLabel`), else its description cut with "…"."""
 
     def render(self, task):
         label = task.fields.get("label")
-        return CellLabel(label) if label else Text.from_markup(f"[bold]{task.description}", overflow="ellipsis")
+        return CellLabel(label) if label else Text(task.description, style="bold", overflow="ellipsis")
 
 
 class RemainingColumn(TimeRemainingColumn):
@@ -160,9 +151,8 @@ class CountColumn(ProgressColumn):
     """``84/200 steps``: the task's completed and total counts with its unit (a ``unit`` field)."""
 
     def render(self, task):
-        unit = task.fields.get("unit", "")
-        return Text(f"{task.completed:g}/{'?' if task.total is None else f'{task.total:g}'}"
-                    + (f" {unit}" if unit else ""), style="progress.download")
+        total = "?" if task.total is None else f"{task.total:g}"
+        return Text(f"{task.completed:g}/{total} {task.fields['unit']}".rstrip(), style="progress.download")
 
 
 ECHO_MARGIN = 2  # columns the live bars leave free at the right: the terminal's "^C" echo fits there
@@ -171,11 +161,8 @@ ECHO_MARGIN = 2  # columns the live bars leave free at the right: the terminal's
 class BarsProgress(Progress):
     """rich's :class:`~rich.progress.Progress` with the live bars' columns, :data:`ECHO_MARGIN` columns narrower than
     the terminal (on Ctrl-C the terminal echoes "^C" at the cursor: at the end of a full-width bar it wrapped the
-    cursor, and the final redraw printed the bars twice).
-
-    The counts (with their unit), elapsed time and ETA keep their full width (rich shrinks only the ``ratio``
-    columns); the description (the run's row: the current cell's label, :func:`fit_label`), bar and info (a nested
-    row's fields: epoch, loss) share what is left, 6 : 1 : 2, cut with "…"."""
+    cursor, and the final redraw printed the bars twice).  The counts with their unit, elapsed time and ETA keep
+    their width; the label, bar and info (a nested row's fields: epoch, loss) share the rest 6 : 1 : 2."""
 
     def __init__(self, console: Console):
         def flexible(ratio: int) -> Column:
@@ -186,7 +173,8 @@ class BarsProgress(Progress):
                          BarColumn(bar_width=None, table_column=flexible(1)), CountColumn(table_column=fixed),
                          TimeElapsedColumn(table_column=fixed), TextColumn("ETA", table_column=fixed),
                          RemainingColumn(table_column=fixed),
-                         TextColumn("{task.fields[info]}", table_column=flexible(2)), console=console, expand=True)
+                         TextColumn("{task.fields[info]}", markup=False, table_column=flexible(2)), console=console,
+                         expand=True)
 
     def make_tasks_table(self, tasks):
         table = super().make_tasks_table(tasks)
@@ -197,30 +185,21 @@ class BarsProgress(Progress):
 
 
 class RunProgress:
-    """The interface a run reports through (this base class reports nothing)."""
+    """The interface a run reports through (module docstring); this base class reports nothing.  ``unit``: what
+    ``start``'s total counts (cells, a tuning study's workers) or a ``subtask``'s (steps, iterations, fits)."""
 
-    def start(self, title: str, total: int, unit: str = "cells") -> None:
-        """The run starts ``total`` cells (or other ``unit``: a tuning study's workers)."""
+    def start(self, title: str, total: int, unit: str = "cells") -> None: ...
 
-    def cell_started(self, key: str) -> None:
-        """A cell starts."""
+    def cell_started(self, key: str) -> None: ...
 
-    def cell_finished(self, key: str, status: str, seconds: float) -> None:
-        """A cell ended with ``status`` ('ok' or 'failed')."""
+    def cell_finished(self, key: str, status: str, seconds: float) -> None: ...   # status: 'ok' or 'failed'
 
     def subtask(self, description: str, total: float | None, unit: str = "steps") -> Advance:
-        """Nested work of ``total`` ``unit`` inside the current cell; returns ``advance(n=1, **fields)``."""
         return lambda *args, **fields: None
 
-    def note(self, text: str) -> None:
-        """A line of text (plain, never read as markup)."""
+    def note(self, text: str) -> None: ...   # a line of plain text, never read as markup
 
-    def stop(self) -> None:
-        """The run ended (normally or not)."""
-
-
-def _start_line(title: str, total: int, unit: str) -> str:
-    return f"{title}: {total} {'cell(s)' if unit == 'cells' else unit} to run"
+    def stop(self) -> None: ...   # the run ended, normally or not
 
 
 class LineProgress(RunProgress):
@@ -233,7 +212,7 @@ class LineProgress(RunProgress):
 
     def start(self, title: str, total: int, unit: str = "cells") -> None:
         self.total, self.done, self.started, self.t0 = total, 0, 0, time.perf_counter()
-        self.note(_start_line(title, total, unit))
+        self.note(f"{title}: {total} {'cell(s)' if unit == 'cells' else unit} to run")
 
     def cell_started(self, key: str) -> None:
         self.started += 1
@@ -251,8 +230,7 @@ class LineProgress(RunProgress):
 
         def advance(n: float = 1, **fields: Any) -> None:
             state["n"] += n
-            now = time.perf_counter()
-            if now - state["last"] >= self.heartbeat_s:
+            if (now := time.perf_counter()) - state["last"] >= self.heartbeat_s:
                 state["last"] = now
                 info = f" {fields['info']}" if fields.get("info") else ""
                 self.note(f"    {description}: {state['n']:g}{f'/{total:g}' if total else ''} {unit}{info}")
@@ -265,7 +243,7 @@ class LineProgress(RunProgress):
 
 def _guarded(method: Callable) -> Callable:
     """A :class:`LiveProgress` method that calls into rich: on any error the display is given up
-    (:meth:`LiveProgress.fall_back`) and this call, like every later one, goes to its plain lines instead."""
+    (:meth:`LiveProgress.fall_back`) and this call, like every later one, is :class:`LineProgress`'s instead."""
     @functools.wraps(method)
     def call(self: LiveProgress, *args: Any, **kwargs: Any) -> Any:
         if self.fallback is None:
@@ -273,37 +251,32 @@ def _guarded(method: Callable) -> Callable:
                 return method(self, *args, **kwargs)
             except Exception as exc:  # the display must never take the run down
                 self.fall_back(exc)
-        return getattr(self.fallback, method.__name__)(*args, **kwargs)
+        return getattr(LineProgress, method.__name__)(self, *args, **kwargs)
     return call
 
 
-class LiveProgress(RunProgress):
-    """Rich bars (the run's bar and one per nested task); falls back to :class:`LineProgress` if rich fails."""
+class LiveProgress(LineProgress):
+    """Rich bars (the run's bar and one per nested task); :class:`LineProgress`'s lines once rich fails (then
+    ``fallback`` is the error it failed with)."""
 
     def __init__(self, console: Console, keys=()):
-        self.console, self.fallback, self.task, self.current = console, None, None, ""
-        self.progress = BarsProgress(console)
-        self.labels = cell_labels(keys)
-        self.total = self.done = 0
+        super().__init__(console)
+        self.fallback: Exception | None = None
+        self.progress, self.labels, self.task, self.current = BarsProgress(console), cell_labels(keys), None, ""
 
     def fall_back(self, exc: Exception) -> None:
-        """Stop the bars, say why in one line, and go on with plain lines (counting the cells done so far)."""
+        """Stop the bars, say why in one line, and go on with plain lines (the cells in flight not counted)."""
         with contextlib.suppress(Exception):
             self.progress.stop()
-        self.fallback = LineProgress(self.console)
-        self.fallback.note(f"warning: progress display failed ({type(exc).__name__}: {exc}); "
-                           f"continuing with plain progress lines")
-        self.fallback.total, self.fallback.done, self.fallback.started = self.total, self.done, self.done
-
-    def _print(self, text: str) -> None:
-        self.console.print(text, markup=False, highlight=False)
+        self.fallback, self.started = exc, self.done
+        self.note(f"warning: progress display failed ({type(exc).__name__}: {exc}); continuing with plain progress "
+                  f"lines")
 
     @_guarded
     def start(self, title: str, total: int, unit: str = "cells") -> None:
-        self.total, self.done = total, 0
-        self._print(_start_line(title, total, unit))
         self.progress.start()
-        self.task = self.progress.add_task(escape(title), total=total, info="", unit=unit, label="")
+        self.task = self.progress.add_task(title, total=total, info="", unit=unit, label="")
+        super().start(title, total, unit)   # its line printed above the bars
 
     @_guarded
     def cell_started(self, key: str) -> None:
@@ -312,33 +285,26 @@ class LiveProgress(RunProgress):
 
     @_guarded
     def cell_finished(self, key: str, status: str, seconds: float) -> None:
-        self.done += 1
         if status != "ok":
-            self._print(f"cell {key} {status}")
+            self.note(f"cell {key} {status}")
         self.progress.advance(self.task)
+        self.done += 1
 
     @_guarded
     def subtask(self, description: str, total: float | None, unit: str = "steps") -> Advance:
         # the cell is named on the run's row: a nested row that repeats its key shows only "└"
         shown = "└" if self.current and self.current in description else f"└ {description}"
-        try:
-            task = self.progress.add_task(escape(shown), total=total, info="", unit=unit)
-        except Exception:
-            raise RuntimeError("add_task failed") from None
-        state: dict[str, Any] = {"n": 0.0, "removed": False, "lines": None}
+        task, state = self.progress.add_task(shown, total=total, info="", unit=unit), {"n": 0.0, "lines": None}
 
         def advance(n: float = 1, **fields: Any) -> None:
             if self.fallback is not None:  # the display failed: this task's heartbeat on plain lines from now on
-                state["lines"] = state["lines"] or self.fallback.subtask(description, total, unit)
+                state["lines"] = state["lines"] or LineProgress.subtask(self, description, total, unit)
                 state["lines"](n, **fields)
-            elif not state["removed"]:
+            elif total is None or state["n"] < total:   # at its total the task is removed: the rest is ignored
                 state["n"] += n
                 try:
-                    if "info" in fields:
-                        fields["info"] = escape(str(fields["info"]))
                     self.progress.update(task, advance=n, **fields)
                     if total is not None and state["n"] >= total:
-                        state["removed"] = True
                         self.progress.remove_task(task)
                 except Exception as exc:  # this advance is dropped; the next ones go to plain lines
                     self.fall_back(exc)
@@ -347,12 +313,11 @@ class LiveProgress(RunProgress):
 
     @_guarded
     def note(self, text: str) -> None:
-        self._print(text)
+        self.console.print(text, markup=False, highlight=False)
 
     def stop(self) -> None:
-        if self.fallback is None:
-            with contextlib.suppress(Exception):
-                self.progress.stop()
+        with contextlib.suppress(Exception):
+            self.progress.stop()
 
 
 def make_progress(console: Console, live: bool, keys=()) -> RunProgress:
