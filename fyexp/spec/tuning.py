@@ -37,20 +37,13 @@ if TYPE_CHECKING:
 
 STUDY_DB = "study.db"
 BEST_PARAMS = "best_params.yaml"
-OBJECTIVE_ATTR = "objective"   # the study's user attribute naming what its trials return (TRIAL_OBJECTIVE)
-COUNTED_STATES = ("COMPLETE", "PRUNED", "RUNNING", "WAITING")   # TrialState names counted in a study's budget
-# Errors that say nothing about the trial's hyperparameters (a bad data file, a full disk, a spec error): the
-# study stops at the first one instead of failing every later trial the same way.
-NOT_THE_MODEL = (FyexpError, OSError)
-LINE_WIDTH = 100  # every line tune prints (its own and Optuna's) fits a 100-column terminal, cut after a word
-_one_line = functools.partial(textwrap.shorten, width=LINE_WIDTH, placeholder="…")
+# every line tune prints (its own and Optuna's) fits a 100-column terminal, cut after a word
+_one_line = functools.partial(textwrap.shorten, width=100, placeholder="…")
 STORAGE_EXPECTED = "expected sqlite:///PATH, the URL of a reachable database, or journal:PATH"
-MAX_BEST_PARAMS_BYTES = 1 << 20   # a best-parameters file fyexp writes: under 1 KB
 BEST_PARAMS_EXPECTED = ("expected the best-parameters file `fyexp tune` writes (a YAML mapping whose params map "
                         "config paths to values)")
 DB_EXPECTED = "expected the SQLite study file `fyexp tune` writes"
 RUN_BEST = "fyexp run {} --profile {} --best"   # runs a profile's grid at its study's best parameters
-SQLITE_HEADER = b"SQLite format 3\x00"   # the first 16 bytes of every SQLite 3 database
 
 
 @dataclass(frozen=True)
@@ -66,7 +59,6 @@ class StudyOptions:
     max_retry: int = 3
     n_startup_trials: int = 10
     n_warmup_steps: int = 5
-    connect_timeout_s: float = 60.0
 
 
 def default_storage_url(folder: Path) -> str:
@@ -76,9 +68,10 @@ def default_storage_url(folder: Path) -> str:
 
 
 def make_storage(url: str, options: StudyOptions = StudyOptions()) -> RDBStorage:
-    """An RDB storage with heartbeats, retry of dead workers' trials, and a connect timeout for SQLite (concurrent
-    writers wait instead of failing).  ``journal:PATH``: Optuna's journal file storage, for a cluster's shared file
-    system where SQLite's locking is unreliable; it has no heartbeat, so a killed worker's trial stays RUNNING."""
+    """An RDB storage with heartbeats, retry of dead workers' trials, and a 60 s connect timeout for SQLite
+    (concurrent writers wait instead of failing).  ``journal:PATH``: Optuna's journal file storage, for a cluster's
+    shared file system where SQLite's locking is unreliable; it has no heartbeat (a killed worker's trial stays
+    RUNNING)."""
     import optuna
     import sqlalchemy
 
@@ -88,8 +81,7 @@ def make_storage(url: str, options: StudyOptions = StudyOptions()) -> RDBStorage
         path = Path(url[len("journal:"):].removeprefix("//"))
         path.parent.mkdir(parents=True, exist_ok=True)
         return optuna.storages.JournalStorage(JournalFileBackend(str(path)))
-    engine_kwargs = ({"connect_args": {"timeout": options.connect_timeout_s}} if url.startswith("sqlite")
-                     else {"pool_pre_ping": True})
+    engine_kwargs = {"connect_args": {"timeout": 60.0}} if url.startswith("sqlite") else {"pool_pre_ping": True}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
         stale = getattr(optuna.storages, "RetryHeartbeatStaleTrialCallback", None)  # optuna >= 4.9
@@ -133,21 +125,15 @@ def retry_root(trial: Trial | FrozenTrial) -> int:
 
     if not isinstance(trial, FrozenTrial):
         trial = next(t for t in trial.study.get_trials(deepcopy=False) if t.number == trial.number)
-    history = trial.system_attrs.get("retry_history", [])
-    return history[0] if history else trial.number
+    return trial.system_attrs.get("failed_trial", trial.number)   # Optuna's retry callbacks: the series' first
 
 
-def _counted(trial: FrozenTrial) -> bool:
-    return trial.state.name in COUNTED_STATES or (trial.state.name == "FAIL" and "error" in trial.user_attrs)
-
-
-def counted_trials(study: optuna.Study) -> int:
-    """Trials that use up the budget: finished, running, waiting, or failed by their objective."""
-    return sum(_counted(t) for t in study.get_trials(deepcopy=False))
-
-
-def _any_complete(study: optuna.Study) -> bool:
-    return any(t.state.name == "COMPLETE" for t in study.get_trials(deepcopy=False))
+def counted_trials(study: optuna.Study, below: int | None = None) -> int:
+    """Trials (numbered below ``below``, where given) that use up the budget: finished, running, waiting, or failed
+    by their objective (not a surplus draw or a killed worker's)."""
+    return sum(t.state.name in ("COMPLETE", "PRUNED", "RUNNING", "WAITING")
+               or (t.state.name == "FAIL" and "error" in t.user_attrs)
+               for t in study.get_trials(deepcopy=False) if below is None or t.number < below)
 
 
 def run_study(study: optuna.Study, objective: Callable[[Trial], float], *, budget: int | None = None,
@@ -159,18 +145,14 @@ def run_study(study: optuna.Study, objective: Callable[[Trial], float], *, budge
     trials decide its outcome: with workers sharing the study, its last trial is often another worker's."""
     import optuna
 
-    start, ran, failed, stop = time.monotonic(), 0, 0, False
-    fatal: list[Exception] = []
     for handler in optuna.logging._get_library_root_logger().handlers:   # Optuna's log lines as tune's
         handler.addFilter(_one_short_line)
     mine: list[FrozenTrial] = []  # this call's trials, as Optuna hands them to its callbacks
+    fatal: list[Exception] = []
 
     def guarded(trial: Trial) -> float:
-        nonlocal stop
-        if budget is not None and sum(_counted(t) for t in study.get_trials(deepcopy=False)
-                                      if t.number < trial.number) >= budget:
+        if budget is not None and counted_trials(study, below=trial.number) >= budget:
             trial.set_user_attr("surplus", True)
-            stop = True
             raise RuntimeError(f"surplus trial {trial.number}: the budget of {budget} trials is used up")
         try:
             return objective(trial)
@@ -178,26 +160,27 @@ def run_study(study: optuna.Study, objective: Callable[[Trial], float], *, budge
             raise
         except Exception as exc:  # recorded on the trial, counted, not retried
             trial.set_user_attr("error", f"{type(exc).__name__}: {exc}"[:500])
-            if isinstance(exc, NOT_THE_MODEL):
+            if isinstance(exc, (FyexpError, OSError)):  # a bad data file, a full disk, a spec error: not the model
                 fatal.append(exc)
             raise
 
-    while not (stop or (n_trials is not None and ran >= n_trials)
-               or (timeout is not None and time.monotonic() - start >= timeout)
-               or (budget is not None and counted_trials(study) >= budget)):
-        study.optimize(guarded, n_trials=1, catch=(Exception,), gc_after_trial=False, show_progress_bar=False,
-                       callbacks=[lambda _study, trial: mine.append(trial)])
+    def after(study: optuna.Study, trial: FrozenTrial) -> None:
         if fatal:  # the data, a file or the spec is wrong: every further trial would fail the same way
             raise fatal[0]
-        if not stop:
-            ran += 1
-            failed += mine[-1].state.name == "FAIL"
+        if not trial.user_attrs.get("surplus"):
+            mine.append(trial)
             if on_trial_end is not None:
-                on_trial_end(study, mine[-1])
-    if ran and failed == ran:
-        raise RunFailed(f"every trial of this call failed ({ran}); last error: "
+                on_trial_end(study, trial)
+        if trial.user_attrs.get("surplus") or (budget is not None and counted_trials(study) >= budget):
+            study.stop()
+
+    if budget is None or counted_trials(study) < budget:
+        study.optimize(guarded, n_trials=n_trials, timeout=timeout, catch=(Exception,), callbacks=[after],
+                       gc_after_trial=False, show_progress_bar=False)
+    if mine and all(t.state.name == "FAIL" for t in mine):
+        raise RunFailed(f"every trial of this call failed ({len(mine)}); last error: "
                         f"{mine[-1].user_attrs.get('error', 'unknown')}")
-    return ran
+    return len(mine)
 
 
 def trial_line(trial: FrozenTrial, best: FrozenTrial | None, done: int, total: int | None,
@@ -215,7 +198,7 @@ def trial_line(trial: FrozenTrial, best: FrozenTrial | None, done: int, total: i
 
 def _one_short_line(record: logging.LogRecord) -> bool:
     """Optuna's per-trial INFO lines (271 characters with every parameter) are dropped (:func:`trial_line` replaces
-    them); any other record becomes one line of at most ``LINE_WIDTH`` characters, without its traceback."""
+    them); any other record becomes one short line (:data:`_one_line`), without its traceback."""
     if record.levelno <= logging.INFO:
         return False
     record.msg, record.args, record.exc_info, record.exc_text = _one_line(record.getMessage()), None, None, None
@@ -223,19 +206,17 @@ def _one_short_line(record: logging.LogRecord) -> bool:
 
 
 def study_summary(study: optuna.Study) -> dict:
-    """Counts by state, and the best trial's number, value and parameters (None before the first completes)."""
+    """Counts by state, and the best finite trial's number, value and parameters (None before the first completes)."""
     import optuna
     from optuna.trial import TrialState
 
     trials = study.get_trials(deepcopy=False)
-    counts = {state.name.lower(): sum(t.state == state for t in trials) for state in TrialState}
     completed = [t for t in trials if t.state == TrialState.COMPLETE and t.value is not None and math.isfinite(t.value)]
     pick = min if study.direction == optuna.study.StudyDirection.MINIMIZE else max
     best = pick(completed, key=lambda t: t.value, default=None)
-    return {"study": study.study_name, "trials": counts,
-            "best_trial": None if best is None else best.number,
-            "best_value": None if best is None else float(best.value),
-            "params": None if best is None else dict(best.params)}
+    counts = {state.name.lower(): sum(t.state == state for t in trials) for state in TrialState}
+    return {"study": study.study_name, "trials": counts, "best_trial": best and best.number,
+            "best_value": best and float(best.value), "params": best and dict(best.params)}
 
 
 def best_params_path(folder: Path, profile: str) -> Path:
@@ -245,42 +226,42 @@ def best_params_path(folder: Path, profile: str) -> Path:
 
 
 def best_params_file_problem(path: Path) -> tuple[dict, str | None]:
-    """``(the mapping, None)`` of the best-parameters file ``path`` (someone else's data: a regular file of bounded
-    UTF-8 YAML, a mapping whose ``params`` maps config paths to numbers, text or booleans), or ``({}, the problem)``."""
+    """``(the mapping, None)`` of the best-parameters file ``path`` (someone else's data: a regular file of at most
+    1 MiB of UTF-8 YAML, a mapping whose ``params`` maps config paths to numbers, text or booleans), or
+    ``({}, the problem)``."""
     from fyexp.store.damaged import read_record_text
     from fyexp.spec.specs import yaml_bound_problem
 
-    text, problem = read_record_text(Path(path), MAX_BEST_PARAMS_BYTES)
+    text, problem = read_record_text(Path(path), 1 << 20)   # fyexp writes under 1 KB
     if problem := problem or yaml_bound_problem(text):
         return {}, problem
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError:
         return {}, "not valid YAML"
-    if data is not None and not isinstance(data, dict):
+    if not isinstance(data := {} if data is None else data, dict):
         return {}, f"a YAML {type(data).__name__}, not a mapping"
-    params = (data or {}).get("params")
-    if params is not None and not isinstance(params, dict):
+    if not isinstance(params := data.get("params", {}), (dict, type(None))):
         return {}, f"its params is a {type(params).__name__}, not a mapping"
     for key, value in (params or {}).items():
         if not isinstance(key, str) or not all(part.isidentifier() for part in key.split(".")):
             return {}, f"its params key {key!r} is not a config path (e.g. train.optimizer.lr)"
         if not isinstance(value, (str, int, float, bool)):
             return {}, f"its params.{key} is a {type(value).__name__}, not a number, text or boolean"
-    return data or {}, None
+    return data, None
 
 
 def study_file_problem(path: Path) -> str | None:
     """What makes ``path`` no SQLite study file, or None; checked before Optuna opens it (it would create its tables
-    in an empty file, and a FIFO would block).  Only the first 16 bytes are read."""
+    in an empty file, and a FIFO would block).  Only the 16-byte SQLite header is read."""
     from fyexp.store.damaged import open_regular
 
     handle, problem = open_regular(path)
     if problem is not None:
         return problem
     with handle:
-        head = handle.read(len(SQLITE_HEADER))
-    return None if head == SQLITE_HEADER else "empty (0 bytes)" if not head else "not an SQLite database"
+        head = handle.read(16)
+    return None if head == b"SQLite format 3\x00" else "empty (0 bytes)" if not head else "not an SQLite database"
 
 
 def read_only_storage(path: Path) -> RDBStorage:
@@ -336,26 +317,19 @@ def public_url(url: str) -> str:
         raise FyexpError(f"--storage: '{url}' is not a database URL; {STORAGE_EXPECTED}") from None
 
 
-def _search(config: Any, name: str, profile: str) -> dict:
-    search = getattr(config, "search", None)
-    if not search:
-        raise FyexpError(f"{name}: the profile '{profile}' defines no 'search' space")
-    return search
-
-
 def tune_experiment(experiment: Any, config: Any, ctx: Any, *, n_trials: int | None = None,
                     timeout: float | None = None, storage: str | None = None,
                     results_dir: Path | None = None, budget: int | None = None) -> None:
-    """``fyexp tune NAME`` for an experiment whose profile has a ``search`` space: its ``trial(config, ctx, report,
-    work_dir)`` trains, calls ``report(epoch, value)`` after each epoch (median pruning), returns the validation metric.
-    The best parameters go to :func:`best_params_path`."""
+    """``fyexp tune NAME`` for an experiment whose profile has a ``search`` space (:func:`tune_plan` refuses one
+    without): its ``trial(config, ctx, report, work_dir)`` trains, calls ``report(epoch, value)`` after each epoch
+    (median pruning), returns the validation metric.  The best parameters go to :func:`best_params_path`."""
     import optuna
+    from optuna.trial import TrialState
 
     from fyexp.train import allocator
 
     allocator.tune_allocator()   # malloc set up for training loops (no number changes)
-    search = _search(config, ctx.experiment, ctx.profile)
-    folder = Path(results_dir or "results") / ctx.experiment
+    search, folder = config.search, Path(results_dir or "results") / ctx.experiment
     n_budget = getattr(config, "n_trials", 20)
     epochs = search.get("train.epochs")   # the fewest epochs a trial trains: the pruner waits for half of them
     lowest_epochs = ((int(min(epochs["choices"])) if "choices" in epochs else int(epochs["low"])) if epochs
@@ -368,8 +342,8 @@ def tune_experiment(experiment: Any, config: Any, ctx: Any, *, n_trials: int | N
     url = storage or default_storage_url(folder)
     study = open_study(f"{ctx.experiment}-{ctx.profile}", url, options)
     objective_name = experiment.TRIAL_OBJECTIVE
-    if study.user_attrs.get(OBJECTIVE_ATTR) != objective_name:  # for readers of the study (its figure's axis)
-        study.set_user_attr(OBJECTIVE_ATTR, objective_name)
+    if study.user_attrs.get("objective") != objective_name:  # for readers of the study (its figure's axis)
+        study.set_user_attr("objective", objective_name)
 
     def objective(trial: Trial) -> float:
         trial_config = config_with(config, suggest(trial, search, config), f"{ctx.experiment} trial {trial.number}")
@@ -385,25 +359,27 @@ def tune_experiment(experiment: Any, config: Any, ctx: Any, *, n_trials: int | N
         finally:  # a finished or pruned trial's checkpoints are not needed; a killed one's are kept
             shutil.rmtree(work, ignore_errors=True)
 
-    def save_best(study: optuna.Study) -> None:  # the study's summary (study_summary), for `run --best`
-        if _any_complete(study):
-            summary = {**study_summary(study), "profile": ctx.profile, "storage": public_url(url),
-                       "objective": objective_name, "direction": options.direction}
-            atomic_write_text(best_params_path(folder, ctx.profile), yaml.safe_dump(summary, sort_keys=False))
-
     if budget is None and n_trials is None:  # an explicit budget (workers sharing one study) wins
         budget = n_budget
     done = itertools.count(1)
 
-    def after_trial(study: optuna.Study, trial: FrozenTrial) -> None:
-        best = study.best_trial if _any_complete(study) else None
-        print(trial_line(trial, best, next(done), n_trials or budget, objective_name, options.direction), flush=True)
-        save_best(study)
+    def save_best(study: optuna.Study, trial: FrozenTrial | None = None) -> bool:
+        """The finished ``trial``'s line, then the study's summary (:func:`study_summary`) for `run --best`; whether
+        any trial completed."""
+        complete = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+        if trial is not None:
+            print(trial_line(trial, study.best_trial if complete else None, next(done), n_trials or budget,
+                             objective_name, options.direction), flush=True)
+        if complete:
+            summary = {**study_summary(study), "profile": ctx.profile, "storage": public_url(url),
+                       "objective": objective_name, "direction": options.direction}
+            atomic_write_text(best_params_path(folder, ctx.profile), yaml.safe_dump(summary, sort_keys=False))
+        return bool(complete)
 
-    ran = run_study(study, objective, budget=budget, n_trials=n_trials, timeout=timeout, on_trial_end=after_trial)
-    save_best(study)
+    ran = run_study(study, objective, budget=budget, n_trials=n_trials, timeout=timeout, on_trial_end=save_best)
+    complete = save_best(study)
     print(f"{ctx.experiment}: {ran} trials run in this call; study '{study.study_name}' in {public_url(url)}")
-    if _any_complete(study):
+    if complete:
         print(f"best parameters → {best_params_path(folder, ctx.profile)}; run them with "
               f"`{RUN_BEST.format(ctx.experiment, ctx.profile)}`")
 
@@ -429,21 +405,22 @@ def tune_plan(experiment: Any, config: Any, name: str, profile: str, *, n_trials
               cell_seconds: tuple[float, str] | None = None) -> list[str]:
     """What ``fyexp tune`` will do: study, trials and their time (the study's finished trials' mean, else
     ``cell_seconds``: one cell's time at this profile, as a trial trains as a cell does), objective, best parameters."""
-    _search(config, name, profile)
+    if not getattr(config, "search", None):
+        raise FyexpError(f"{name}: the profile '{profile}' defines no 'search' space")
     import optuna
 
     from fyexp.core.words import counted as count_of, duration
 
     direction, study_name = getattr(config, "direction", "minimize"), f"{name}-{profile}"
-    opened = make_storage(storage)
-    existing = (optuna.load_study(study_name=study_name, storage=opened).get_trials(deepcopy=False)
-                if study_name in optuna.get_all_study_names(storage=opened) else [])
-    counted = sum(_counted(t) for t in existing)
-    budget = getattr(config, "n_trials", 20)
+    try:
+        study = optuna.load_study(study_name=study_name, storage=make_storage(storage))
+    except KeyError:   # no such study yet
+        study = None
+    counted, budget = counted_trials(study) if study else 0, getattr(config, "n_trials", 20)
     to_run = n_trials if n_trials is not None else max(0, budget - counted)
     trials = (f"{count_of(to_run, 'more trial')} (--n-trials; the study counts {counted})" if n_trials is not None
               else f"{count_of(to_run, 'trial')} to run (the profile's budget {budget}, {counted} counted so far)")
-    finished = trial_seconds(existing)
+    finished = trial_seconds(study.get_trials(deepcopy=False)) if study else None
     per_trial, source = ((finished[0], f"the mean of the study's {count_of(finished[1], 'finished trial')}") if finished
                          else (cell_seconds[0], f"one cell's time at this profile, {cell_seconds[1]}") if cell_seconds
                          else (None, ""))
@@ -464,7 +441,11 @@ def tune_plan(experiment: Any, config: Any, name: str, profile: str, *, n_trials
 def best_params_of(name: str, profile: str, results_dir: Path) -> tuple[dict, str]:
     """The best parameters ``fyexp tune NAME --profile PROFILE`` found, and where they were read: the profile's own
     file (:func:`best_params_path`), else the first studies' ``best_params.yaml`` where its ``profile`` is this one,
-    else the best completed trial of the study ``NAME-PROFILE`` in the folder's ``study.db``."""
+    else the best completed trial of the study ``NAME-PROFILE`` in the folder's ``study.db``: that answer is kept
+    while the file and this module are unchanged (:mod:`fyexp.store.user_cache`), as report and claims ask it of
+    every row of a tuned profile and opening a study costs about a second (importing Optuna and SQLAlchemy)."""
+    from fyexp.store.user_cache import code_key, file_signature, remembered
+
     folder = Path(results_dir) / name
     own, first, database, study_name = (best_params_path(folder, profile), folder / BEST_PARAMS, folder / STUDY_DB,
                                         f"{name}-{profile}")
@@ -476,27 +457,8 @@ def best_params_of(name: str, profile: str, results_dir: Path) -> tuple[dict, st
         if not data.get("params"):
             raise FyexpError(f"--best: {file}: no completed trial yet")
         return dict(data["params"]), str(file)
-    if os.path.lexists(database):
-        found, params = _study_best_params(database, study_name)
-        if params:
-            return dict(params), f"{database} (study {study_name})"
-        if found:
-            raise FyexpError(f"--best: study '{study_name}' in {database} has no completed trial yet")
-    held = f"{first} holds the study of profile '{data['profile']}'" if data.get("profile") else f"no {first}"
-    raise FyexpError(f"--best: no tuning study of profile '{profile}' ({held}, and {database} has no study "
-                     f"'{study_name}'); run `fyexp tune {name} --profile {profile}` first")
 
-
-def _study_best_params(database: Path, study_name: str) -> tuple[bool, dict]:
-    """``(whether the study is in the database, its best completed trial's parameters or {})``, kept while the file
-    and this module are unchanged (:mod:`fyexp.store.user_cache`): report and claims ask it of every row of a tuned
-    profile, and opening a study costs about a second (importing Optuna and SQLAlchemy)."""
-    from fyexp.store.user_cache import code_key, file_signature, remembered
-
-    if problem := study_file_problem(database):
-        raise FyexpError(f"--best: {database}: {problem}; {DB_EXPECTED}")
-
-    def read() -> tuple[bool, dict]:
+    def read() -> tuple[bool, dict]:   # (whether the study is in the database, its best parameters or {})
         import sqlite3
 
         import optuna
@@ -516,8 +478,18 @@ def _study_best_params(database: Path, study_name: str) -> tuple[bool, dict]:
             if storage is not None:
                 storage.engine.dispose()
 
-    return remembered("study-best", f"{database.resolve()}::{study_name}",
-                      (code_key(__file__), *file_signature(database)), read)
+    if os.path.lexists(database):
+        if problem := study_file_problem(database):
+            raise FyexpError(f"--best: {database}: {problem}; {DB_EXPECTED}")
+        found, params = remembered("study-best", f"{database.resolve()}::{study_name}",
+                                   (code_key(__file__), *file_signature(database)), read)
+        if params:
+            return dict(params), f"{database} (study {study_name})"
+        if found:
+            raise FyexpError(f"--best: study '{study_name}' in {database} has no completed trial yet")
+    held = f"{first} holds the study of profile '{data['profile']}'" if data.get("profile") else f"no {first}"
+    raise FyexpError(f"--best: no tuning study of profile '{profile}' ({held}, and {database} has no study "
+                     f"'{study_name}'); run `fyexp tune {name} --profile {profile}` first")
 
 
 def with_best(resolved: Any, results_dir: Path, aliases: dict[str, str] | None = None) -> Any:

@@ -12,31 +12,19 @@ from fyexp.cli.commands.options import Options, data_folder, resolve_experiment,
 from fyexp.run.progress import make_progress, say
 
 
-def cell_seconds(name: str, resolved, options: Options, results) -> tuple[float, str] | None:
-    """One cell's mean time at the resolved profile on this machine (as ``fyexp list`` estimates it: recorded, else
-    scaled from another profile's cells) and where its times were read; ``None`` where no cell has one."""
-    from fyexp.run.overview import summary_as_recorded
-    from fyexp.run.estimate import source_text
-    from fyexp.spec.specs import load_spec
-
-    summary = summary_as_recorded(load_spec(name, options.experiments_dir), resolved, results).at_speed()
-    known = summary.cells - summary.unestimated
-    if known and summary.estimate_s is not None:
-        return summary.estimate_s / known, f"times {source_text(summary.source)}"
-    if summary.scaled and summary.scaled_s is not None:
-        return (summary.scaled_s / summary.scaled,
-                f"scaled from the '{', '.join(summary.scaled_from)}' profile's cells (an extrapolation)")
-    return None
-
-
 def tune_command(name: str, options: Options, *, n_trials: int | None, timeout: float | None,
                  storage: str | None, err: Console) -> bool:
-    """Tune experiment ``name`` at ``options``' profile and overrides; False when a worker job failed."""
+    """Tune experiment ``name`` at ``options``' profile and overrides; False when a worker job failed.  The plan's
+    time is the study's finished trials' mean, else one cell's mean time at this profile on this machine (as ``fyexp
+    list`` estimates it: recorded, else scaled from another profile's cells)."""
     from fyexp.cli.devices import resolve_device
     from fyexp.core.domains import check_options
     from fyexp.experiments import RunContext
-    from fyexp.store.results import ResultStore
+    from fyexp.run.estimate import source_text
+    from fyexp.run.overview import summary_as_recorded
+    from fyexp.spec.specs import load_spec
     from fyexp.spec.tuning import default_storage_url, tune_experiment, tune_plan
+    from fyexp.store.results import ResultStore
 
     check_options({"--n-trials": n_trials, "--timeout": timeout})
     experiment, resolved = resolve_experiment(name, options)
@@ -48,9 +36,13 @@ def tune_command(name: str, options: Options, *, n_trials: int | None, timeout: 
                      artifact_dir=store.artifact_dir(resolved.profile))
     url = storage or default_storage_url(store.folder)
     workers = 1 if options.executor is None else (options.executor.jobs or os.cpu_count() or 1)
+    cells = summary_as_recorded(load_spec(name, options.experiments_dir), resolved, results).at_speed()
+    known = cells.cells - cells.unestimated
+    cell = ((cells.estimate_s / known, f"times {source_text(cells.source)}") if known and cells.estimate_s is not None
+            else (cells.scaled_s / cells.scaled, f"scaled from the '{', '.join(cells.scaled_from)}' profile's cells "
+                  "(an extrapolation)") if cells.scaled and cells.scaled_s is not None else None)
     for line in tune_plan(experiment, resolved.config, name, resolved.profile, n_trials=n_trials, timeout=timeout,
-                          storage=url, results_dir=results, workers=workers,
-                          cell_seconds=cell_seconds(name, resolved, options, results)):
+                          storage=url, results_dir=results, workers=workers, cell_seconds=cell):
         say(err, line)
     if options.executor is None:
         tune_experiment(experiment, resolved.config, ctx, n_trials=n_trials, timeout=timeout, storage=url,
