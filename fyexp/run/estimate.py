@@ -90,11 +90,9 @@ def _finished_times(rows, profile: str, epochs: int | None = None) -> list[Recor
     """One :class:`Recorded` per finished (``ok``) cell among csv ``rows`` at ``profile``, each of ``epochs``."""
     cells: dict[str, Recorded] = {}
     for row in rows:
-        if row.get("profile") != profile or (row.get("status") or "ok") != "ok":
-            continue
         seconds, key = _number(row.get("wall_time_s")), row.get("cell") or str(len(cells))
-        if seconds is not None and key not in cells:
-            cells[key] = Recorded(row.get("method") or "", seconds, epochs, _params(row.get("params")))
+        if row.get("profile") == profile and (row.get("status") or "ok") == "ok" and seconds is not None:
+            cells.setdefault(key, Recorded(row.get("method") or "", seconds, epochs, _params(row.get("params"))))
     return list(cells.values())
 
 
@@ -105,22 +103,19 @@ def stated_epochs(cell_file: Path) -> int | None:
 
 
 def csv_rows(path: Path) -> list[dict]:
-    """The rows of a csv file (none where :func:`fyexp.store.damaged.read_record_text` refuses it), read once per
-    process while its ``stat`` signature is unchanged; the rows are shared: never change them."""
+    """The rows of a csv file (none where :func:`fyexp.store.damaged.read_record_text` refuses it, or it is gone),
+    read once per process while its ``stat`` signature is unchanged; the rows are shared: never change them."""
     try:
-        signature = file_signature(path)
+        return list(_csv_rows_once(os.path.abspath(path), file_signature(path)))
     except OSError:
-        return []   # gone, or a link to nothing: nothing to read (read_record_text would say so)
-    return list(_csv_rows_once(os.path.abspath(path), signature))
+        return []
 
 
 @functools.lru_cache(maxsize=8192)
 def _csv_rows_once(path: str, signature: tuple) -> tuple[dict, ...]:
     text, problem = damaged.read_record_text(Path(path), damaged.MAX_TABLE_BYTES)
-    if problem is not None:
-        return ()
     try:
-        return tuple(csv.DictReader(io.StringIO(text, newline="")))
+        return () if problem is not None else tuple(csv.DictReader(io.StringIO(text, newline="")))
     except csv.Error:
         return ()
 
@@ -138,14 +133,10 @@ def times_as_recorded(results_dir: Path, experiment: str, profiles: list[str], *
     """The module's recorded times at the first of ``profiles`` with any, and the folder read (``None`` if none).
     ``with_epochs``: each cell file's epochs from its run record (``results.csv`` rows state none)."""
     for folder in _folders(results_dir):
-        table = None
         for profile in profiles:
             times = [t for f in sorted((folder / experiment / "cells" / profile).glob("*.csv"))
                      for t in _finished_times(csv_rows(f), profile, stated_epochs(f) if with_epochs else None)]
-            if not times:
-                table = csv_rows(folder / experiment / "results.csv") if table is None else table
-                times = _finished_times(table, profile)
-            if times:
+            if times or (times := _finished_times(csv_rows(folder / experiment / "results.csv"), profile)):
                 return times, folder
     profile_times = [t for p in profiles for t in measured_profile_times(experiment, p)]
     return (profile_times, PROFILE_TIMES) if profile_times else ([], None)
@@ -157,22 +148,20 @@ def measured_profile_times(experiment: str, profile: str) -> list[Recorded]:
             for t in _finished_times([row], profile, int(row["epochs"]) if row.get("epochs") else None)]
 
 
-def _project_times(folder: str | Path) -> bool:
+def _project_times(folder: str | Path | None) -> bool:
     """Whether ``folder`` holds times recorded on the project's machine (``results/``, :data:`PROFILE_TIMES`)."""
-    return Path(folder).resolve() in (committed_results().resolve(), PROFILE_TIMES.resolve())
+    return bool(folder) and Path(folder).resolve() in (committed_results().resolve(), PROFILE_TIMES.resolve())
 
 
 def recorded_factor(folder: str | Path | None) -> float:
     """The factor on the times read from ``folder``: this machine's speed for the project's, else 1 (recorded here)."""
-    return machine_speed().factor if folder is not None and _project_times(folder) else 1.0
+    return machine_speed().factor if _project_times(folder) else 1.0
 
 
 def source_text(folder: str | Path | None) -> str:
     """Where recorded times come from, in words: ``in DIR``, or the project's times with :func:`speed_text`."""
-    if not folder:
-        return ""
     if not _project_times(folder):
-        return f"in {folder}"
+        return f"in {folder}" if folder else ""
     where = "fyexp's measured profile times" if Path(folder).resolve() == PROFILE_TIMES.resolve() else str(folder)
     return f"in {where}, recorded on the project's machine, {speed_text(machine_speed())}"
 
@@ -188,10 +177,8 @@ def nearest(method: str, params: dict | None, times: list) -> list:
     params = params or {}
     if "dataset" in params:
         times = [t for t in times if (t.params or {}).get("dataset") == params["dataset"]]
-    if not times:
-        return []
     scores = [(t.method == method) + sum((t.params or {}).get(k) == v for k, v in params.items()) for t in times]
-    best = max(scores)
+    best = max(scores, default=0)
     return [t for t, score in zip(times, scores) if score == best]
 
 
@@ -223,19 +210,15 @@ def estimate_cells(methods: list[str], times: list[Recorded], epochs: list[int |
     total, unestimated, extrapolated, keys = 0.0, [], 0, set()
     find = nearest_once([Recorded(*t) for t in times])   # plain tuples too
     for i, method in enumerate(methods):
-        cell_params = (params[i] if params is not None else None) or {}
-        pool = find(method, cell_params)
-        if not pool:
+        cell_params, cell_epochs = (params and params[i]) or {}, epochs and epochs[i]
+        if not (pool := find(method, cell_params)):
             unestimated.append(i)
             continue
-        cell_epochs = epochs[i] if epochs is not None else None
         total += sum(t.seconds * cell_epochs / t.epochs if cell_epochs and t.epochs else t.seconds
                      for t in pool) / len(pool)
         missing = {k for k, v in cell_params.items()
                    if k not in REPLICATE_KEYS and all((t.params or {}).get(k) != v for t in pool)}
-        if missing:
-            extrapolated += 1
-            keys |= missing
+        extrapolated, keys = extrapolated + bool(missing), keys | missing
     seconds = 0.0 if not methods else (float(total) if len(unestimated) < len(methods) else None)
     return CellsEstimate(seconds, tuple(unestimated), extrapolated, tuple(sorted(keys)))
 
@@ -260,9 +243,8 @@ def scaled_text(seconds: float | None, count: int, profiles: tuple[str, ...]) ->
     if not count or seconds is None:
         return ""
     names = [f"'{p}'" for p in profiles]
-    named = " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
-    whose = "profiles'" if len(names) > 1 else "profile's"
-    return (f"about {duration(seconds)} for {count} of them, scaled from the {named} {whose} cells by training "
+    named = f"{', '.join(names[:-1])} and {names[-1]} profiles'" if len(names) > 1 else f"{names[0]} profile's"
+    return (f"about {duration(seconds)} for {count} of them, scaled from the {named} cells by training "
             f"examples and evaluation samples (an extrapolation)")
 
 
@@ -292,8 +274,7 @@ class CellTimes(NamedTuple):
 def cell_times(rows: list[dict]) -> CellTimes | None:
     """The :class:`CellTimes` of one cell's rows; ``None`` where no row is finished or none states a wall time."""
     ok = [r for r in rows if (r.get("status") or "ok") == "ok"]
-    wall = _number(ok[0].get("wall_time_s")) if ok else None
-    if wall is None:
+    if not ok or (wall := _number(ok[0].get("wall_time_s"))) is None:
         return None
     values = {r.get("metric"): _number(r.get("value")) for r in ok}
     return CellTimes(ok[0].get("method") or "", _params(ok[0].get("params")), wall, values.get("train_time_s"),
@@ -313,19 +294,17 @@ def records_as_recorded(results_dir: Path, name: str, experiment: Any, skip_prof
     a work, from the first of :func:`_folders` with any, and that folder (``None`` where none has any)."""
     for folder in _folders(results_dir):
         found = []
-        cell_root = folder / name / "cells"
-        for profile_dir in sorted(p for p in cell_root.glob("*") if p.is_dir() and p.name not in skip_profiles):
-            for cell_file in sorted(profile_dir.glob("*.csv")):
-                times, stated = cell_times(csv_rows(cell_file)), stated_settings(cell_file)
-                if times is None or stated is None:
-                    continue
-                config = stated.get("config")
-                epochs = training_epochs(config, times.params)
-                work = experiment.work(config, times.params) if isinstance(config, dict) else None
-                train_s = training_seconds(times.train_time, times.epoch_time, epochs)
-                if not epochs or work is None or min(work) <= 0 or train_s is None:
-                    continue
-                found.append(ScaledRecord(profile_dir.name, times.method, times.params, train_s,
+        files = (folder / name / "cells").glob("*/*.csv")
+        for cell_file in sorted(f for f in files if f.parent.name not in skip_profiles):
+            times, stated = cell_times(csv_rows(cell_file)), stated_settings(cell_file)
+            if times is None or stated is None:
+                continue
+            config = stated.get("config")
+            epochs = training_epochs(config, times.params)
+            work = experiment.work(config, times.params) if isinstance(config, dict) else None
+            train_s = training_seconds(times.train_time, times.epoch_time, epochs)
+            if epochs and work is not None and min(work) > 0 and train_s is not None:
+                found.append(ScaledRecord(cell_file.parent.name, times.method, times.params, train_s,
                                           max(times.wall - train_s, 0.0), epochs, *work))
         if found:
             return found, folder
@@ -362,10 +341,10 @@ def nearest_in_work(method: str, work, records: list[ScaledRecord]) -> list[Scal
     r"""The records of ``method`` (all, where none is) of the least \|log N(r) / N(c)\|: the closest in scale, on any
     data set (UCI Year's cells from Protein's, not Yacht's, whose epochs of 277 rows are mostly overhead)."""
     pool = [r for r in records if r.method == method] or list(records)
-    if not pool or work.train_examples <= 0:
+    if work.train_examples <= 0:
         return []
     distance = [abs(math.log(r.train_examples / work.train_examples)) for r in pool]
-    best = min(distance)
+    best = min(distance, default=0)
     return [r for r, d in zip(pool, distance) if d == best]
 
 
@@ -384,13 +363,13 @@ def scaled_cells_as_recorded(cells, resolved, experiment, results_dir: Path
     base, as recorded, and the folder; ``experiment``: the runner's (plan) or a :class:`LightWork` (``show``)."""
     if not cells:
         return None, 0, (), None
-    todo, derived = [], {}
-    for cell in cells:   # a cell's epochs and work do not depend on its seed: derived once per method and params
-        key = (cell.method, cell.params_json)
-        if key not in derived:
-            config = scoped_config(experiment, resolved.config, cell)
-            derived[key] = (training_epochs(config, cell.params), experiment.work(config, cell.params))
-        todo.append((cell.method, cell.params, *derived[key]))
+
+    derived: dict = {}   # a cell's epochs and work do not depend on its seed: derived once per method and params
+    for c in cells:
+        if (key := (c.method, c.params_json)) not in derived:
+            config = scoped_config(experiment, resolved.config, c)
+            derived[key] = training_epochs(config, c.params), experiment.work(config, c.params)
+    todo = [(c.method, c.params, *derived[c.method, c.params_json]) for c in cells]
     skip = list(dict.fromkeys([resolved.profile, getattr(resolved, "base_profile", resolved.profile)]))
     records, folder = records_as_recorded(results_dir, resolved.name, experiment, skip)
     return (*scaled_estimate(todo, records, experiment.work_across_datasets), folder)
