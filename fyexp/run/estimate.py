@@ -71,19 +71,17 @@ class Recorded(NamedTuple):
 
 def _params(text: str | None) -> dict:
     try:
-        found = json.loads(text or "{}")
+        return found if isinstance(found := json.loads(text or "{}"), dict) else {}
     except ValueError:
         return {}
-    return found if isinstance(found, dict) else {}
 
 
 def _number(text: str | None) -> float | None:
     """A csv field as a number; ``None`` where it is empty, not a number or NaN."""
     try:
-        value = float(text or "nan")
+        return None if math.isnan(value := float(text or "nan")) else value
     except ValueError:
         return None
-    return value if value == value else None
 
 
 def _finished_times(rows, profile: str, epochs: int | None = None) -> list[Recorded]:
@@ -189,9 +187,7 @@ def nearest_once(times: list) -> Callable[[str, dict | None], list]:
 
     def find(method: str, params: dict | None) -> list:
         key = (method, repr(sorted((params or {}).items())))
-        if key not in found:
-            found[key] = nearest(method, params, times)
-        return found[key]
+        return found[key] if key in found else found.setdefault(key, nearest(method, params, times))
 
     return find
 
@@ -381,8 +377,7 @@ def with_scaled(plan, resolved, experiment, results_dir: Path):
         return plan
     seconds, count, profiles, folder = scaled_cells_as_recorded(plan.unestimated_cells, resolved, experiment,
                                                                 results_dir)
-    seconds = seconds * recorded_factor(folder) if seconds is not None else None
-    return replace(plan, scaled_s=seconds, scaled=count, scaled_from=profiles)
+    return replace(plan, scaled_s=seconds and seconds * recorded_factor(folder), scaled=count, scaled_from=profiles)
 
 
 class LightWork:

@@ -1,16 +1,14 @@
 """``fyexp list``'s and ``fyexp show``'s summaries kept beside the results they were derived from
 (``results/summaries.json``), so that a fresh clone answers in under a second.
 
-A summary (:class:`fyexp.run.overview.ProfileSummary`) as recorded, before this machine's speed factor, takes some 750
-reads of cell files and other profiles' scoped configs to derive, about three quarters of a second.  The user cache
-keeps them under sizes and modification times, which a clone changes; ``fyexp report`` also writes them here under the
-*content key* of what they are derived from (:func:`fyexp.run.derivation.content_key` of the results folder, and of
-the committed ``results/`` where that is another folder), which a clone keeps.
-
-The folders a summary's times were read from are kept as roles (``results``, ``committed``, ``profile-times``) and put
-back as this checkout's paths when read; a summary read from any other folder is not kept (its experiment is derived
-afresh).  The file is JSON read with the limits of every record (:func:`fyexp.store.damaged.read_record_text`);
-another format, key, spec or anything unexpected is a miss: a cache, never a second source of the estimates.
+A summary (:class:`fyexp.run.overview.ProfileSummary`) as recorded takes some 750 reads of cell files and scoped configs
+to derive (about 0.75 s).  The user cache keys them by sizes and modification times, which a clone changes; ``fyexp
+report`` also writes them here under the *content key* of what they are derived from
+(:func:`fyexp.run.derivation.content_key` of the results folder, and of the committed ``results/`` where that is
+another folder), which a clone keeps.  Their folders are kept as roles (``results``, ``committed``,
+``profile-times``), put back as this checkout's paths; a summary read from any other folder is not kept.  The file is
+JSON read with the limits of every record (:func:`fyexp.store.damaged.read_record_text`); another format, key, spec or
+anything unexpected is a miss: a cache, never a second source of the estimates.
 """
 
 from __future__ import annotations
@@ -47,8 +45,7 @@ def summaries_key(results_dir: Path, experiments_dir: Path | None) -> str | None
             keys.append(content_key(committed_results(), experiments_dir, FORMAT))
         return "" if None in keys else hashlib.sha256("\0".join(keys).encode()).hexdigest()
 
-    inputs = recorded_inputs(results_dir, experiments_dir)
-    if inputs is None:
+    if (inputs := recorded_inputs(results_dir, experiments_dir)) is None:
         return None
     return remembered("summaries-key", repr(str(Path(results_dir).resolve())), inputs, derive) or None
 
@@ -86,10 +83,9 @@ def write_kept(results_dir: Path, experiments_dir: Path | None, derive: Callable
     from fyexp.store.io import atomic_write_text
 
     key, roles = summaries_key(results_dir, experiments_dir), _roles(results_dir)
-    rows = {} if key is None else {name: (digest, [_plain_summary(s, roles) for s in summaries])
-                                   for name, (digest, summaries) in derive().items()}
-    experiments = {name: {"spec": digest, "summaries": plain} for name, (digest, plain) in rows.items()
-                   if None not in plain}
+    experiments = {} if key is None else {
+        name: {"spec": digest, "summaries": plain} for name, (digest, summaries) in derive().items()
+        if None not in (plain := [_plain_summary(s, roles) for s in summaries])}
     path = Path(results_dir) / STORE
     if not experiments:
         if path.is_file() or path.is_symlink():

@@ -1,11 +1,10 @@
 """The plan of a run, printed before its first cell: what it will run and how long that took before.
 
-:func:`run_plan` counts the grid's cells (``--only``, ``--force``), those finished, those to run and those finished at
-old settings (the runner's :func:`fyexp.run.runner.classify_cells`), and estimates the cells to run
-(:mod:`fyexp.run.estimate`).  :func:`long_plan_reason` says why a plan needs confirmation (over :data:`LONG_S`, or an
-unknown time at a ``paper*`` profile), :func:`confirm` asks for it.  Before any of this, :func:`check_start` refuses a
-run that cannot or should not start: a grid of no cell, too many cells or a cell past the available memory (unless
-``--yes``), and the ``paper`` profile on a source tree with uncommitted changes (unless ``--allow-dirty``).
+:func:`run_plan` counts the grid's cells (``--only``, ``--force``): finished, to run, finished at old settings (the
+runner's :func:`fyexp.run.runner.classify_cells`), and estimates those to run (:mod:`fyexp.run.estimate`).
+:func:`long_plan_reason` says why a plan needs confirmation (over :data:`LONG_S`, or an unknown time at a ``paper*``
+profile).  :func:`check_start` refuses first a run that cannot or should not start: a grid of no cell, too many cells
+or a cell past the available memory (unless ``--yes``), ``paper`` on a dirty source tree (unless ``--allow-dirty``).
 """
 
 from __future__ import annotations
@@ -26,6 +25,7 @@ from fyexp.spec.specs import resolve
 from fyexp.store.results import ResultStore
 
 LONG_S = 2 * 3600.0
+OVER_LONG = f" (over {LONG_S / 3600:g} h)"
 
 
 @dataclass(frozen=True)
@@ -65,13 +65,14 @@ def run_plan(resolved, experiment, results_dir: Path, force: bool = False, only=
 
     pending = classify_cells(resolved, experiment, ResultStore(results_dir, resolved.name), force, only,
                              device=device, data_dir=data_dir)
-    profiles = list(dict.fromkeys([resolved.profile, resolved.base_profile]))
-    times, folder = recorded_times(results_dir, resolved.name, profiles, with_epochs=True)
-    todo_epochs = cells_training_epochs(experiment, resolved.config, pending.todo)
-    found = estimate_cells([c.method for c in pending.todo], times, todo_epochs, [c.params for c in pending.todo])
+    times, folder = recorded_times(results_dir, resolved.name, list(dict.fromkeys([resolved.profile,
+                                   resolved.base_profile])), with_epochs=True)
+    found = estimate_cells([c.method for c in pending.todo], times,
+                           cells_training_epochs(experiment, resolved.config, pending.todo),
+                           [c.params for c in pending.todo])
     return RunPlan(resolved.name, resolved.profile, len(pending.cells), len(pending.cells) - len(pending.todo),
-                   len(pending.todo), len(pending.changed), found.seconds, len(times),
-                   str(folder) if folder is not None else "", tuple(pending.todo), len(found.unestimated),
+                   len(pending.todo), len(pending.changed), found.seconds, len(times), str(folder or ""),
+                   tuple(pending.todo), len(found.unestimated),
                    found.extrapolated, found.keys, tuple(pending.todo[i] for i in found.unestimated), pending=pending)
 
 
@@ -109,13 +110,13 @@ def long_plan_reason(to_run: int, estimate_s: float | None, profile: str, unesti
                 "(an extrapolation)" if estimate_s
                 else f"scaled from other profiles' cells (an extrapolation) for {counted(scaled)}")
         rest = f"; {counted(unestimated - scaled)} without any estimate" if unestimated > scaled else ""
-        why = f" (over {LONG_S / 3600:g} h)" if total > LONG_S else f", at profile '{profile}'" if paper else None
+        why = OVER_LONG if total > LONG_S else f", at profile '{profile}'" if paper else None
         return f"it is estimated at about {duration(total)}, {what}{why}{rest}" if why else None
     if estimate_s is None:
         return f"its time is unknown at profile '{profile}'" if paper else None
     if estimate_s > LONG_S:
         more = f" for {to_run - unestimated} of its cells" if unestimated else ""
-        return f"it is estimated at {duration(estimate_s)}{more} (over {LONG_S / 3600:g} h)"
+        return f"it is estimated at {duration(estimate_s)}{more}{OVER_LONG}"
     if unestimated and paper:
         return f"the time of {unestimated} of its {to_run} cells is unknown at profile '{profile}'"
     return None

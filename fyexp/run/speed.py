@@ -92,19 +92,14 @@ def _settled(timings: list[float]) -> bool:
     return second - first <= AGREE * first
 
 
-def _machine() -> str:
-    import platform
-
-    return f"{platform.node()}|{platform.machine()}|{platform.processor()}|{os.cpu_count()}|v{WORKLOAD_VERSION}"
-
-
 def machine_speed(now: float | None = None) -> Speed:
     """``$FYEXP_MACHINE_SPEED``, else the user cache's measurement while the module's rule keeps it, else a new one."""
+    import platform
+
     from fyexp.core.errors import FyexpError
     from fyexp.store.user_cache import load_entry, save_entry
 
-    chosen = os.environ.get(ENV)
-    if chosen not in (None, ""):
+    if chosen := os.environ.get(ENV):
         try:
             factor = float(chosen)
         except ValueError:
@@ -113,26 +108,21 @@ def machine_speed(now: float | None = None) -> Speed:
             raise FyexpError(f"${ENV}={chosen!r}: expected a positive number (the factor on recorded wall times; "
                              f"1 = as recorded)")
         return Speed(factor)
-    now = time.time() if now is None else now
-    cores = os.cpu_count() or 1
-    kept = load_entry("speed", _machine(), WORKLOAD_VERSION)
+    now, cores, load = time.time() if now is None else now, os.cpu_count() or 1, load_average()
+    machine = f"{platform.node()}|{platform.machine()}|{platform.processor()}|{os.cpu_count()}|v{WORKLOAD_VERSION}"
+    kept = load_entry("speed", machine, WORKLOAD_VERSION)
     if isinstance(kept, tuple) and len(kept) == 3:
-        found, load_now = Speed(kept[0] / REFERENCE_SECONDS, kept[0], kept[1], kept[2], cores), load_average()
+        found = Speed(kept[0] / REFERENCE_SECONDS, kept[0], kept[1], kept[2], cores)
         age = now - (found.measured_at or 0.0)
-        if 0 <= age < (LOADED_KEEP_S if found.loaded else KEEP_S) and (not found.loaded or is_loaded(load_now, cores)):
+        if 0 <= age < (LOADED_KEEP_S if found.loaded else KEEP_S) and (not found.loaded or is_loaded(load, cores)):
             return found
-    load = load_average()
     seconds = workload_seconds()
-    save_entry("speed", _machine(), WORKLOAD_VERSION, (seconds, now, load))
+    save_entry("speed", machine, WORKLOAD_VERSION, (seconds, now, load))
     return Speed(seconds / REFERENCE_SECONDS, seconds, now, load, cores)
 
 
 def speed_text(speed: Speed) -> str:
     """The factor in words, with the rule that keeps it: ``× 0.62 for this machine's speed (calibration, …)``."""
-    if speed.seconds is None:
-        how = speed.source
-    elif speed.loaded:
-        how = f"calibration at load {speed.load:.1f} on {speed.cores} cores, kept a day or until the machine is quiet"
-    else:
-        how = "calibration, kept a week"
+    how = (speed.source if speed.seconds is None else "calibration, kept a week" if not speed.loaded else
+           f"calibration at load {speed.load:.1f} on {speed.cores} cores, kept a day or until the machine is quiet")
     return f"× {speed.factor:.2g} for this machine's speed ({how})"
