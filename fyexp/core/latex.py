@@ -12,8 +12,8 @@ __all__ = ["escape"]
 _TABLE = str.maketrans({  # LaTeX's ten special characters, then the symbols
     "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}",
     "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "±": r"$\pm$", "σ": r"$\sigma$", "ρ": r"$\rho$",
-    "γ": r"$\gamma$", "δ": r"$\delta$", "→": r"$\to$", "✓": r"\checkmark", "✗": r"$\times$", "†": r"\dag{}", "—": "--",
-    "′": "'"})
+    "γ": r"$\gamma$", "δ": r"$\delta$", "→": r"$\to$", "✓": r"\checkmark", "✗": r"$\times$", "†": r"\dag{}",
+    "—": "--", "′": "'"})
 
 
 def escape(text: str) -> str:

@@ -167,8 +167,9 @@ def test_a_job_array_gives_the_local_executors_rows_bit_for_bit(cluster, tmp_pat
     to those of ``--executor local`` (scripts/compare_results.py)."""
     on_cluster, on_machine = tmp_path / "slurm", tmp_path / "local"
     started = time.perf_counter()
+    # side by side: CI's time is the longer one's
     runs = {kind: _start("run", "gmm-clustering", "--profile", "quick", "--only", "seed=0", "--executor", kind,
-                         "--no-progress", "--results-dir", str(folder), env={})  # side by side: CI's time is the longer one's
+                         "--no-progress", "--results-dir", str(folder), env={})
             for kind, folder in (("slurm", on_cluster), ("local", on_machine))}
     for kind, run in runs.items():
         _, stderr = run.communicate(timeout=900)
