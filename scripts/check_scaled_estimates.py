@@ -26,7 +26,7 @@ from pathlib import Path
 def check(results_dir: Path, name: str, source: str, target: str) -> dict[str, list[float]]:
     """Per data set, the ratios estimate / recorded of the ``target`` profile's finished cells."""
     from fyexp.experiments import get_experiment
-    from fyexp.run.estimate import csv_rows, cell_times, scaled_cell_estimate, scaled_records
+    from fyexp.run.estimate import cell_times, csv_rows, records_as_recorded, recorded_factor, scaled_cell_estimate
     from fyexp.store.provenance.record import stated_settings
     from fyexp.spec.settings import training_epochs
     from fyexp.spec.specs import load_spec
@@ -34,7 +34,7 @@ def check(results_dir: Path, name: str, source: str, target: str) -> dict[str, l
     experiment = get_experiment(load_spec(name).runner)
     cell_root = Path(results_dir) / name / "cells"
     others = [p.name for p in cell_root.glob("*") if p.is_dir() and p.name != source]
-    records = scaled_records(results_dir, name, experiment, others)
+    records, folder = records_as_recorded(results_dir, name, experiment, others)
     ratios: dict[str, list[float]] = {}
     for cell_file in sorted((cell_root / target).glob("*.csv")):
         times, stated = cell_times(csv_rows(cell_file)), stated_settings(cell_file)
@@ -45,7 +45,7 @@ def check(results_dir: Path, name: str, source: str, target: str) -> dict[str, l
         found = scaled_cell_estimate(method, params, training_epochs(config), experiment.work(config, params),
                                      records)
         if found is not None and wall > 0:
-            ratios.setdefault(str(params.get("dataset", "-")), []).append(found[0] / wall)
+            ratios.setdefault(str(params.get("dataset", "-")), []).append(found[0] * recorded_factor(folder) / wall)
     return ratios
 
 

@@ -43,15 +43,11 @@ def experiments() -> list[str]:
 
 def cells_of(results: Path, name: str, profile: str) -> list[dict]:
     """The finished cells of ``name`` at ``profile`` under ``results``, as rows of :data:`FIELDS`."""
-    from fyexp.run.estimate import csv_rows, _finished_times, stated_epochs
+    from fyexp.run.estimate import times_as_recorded
 
-    rows = []
-    for cell_file in sorted((results / name / "cells" / profile).glob("*.csv")):
-        for t in _finished_times(csv_rows(cell_file), profile, stated_epochs(cell_file)):
-            rows.append({"experiment": name, "profile": profile, "method": t.method,
-                         "params": json.dumps(t.params, sort_keys=True), "epochs": t.epochs or "",
-                         "wall_time_s": f"{t.seconds:.2f}"})
-    return rows
+    times, folder = times_as_recorded(results, name, [profile])
+    return [{"experiment": name, "profile": profile, "method": t.method, "params": json.dumps(t.params, sort_keys=True),
+             "epochs": t.epochs or "", "wall_time_s": f"{t.seconds:.2f}"} for t in times if folder == results]
 
 
 def measure(name: str, profile: str, timeout: float) -> tuple[float, float, int, list[dict]]:

@@ -1,10 +1,10 @@
 """The one estimator of run time: a cell's seconds from the recorded cells, for the plan, ``list``, ``show``,
 ``reproduce --dry-run``, ``tune`` and the GPU kit.
 
-**Recorded times**: the finished cells of the experiment at the profile (else its base profile) in the results folder
-(cell files, else ``results.csv``), else in the committed ``results/``, else in :data:`PROFILE_TIMES`; those two were
-recorded on the project's machine: × this machine's speed (:func:`recorded_factor`).  The estimates are linear in the
-seconds, so the ``…_as_recorded`` figures (kept in the user cache) are scaled after.  A cell c's estimate
+**Recorded times** (:func:`times_as_recorded`): the finished cells of the experiment at the profile (else its base
+profile) in the results folder (cell files, else ``results.csv``), else in the committed ``results/``, else in
+:data:`PROFILE_TIMES`.  Every figure is derived as recorded (linear in the seconds: kept in the user cache) and put on
+this machine at the edge by :func:`at_speed` (× this machine's speed for the project's times).  A cell c's estimate
 (:func:`estimate_cells`) is the mean over its nearest recorded cells r (:func:`nearest`) of
 
     wall_time_s(r) · E(c) / E(r),
@@ -20,7 +20,9 @@ another profile (the same code on less of the same data), T_train(r) its trainin
 
 N the training examples per epoch and V the units of evaluation (:meth:`~fyexp.experiments.base.Experiment.work`),
 r among c's nearest records of the one profile that trained the most (E·N); where work counts all that differs
-between data sets (vr-bnn), a cell on a data set no record used is scaled from :func:`nearest_in_work`.
+between data sets (vr-bnn), a cell on a data set no record used is scaled from the records of its method (all,
+where none is) of the least |log N(r) / N(c)|: the closest in scale (UCI Year's cells from Protein's, not Yacht's,
+whose epochs of 277 rows are mostly overhead).
 """
 
 from __future__ import annotations
@@ -94,8 +96,7 @@ def _finished_times(rows, profile: str, epochs: int | None = None) -> list[Recor
     return list(cells.values())
 
 
-def stated_epochs(cell_file: Path) -> int | None:
-    """The training epochs the run record beside ``cell_file`` states (``None`` without a readable one)."""
+def _stated_epochs(cell_file: Path) -> int | None:
     stated = stated_settings(cell_file)
     return training_epochs(stated.get("config"), stated.get("params")) if stated is not None else None
 
@@ -118,32 +119,18 @@ def _csv_rows_once(path: str, signature: tuple) -> tuple[dict, ...]:
         return ()
 
 
-def recorded_times(results_dir: Path, experiment: str, profiles: list[str], *,
-                   with_epochs: bool = False) -> tuple[list[Recorded], Path | None]:
-    """:func:`times_as_recorded` on this machine (× :func:`recorded_factor`)."""
-    times, folder = times_as_recorded(results_dir, experiment, profiles, with_epochs=with_epochs)
-    factor = recorded_factor(folder)
-    return [t._replace(seconds=t.seconds * factor) for t in times], folder
-
-
-def times_as_recorded(results_dir: Path, experiment: str, profiles: list[str], *,
-                      with_epochs: bool = False) -> tuple[list[Recorded], Path | None]:
-    """The module's recorded times at the first of ``profiles`` with any, and the folder read (``None`` if none).
-    ``with_epochs``: each cell file's epochs from its run record (``results.csv`` rows state none)."""
+def times_as_recorded(results_dir: Path, experiment: str, profiles: list[str]) -> tuple[list[Recorded], Path | None]:
+    """The module's recorded times at the first of ``profiles`` with any, and the folder read (``None`` if none);
+    each cell file's epochs from its run record (``results.csv`` rows state none)."""
     for folder in _folders(results_dir):
         for profile in profiles:
             times = [t for f in sorted((folder / experiment / "cells" / profile).glob("*.csv"))
-                     for t in _finished_times(csv_rows(f), profile, stated_epochs(f) if with_epochs else None)]
+                     for t in _finished_times(csv_rows(f), profile, _stated_epochs(f))]
             if times or (times := _finished_times(csv_rows(folder / experiment / "results.csv"), profile)):
                 return times, folder
-    profile_times = [t for p in profiles for t in measured_profile_times(experiment, p)]
-    return (profile_times, PROFILE_TIMES) if profile_times else ([], None)
-
-
-def measured_profile_times(experiment: str, profile: str) -> list[Recorded]:
-    """The cells of ``experiment`` at ``profile`` in :data:`PROFILE_TIMES`."""
-    return [t for row in csv_rows(PROFILE_TIMES) if row.get("experiment") == experiment
-            for t in _finished_times([row], profile, int(row["epochs"]) if row.get("epochs") else None)]
+    measured = [t for p in profiles for row in csv_rows(PROFILE_TIMES) if row.get("experiment") == experiment
+                for t in _finished_times([row], p, int(row["epochs"]) if row.get("epochs") else None)]
+    return (measured, PROFILE_TIMES) if measured else ([], None)
 
 
 def _project_times(folder: str | Path | None) -> bool:
@@ -154,6 +141,11 @@ def _project_times(folder: str | Path | None) -> bool:
 def recorded_factor(folder: str | Path | None) -> float:
     """The factor on the times read from ``folder``: this machine's speed for the project's, else 1 (recorded here)."""
     return machine_speed().factor if _project_times(folder) else 1.0
+
+
+def at_speed(seconds: float | None, folder: str | Path | None, factor_of=recorded_factor) -> float | None:
+    """``seconds`` derived as recorded from ``folder``, on this machine (× ``factor_of(folder)``; ``None`` stays)."""
+    return None if seconds is None else seconds * factor_of(folder or None)
 
 
 def source_text(folder: str | Path | None) -> str:
@@ -277,13 +269,6 @@ def cell_times(rows: list[dict]) -> CellTimes | None:
                      values.get("epoch_time_s"), ok[0].get("device") or "")
 
 
-def scaled_records(results_dir: Path, name: str, experiment: Any, skip_profiles: list[str]) -> list[ScaledRecord]:
-    """:func:`records_as_recorded` on this machine (× :func:`recorded_factor`)."""
-    found, folder = records_as_recorded(results_dir, name, experiment, skip_profiles)
-    factor = recorded_factor(folder)
-    return [r._replace(train_s=r.train_s * factor, rest_s=r.rest_s * factor) for r in found]
-
-
 def records_as_recorded(results_dir: Path, name: str, experiment: Any, skip_profiles: list[str]
                         ) -> tuple[list[ScaledRecord], Path | None]:
     """The cell files of ``name`` at every profile but ``skip_profiles`` that state a run record, a training time and
@@ -324,24 +309,16 @@ def scaled_cell_estimate(method: str, params: dict, epochs: int | None, work, re
     ``work_across_datasets``); ``None`` without epochs, work or a nearest record."""
     if not epochs or work is None:
         return None
-    pool = (find or nearest_once(records))(method, params) or (nearest_in_work(method, work, records) if across else [])
+    if not (pool := (find or nearest_once(records))(method, params)) and across and work.train_examples > 0:
+        mine = [r for r in records if r.method == method] or records     # the closest in scale (module text)
+        distance = [abs(math.log(r.train_examples / work.train_examples)) for r in mine]
+        pool = [r for r, d in zip(mine, distance) if d == min(distance)]
     if not pool:
         return None
     profile = max(pool, key=lambda r: (r.epochs * r.train_examples, r.profile)).profile
     seconds = [scaled_time(r.train_s, r.rest_s, r.epochs, CellWork(r.train_examples, r.eval_units), epochs, work)
                for r in pool if r.profile == profile]
     return sum(seconds) / len(seconds), profile
-
-
-def nearest_in_work(method: str, work, records: list[ScaledRecord]) -> list[ScaledRecord]:
-    r"""The records of ``method`` (all, where none is) of the least \|log N(r) / N(c)\|: the closest in scale, on any
-    data set (UCI Year's cells from Protein's, not Yacht's, whose epochs of 277 rows are mostly overhead)."""
-    pool = [r for r in records if r.method == method] or list(records)
-    if work.train_examples <= 0:
-        return []
-    distance = [abs(math.log(r.train_examples / work.train_examples)) for r in pool]
-    best = min(distance, default=0)
-    return [r for r, d in zip(pool, distance) if d == best]
 
 
 def scaled_estimate(cells: list[tuple[str, dict, int | None, Any]], records: list[ScaledRecord],
@@ -377,7 +354,7 @@ def with_scaled(plan, resolved, experiment, results_dir: Path):
         return plan
     seconds, count, profiles, folder = scaled_cells_as_recorded(plan.unestimated_cells, resolved, experiment,
                                                                 results_dir)
-    return replace(plan, scaled_s=seconds and seconds * recorded_factor(folder), scaled=count, scaled_from=profiles)
+    return replace(plan, scaled_s=at_speed(seconds, folder), scaled=count, scaled_from=profiles)
 
 
 class LightWork:

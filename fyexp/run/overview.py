@@ -14,8 +14,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from fyexp.core.words import counted, duration
-from fyexp.run.estimate import (estimate_cells, extrapolated_text, recorded_factor, recorded_inputs, scaled_text,
-                                source_text, times_as_recorded, unknown_text)
+from fyexp.run.estimate import (at_speed, estimate_cells, extrapolated_text, recorded_factor, recorded_inputs,
+                                scaled_text, source_text, times_as_recorded, unknown_text)
 
 
 @dataclass
@@ -38,14 +38,9 @@ class ProfileSummary:
     scaled_source: str = ""  # where the records scaled from were read
 
     def at_speed(self, factor_of=recorded_factor) -> ProfileSummary:
-        """The summary with its times on this machine: ``estimate_s`` and ``scaled_s`` as recorded ×
-        ``factor_of`` (:func:`fyexp.run.estimate.recorded_factor`, or a cached copy) of the folder each was read
-        from (this machine's speed for the project's times, 1 for a folder of this machine)."""
-        def scaled(seconds: float | None, folder: str) -> float | None:
-            return seconds * factor_of(folder or None) if seconds is not None else None
-
-        return replace(self, estimate_s=scaled(self.estimate_s, self.source),
-                       scaled_s=scaled(self.scaled_s, self.scaled_source))
+        """The summary with its times on this machine (:func:`fyexp.run.estimate.at_speed` of each one's folder)."""
+        return replace(self, estimate_s=at_speed(self.estimate_s, self.source, factor_of),
+                       scaled_s=at_speed(self.scaled_s, self.scaled_source, factor_of))
 
     def line(self) -> str:
         """``paper (60 cells, 30.7 h)``, its spaces non-breaking (one line in :func:`list_blocks`); the cells without
@@ -79,7 +74,7 @@ def summary_as_recorded(spec, resolved, results_dir: Path, inputs=None) -> Profi
 
     cells = declared_cells(resolved.config, resolved.seeds)
     profiles = list(dict.fromkeys([resolved.profile, getattr(resolved, "base_profile", resolved.profile)]))
-    times, folder = times_as_recorded(results_dir, spec.name, profiles, with_epochs=True)
+    times, folder = times_as_recorded(results_dir, spec.name, profiles)
     names = [c.method or "" for c in cells]   # "" where the runner names the method
     per_method = {m: [c for c, n in zip(cells, names) if n == m] for m in dict.fromkeys(names)}
     module = get_config_module(spec.runner)
@@ -114,13 +109,10 @@ def _scaled_figure(spec, resolved, results_dir: Path, cells, positions, inputs=N
         return [seconds, count, list(profiles), str(folder) if folder is not None else ""]
 
     inputs = inputs() if inputs is not None else recorded_inputs(results_dir, None)
-    if inputs is None:
-        seconds, count, profiles, folder = plain()
-    else:
-        settings = hashlib.sha256(json.dumps(jsonable(resolved.config), sort_keys=True, default=str).encode())
-        name = repr((spec.name, resolved.profile, str(Path(results_dir).resolve())))
-        key = (inputs, settings.hexdigest(), tuple(resolved.seeds), tuple(positions))
-        seconds, count, profiles, folder = remembered("show-scaled", name, key, plain)
+    settings = hashlib.sha256(json.dumps(jsonable(resolved.config), sort_keys=True, default=str).encode()).hexdigest()
+    name = repr((spec.name, resolved.profile, str(Path(results_dir).resolve())))
+    seconds, count, profiles, folder = plain() if inputs is None else remembered(
+        "show-scaled", name, (inputs, settings, tuple(resolved.seeds), tuple(positions)), plain)
     return seconds, count, tuple(profiles), folder
 
 
@@ -260,13 +252,13 @@ def list_json(experiments_dir: Path | None, results_dir: Path) -> str:
     import json
 
     _, specs, summaries = _listed(experiments_dir, results_dir)
+    fields = {"cells": "cells", "estimate_s": "estimate_s", "unestimated_cells": "unestimated", "scaled_s": "scaled_s",
+              "scaled_cells": "scaled"}   # the scaled figures only for the profiles with any
     return json.dumps([{"name": s.name, "title": s.title, "tables": list(s.tables), "figures": list(s.figures),
-                        "profiles": s.profile_names(), "cells": {p.name: p.cells for p in ps},
-                        "estimate_s": {p.name: p.estimate_s for p in ps},
-                        "unestimated_cells": {p.name: p.unestimated for p in ps},
-                        "scaled_s": {p.name: p.scaled_s for p in ps if p.scaled},
-                        "scaled_cells": {p.name: p.scaled for p in ps if p.scaled}}
-                       for s in specs for ps in [summaries[s.name]]], indent=1, ensure_ascii=False)
+                        "profiles": s.profile_names(), **{key: {p.name: getattr(p, field) for p in summaries[s.name]
+                                                                if p.scaled or not key.startswith("scaled")}
+                                                          for key, field in fields.items()}}
+                       for s in specs], indent=1, ensure_ascii=False)
 
 
 def list_text(experiments_dir: Path | None, results_dir: Path, width: int) -> list[str]:

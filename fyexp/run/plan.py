@@ -17,8 +17,8 @@ from fyexp.core.domains import check_cell_memory, check_grid_size
 from fyexp.core.errors import FyexpError, SpecError
 from fyexp.core.words import counted, duration
 from fyexp.experiments.grid import EMPTY_GRID
-from fyexp.run.estimate import (estimate_cells, extrapolated_text, per_cell, recorded_inputs, recorded_times,
-                                scaled_text, source_text, unknown_text)
+from fyexp.run.estimate import (at_speed, estimate_cells, extrapolated_text, per_cell, recorded_inputs, scaled_text,
+                                source_text, times_as_recorded, unknown_text)
 from fyexp.run.speed import machine_speed
 from fyexp.spec.settings import cells_training_epochs
 from fyexp.spec.specs import resolve
@@ -65,15 +65,15 @@ def run_plan(resolved, experiment, results_dir: Path, force: bool = False, only=
 
     pending = classify_cells(resolved, experiment, ResultStore(results_dir, resolved.name), force, only,
                              device=device, data_dir=data_dir)
-    times, folder = recorded_times(results_dir, resolved.name, list(dict.fromkeys([resolved.profile,
-                                   resolved.base_profile])), with_epochs=True)
+    times, folder = times_as_recorded(results_dir, resolved.name, list(dict.fromkeys([resolved.profile,
+                                      resolved.base_profile])))
     found = estimate_cells([c.method for c in pending.todo], times,
                            cells_training_epochs(experiment, resolved.config, pending.todo),
                            [c.params for c in pending.todo])
     return RunPlan(resolved.name, resolved.profile, len(pending.cells), len(pending.cells) - len(pending.todo),
-                   len(pending.todo), len(pending.changed), found.seconds, len(times), str(folder or ""),
-                   tuple(pending.todo), len(found.unestimated),
-                   found.extrapolated, found.keys, tuple(pending.todo[i] for i in found.unestimated), pending=pending)
+                   len(pending.todo), len(pending.changed), at_speed(found.seconds, folder), len(times),
+                   str(folder or ""), tuple(pending.todo), len(found.unestimated), found.extrapolated,
+                   found.keys, tuple(pending.todo[i] for i in found.unestimated), pending=pending)
 
 
 def describe_plan(plan: RunPlan) -> str:

@@ -4,12 +4,11 @@
     factor = seconds(this machine) / :data:`REFERENCE_SECONDS`  (the same workload on the project's 2-core Xeon),
 
 the least CPU seconds (``time.process_time``: other processes' time is not counted) of up to :data:`REPEATS` runs of a
-fixed workload (:func:`workload_seconds`, about 0.1 s of Python arithmetic and small single-threaded ``float32``
-matrix products, what fyexp's cells spend their time on; not their memory or disk).  It is kept in the user cache
-(kind ``speed``, keyed by the machine and workload) with the load average then: CPU seconds still grow under load
-(during a pip install 3.8× the quiet ones), so a *quiet* measurement (load at most the core count, or none reported)
-is kept :data:`KEEP_S`, a *loaded* one :data:`LOADED_KEEP_S` and only while the machine stays loaded.
-``FYEXP_MACHINE_SPEED=F`` sets the factor (``1``: as recorded; the tests' setting).
+fixed workload (:func:`workload_seconds`: Python arithmetic and small single-threaded ``float32`` matrix products,
+what fyexp's cells spend their time on).  It is kept in the user cache (kind ``speed``) with the load average then:
+CPU seconds still grow under load (during a pip install 3.8× the quiet ones), so a *quiet* measurement (load at most
+the core count, or none reported) is kept :data:`KEEP_S`, a *loaded* one :data:`LOADED_KEEP_S` and only while the
+machine stays loaded.  ``FYEXP_MACHINE_SPEED=F`` sets the factor (``1``: as recorded; the tests' setting).
 """
 
 from __future__ import annotations
@@ -32,7 +31,8 @@ ENV = "FYEXP_MACHINE_SPEED"
 
 @dataclass(frozen=True)
 class Speed:
-    """The factor (0.5: twice as fast), the seconds measured (``None``: set by ``$FYEXP_MACHINE_SPEED``), when."""
+    """The factor (0.5: twice as fast); the seconds measured (``None``: set by ``$FYEXP_MACHINE_SPEED``), when, at
+    which load average (``None``: none reported) on how many cores."""
     factor: float
     seconds: float | None = None
     measured_at: float | None = None
@@ -40,20 +40,8 @@ class Speed:
     cores: int | None = None
 
     @property
-    def source(self) -> str:
-        return f"${ENV}" if self.seconds is None else "calibration"
-
-    @property
     def loaded(self) -> bool:
         return self.seconds is not None and is_loaded(self.load, self.cores)
-
-
-def load_average() -> float | None:
-    """The system's load average over the last minute; ``None`` where the system reports none."""
-    try:
-        return float(os.getloadavg()[0])
-    except (AttributeError, OSError):
-        return None
 
 
 def is_loaded(load: float | None, cores: int | None) -> bool:
@@ -63,14 +51,13 @@ def is_loaded(load: float | None, cores: int | None) -> bool:
 
 def workload_seconds(repeats: int = REPEATS) -> float:
     """The least CPU seconds of up to ``repeats`` timings of 180,000 steps of Python arithmetic and 1,200 products
-    of two 64 × 64 ``float32`` matrices (small: numpy's BLAS runs them on one thread); it stops once
-    :func:`_settled` (on a quiet machine after three: the first, on cold caches, is the slowest)."""
+    of two 64 × 64 ``float32`` matrices (numpy's BLAS runs them on one thread), stopping once :func:`_settled`."""
     import numpy as np
 
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal((64, 64), dtype=np.float32), rng.standard_normal((64, 64), dtype=np.float32)
     timings: list[float] = []
-    for _ in range(repeats):
+    while len(timings) < repeats and not _settled(timings):
         start = time.process_time()
         total = 0.0
         for i in range(180_000):
@@ -79,8 +66,6 @@ def workload_seconds(repeats: int = REPEATS) -> float:
         for _ in range(1200):
             c = np.tanh(c @ b)   # saturates near ±1: no decay into slow subnormal numbers
         timings.append(time.process_time() - start)
-        if _settled(timings):
-            break
     return min(timings)
 
 
@@ -108,7 +93,11 @@ def machine_speed(now: float | None = None) -> Speed:
             raise FyexpError(f"${ENV}={chosen!r}: expected a positive number (the factor on recorded wall times; "
                              f"1 = as recorded)")
         return Speed(factor)
-    now, cores, load = time.time() if now is None else now, os.cpu_count() or 1, load_average()
+    try:
+        load = float(os.getloadavg()[0])   # over the last minute
+    except (AttributeError, OSError):
+        load = None
+    now, cores = time.time() if now is None else now, os.cpu_count() or 1
     machine = f"{platform.node()}|{platform.machine()}|{platform.processor()}|{os.cpu_count()}|v{WORKLOAD_VERSION}"
     kept = load_entry("speed", machine, WORKLOAD_VERSION)
     if isinstance(kept, tuple) and len(kept) == 3:
@@ -123,6 +112,6 @@ def machine_speed(now: float | None = None) -> Speed:
 
 def speed_text(speed: Speed) -> str:
     """The factor in words, with the rule that keeps it: ``× 0.62 for this machine's speed (calibration, …)``."""
-    how = (speed.source if speed.seconds is None else "calibration, kept a week" if not speed.loaded else
+    how = (f"${ENV}" if speed.seconds is None else "calibration, kept a week" if not speed.loaded else
            f"calibration at load {speed.load:.1f} on {speed.cores} cores, kept a day or until the machine is quiet")
     return f"× {speed.factor:.2g} for this machine's speed ({how})"

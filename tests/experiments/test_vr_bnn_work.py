@@ -12,7 +12,7 @@ import pytest
 
 from fyexp.experiments.base import CellWork
 from fyexp.experiments.vr_bnn_config import UCI_SIZES, cell_work
-from fyexp.run.estimate import ScaledRecord, nearest_in_work, scaled_cell_estimate, scaled_estimate
+from fyexp.run.estimate import ScaledRecord, scaled_cell_estimate, scaled_estimate
 from tests.conftest import run_cli
 
 #: a stated config unlike any profile's: 3 splits, 2 methods, H = 7, K = 4, 6 epochs (train.epochs 2, which the runner
@@ -67,16 +67,21 @@ def _rec(dataset: str, n: float, train_s: float, method: str = "bnn", profile: s
 
 
 def test_the_nearest_in_work_is_the_least_log_ratio_on_either_side():
+    def scaled_from(method, n, records):   # a cell on a data set no record used, scaled across: from which record
+        found = scaled_cell_estimate(method, {"dataset": "year"}, 1, CellWork(n, 1.0), records, across=True)
+        return found and [r for r in records if found == (r.train_s * n / r.train_examples + 2.0 / 1_000, "cpu")]
+
     small, middle, large = _rec("yacht", 10.0, 1.0), _rec("wine", 100.0, 5.0), _rec("protein", 1_000.0, 40.0)
     records = [small, middle, large]
     # 300: log 3 (100) < log 3.33 (1,000); 350: log 2.86 (1,000) < log 3.5 (100)
-    assert nearest_in_work("bnn", CellWork(300.0, 1.0), records) == [middle]
-    assert nearest_in_work("bnn", CellWork(350.0, 1.0), records) == [large]
+    assert scaled_from("bnn", 300.0, records) == [middle]
+    assert scaled_from("bnn", 350.0, records) == [large]
     # the cell's method first; another method's records only where it has none
     other = _rec("protein", 300.0, 9.0, method="mlp")
-    assert nearest_in_work("bnn", CellWork(300.0, 1.0), [*records, other]) == [middle]
-    assert nearest_in_work("gp", CellWork(300.0, 1.0), [*records, other]) == [other]
-    assert nearest_in_work("bnn", CellWork(300.0, 1.0), []) == []
+    assert scaled_from("bnn", 300.0, [*records, other]) == [middle]
+    assert scaled_from("gp", 300.0, [*records, other]) == [other]
+    assert scaled_from("bnn", 300.0, []) is None
+    assert scaled_from("bnn", 0.0, records) is None      # no training examples: no scale to be near
 
 
 def test_a_cell_on_an_unseen_data_set_is_scaled_across_only_where_the_work_allows_it():

@@ -54,9 +54,10 @@ def test_list_wraps_whole_words_and_gives_cells_and_time_per_profile(width, tmp_
     assert f"paper (60 cells, {duration(committed_paper_seconds())})" in text
     # frac-vae quick: no cell recorded in a results folder; the measured profile times
     # (fyexp.run.estimate.PROFILE_TIMES)
-    from fyexp.run.estimate import measured_profile_times
+    from fyexp.run.estimate import PROFILE_TIMES, csv_rows
 
-    measured = sum(t.seconds for t in measured_profile_times("frac-vae", "quick"))
+    measured = sum(float(r["wall_time_s"]) for r in csv_rows(PROFILE_TIMES)
+                   if (r["experiment"], r["profile"]) == ("frac-vae", "quick"))
     assert f"quick (13 cells, {duration(measured)})" in text
 
 

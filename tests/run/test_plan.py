@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from fyexp.run.estimate import Recorded, estimate_cells, nearest, recorded_times
+from fyexp.run.estimate import Recorded, estimate_cells, nearest, times_as_recorded
 from fyexp.run.plan import RunPlan, describe_plan, long_plan_reason
 from fyexp.spec.settings import training_epochs
 from fyexp.store.results import Cell, ResultStore
@@ -163,13 +163,13 @@ def test_recorded_times_fall_back_to_results_csv_then_to_the_committed_results(t
         writer.writerow({"profile": "paper", "status": "ok", "wall_time_s": "12", "cell": "k", "method": "m",
                          "params": "{}"})
     (folder / "cells" / "paper").mkdir(parents=True)  # a cell folder without a finished cell: the table is read
-    times, where = recorded_times(tmp_path, "toy", ["paper+lr=1", "paper"], with_epochs=True)
+    times, where = times_as_recorded(tmp_path, "toy", ["paper+lr=1", "paper"])
     assert times == [Recorded("m", 12.0, None, {})] and where == tmp_path
     from fyexp.run.estimate import committed_results
 
-    committed, where = recorded_times(tmp_path, "fy-vae", ["paper"])  # nothing here: the repository's results
+    committed, where = times_as_recorded(tmp_path, "fy-vae", ["paper"])  # nothing here: the repository's results
     assert where == committed_results() and len(committed) >= 50
-    assert recorded_times(tmp_path, "no-such-experiment", ["paper"]) == ([], None)
+    assert times_as_recorded(tmp_path, "no-such-experiment", ["paper"]) == ([], None)
 
 
 def test_the_plan_line_at_its_edges():
@@ -208,11 +208,9 @@ def test_recorded_times_read_each_cells_epochs_from_its_run_record(tmp_path):
     cells = tmp_path / "toy" / "cells" / "paper"
     stated = {"settings": {"config": {"train": {"epochs": 40}}}}
     (cells / "toy__x=1__seed=0.record.json").write_text(json.dumps(stated))
-    times, folder = recorded_times(tmp_path, "toy", ["paper"], with_epochs=True)
+    times, folder = times_as_recorded(tmp_path, "toy", ["paper"])
     assert folder == tmp_path
     assert sorted((t.params["x"], t.epochs) for t in times) == [(1.0, 40), (2.0, None)]
-    plain, _ = recorded_times(tmp_path, "toy", ["paper"])
-    assert {t.epochs for t in plain} == {None}
 
 
 def test_duration_on_both_sides_of_its_unit_changes():
@@ -227,18 +225,14 @@ def test_duration_on_both_sides_of_its_unit_changes():
     assert duration(4_021_000.0) == "1,117 h"
 
 
-def test_the_one_estimate_finds_each_cells_nearest_recorded_cells_once(monkeypatch):
-    """estimate_cells is the plan's, list's and show's one estimator: per cell one search for its nearest recorded
-    cells gives its seconds (scaled by epochs where both are known), whether it is extrapolated, or that it is
-    unestimated."""
+def test_the_one_estimate_finds_each_cells_nearest_recorded_cells_once():
+    """estimate_cells is the plan's, list's and show's one estimator: per cell its nearest recorded cells give its
+    seconds (scaled by epochs where both are known), whether it is extrapolated, or that it is unestimated."""
     import fyexp.run.estimate as plan
 
     times = [Recorded("a", 10.0, 2, {"dataset": "d", "K": 5}), Recorded("b", 30.0, None, {"dataset": "d", "K": 5})]
-    asked, real = [], plan.nearest
-    monkeypatch.setattr(plan, "nearest", lambda method, *a: asked.append(method) or real(method, *a))
     found = plan.estimate_cells(["a", "b", "c"], times, [4, None, None],
                                 [{"dataset": "d", "K": 5}, {"dataset": "d", "K": 50}, {"dataset": "e"}])
-    assert asked == ["a", "b", "c"]
     # a: its own record, 10 s x 4/2 epochs; b: its own at K = 5 (extrapolated in K); c: no record on its data
     assert found == plan.CellsEstimate(10.0 * 4 / 2 + 30.0, (2,), 1, ("K",))
     assert plan.estimate_cells([], times) == plan.CellsEstimate(0.0, (), 0, ())
@@ -246,9 +240,9 @@ def test_the_one_estimate_finds_each_cells_nearest_recorded_cells_once(monkeypat
 
 
 
-def test_cells_of_the_same_method_and_parameters_share_one_search(monkeypatch):
+def test_cells_of_the_same_method_and_parameters_share_one_search():
     """A profile's seeds repeat its cells' parameters: estimate_cells searches once per distinct method and
-    parameters (in any order of the parameters) and sums exactly what one search per cell sums."""
+    parameters (nearest_once: in any order of the parameters) and sums exactly what one search per cell sums."""
     import fyexp.run.estimate as plan
 
     times = [Recorded("a", 10.0, None, {"dataset": "d", "K": 5}), Recorded("a", 14.0, None, {"dataset": "d", "K": 5}),
@@ -258,10 +252,13 @@ def test_cells_of_the_same_method_and_parameters_share_one_search(monkeypatch):
     methods = ["a", "a", "b", "a", "a"]
     per_cell = [sum(t.seconds for t in pool) / len(pool) for m, p in zip(methods, params)
                 if (pool := plan.nearest(m, p, times))]
-    asked, real = [], plan.nearest
-    monkeypatch.setattr(plan, "nearest", lambda method, p, *a: asked.append((method, p)) or real(method, p, *a))
+    find = plan.nearest_once(times)
+    pools = [find(m, p) for m, p in zip(methods, params)]
+    # one search, one shared list, for the second cell (the first's parameters in another order); 5.0 is not 5 here
+    assert pools[1] is pools[0] is find("a", params[0]) and pools[3] is not pools[0] and pools[3] == pools[0]
+    assert len({id(pool) for pool in pools}) == 4
+    assert pools == [plan.nearest(m, p, times) for m, p in zip(methods, params)]
     found = plan.estimate_cells(methods, times, None, params)
-    assert len(asked) == 4     # the second cell is the first's parameters in another order; 5.0 is not 5 for this
     assert found.seconds == sum(per_cell) and found.unestimated == (4,)
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from fyexp.experiments.base import CellWork
-from fyexp.run.estimate import ScaledRecord, scaled_cell_estimate, scaled_estimate, scaled_records, scaled_text
+from fyexp.run.estimate import ScaledRecord, records_as_recorded, scaled_cell_estimate, scaled_estimate, scaled_text
 from fyexp.run.plan import RunPlan, describe_plan
 from tests.conftest import run_cli
 
@@ -219,15 +219,15 @@ def test_scaled_records_split_each_cells_time_and_read_its_work_from_its_run_rec
     _cell_file(tmp_path, "cpu", "notime__mnist", _rows("vae", "mnist", 25.0), config)
     _cell_file(tmp_path, "paper", "vae__caltech", _rows("vae", "caltech", 99.0, train_time_s=50.0),
                {"train_caltech": {"epochs": 255}})
-    found = {r.method: r for r in scaled_records(tmp_path, "vr-vae", experiment, ["paper"])}
+    found = {r.method: r for r in records_as_recorded(tmp_path, "vr-vae", experiment, ["paper"])[0]}
     assert sorted(found) == ["iwae", "vae", "vr_max"]     # no run record, or no training time: left out
     assert (found["vae"].train_s, found["vae"].rest_s) == (22.0, 3.0)          # train_time_s before epoch_time_s
     assert (found["iwae"].train_s, found["iwae"].rest_s) == (30.0, 10.0)       # epoch_time_s × 3 epochs
     assert found["vr_max"].rest_s == 0.0                                       # never negative
     assert (found["vae"].epochs, found["vae"].train_examples, found["vae"].eval_units) == (3, 5_000.0, 150_000.0)
     assert {r.profile for r in found.values()} == {"cpu"}
-    both = scaled_records(tmp_path, "vr-vae", experiment, [])
-    assert {r.profile for r in both} == {"cpu", "paper"}
+    both, folder = records_as_recorded(tmp_path, "vr-vae", experiment, [])
+    assert {r.profile for r in both} == {"cpu", "paper"} and folder == tmp_path
 
 
 @pytest.mark.slow
@@ -297,6 +297,7 @@ def test_the_gpu_kits_estimate_scales_a_recorded_cell_as_the_plan_does():
 
 def test_scaled_records_leave_out_what_cannot_be_scaled_and_fall_back_to_the_committed_results(tmp_path):
     from fyexp.experiments import get_experiment
+    from fyexp.run.estimate import committed_results
     from fyexp.spec.specs import load_spec
 
     experiment = get_experiment(load_spec("vr-vae").runner)
@@ -317,12 +318,12 @@ def test_scaled_records_leave_out_what_cannot_be_scaled_and_fall_back_to_the_com
     _cell_file(tmp_path, "cpu", "no_config", rows("vae_listed"), None)
     (tmp_path / "vr-vae" / "cells" / "cpu" / "no_config.record.json").write_text(
         json.dumps({"settings": {"config": ["not", "a", "mapping"]}}))
-    found = scaled_records(tmp_path, "vr-vae", experiment, ["paper"])
+    found, _ = records_as_recorded(tmp_path, "vr-vae", experiment, ["paper"])
     assert sorted(r.method for r in found) == ["iwae", "vae"]
     assert {r.method: r.eval_units for r in found} == {"vae": 150_000.0, "iwae": 1.0}
 
-    committed = scaled_records(tmp_path / "empty", "vr-vae", experiment, ["paper"])   # none here: the checkout's
-    assert committed and {"cpu"} <= {r.profile for r in committed}
+    committed, folder = records_as_recorded(tmp_path / "empty", "vr-vae", experiment, ["paper"])   # the checkout's
+    assert folder == committed_results() and committed and {"cpu"} <= {r.profile for r in committed}
     assert any(r.params.get("dataset") == "mnist" for r in committed)
 
 
@@ -337,11 +338,11 @@ def test_run_plan_names_the_cells_without_a_recorded_cell_on_their_data(tmp_path
     used (MNIST, in November 2026) are the unestimated ones; with ``--force`` on Caltech only, none is."""
     from fyexp.run.cell_filter import parse_only
     from fyexp.cli.commands.options import Options, resolve_experiment
-    from fyexp.run.estimate import recorded_times
+    from fyexp.run.estimate import times_as_recorded
     from fyexp.run.plan import run_plan
 
     experiment, resolved = resolve_experiment("vr-vae", Options(profile="paper"))
-    recorded = {t.params.get("dataset") for t in recorded_times(tmp_path / "results", "vr-vae", ["paper"])[0]}
+    recorded = {t.params.get("dataset") for t in times_as_recorded(tmp_path / "results", "vr-vae", ["paper"])[0]}
     plan = run_plan(resolved, experiment, tmp_path / "results")
     expected = [c.key for c in plan.todo if c.params["dataset"] not in recorded]
     assert [c.key for c in plan.unestimated_cells] == expected and plan.unestimated == len(expected)

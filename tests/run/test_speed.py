@@ -13,7 +13,7 @@ import pytest
 
 from fyexp.run import speed
 from fyexp.core.errors import FyexpError
-from fyexp.run.estimate import PROFILE_TIMES, committed_results, measured_profile_times, recorded_times, source_text
+from fyexp.run.estimate import PROFILE_TIMES, at_speed, committed_results, csv_rows, source_text, times_as_recorded
 from tests.conftest import run_cli
 
 
@@ -30,14 +30,14 @@ def measured(monkeypatch, tmp_path):
         return seconds[0]
 
     monkeypatch.setattr(speed, "workload_seconds", workload)
-    monkeypatch.setattr(speed, "load_average", lambda: 0.0)        # a quiet machine unless a test says otherwise
+    _load(monkeypatch, 0.0)                                       # a quiet machine unless a test says otherwise
     return seconds, calls
 
 
 def test_the_factor_is_the_workload_over_the_reference_and_is_kept_a_week(measured):
     seconds, calls = measured
     first = speed.machine_speed(now=1000.0)
-    assert first.factor == pytest.approx(0.5) and first.source == "calibration" and calls == [speed.REPEATS]
+    assert first.factor == pytest.approx(0.5) and first.seconds is not None and calls == [speed.REPEATS]
     seconds[0] = speed.REFERENCE_SECONDS * 3           # the machine "changed": a kept measurement is not redone
     assert speed.machine_speed(now=1000.0 + speed.KEEP_S - 1).factor == pytest.approx(0.5) and len(calls) == 1
     again = speed.machine_speed(now=1000.0 + speed.KEEP_S + 1)   # a week on: measured again
@@ -46,7 +46,13 @@ def test_the_factor_is_the_workload_over_the_reference_and_is_kept_a_week(measur
 
 
 def _load(monkeypatch, value):
-    monkeypatch.setattr(speed, "load_average", lambda: value)
+    """The system's load average over the last minute is ``value`` (``None``: the system reports none)."""
+    def load():
+        if value is None:
+            raise OSError("no load average")
+        return value, 1.0, 0.5
+
+    monkeypatch.setattr(speed.os, "getloadavg", load)
 
 
 def test_a_loaded_measurement_is_kept_a_day_and_measured_again_once_the_machine_is_quiet(measured, monkeypatch):
@@ -87,15 +93,9 @@ def test_a_machine_without_a_load_average_counts_as_quiet(measured, monkeypatch)
     assert speed.is_loaded(1.5, None) and not speed.is_loaded(1.0, None)   # no core count: one core
 
 
-def test_the_load_average_is_the_last_minutes(monkeypatch):
-    monkeypatch.setattr(speed.os, "getloadavg", lambda: (2.5, 1.0, 0.5))
-    assert speed.load_average() == 2.5
-
-    def unavailable():
-        raise OSError("no load average")
-
-    monkeypatch.setattr(speed.os, "getloadavg", unavailable)
-    assert speed.load_average() is None
+def test_the_load_average_is_the_last_minutes(measured, monkeypatch):
+    _load(monkeypatch, 2.5)
+    assert speed.machine_speed(now=1.0).load == 2.5
 
 
 def test_without_a_cache_every_process_measures(measured, monkeypatch):
@@ -122,36 +122,34 @@ def test_the_workload_measures_something():
 
 def test_committed_times_are_scaled_and_a_results_folder_of_this_machine_is_not(monkeypatch, tmp_path):
     monkeypatch.setenv("FYEXP_MACHINE_SPEED", "1")
-    as_recorded, folder = recorded_times(tmp_path / "empty", "gmm-clustering", ["paper"])
-    assert folder == committed_results() and as_recorded
+    as_recorded, folder = times_as_recorded(tmp_path / "empty", "gmm-clustering", ["paper"])
+    assert folder == committed_results() and as_recorded and at_speed(100.0, folder) == 100.0
     monkeypatch.setenv("FYEXP_MACHINE_SPEED", "0.25")
-    scaled, _ = recorded_times(tmp_path / "empty", "gmm-clustering", ["paper"])
-    assert [t.seconds for t in scaled] == pytest.approx([t.seconds * 0.25 for t in as_recorded])
+    assert at_speed(100.0, folder) == 25.0 and at_speed(None, folder) is None
     assert "× 0.25 for this machine's speed" in source_text(folder)
     own = tmp_path / "mine"                                   # the same cells in a results folder of this machine
     shutil.copytree(committed_results() / "gmm-clustering", own / "gmm-clustering")
-    mine, read = recorded_times(own, "gmm-clustering", ["paper"])
+    mine, read = times_as_recorded(own, "gmm-clustering", ["paper"])
     assert read == own and sorted(t.seconds for t in mine) == pytest.approx(sorted(t.seconds for t in as_recorded))
-    assert source_text(read) == f"in {own}"
+    assert source_text(read) == f"in {own}" and at_speed(100.0, read) == 100.0
 
 
-def test_every_quick_profile_has_measured_times():
+def test_every_quick_profile_has_measured_times(tmp_path):
     from fyexp.spec.specs import available_specs, load_spec
 
     for name in available_specs():
         if "quick" in load_spec(name).profile_names():
-            cells = measured_profile_times(name, "quick")
-            assert cells and all(c.seconds > 0 for c in cells), name
-    assert measured_profile_times("gmm-clustering", "no-such-profile") == []
+            cells = [r for r in csv_rows(PROFILE_TIMES) if (r["experiment"], r["profile"]) == (name, "quick")]
+            assert cells and all(float(c["wall_time_s"]) > 0 for c in cells), name
+    assert times_as_recorded(tmp_path, "gmm-clustering", ["no-such-profile"]) == ([], None)
 
 
 def test_a_quick_profile_is_estimated_from_its_measured_times_scaled(monkeypatch, tmp_path):
     monkeypatch.setenv("FYEXP_MACHINE_SPEED", "1")
-    times, folder = recorded_times(tmp_path, "vr-renyi-gaussians", ["quick"])
+    times, folder = times_as_recorded(tmp_path, "vr-renyi-gaussians", ["quick"])
     assert folder == PROFILE_TIMES and times
     monkeypatch.setenv("FYEXP_MACHINE_SPEED", "2")
-    doubled, _ = recorded_times(tmp_path, "vr-renyi-gaussians", ["quick"])
-    assert sum(t.seconds for t in doubled) == pytest.approx(2 * sum(t.seconds for t in times))
+    assert at_speed(sum(t.seconds for t in times), folder) == pytest.approx(2 * sum(t.seconds for t in times))
 
 
 @pytest.mark.slow
