@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from gpu_kit.queue import QueueEntry, Unit, resolve_entry
+from fyexp.core.words import duration
 from fyexp.spec.settings import training_epochs
 
 __all__ = ["Assumptions", "UnitEstimate", "estimate", "describe"]
@@ -201,12 +202,6 @@ def _schedule(estimates: list[UnitEstimate], a: Assumptions) -> None:
             e.gpu_s * stretch > a.budget_s
 
 
-def _duration(seconds: float | None) -> str:
-    if seconds is None:
-        return "unknown"
-    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
-
-
 def describe(estimates: Sequence[UnitEstimate], a: Assumptions) -> str:
     lines = ["What one GPU allocation would finish (an estimate, not a measurement).",
              f"ASSUMPTIONS: one cell alone on the GPU runs {a.speedup:g}x faster than its recorded time on one core "
@@ -219,8 +214,8 @@ def describe(estimates: Sequence[UnitEstimate], a: Assumptions) -> str:
              f"{'unit':<92} {'cells':>5} {'CPU/cell':>9} {'GPU':>9}  finishes  (recorded from)"]
     for e in estimates:
         done = ("yes*" if e.across_jobs else "yes") if e.finishes else "no" if e.gpu_s is not None else "?"
-        gpu = _duration(e.gpu_s) + (" (measured)" if e.measured else "")
-        lines.append(f"{e.unit.name[:92]:<92} {len(e.unit.seeds):>5} {_duration(e.cpu_cell_s):>9} {gpu:>9}  "
+        gpu = duration(e.gpu_s) + (" (measured)" if e.measured else "")
+        lines.append(f"{e.unit.name[:92]:<92} {len(e.unit.seeds):>5} {duration(e.cpu_cell_s):>9} {gpu:>9}  "
                      f"{done:<8}  ({e.source})")
     finished = [e for e in estimates if e.finishes]
     known = [e for e in estimates if e.gpu_s is not None]
@@ -234,7 +229,7 @@ def describe(estimates: Sequence[UnitEstimate], a: Assumptions) -> str:
                      "member's are about 14 MiB, an FY-NVDM cell's about 13 MiB); else it restarts in the next job")
     lines += ["", f"{len(estimates)} units ({cells} cells) in this pack; one allocation would finish {len(finished)} units "
                   f"({sum(len(e.unit.seeds) for e in finished)} cells). All units with an estimate: "
-                  f"{_duration(total_gpu)} of GPU time, about {allocations:.1f} allocation(s) at these assumptions"
+                  f"{duration(total_gpu)} of GPU time, about {allocations:.1f} allocation(s) at these assumptions"
                   + (f"; {len(estimates) - len(known)} unit(s) without a recorded time" if len(known) < len(estimates)
                      else "") + "."]
     return "\n".join(lines)

@@ -103,7 +103,7 @@ def _stated_epochs(cell_file: Path) -> int | None:
 
 def csv_rows(path: Path) -> list[dict]:
     """The rows of a csv file (none where :func:`fyexp.store.damaged.read_record_text` refuses it, or it is gone),
-    read once per process while its ``stat`` signature is unchanged; the rows are shared: never change them."""
+    read once while its ``stat`` signature is unchanged; the rows are shared: never change them."""
     try:
         return list(_csv_rows_once(os.path.abspath(path), file_signature(path)))
     except OSError:
@@ -173,8 +173,8 @@ def nearest(method: str, params: dict | None, times: list) -> list:
 
 
 def nearest_once(times: list) -> Callable[[str, dict | None], list]:
-    """:func:`nearest` over ``times``, searched once per distinct method and parameters (a profile's seeds repeat
-    them: frac-vae's 528 paper cells are 53 distinct ones).  The lists it returns are shared: never change them."""
+    """:func:`nearest` over ``times``, once per distinct method and parameters (frac-vae's 528 paper cells are 53
+    distinct ones); the lists it returns are shared: never change them."""
     found: dict = {}
 
     def find(method: str, params: dict | None) -> list:
@@ -272,7 +272,7 @@ def cell_times(rows: list[dict]) -> CellTimes | None:
 def records_as_recorded(results_dir: Path, name: str, experiment: Any, skip_profiles: list[str]
                         ) -> tuple[list[ScaledRecord], Path | None]:
     """The cell files of ``name`` at every profile but ``skip_profiles`` that state a run record, a training time and
-    a work, from the first of :func:`_folders` with any, and that folder (``None`` where none has any)."""
+    a work, from the first folder with any, and that folder (``None`` where none has any)."""
     for folder in _folders(results_dir):
         found = []
         files = (folder / name / "cells").glob("*/*.csv")

@@ -62,12 +62,10 @@ def _axes(cells) -> dict[str, list]:
 
 
 def summary_as_recorded(spec, resolved, results_dir: Path, inputs=None) -> ProfileSummary:
-    """The summary of one resolved profile of ``spec``, its times as recorded (sums and means of recorded seconds,
-    linear in them: :meth:`ProfileSummary.at_speed` scales them after), the cells without a recorded time scaled
-    from another profile's (:func:`_scaled_figure`).  Each recorded time is scaled by E(cell) / E(recorded), the
-    training epochs as the spec gives them now, as the plan does, so that ``list``, ``show`` and the plan give one
-    figure when a profile's epochs change.  ``inputs``: a callable giving :func:`fyexp.run.estimate.recorded_inputs`
-    of ``results_dir`` (hashed once for every experiment of ``list``)."""
+    """The summary of one resolved profile of ``spec``, its times as recorded (:meth:`ProfileSummary.at_speed` puts
+    them on this machine), estimated as the plan estimates (the epochs as the spec gives them now: one figure),
+    the cells without a recorded time scaled from another profile's (:func:`_scaled_figure`).  ``inputs``: a
+    callable giving :func:`fyexp.run.estimate.recorded_inputs` of ``results_dir`` (once for all of ``list``)."""
     from fyexp.experiments import get_config_module
     from fyexp.experiments.declared import declared_cells
     from fyexp.spec.settings import cells_training_epochs
@@ -88,10 +86,8 @@ def summary_as_recorded(spec, resolved, results_dir: Path, inputs=None) -> Profi
 
 
 def _scaled_figure(spec, resolved, results_dir: Path, cells, positions, inputs=None) -> tuple:
-    """The scaled seconds, as recorded, of ``cells`` at ``positions``, how many have one, the profiles and the folder
-    read (:func:`fyexp.run.estimate.scaled_cells_as_recorded`; none for no cell or a runner without a light config
-    module).  It takes seconds: kept in the user cache (``show-scaled``) under the recorded inputs and the resolved
-    profile's settings, computed afresh where there is no key (a runner outside fyexp)."""
+    """:func:`fyexp.run.estimate.scaled_cells_as_recorded` of ``cells`` at ``positions`` (none for no cell or a
+    runner without a light config module), kept in the user cache (``show-scaled``: it takes seconds)."""
     import hashlib
     import json
 
@@ -117,18 +113,15 @@ def _scaled_figure(spec, resolved, results_dir: Path, cells, positions, inputs=N
 
 
 def profile_summaries(spec, results_dir: Path, inputs=None, kept=None) -> list[ProfileSummary]:
-    """Every profile of ``spec`` (:func:`summaries_as_recorded`) at this machine's speed
-    (:meth:`ProfileSummary.at_speed`, looked up once per folder)."""
+    """Every profile of ``spec`` (:func:`summaries_as_recorded`) at this machine's speed."""
     factor_of = functools.cache(recorded_factor)
     return [summary.at_speed(factor_of) for summary in summaries_as_recorded(spec, results_dir, inputs, kept)]
 
 
 def summaries_as_recorded(spec, results_dir: Path, inputs=None, kept=None) -> list[ProfileSummary]:
-    """Every profile of ``spec`` that resolves, summarized as recorded (:func:`summary_as_recorded`).  Kept in the
-    user cache (``list-summaries``: some 750 reads of cell files for every experiment) under
-    :func:`fyexp.run.estimate.recorded_inputs` (not this machine's speed: a new calibration keeps them) and the spec
-    as loaded; on a miss read from ``kept()`` (:func:`fyexp.run.kept_summaries.read_kept`: a fresh clone) where it
-    is of this spec, else derived; always derived where there is no key (a runner outside fyexp)."""
+    """Every profile of ``spec`` that resolves, summarized as recorded (:func:`summary_as_recorded`), kept in the
+    user cache (``list-summaries``: some 750 reads of cell files) under the recorded inputs and the spec; on a miss
+    read from ``kept()`` (:func:`fyexp.run.kept_summaries.read_kept`: a fresh clone) where it is of this spec."""
     from fyexp.run.kept_summaries import spec_digest
     from fyexp.store.user_cache import remembered
 
@@ -199,7 +192,7 @@ def _wrap(text: str, width: int, first: str = "", rest: str = "") -> list[str]:
 
 def list_blocks(specs: list, summaries: dict[str, list[ProfileSummary]], width: int) -> list[str]:
     """``fyexp list`` at ``width`` columns (≥ 60): per experiment its name and title, what it reproduces and its
-    profiles, each wrapped between words."""
+    profiles."""
     indent = " " * 4
     out: list[str] = []
     for spec in specs:
@@ -229,8 +222,7 @@ def keep_summaries(results_dir: Path, experiments_dir: Path | None) -> Path | No
 
 
 def list_plain(experiments_dir: Path | None) -> list[str]:
-    """``fyexp list --plain`` (and off a terminal): per experiment one tab-separated line (name, profiles, what it
-    reproduces, title)."""
+    """``fyexp list --plain`` (and off a terminal): per experiment one tab-separated line."""
     return ["\t".join([s.name, ",".join(s.profile_names()), "; ".join(s.tables + s.figures), s.title])
             for s in specs_of(experiments_dir)]
 
@@ -280,9 +272,8 @@ def comments_wrapped(text: str, width: int) -> str:
 
 def show_text(name: str, profile: str, sets: list[str] | None, experiments_dir: Path | None,
               results_dir: Path) -> str:
-    """``fyexp show``: :func:`show_summary` (YAML comments), then the resolved spec as YAML (every hyperparameter a
-    run uses; the runner's ``Config`` imported, not the runner).  Without ``--set`` the summary is the kept one
-    (:mod:`fyexp.run.kept_summaries`) where it is current and of this spec."""
+    """``fyexp show``: :func:`show_summary`, the kept one without ``--set`` where it is of this spec
+    (:mod:`fyexp.run.kept_summaries`), then the resolved spec as YAML (the runner's ``Config`` imported, not it)."""
     import yaml
 
     from fyexp.experiments import get_config_class
