@@ -355,7 +355,7 @@ class Override:
 
 
 def parse_sets(items: list[str] | None) -> list[Override]:
-    """``["train.optimizer.lr=1e-4"]`` → overrides, each value read as YAML (``1e-4`` a number, as YAML 1.2 reads it)."""
+    """``["train.optimizer.lr=1e-4"]`` → overrides, values read as YAML (``1e-4`` a number, as YAML 1.2 has it)."""
     found: list[Override] = []
     for item in items or []:
         key, sep, text = item.partition("=")
