@@ -1,11 +1,7 @@
-"""A cell's settings, part of its identity (a cell is finished only where a finished file exists for the same
-settings): everything besides the code that decides its numbers — the runner's ``Config`` after profile merging and
-``--set`` overrides, scoped to the cell; the overrides themselves; ``method``, ``params`` and ``seed``; the
-experiment's cheap ``data_identity`` (sizes of the files it reads); the device kind and the torch and numpy versions.
-
-Every row carries their :func:`settings_hash` and its run record states them in full; whether they changed is one
-rule, :func:`fyexp.store.provenance.freshness.settings_state`, for ``run``, the report and the claims alike.
-"""
+"""A cell's settings, part of its identity: everything besides the code that decides its numbers (the scoped config,
+the ``--set`` overrides, method, params, seed, the experiment's cheap ``data_identity``, device kind, torch and numpy
+versions).  Rows carry their :func:`settings_hash`; whether they changed is
+:func:`fyexp.store.provenance.freshness.settings_state`, for ``run``, the report and the claims alike."""
 
 from __future__ import annotations
 
@@ -17,7 +13,7 @@ from fyexp.store.plain import jsonable  # noqa: F401  (runners import it from he
 from fyexp.store.provenance.freshness import Expected
 from fyexp.store.provenance.record import settings_hash
 
-__all__ = ["cell_settings", "data_identity", "environment", "expectation", "expected_settings", "jsonable",
+__all__ = ["cell_settings", "environment", "expectation", "expected_settings", "jsonable",
            "scoped_config", "settings_hash"]
 
 
@@ -35,17 +31,14 @@ def environment(device: str) -> dict:
 
 
 def scoped_config(experiment: Any, config: Any, cell: Any) -> Any:
-    """The part of ``config`` that decides ``cell``'s numbers, as JSON: the experiment's (or its light config
-    module's) ``cell_config(config, cell)`` (by default the config less the grid listing, whose values the cell
-    carries in its ``params``), so adding a value to an axis changes no other cell's settings.  Without an experiment
-    (or a cell): the whole config."""
+    """The part of ``config`` that decides ``cell``'s numbers, as JSON: ``scope.cell_config(config, cell)`` (by default
+    less the grid, whose values the cell's ``params`` carry); without an experiment or a cell, the whole config."""
     return jsonable(config if experiment is None or cell is None else experiment.cell_config(config, cell))
 
 
 def training_epochs(config: Any, params: Any = None) -> int | None:
-    """The training epochs a cell's scoped config (JSON) states: with an ``epochs_by_dataset`` mapping beside a
-    top-level ``epochs`` (vr-bnn), the entry of ``params['dataset']``, else that ``epochs``; otherwise the ``epochs``
-    of its first ``train*`` block that has one, else a top-level ``epochs``; ``None`` where it states none."""
+    """The training epochs a cell's scoped config (JSON) states: ``epochs_by_dataset[params['dataset']]`` beside a
+    top-level ``epochs`` (vr-bnn), else the first ``train*`` block's ``epochs``, else the top-level one, else None."""
     if not isinstance(config, dict):
         return None
     by_dataset = config.get("epochs_by_dataset")
@@ -61,8 +54,7 @@ def training_epochs(config: Any, params: Any = None) -> int | None:
 
 
 def cells_training_epochs(scope: Any, config: Any, cells) -> list[int | None]:
-    """:func:`training_epochs` of each of ``cells``' config scoped through ``scope`` (the experiment or its light
-    config module), derived once per method and parameters (the epochs do not depend on the seed)."""
+    """:func:`training_epochs` of each of ``cells`` (scoped through ``scope``), once per method and parameters."""
     first = {(cell.method, cell.params_json): cell for cell in reversed(cells)}   # the first cell of each
     derived = {key: training_epochs(scoped_config(scope, config, cell), cell.params) for key, cell in first.items()}
     return [derived[(cell.method, cell.params_json)] for cell in cells]
@@ -88,20 +80,15 @@ def cell_settings(resolved: Any, cell: Any, device: str, data: Any = None, exper
     }
 
 
-def data_identity(experiment: Any, config: Any, data_dir: Path | None) -> Any:
-    """The experiment's cheap identity of its data (``experiment.data_identity``), ``None`` where it has none."""
-    return None if experiment is None else experiment.data_identity(config, data_dir)
-
-
-# ---- what run compares a finished cell with ----------------------------------------------------------------------
 def expected_settings(resolved: Any, experiment: Any, cell: Any, device: str, data_dir: Path | None) -> dict:
     """The settings ``cell`` would run at now (:func:`cell_settings` with the experiment's data identity)."""
-    return cell_settings(resolved, cell, device, data_identity(experiment, resolved.config, data_dir), experiment)
+    data = None if experiment is None else experiment.data_identity(resolved.config, data_dir)
+    return cell_settings(resolved, cell, device, data, experiment)
 
 
 def expectation(resolved: Any, experiment: Any, cell: Any, device: str, data_dir: Path | None, *,
                 settings: dict | None = None, compare_environment: bool = True) -> Expected:
-    """What a finished file of ``cell`` is compared with: its :func:`expected_settings` (``settings`` if computed),
-    without the environment unless ``compare_environment`` (the device queue: finished elsewhere is finished)."""
+    """What a finished file of ``cell`` is compared with: its (given) :func:`expected_settings`, without the
+    environment unless ``compare_environment`` (the device queue: finished elsewhere is finished)."""
     settings = expected_settings(resolved, experiment, cell, device, data_dir) if settings is None else settings
     return Expected(settings={k: v for k, v in settings.items() if compare_environment or k != "environment"})

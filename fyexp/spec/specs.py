@@ -1,21 +1,7 @@
-"""YAML experiment specs → validated, resolved configurations.
-
-A spec file ``experiments/<name>.yaml`` looks like::
-
-    name: gmm-clustering          # must equal the file name
-    title: FY-EM for Gaussian mixtures
-    runner: gmm_clustering        # a registered runner (RUNNERS below, or a module in $FYEXP_RUNNERS)
-    paper: fyvi
-    tables: ["fyvi Table 1"]      # what the paper calls them (for `fyexp list`), as `figures:`
-    plots: [fyvi-figure1]         # figures of fyexp.report.figures, each `name` or `{name: {options}}`
-    defaults: {n_iter: 200}       # parameters shared by every profile
-    profiles:
-      quick: {seeds: [0, 1], n_iter: 20}
-
-A profile is ``defaults`` deep-merged with ``profiles[<profile>]``: the key ``seeds`` is the framework's, every
-other a field of the runner's ``Config``.  Every problem is a :class:`~fyexp.core.errors.SpecError` naming the file,
-the key and what was expected.
-"""
+"""YAML experiment specs ``experiments/<name>.yaml`` (docs/profiles.md; top-level keys: :class:`TopLevel`) →
+validated, resolved configurations.  A profile is ``defaults`` deep-merged with ``profiles[<profile>]`` and the
+``--set`` overrides: ``seeds`` is the framework's key, every other a field of the runner's ``Config``.  Every problem
+is a :class:`~fyexp.core.errors.SpecError` naming the file, the key and what was expected."""
 
 from __future__ import annotations
 
@@ -41,26 +27,24 @@ from fyexp.spec.plots import check_plot
 MAX_SEEDS = 100_000   # seeds one --seeds may name (a paper profile has at most 10)
 SEEDS = typing.Annotated[list[typing.Annotated[int, Interval(int, 0, MAX_SEED)]], DISTINCT]   # a profile's seeds
 
-# ---- a spec's runner is one of these, never a module path read from the file: each names the module
-# fyexp/experiments/<runner>.py that registers it (tests/cli/test_untrusted_inputs.py checks this table) ---------
+# a spec's runner is one of these modules fyexp/experiments/<runner>.py, never a module path read from the file
 RUNNERS = ("frac_vae", "fy_vae", "gmm_calibration", "gmm_clustering", "nvdm", "tvem_bsc", "vr_bnn",
            "vr_renyi_gaussians", "vr_vae")
 EXTRA_RUNNERS_ENV = "FYEXP_RUNNERS"
 
 
 def extra_runners() -> tuple[str, ...]:
-    """The user's own runners' modules that ``$FYEXP_RUNNERS`` adds (``tests.toy_experiment``), trusted as
-    ``PYTHONPATH`` is: whoever runs fyexp sets it, not a file it reads."""
+    """The user's own runners' modules named by ``$FYEXP_RUNNERS`` (trusted as ``PYTHONPATH`` is)."""
     return tuple(name.strip() for name in os.environ.get(EXTRA_RUNNERS_ENV, "").split(",") if name.strip())
 
 
 def known_runners() -> tuple[str, ...]:
     """Every name a spec's ``runner`` may take."""
-    return RUNNERS + tuple(name for name in extra_runners() if name not in RUNNERS)
+    return tuple(dict.fromkeys(RUNNERS + extra_runners()))
 
 
 def check_runner(runner: object, source: object = "spec") -> str:
-    """``runner`` if it is one of :func:`known_runners`, else a :class:`SpecError` naming ``source``; never imported."""
+    """``runner`` if it is one of :func:`known_runners`, else a :class:`SpecError` naming ``source``."""
     known = known_runners()
     if not isinstance(runner, str) or runner not in known:
         raise SpecError(source, "runner", f"one of the registered runners {', '.join(known)} (a runner of your "
@@ -70,8 +54,7 @@ def check_runner(runner: object, source: object = "spec") -> str:
 
 @settings
 class TopLevel:
-    """The top-level keys of a spec file, checked by :func:`build_config` like a profile's parameters; ``plots``
-    become (figure, options) pairs of :mod:`fyexp.spec.plots` (the report is not imported to check a spec)."""
+    """The top-level keys of a spec file, checked like a profile's parameters; ``plots`` become (figure, options)."""
 
     name: str
     title: str
@@ -91,8 +74,7 @@ class TopLevel:
 
 
 def experiments_dir() -> Path:
-    """The folder of spec files: ``$FYEXP_EXPERIMENTS_DIR`` (set but empty: an error, not a silent fall back),
-    else ``./experiments``, else the source tree's."""
+    """``$FYEXP_EXPERIMENTS_DIR`` (set but empty: an error), else ``./experiments``, else the source tree's."""
     env = os.environ.get("FYEXP_EXPERIMENTS_DIR")
     if env is not None and not env.strip():
         raise FyexpError("FYEXP_EXPERIMENTS_DIR is set but empty; expected the folder of spec files (or unset it to "
@@ -148,8 +130,7 @@ class ResolvedSpec:
 
 
 class _StrictLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
-    """``yaml.SafeLoader`` that refuses a key given twice in one mapping (PyYAML keeps the last silently); parsed
-    by libyaml where PyYAML has it (``fyexp list`` reads every spec: ~10× faster than the pure-Python parser)."""
+    """The (libyaml where there) SafeLoader refusing a key given twice in one mapping (PyYAML keeps the last)."""
 
     def construct_mapping(self, node, deep=False):
         seen: dict = {}
@@ -164,7 +145,6 @@ class _StrictLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
         return super().construct_mapping(node, deep=deep)
 
 
-# ---- YAML read as bounded data ----------------------------------------------------------------------------------
 MAX_SPEC_BYTES = 1 << 20      # a spec file (the largest shipped: ~10 KB)
 MAX_SET_CHARS = 1 << 14       # the value of one --set
 MAX_YAML_DEPTH = 32           # nested mappings and lists (a shipped spec: at most 6)
@@ -172,10 +152,9 @@ MAX_YAML_NODES = 100_000      # values once every alias is expanded (a shipped s
 
 
 def yaml_bound_problem(text: str) -> str | None:
-    """What makes ``text`` too large to read, or None: more than :data:`MAX_YAML_DEPTH` nested collections, more
-    than :data:`MAX_YAML_NODES` values once its aliases are expanded (a "billion laughs" bomb: a few hundred bytes
-    that expand to 10⁹ values), or an alias of a collection inside itself.  One iterative pass over the parser's
-    events, counting each anchored node's expanded size once; a text that does not parse is left to the loader."""
+    """What makes ``text`` too large to read, or None: deeper than :data:`MAX_YAML_DEPTH`, more than
+    :data:`MAX_YAML_NODES` values with its aliases expanded (a "billion laughs" bomb), or a self-containing alias.
+    One pass over the parser's events; a text that does not parse is left to the loader."""
     sizes: dict[str, int] = {}
     open_nodes: list[list] = [[None, 0]]   # the text, then each open collection: [anchor, expanded size so far]
     try:
@@ -207,8 +186,7 @@ def yaml_bound_problem(text: str) -> str | None:
 
 
 def load_yaml(text: str, where: object) -> Any:
-    """``text`` read as YAML (by :class:`_StrictLoader`, within :func:`yaml_bound_problem`'s bounds) for a spec file
-    or a ``--set`` value; else one line naming ``where``."""
+    """``text`` read as bounded YAML for a spec file or a ``--set`` value; else one line naming ``where``."""
     problem = yaml_bound_problem(text)
     if problem is not None:
         raise FyexpError(f"{where}: not read: its YAML is {problem}")
@@ -265,13 +243,11 @@ def deep_merge(base: dict, override: dict) -> dict:
 
 def get_path(obj: Any, path: str) -> Any:
     """The value at a dotted path of nested dataclasses (``train.optimizer.lr``)."""
-    for part in path.split("."):
-        obj = getattr(obj, part)
-    return obj
+    return functools.reduce(getattr, path.split("."), obj)
 
 
 def _coerce(value: Any, hint: Any) -> Any:
-    """YAML lists into tuples where the annotation asks for a tuple; ints into floats for floats."""
+    """YAML lists into tuples for a tuple; ints into floats for a float."""
     origin = typing.get_origin(hint)
     if hint is float and isinstance(value, int):
         return float(value)
@@ -283,21 +259,13 @@ def _coerce(value: Any, hint: Any) -> Any:
     return value
 
 
-def _dataclass_of(hint: Any) -> type | None:
-    """The dataclass a field is annotated with (``Cfg`` or ``Cfg | None``), or None."""
-    union = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, types.UnionType) else (hint,)
-    classes = [a for a in union if dataclasses.is_dataclass(a) and isinstance(a, type)]
-    return classes[0] if len(classes) == 1 else None
-
-
 _type_hints = functools.lru_cache(maxsize=None)(typing.get_type_hints)   # once per class (about a millisecond)
 
 
 def build_config(config_cls: type, values: dict, path: Path, where: str, generic_rule: bool = True) -> Any:
-    """``config_cls`` built from ``values``, nested dataclass fields (``train:`` → ``TrainConfig``) recursively; an
-    error names the full key path (``profiles.paper.train.optimizer.lr``; ``where`` empty: the top level).  Each value
-    obeys its declared type and domain (:mod:`fyexp.core.constraints`) and, with ``generic_rule``, the rule of every
-    spec value (:func:`fyexp.core.domains.spec_value_problem`; a top level's profiles are checked as they resolve)."""
+    """``config_cls`` built from ``values``, nested dataclasses recursively; an error names the full key path
+    (``profiles.paper.train.optimizer.lr``; ``where`` empty: the top level).  Each value obeys its declared type and
+    domain and, with ``generic_rule``, :func:`fyexp.core.domains.spec_value_problem`."""
     hints = _type_hints(config_cls)
     fields = {f.name: f for f in dataclasses.fields(config_cls)}
     at = (lambda key: f"{where}.{key}") if where else str
@@ -310,24 +278,25 @@ def build_config(config_cls: type, values: dict, path: Path, where: str, generic
             if fld.default is dataclasses.MISSING and fld.default_factory is dataclasses.MISSING:
                 raise SpecError(path, at(name), f"{describe(hints[name])} (required)")
             continue
-        value = values[name]
-        nested = _dataclass_of(hints[name])
-        if nested is not None and isinstance(value, dict):
+        value, hint = values[name], hints[name]   # a nested dataclass: ``Cfg`` or ``Cfg | None``
+        union = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, types.UnionType) else (hint,)
+        nested = [a for a in union if dataclasses.is_dataclass(a) and isinstance(a, type)]
+        if len(nested) == 1 and isinstance(value, dict):
+            nested = nested[0]
             if not value and getattr(nested, "__empty__", None):   # a grid: {} has no cell, not the default grid
                 raise SpecError(path, at(name), nested.__empty__, value)
             kwargs[name] = build_config(nested, value, path, at(name))
             continue
-        if not conforms(value, hints[name]):
-            raise SpecError(path, at(name), describe(hints[name]), value)
+        if not conforms(value, hint):
+            raise SpecError(path, at(name), describe(hint), value)
         default = fld.default_factory() if fld.default_factory is not dataclasses.MISSING else fld.default
-        problem = spec_value_problem(value, default) if generic_rule else None
-        if problem is not None:
+        if generic_rule and (problem := spec_value_problem(value, default)) is not None:
             raise SpecError(path, at(name), problem, value)
-        kwargs[name] = _coerce(value, hints[name])
+        kwargs[name] = _coerce(value, hint)
     try:
         config = config_cls(**kwargs)
-        if isinstance(kwargs.get("search"), dict):   # a tuning study's space (`fyexp tune`, its plan, `run --best`):
-            check_search(kwargs["search"], config_cls)  # refused here, never at the first trial
+        if isinstance(kwargs.get("search"), dict):   # a tuning study's space: refused here, not at the first trial
+            check_search(kwargs["search"], config_cls)
         return config
     except ConfigValueError as exc:
         raise SpecError(path, at(exc.key), exc.expected, exc.got) from None
@@ -336,8 +305,7 @@ def build_config(config_cls: type, values: dict, path: Path, where: str, generic
 def resolve(spec: ExperimentSpec, profile: str, config_cls: type, seeds: list[int] | None = None,
             overrides: "list[Override] | None" = None) -> ResolvedSpec:
     """``defaults`` merged with ``profiles[profile]`` and the ``--set`` ``overrides``, validated, at ``seeds`` (None:
-    the profile's).  With overrides it is a *variant*, labelled :func:`variant_label` (``paper+lr=1e-4``: its cells,
-    rows and tables never mix with the profile's), whose bad override is reported as ``--set: key '<key>': ...``."""
+    the profile's).  With overrides it is a *variant* (:func:`variant_label`), its bad override named ``--set``."""
     if profile not in spec.profiles:
         raise SpecError(spec.path, "profiles", f"a profile named one of {spec.profile_names()}", profile)
     merged = deep_merge(spec.defaults, spec.profiles[profile])
@@ -369,16 +337,14 @@ def resolve(spec: ExperimentSpec, profile: str, config_cls: type, seeds: list[in
 
 def resolve_variant(spec: ExperimentSpec, profile: str, config_cls: type, seeds: "list[int] | None",
                     overrides: "list[Override] | None" = None) -> ResolvedSpec:
-    """:func:`resolve` as ``fyexp run --seeds`` resolves: ``seeds`` other than the profile's (as a set) are the
-    override ``seeds=[...]`` and make a *variant* (``paper+seeds=0-9``); the profile's own seeds (in any order), or
-    ``None``, are the profile itself."""
+    """:func:`resolve` for ``fyexp run --seeds``: seeds other than the profile's (as a set) are the override
+    ``seeds=[...]`` and make a *variant* (``paper+seeds=0-9``)."""
     overrides = list(overrides or [])
     if seeds is not None and set(seeds) != set(resolve(spec, profile, config_cls, None, overrides).seeds):
         overrides.append(Override("seeds", list(seeds), seed_ranges(list(seeds))))
     return resolve(spec, profile, config_cls, None, overrides)
 
 
-# ---- --set KEY=VALUE -------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Override:
     """One ``--set KEY=VALUE``: a dotted path into the merged profile and its value parsed as YAML."""
@@ -389,8 +355,7 @@ class Override:
 
 
 def parse_sets(items: list[str] | None) -> list[Override]:
-    """``["train.optimizer.lr=1e-4", "grid.latent_rho=1.5"]`` → overrides, each value read as YAML (``1e-4`` a number,
-    as YAML 1.2 reads it, ``[1, 2]`` a list, ``null`` none); an empty value, or a key given twice, is an error."""
+    """``["train.optimizer.lr=1e-4"]`` → overrides, values read as YAML (``1e-4`` a number, as YAML 1.2 has it)."""
     found: list[Override] = []
     for item in items or []:
         key, sep, text = item.partition("=")
@@ -415,9 +380,8 @@ MAX_LABEL = 96   # characters of a variant label: a folder name (at most 255 byt
 
 
 def variant_label(profile: str, overrides: list[Override]) -> str:
-    """``paper+lr=1e-4,rho=1.5``: the profile, then each override by its last key (the full dotted key where two
-    overrides share a last key), sorted; safe as a folder name.  A label longer than :data:`MAX_LABEL` keeps its
-    readable start and ends in ``-`` and 10 hex digits of its SHA-256 (distinct variants stay distinct)."""
+    """``paper+lr=1e-4,rho=1.5``: the profile, then the overrides by last key (dotted where two share it), sorted,
+    safe as a folder name; over :data:`MAX_LABEL` characters, cut and ended in ``-`` and 10 hex digits of SHA-256."""
     lasts = [o.key.rsplit(".", 1)[-1] for o in overrides]
     parts = sorted(f"{last if lasts.count(last) == 1 else o.key}={re.sub(r'[][ ]', '', o.text)}"
                    for o, last in zip(overrides, lasts))
@@ -435,15 +399,13 @@ def seed_ranges(seeds: list[int]) -> str:
 
 
 def shown_override(key: str, value: Any) -> str:
-    """An override's value as a cell's ``overrides`` column shows it: seeds as runs (``seeds=0-99999``, not the list
-    of 100,000, which no CSV reader takes as one field), any other value as Python writes it."""
+    """An override's value in a cell's ``overrides`` column: seeds as runs (``0-99999``), else as Python writes it."""
     seeds = key == "seeds" and isinstance(value, list) and all(isinstance(s, int) for s in value)
     return seed_ranges(value) if seeds else str(value)
 
 
 def parse_seeds(text: str | None) -> list[int] | None:
-    """``--seeds`` as ``0,1,2``, a range ``0-4`` or both (``0-2,7``); ``None`` keeps the profile's.  Seeds are
-    distinct non-negative integers (NumPy refuses negative ones), a range is not empty (``3-1`` is an error)."""
+    """``--seeds`` as ``0,1,2``, a range ``0-4`` or both (``0-2,7``): distinct non-negative integers; ``None``."""
     if text is None:
         return None
     seeds: list[int] = []
@@ -467,16 +429,14 @@ def parse_seeds(text: str | None) -> list[int] | None:
     return seeds
 
 
-# ---- a tuning study's search space (checked when the spec is read: fyexp.spec.tuning draws from it) ----------
 def hint_at(config_cls: type, path: str) -> Any:
     """The annotation of the config field at the dotted ``path`` (``train.optimizer.lr``)."""
     return functools.reduce(lambda hint, part: _type_hints(hint)[part], path.split("."), config_cls)
 
 
 def check_search(search: dict, config_cls: type, tunable: tuple[str, ...] | None = None) -> None:
-    """Raise :class:`ConfigValueError` for a search entry that names no config path (or none of ``tunable``), or
-    whose space Optuna would refuse only at the first trial (or draw from silently): choices a non-empty list; low
-    and high finite numbers, low <= high; a log scale only over low > 0 and without a step; a step > 0."""
+    """Raise :class:`ConfigValueError` for a search entry naming no config path (or none of ``tunable``), or a space
+    Optuna would refuse only at the first trial (or draw from silently)."""
     for path, space in search.items():
         try:
             hint_at(config_cls, path)

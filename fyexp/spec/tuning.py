@@ -1,10 +1,6 @@
-"""Optuna studies that resume, survive ``kill -9`` and share one exact trial budget between worker processes.
-
-A study lives in SQLite under the experiment's results folder, or any database URL or ``journal:PATH`` for workers
-on several machines; a rerun continues it.  A dead worker's trial is retried once its heartbeat is stale
-(:func:`retry_root` names the original); a draw past the budget is marked FAIL ``surplus`` (:func:`run_study`).
-TPE with the constant liar (concurrent workers propose different points), median pruning on per-epoch values.
-"""
+"""Optuna studies (SQLite in the results folder, a database URL or ``journal:PATH``) that resume, survive ``kill -9``
+(a stale worker's trial is retried) and share one exact trial budget between workers; TPE with the constant liar,
+median pruning on per-epoch values."""
 
 from __future__ import annotations
 
@@ -29,8 +25,7 @@ from fyexp.core.errors import FyexpError, RunFailed
 from fyexp.store.io import atomic_write_text
 from fyexp.spec.specs import check_search, hint_at  # noqa: F401  (check_search: read by the tests, nvdm's config)
 
-# optuna and SQLAlchemy are imported where a study is opened: checking a spec's search: space needs neither
-if TYPE_CHECKING:
+if TYPE_CHECKING:   # optuna and SQLAlchemy are imported where a study is opened
     import optuna
     from optuna.storages import RDBStorage
     from optuna.trial import FrozenTrial, Trial
@@ -48,9 +43,7 @@ RUN_BEST = "fyexp run {} --profile {} --best"   # runs a profile's grid at its s
 
 @dataclass(frozen=True)
 class StudyOptions:
-    """How a study is stored and searched: a dead worker's trial is retried ``grace_period`` s after its last heartbeat
-    (at most ``max_retry`` times); ``n_startup_trials`` random trials precede TPE and pruning (after
-    ``n_warmup_steps`` epochs)."""
+    """How a study is stored and searched (Optuna's parameters of the same names)."""
 
     direction: str = "minimize"
     seed: int = 0
@@ -68,10 +61,8 @@ def default_storage_url(folder: Path) -> str:
 
 
 def make_storage(url: str, options: StudyOptions = StudyOptions()) -> RDBStorage:
-    """An RDB storage with heartbeats, retry of dead workers' trials, and a 60 s connect timeout for SQLite
-    (concurrent writers wait instead of failing).  ``journal:PATH``: Optuna's journal file storage, for a cluster's
-    shared file system where SQLite's locking is unreliable; it has no heartbeat (a killed worker's trial stays
-    RUNNING)."""
+    """An RDB storage with heartbeats, retry of dead workers' trials and a 60 s SQLite timeout (concurrent writers
+    wait); ``journal:PATH``: Optuna's journal file (a cluster's shared file system; no heartbeat)."""
     import optuna
     import sqlalchemy
 
@@ -101,8 +92,8 @@ def make_storage(url: str, options: StudyOptions = StudyOptions()) -> RDBStorage
 
 
 def open_study(name: str, storage: str | RDBStorage, options: StudyOptions = StudyOptions()) -> optuna.Study:
-    """Create the study ``name`` or load it (TPE with constant liar, median pruner); the sampler's seed is offset by
-    the trials already in the study, so a resumed or concurrent worker does not replay the same start-up points."""
+    """Create or load the study ``name``; the sampler's seed is offset by the trials already in it (a resumed or
+    concurrent worker does not replay the same start-up points)."""
     import optuna
 
     if isinstance(storage, str):
@@ -120,7 +111,7 @@ def open_study(name: str, storage: str | RDBStorage, options: StudyOptions = Stu
 
 
 def retry_root(trial: Trial | FrozenTrial) -> int:
-    """The number of the first trial of a retry series (the trial's own number if it is not a retry)."""
+    """The number of the first trial of a retry series."""
     from optuna.trial import FrozenTrial
 
     if not isinstance(trial, FrozenTrial):
@@ -129,8 +120,7 @@ def retry_root(trial: Trial | FrozenTrial) -> int:
 
 
 def counted_trials(study: optuna.Study, below: int | None = None) -> int:
-    """Trials (numbered below ``below``, where given) that use up the budget: finished, running, waiting, or failed
-    by their objective (not a surplus draw or a killed worker's)."""
+    """Trials (numbered below ``below``) that use up the budget: all but a surplus draw or a killed worker's."""
     return sum(t.state.name in ("COMPLETE", "PRUNED", "RUNNING", "WAITING")
                or (t.state.name == "FAIL" and "error" in t.user_attrs)
                for t in study.get_trials(deepcopy=False) if below is None or t.number < below)
@@ -139,10 +129,9 @@ def counted_trials(study: optuna.Study, below: int | None = None) -> int:
 def run_study(study: optuna.Study, objective: Callable[[Trial], float], *, budget: int | None = None,
               n_trials: int | None = None, timeout: float | None = None,
               on_trial_end: Callable[[optuna.Study, FrozenTrial], None] | None = None) -> int:
-    """Run trials of ``objective`` one at a time until the ``budget`` (counted trials the whole study should hold),
-    ``n_trials`` (trials of this call) or ``timeout`` (no trial starts after it) says stop, calling
-    ``on_trial_end(study, trial)`` after each; returns the number of trials this call ran.  Only this call's own
-    trials decide its outcome: with workers sharing the study, its last trial is often another worker's."""
+    """Run trials of ``objective`` until the ``budget`` (counted trials of the whole study), ``n_trials`` (of this
+    call) or ``timeout`` says stop, ``on_trial_end(study, trial)`` after each; the number this call ran.  Only its own
+    trials decide its outcome (with shared workers, the study's last trial is often another's)."""
     import optuna
 
     for handler in optuna.logging._get_library_root_logger().handlers:   # Optuna's log lines as tune's
@@ -185,8 +174,7 @@ def run_study(study: optuna.Study, objective: Callable[[Trial], float], *, budge
 
 def trial_line(trial: FrozenTrial, best: FrozenTrial | None, done: int, total: int | None,
                objective: str = "value", direction: str = "minimize") -> str:
-    """One short line per finished trial
-    (``[2/6] trial 1 complete in 3.2 s: validation RE 0.4512 (minimize; best 0.4512, trial 1)``)."""
+    """``[2/6] trial 1 complete in 3.2 s: validation RE 0.4512 (minimize; best 0.4512, trial 1)``."""
     count = f"[{done}/{total}]" if total else f"[{done}]"
     seconds = trial.duration.total_seconds() if trial.duration is not None else 0.0
     value = f": {objective} {trial.value:.5g}" if trial.value is not None else ""
@@ -197,8 +185,7 @@ def trial_line(trial: FrozenTrial, best: FrozenTrial | None, done: int, total: i
 
 
 def _one_short_line(record: logging.LogRecord) -> bool:
-    """Optuna's per-trial INFO lines (271 characters with every parameter) are dropped (:func:`trial_line` replaces
-    them); any other record becomes one short line (:data:`_one_line`), without its traceback."""
+    """Optuna's per-trial INFO lines dropped (:func:`trial_line` replaces them), any other one short line."""
     if record.levelno <= logging.INFO:
         return False
     record.msg, record.args, record.exc_info, record.exc_text = _one_line(record.getMessage()), None, None, None
@@ -220,15 +207,13 @@ def study_summary(study: optuna.Study) -> dict:
 
 
 def best_params_path(folder: Path, profile: str) -> Path:
-    """``<results>/<experiment>/best_params-<profile>.yaml``: one file per profile, so that tuning one profile never
-    overwrites another's (the first studies' ``best_params.yaml`` is still read for the profile it names)."""
+    """One file per profile (the first studies' ``best_params.yaml`` is still read for the profile it names)."""
     return Path(folder) / f"best_params-{profile}.yaml"
 
 
 def best_params_file_problem(path: Path) -> tuple[dict, str | None]:
-    """``(the mapping, None)`` of the best-parameters file ``path`` (someone else's data: a regular file of at most
-    1 MiB of UTF-8 YAML, a mapping whose ``params`` maps config paths to numbers, text or booleans), or
-    ``({}, the problem)``."""
+    """``(the mapping, None)`` of the best-parameters file ``path`` (someone else's data: at most 1 MiB of YAML whose
+    ``params`` maps config paths to numbers, text or booleans), or ``({}, the problem)``."""
     from fyexp.store.damaged import read_record_text
     from fyexp.spec.specs import yaml_bound_problem
 
@@ -252,8 +237,7 @@ def best_params_file_problem(path: Path) -> tuple[dict, str | None]:
 
 
 def study_file_problem(path: Path) -> str | None:
-    """What makes ``path`` no SQLite study file, or None; checked before Optuna opens it (it would create its tables
-    in an empty file, and a FIFO would block).  Only the 16-byte SQLite header is read."""
+    """What makes ``path`` no SQLite file (by its header), or None: before Optuna opens it (a FIFO would block)."""
     from fyexp.store.damaged import open_regular
 
     handle, problem = open_regular(path)
@@ -265,8 +249,7 @@ def study_file_problem(path: Path) -> str | None:
 
 
 def read_only_storage(path: Path) -> RDBStorage:
-    """An Optuna storage over the SQLite file ``path`` opened ``mode=ro`` (a damaged or foreign file is never written
-    to, no table is created); the caller disposes of its engine."""
+    """An Optuna storage over the SQLite file ``path`` opened ``mode=ro``; the caller disposes of its engine."""
     import sqlite3
     from urllib.parse import quote
 
@@ -320,9 +303,8 @@ def public_url(url: str) -> str:
 def tune_experiment(experiment: Any, config: Any, ctx: Any, *, n_trials: int | None = None,
                     timeout: float | None = None, storage: str | None = None,
                     results_dir: Path | None = None, budget: int | None = None) -> None:
-    """``fyexp tune NAME`` for an experiment whose profile has a ``search`` space (:func:`tune_plan` refuses one
-    without): its ``trial(config, ctx, report, work_dir)`` trains, calls ``report(epoch, value)`` after each epoch
-    (median pruning), returns the validation metric.  The best parameters go to :func:`best_params_path`."""
+    """``fyexp tune NAME``: ``experiment.trial(config, ctx, report, work_dir)`` trains, calls ``report(epoch, value)``
+    after each epoch (pruning) and returns the metric; the best parameters go to :func:`best_params_path`."""
     import optuna
     from optuna.trial import TrialState
 
@@ -364,8 +346,7 @@ def tune_experiment(experiment: Any, config: Any, ctx: Any, *, n_trials: int | N
     done = itertools.count(1)
 
     def save_best(study: optuna.Study, trial: FrozenTrial | None = None) -> bool:
-        """The finished ``trial``'s line, then the study's summary (:func:`study_summary`) for `run --best`; whether
-        any trial completed."""
+        """The finished ``trial``'s line, then the study's summary for `run --best`; whether any trial completed."""
         complete = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
         if trial is not None:
             print(trial_line(trial, study.best_trial if complete else None, next(done), n_trials or budget,
@@ -385,8 +366,7 @@ def tune_experiment(experiment: Any, config: Any, ctx: Any, *, n_trials: int | N
 
 
 def trial_seconds(trials: list[FrozenTrial]) -> tuple[float, int] | None:
-    """The mean wall seconds of the trials that ran (complete, pruned, or failed by their objective; not a surplus or
-    killed one) and how many; ``None`` where none did."""
+    """The mean wall seconds of the trials that ran (not a surplus or killed one) and how many, or ``None``."""
     ran = [t for t in trials if t.datetime_start and t.datetime_complete
            and (t.state.name in ("COMPLETE", "PRUNED") or "error" in t.user_attrs)]
     seconds = sum((t.datetime_complete - t.datetime_start).total_seconds() for t in ran)
@@ -394,8 +374,7 @@ def trial_seconds(trials: list[FrozenTrial]) -> tuple[float, int] | None:
 
 
 def tune_time(to_run: int, workers: int, per_trial: float, timeout: float | None) -> float:
-    """The wall time of ``to_run`` trials of ``per_trial`` seconds on ``workers`` workers (⌈to_run / workers⌉
-    rounds), at most ``timeout`` plus one trial (none starts after the timeout)."""
+    """The wall time of ⌈to_run / workers⌉ rounds of trials, at most ``timeout`` plus one trial."""
     seconds = math.ceil(to_run / max(1, workers)) * per_trial
     return min(seconds, timeout + per_trial) if timeout else seconds
 
@@ -404,7 +383,7 @@ def tune_plan(experiment: Any, config: Any, name: str, profile: str, *, n_trials
               timeout: float | None, storage: str, results_dir: Path, workers: int = 1,
               cell_seconds: tuple[float, str] | None = None) -> list[str]:
     """What ``fyexp tune`` will do: study, trials and their time (the study's finished trials' mean, else
-    ``cell_seconds``: one cell's time at this profile, as a trial trains as a cell does), objective, best parameters."""
+    ``cell_seconds``: a trial trains as a cell does), objective, best parameters."""
     if not getattr(config, "search", None):
         raise FyexpError(f"{name}: the profile '{profile}' defines no 'search' space")
     import optuna
@@ -439,11 +418,9 @@ def tune_plan(experiment: Any, config: Any, name: str, profile: str, *, n_trials
 
 
 def best_params_of(name: str, profile: str, results_dir: Path) -> tuple[dict, str]:
-    """The best parameters ``fyexp tune NAME --profile PROFILE`` found, and where they were read: the profile's own
-    file (:func:`best_params_path`), else the first studies' ``best_params.yaml`` where its ``profile`` is this one,
-    else the best completed trial of the study ``NAME-PROFILE`` in the folder's ``study.db``: that answer is kept
-    while the file and this module are unchanged (:mod:`fyexp.store.user_cache`), as report and claims ask it of
-    every row of a tuned profile and opening a study costs about a second (importing Optuna and SQLAlchemy)."""
+    """The best parameters of the profile's study and where they were read: its own file, else ``best_params.yaml``
+    naming this profile, else the study in ``study.db`` (remembered while the file and this module are unchanged:
+    report and claims ask it of every row, and opening a study costs about a second)."""
     from fyexp.store.user_cache import code_key, file_signature, remembered
 
     folder = Path(results_dir) / name
@@ -492,12 +469,10 @@ def best_params_of(name: str, profile: str, results_dir: Path) -> tuple[dict, st
                      f"'{study_name}'); run `fyexp tune {name} --profile {profile}` first")
 
 
-def with_best(resolved: Any, results_dir: Path, aliases: dict[str, str] | None = None) -> Any:
-    """``resolved`` with its profile's best parameters (:func:`best_params_of`); ``aliases`` maps older flat names
-    (``learning_rate``) to config paths (default: the config class's ``PARAM_ALIASES``).  A path that names no
-    parameter of the config (a file from another experiment, or edited) is refused before any value is set."""
-    if aliases is None:
-        aliases = getattr(type(resolved.config), "PARAM_ALIASES", {})
+def with_best(resolved: Any, results_dir: Path) -> Any:
+    """``resolved`` with its profile's best parameters, older flat names (``learning_rate``) read as the config class's
+    ``PARAM_ALIASES`` map them; a path naming no parameter is refused."""
+    aliases = getattr(type(resolved.config), "PARAM_ALIASES", {})
     params, source = best_params_of(resolved.name, resolved.profile, results_dir)
     params = {aliases.get(k, k): v for k, v in params.items()}
     for path in params:

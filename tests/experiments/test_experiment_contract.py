@@ -14,7 +14,7 @@ from fyexp.core.errors import FyexpError
 from fyexp.experiments import Experiment, get_experiment, get_settings_scope
 from fyexp.run.estimate import LightWork
 from fyexp.store.results import Cell
-from fyexp.spec.settings import cell_settings, data_identity, scoped_config, settings_hash
+from fyexp.spec.settings import cell_settings, scoped_config, settings_hash
 from fyexp.spec.specs import available_specs, get_path, load_spec, resolve
 from tests.conftest import ROOT
 
@@ -46,7 +46,7 @@ def test_every_profile_of_every_experiment_keeps_the_protocol(name):
             assert work is None or (len(work) == 2 and min(work) > 0), (name, profile, cell.key, work)
             light = LightWork.of(spec.runner)   # fyexp show's, from the light module: the same work or none
             assert (light.work(scoped, cell.params) if light else None) == work, (name, profile, cell.key)
-        settings = cell_settings(resolved, cells[0], "cpu", data_identity(experiment, resolved.config, None),
+        settings = cell_settings(resolved, cells[0], "cpu", experiment.data_identity(resolved.config, None),
                                  experiment)
         assert re.fullmatch(r"[0-9a-f]{12}", settings_hash(settings))
         if getattr(resolved.config, "search", None):  # a tuning study: the runner's trial, aliases onto the config

@@ -33,7 +33,7 @@ def run_command(name: str, options: Options, *, err: Console, ask: Callable[[str
             raise FyexpError(f"--best: experiment '{resolved.name}' has no tuning study")
         from fyexp.spec.tuning import with_best
 
-        resolved = with_best(resolved, results, dict(experiment.PARAM_ALIASES))
+        resolved = with_best(resolved, results)
     device, data_dir = resolve_device(options.device), data_folder(options.data_dir)
     plan = with_scaled(run_plan(resolved, experiment, results, options.force, only, device=device,
                                 data_dir=data_dir), resolved, experiment, results)

@@ -1,6 +1,5 @@
-"""``fyexp tune NAME``: an Optuna study of the spec's ``search:`` space, in this process or, with ``--executor``, as
-``--jobs`` workers sharing its exact trial budget; a rerun continues it.  Its plan is printed before the first trial.
-"""
+"""``fyexp tune NAME``: an Optuna study of the spec's ``search:`` space, here or as ``--executor`` workers sharing its
+trial budget; a rerun continues it."""
 
 from __future__ import annotations
 
@@ -14,9 +13,8 @@ from fyexp.run.progress import make_progress, say
 
 def tune_command(name: str, options: Options, *, n_trials: int | None, timeout: float | None,
                  storage: str | None, err: Console) -> bool:
-    """Tune experiment ``name`` at ``options``' profile and overrides; False when a worker job failed.  The plan's
-    time is the study's finished trials' mean, else one cell's mean time at this profile on this machine (as ``fyexp
-    list`` estimates it: recorded, else scaled from another profile's cells)."""
+    """Tune experiment ``name`` at ``options``' profile; False when a worker job failed.  The plan's time is the
+    study's trials' mean, else one cell's time at this profile (as ``fyexp list`` estimates it)."""
     from fyexp.cli.devices import resolve_device
     from fyexp.core.domains import check_options
     from fyexp.experiments import RunContext
