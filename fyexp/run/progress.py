@@ -1,17 +1,7 @@
-"""Progress of a run: a live bar on a terminal, plain lines otherwise; neither can take a run down.
-
-A run reports through :class:`RunProgress`: ``start(title, total, unit)``, ``cell_started(key)``,
-``cell_finished(key, status, seconds)``, ``subtask(description, total, unit) -> advance(n, **fields)`` for nested
-work counted in ``unit`` (training steps, EM iterations, fits), ``note(text)`` and ``stop()``.
-
-* :class:`LineProgress` prints one plain line when a cell starts and when it ends (with its wall time and the
-  run's ETA), and a heartbeat for long nested work at most every ``heartbeat_s`` seconds, so ``--no-progress``
-  and piped output still show that the run is alive.
-* :class:`LiveProgress` draws rich bars, the current cell named by what tells it apart from the run's other cells
-  (:func:`cell_labels`: ``iwae K=50 mnist fold=3``, not the first characters of its key).  If the display raises
-  (a broken terminal, a bug in a column), it is stopped, one warning line is printed, and the run goes on with
-  :class:`LineProgress`'s plain lines: a cell's result never depends on the display.
-"""
+"""Progress of a run (:class:`RunProgress`): a live bar on a terminal, plain lines otherwise; neither can take a run
+down.  :class:`LineProgress` prints a line per cell start and end and a heartbeat for long nested work (so piped
+output shows the run is alive); :class:`LiveProgress` draws rich bars naming the current cell by what tells it apart
+(:func:`cell_labels`), and falls back to plain lines when the display raises: a result never depends on it."""
 
 from __future__ import annotations
 
@@ -147,22 +137,13 @@ class RemainingColumn(TimeRemainingColumn):
         return super().render(task)
 
 
-class CountColumn(ProgressColumn):
-    """``84/200 steps``: the task's completed and total counts with its unit (a ``unit`` field)."""
-
-    def render(self, task):
-        total = "?" if task.total is None else f"{task.total:g}"
-        return Text(f"{task.completed:g}/{total} {task.fields['unit']}".rstrip(), style="progress.download")
-
-
 ECHO_MARGIN = 2  # columns the live bars leave free at the right: the terminal's "^C" echo fits there
 
 
 class BarsProgress(Progress):
-    """rich's :class:`~rich.progress.Progress` with the live bars' columns, :data:`ECHO_MARGIN` columns narrower than
-    the terminal (on Ctrl-C the terminal echoes "^C" at the cursor: at the end of a full-width bar it wrapped the
-    cursor, and the final redraw printed the bars twice).  The counts with their unit, elapsed time and ETA keep
-    their width; the label, bar and info (a nested row's fields: epoch, loss) share the rest 6 : 1 : 2."""
+    """The live bars, :data:`ECHO_MARGIN` columns narrower than the terminal (a "^C" echoed after a full-width bar
+    wrapped the cursor: the bars were printed twice).  Counts (``84/200 steps``), elapsed time and ETA keep their
+    width; the label, bar and info (a nested row's fields: epoch, loss) share the rest 6 : 1 : 2."""
 
     def __init__(self, console: Console):
         def flexible(ratio: int) -> Column:
@@ -170,7 +151,9 @@ class BarsProgress(Progress):
 
         fixed = Column(no_wrap=True)
         super().__init__(SpinnerColumn(table_column=fixed), LabelColumn(table_column=flexible(6)),
-                         BarColumn(bar_width=None, table_column=flexible(1)), CountColumn(table_column=fixed),
+                         BarColumn(bar_width=None, table_column=flexible(1)),
+                         TextColumn("{task.completed:g}/{task.total:g} {task.fields[unit]}", style="progress.download",
+                                    table_column=fixed),
                          TimeElapsedColumn(table_column=fixed), TextColumn("ETA", table_column=fixed),
                          RemainingColumn(table_column=fixed),
                          TextColumn("{task.fields[info]}", markup=False, table_column=flexible(2)), console=console,
@@ -185,8 +168,8 @@ class BarsProgress(Progress):
 
 
 class RunProgress:
-    """The interface a run reports through (module docstring); this base class reports nothing.  ``unit``: what
-    ``start``'s total counts (cells, a tuning study's workers) or a ``subtask``'s (steps, iterations, fits)."""
+    """What a run reports through; this base class reports nothing.  ``unit``: what ``start``'s total counts (cells,
+    a tuning study's workers) or a ``subtask``'s (steps, iterations, fits); ``advance(n, **fields)`` moves a subtask."""
 
     def start(self, title: str, total: int, unit: str = "cells") -> None: ...
 
@@ -242,8 +225,8 @@ class LineProgress(RunProgress):
 
 
 def _guarded(method: Callable) -> Callable:
-    """A :class:`LiveProgress` method that calls into rich: on any error the display is given up
-    (:meth:`LiveProgress.fall_back`) and this call, like every later one, is :class:`LineProgress`'s instead."""
+    """A :class:`LiveProgress` method: on any error the display is given up (:meth:`LiveProgress.fall_back`) and this
+    call, like every later one, is :class:`LineProgress`'s."""
     @functools.wraps(method)
     def call(self: LiveProgress, *args: Any, **kwargs: Any) -> Any:
         if self.fallback is None:
@@ -256,8 +239,7 @@ def _guarded(method: Callable) -> Callable:
 
 
 class LiveProgress(LineProgress):
-    """Rich bars (the run's bar and one per nested task); :class:`LineProgress`'s lines once rich fails (then
-    ``fallback`` is the error it failed with)."""
+    """Rich bars, the run's and one per nested task; plain lines once rich fails (``fallback``: its error)."""
 
     def __init__(self, console: Console, keys=()):
         super().__init__(console)
