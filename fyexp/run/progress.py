@@ -27,8 +27,8 @@ Advance = Callable[..., None]
 
 
 def wrapped(text: str, width: int) -> list[str]:
-    """``text`` as lines of at most ``width`` characters, each of its lines wrapped between words (a word longer
-    than ``width``, such as a path, is kept whole), continuation lines indented two spaces more than their line."""
+    """``text``'s lines wrapped between words at ``width`` (a longer word, a path, kept whole), continuations
+    indented two spaces more than their line."""
     lines: list[str] = []
     for line in text.split("\n"):
         indent = line[:len(line) - len(line.lstrip())]
@@ -39,27 +39,25 @@ def wrapped(text: str, width: int) -> list[str]:
 
 
 def say(console: Console, text: str) -> None:
-    """Print ``text`` as it is (never read as rich markup) on ``console``: on a terminal wrapped between words at
-    its width (the terminal would break it mid-word), elsewhere (read by scripts and tests) each line whole.  An
-    error (``error: ...``) is one line everywhere: the CLI's rule, and a copy from the terminal still gets it whole."""
+    """Print ``text`` as it is (no markup): on a terminal wrapped between words (it would break them), elsewhere
+    (scripts, tests) each line whole; an error (``error: ...``) is one line everywhere (the CLI's rule)."""
     if console.is_terminal and not text.startswith("error: "):
         text = "\n".join(wrapped(text, console.width))
     console.print(text, markup=False, highlight=False, soft_wrap=True)
 
 
 def _distinct_parts(values: set[str]) -> dict[str, str]:
-    """Each value without the prefix all ``values`` share up to a ``-`` or ``_`` (``bernoulli-biweight``,
-    ``bernoulli-gaussian`` → ``biweight``, ``gaussian``); the values themselves where nothing is shared."""
+    """Each value without the prefix all ``values`` share up to a ``-`` or ``_`` (``bernoulli-biweight`` →
+    ``biweight``)."""
     prefix = os.path.commonprefix(sorted(values)) if len(values) > 1 else ""
     cut = max(prefix.rfind("-"), prefix.rfind("_")) + 1
     return {v: v[cut:] or v for v in values}
 
 
 def cell_labels(keys) -> dict[str, str]:
-    """Per cell key (``method__a=1__b=x__seed=0``), what tells it apart from the other ``keys``, short: its method
-    if methods differ, then each grid value that differs between cells (a number with its name, ``K=50``; a word
-    alone, ``mnist``, ``authors``), then its seed if seeds differ.  Methods, and the words of one axis, lose the
-    prefix they all share (``bernoulli-``).  A key alone (or keys that differ in nothing parsed) is its own label."""
+    """Per cell key (``method__a=1__b=x__seed=0``), what tells it apart from the other ``keys``: its method, each
+    grid value (a number with its name, ``K=50``; a word alone, ``mnist``) and its seed, where they differ between
+    cells, without the prefix shared by all methods or words of an axis; else the key itself."""
     def named(value: str) -> bool:   # a number or a constant: shown with its name
         try:
             return float(value) is not None
@@ -83,9 +81,8 @@ def cell_labels(keys) -> dict[str, str]:
 
 
 def fit_label(label: str, width: int) -> str:
-    """``label`` in at most ``width`` characters with every word kept in part: the longest words are cut first,
-    each to a common length with "…" (a ``name=value`` word loses letters of its name, never of its value), so
-    the last words (``authors`` / ``fy``) still show where cutting the end of the label would drop them."""
+    """``label`` in at most ``width`` characters, every word kept in part (the last words, ``authors`` / ``fy``,
+    still show): the longest cut first to a common length with "…", a ``name=value`` word keeping its value."""
     if len(label) <= width:
         return label
     words = label.split(" ")
@@ -119,7 +116,7 @@ class CellLabel:
 
 
 class LabelColumn(ProgressColumn):
-    """A task's ``label`` field (the run's current cell, :class:`CellLabel`), else its description cut with "…"."""
+    """A task's ``label`` (the current cell, :class:`CellLabel`), else its description cut with "…"."""
 
     def render(self, task):
         label = task.fields.get("label")
@@ -127,8 +124,8 @@ class LabelColumn(ProgressColumn):
 
 
 class RemainingColumn(TimeRemainingColumn):
-    """The ETA: rich's, from its recent speed, and where it has none (steps come in bursts further apart than its
-    30-s window) the task's average rate so far, ``elapsed / completed × (total − completed)``."""
+    """The ETA: rich's from its recent speed, else (steps in bursts further apart than its 30-s window) from the
+    average rate, ``elapsed / completed × (total − completed)``."""
 
     def render(self, task):
         if task.speed is None and task.total and task.completed and task.elapsed and not task.finished:
@@ -247,7 +244,7 @@ class LiveProgress(LineProgress):
         self.progress, self.labels, self.task, self.current = BarsProgress(console), cell_labels(keys), None, ""
 
     def fall_back(self, exc: Exception) -> None:
-        """Stop the bars, say why in one line, and go on with plain lines (the cells in flight not counted)."""
+        """Stop the bars, say why in one line, go on with plain lines (the cells in flight not counted)."""
         with contextlib.suppress(Exception):
             self.progress.stop()
         self.fallback, self.started = exc, self.done
@@ -303,8 +300,7 @@ class LiveProgress(LineProgress):
 
 
 def make_progress(console: Console, live: bool, keys=()) -> RunProgress:
-    """A live display when asked for and ``console`` is a terminal, else plain lines; ``keys``: the cells the run
-    will start (their :func:`cell_labels` name the current cell on the live bar)."""
+    """A live display when asked for on a terminal, else plain lines; ``keys``: the cells to run (labelled)."""
     return LiveProgress(console, keys) if live and console.is_terminal else LineProgress(console)
 
 
@@ -314,8 +310,7 @@ MIN_TABLE_WIDTH = 40  # no narrower: a terminal narrower than this is laid out a
 
 
 def table_width(console: Console) -> int:
-    """The width a table is laid out at: a terminal's own; piped, ``$COLUMNS`` where it is a number, else
-    :data:`TABLE_WIDTH`; never under :data:`MIN_TABLE_WIDTH`."""
+    """A table's width: a terminal's; piped, ``$COLUMNS`` or :data:`TABLE_WIDTH`; at least :data:`MIN_TABLE_WIDTH`."""
     if console.is_terminal:
         return max(MIN_TABLE_WIDTH, console.width)
     columns = os.environ.get("COLUMNS", "")
@@ -323,8 +318,8 @@ def table_width(console: Console) -> int:
 
 
 def print_lines(lines: list[tuple[str, str | None]], console: Console, width: int) -> None:
-    """``(text, style)`` lines on ``console``, folded at ``width``; piped, on a console of that width that raises
-    :class:`BrokenPipeError` when the reader leaves (rich would exit 1; the caller ends quietly)."""
+    """``(text, style)`` lines folded at ``width``; piped, a reader leaving raises :class:`BrokenPipeError` (rich
+    would exit 1)."""
     class Piped(Console):
         def on_broken_pipe(self) -> None:
             raise BrokenPipeError
@@ -337,8 +332,8 @@ def print_lines(lines: list[tuple[str, str | None]], console: Console, width: in
 
 
 def emit_answer(answer: str | list, console: Console, width: int) -> None:
-    """A command's answer on stdout: a text as it is (JSON), or :func:`print_lines`; a reader that leaves (``| head``)
-    ends it quietly, exit 0 (what is still buffered goes to ``/dev/null`` instead of failing at exit)."""
+    """A command's answer on stdout (a JSON text, or :func:`print_lines`); a reader that leaves (``| head``) ends it
+    quietly, exit 0 (the buffered rest goes to ``/dev/null``)."""
     try:
         if isinstance(answer, str):
             print(answer)
