@@ -77,12 +77,10 @@ def executor_options(kind: str | None, given: dict[str, Any]) -> ExecutorOptions
     """The options of ``--executor kind`` from the command line's ``given`` values (None: the default; names not in
     :data:`OPTIONS` ignored), or None without ``--executor``."""
     values = {OPTIONS[option]: value for option, value in given.items() if option in OPTIONS and value is not None}
-    if kind is not None:
-        return ExecutorOptions(kind=kind, **values)
-    check_options({option: given[option] for option in OPTIONS if option in OPTION_DOMAINS and option in given})
-    if "jobs" in values:
+    options = ExecutorOptions(kind=kind or "local", **values)   # every value checked, with or without --executor
+    if kind is None and "jobs" in values:
         raise FyexpError("--jobs needs --executor local or slurm")
-    return None
+    return options if kind is not None else None
 
 
 def slurm_parameters(options: ExecutorOptions, n_cells: int, job_name: str) -> dict[str, Any]:

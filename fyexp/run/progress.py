@@ -149,8 +149,8 @@ class BarsProgress(Progress):
         fixed = Column(no_wrap=True)
         super().__init__(SpinnerColumn(table_column=fixed), LabelColumn(table_column=flexible(6)),
                          BarColumn(bar_width=None, table_column=flexible(1)),
-                         TextColumn("{task.completed:g}/{task.total:g} {task.fields[unit]}", style="progress.download",
-                                    table_column=fixed),
+                         TextColumn("{task.completed:g}/{task.total:g} {task.fields[unit]}", markup=False,
+                                    style="progress.download", table_column=fixed),
                          TimeElapsedColumn(table_column=fixed), TextColumn("ETA", table_column=fixed),
                          RemainingColumn(table_column=fixed),
                          TextColumn("{task.fields[info]}", markup=False, table_column=flexible(2)), console=console,
