@@ -48,10 +48,6 @@ class RunPlan:
     def seconds_per_cell(self) -> float | None:
         return per_cell(self.estimate_s, self.to_run, self.unestimated)
 
-    @property
-    def todo_keys(self) -> tuple[str, ...]:
-        return tuple(c.key for c in self.todo)
-
 
 def run_plan(resolved, experiment, results_dir: Path, force: bool = False, only=None, *, device: str = "cpu",
              data_dir: Path | None = None) -> RunPlan:

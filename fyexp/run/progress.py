@@ -94,12 +94,11 @@ def fit_label(label: str, width: int) -> str:
             return word
         return f"{name[:keep]}…={value}" if sep and name else word[:max(1, cap - 1)] + "…"
 
+    fitted = label   # split and joined again: the label itself where no word is longer than 1
     for cap in range(max(len(w) for w in words), 1, -1):
-        fitted = " ".join(cut(w, cap) for w in words)
-        if len(fitted) <= width:
+        if len(fitted := " ".join(cut(w, cap) for w in words)) <= width:
             return fitted
-    fitted = " ".join(cut(w, 2) for w in words)
-    return fitted if len(fitted) <= width else fitted[:max(1, width - 1)] + "…"
+    return fitted[:max(1, width - 1)] + "…"
 
 
 @dataclass
