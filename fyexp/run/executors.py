@@ -1,11 +1,9 @@
 """Cells as jobs of submitit: its local executor (this machine) or SLURM (a cluster, one job array).
 
-Each job runs one cell through :func:`fyexp.run.runner.execute_cell`, the in-process code path, into the shared
-results folder, so resume, ``--force`` and failure records behave the same: a job killed mid-cell leaves no file and
-its cell is redone by the next run.  Logs: ``results/<exp>/work/<profile>/jobs/``.  Each job has
-``threads_per_job`` threads (default 1: these models' small GEMMs do not scale across threads,
-``scripts/bench_grid.py``); under an executor each job trains its own cell (no ``train.ensemble``).
-"""
+Each job runs one cell through the in-process code path (:func:`fyexp.run.runner.execute_cell`) into the shared
+results folder: resume, ``--force`` and failures behave the same, a job killed mid-cell leaves no file.  Logs:
+``results/<exp>/work/<profile>/jobs/``.  Each job has ``threads_per_job`` threads (default 1: small GEMMs do not
+scale, ``scripts/bench_grid.py``) and trains its own cell (no ``train.ensemble``)."""
 
 from __future__ import annotations
 
@@ -58,13 +56,15 @@ class ExecutorOptions:
 
     def run_cells(self, resolved: Any, cells: list[Cell], store: ResultStore, *, device: str,
                   data_dir: Path | None, force: bool, progress: RunProgress) -> Counter:
-        """What :func:`fyexp.run.runner.run_experiment` calls: ``cells`` as jobs (:func:`_run_jobs`), their statuses
-        counted as the in-process runner counts its cells."""
+        """``cells`` as jobs (:func:`_run_jobs`) for :func:`fyexp.run.runner.run_experiment`; their statuses counted."""
         call = functools.partial(run_cell_job, resolved, results_dir=str(Path(store.root).resolve()), device=device,
                                  data_dir=str(Path(data_dir).resolve()) if data_dir else None, force=force,
                                  threads=self.threads_per_job)
-        return _run_jobs(self, store.folder / "work" / resolved.profile / "jobs",
-                         f"fyexp-{resolved.name}-{resolved.profile}", call, cells, [c.key for c in cells], progress)
+        return _run_jobs(self, *_jobs_folder_and_name(resolved, store), call, cells, [c.key for c in cells], progress)
+
+
+def _jobs_folder_and_name(resolved: Any, store: ResultStore) -> tuple[Path, str]:
+    return store.folder / "work" / resolved.profile / "jobs", f"fyexp-{resolved.name}-{resolved.profile}"
 
 
 #: the command-line option of each field (their domains: :data:`fyexp.core.domains.OPTION_DOMAINS`)
@@ -74,15 +74,13 @@ OPTIONS = {"--jobs": "jobs", "--threads-per-job": "threads_per_job", "--slurm-pa
 
 
 def executor_options(kind: str | None, given: dict[str, Any]) -> ExecutorOptions | None:
-    """The options of ``--executor kind`` from the command line's values ``given`` (option name → value or None:
-    the default; names not in :data:`OPTIONS` ignored), or None without ``--executor``."""
+    """The options of ``--executor kind`` from the command line's ``given`` values (None: the default; names not in
+    :data:`OPTIONS` ignored), or None without ``--executor``."""
     values = {OPTIONS[option]: value for option, value in given.items() if option in OPTIONS and value is not None}
-    if kind is not None:
-        return ExecutorOptions(kind=kind, **values)
-    check_options({option: given[option] for option in OPTIONS if option in OPTION_DOMAINS and option in given})
-    if "jobs" in values:
+    options = ExecutorOptions(kind=kind or "local", **values)   # every value checked, with or without --executor
+    if kind is None and "jobs" in values:
         raise FyexpError("--jobs needs --executor local or slurm")
-    return None
+    return options if kind is not None else None
 
 
 def slurm_parameters(options: ExecutorOptions, n_cells: int, job_name: str) -> dict[str, Any]:
@@ -99,8 +97,7 @@ def run_cell_job(resolved: Any, cell: Cell, *, results_dir: str, device: str, da
     """The body of one job: limit threads, run ``cell`` through the in-process code path, return its status."""
     print(f"fyexp job: {resolved.name} [{resolved.profile}] cell {cell.key}, {threads} thread(s), pid {os.getpid()}",
           flush=True)
-    for name in THREAD_VARIABLES:
-        os.environ[name] = str(threads)
+    os.environ.update({name: str(threads) for name in THREAD_VARIABLES})   # before torch is imported
     import torch
     from rich.console import Console
     from threadpoolctl import threadpool_limits
@@ -124,10 +121,10 @@ def describe_slurm_submission(resolved: Any, cells: list[Cell], store: ResultSto
 
     from submitit.slurm import slurm
 
-    folder = store.folder / "work" / resolved.profile / "jobs"
+    folder, name = _jobs_folder_and_name(resolved, store)
     command = " ".join([shlex.quote(sys.executable), "-u -m submitit.core._submit", shlex.quote(str(folder))])
-    lines = [slurm._make_sbatch_string(command=command, folder=folder, map_count=len(cells), **slurm_parameters(
-        options, len(cells), f"fyexp-{resolved.name}-{resolved.profile}")), ""]
+    lines = [slurm._make_sbatch_string(command=command, folder=folder, map_count=len(cells),
+                                       **slurm_parameters(options, len(cells), name)), ""]
     lines += [f"# array task {i}: fyexp.run.executors.run_cell_job({resolved.name} [{resolved.profile}], {cell.key})"
               for i, cell in enumerate(cells)]
     return "\n".join(lines)
@@ -146,10 +143,10 @@ def failure_reason(exc: BaseException) -> str:
 
 def _run_jobs(options: ExecutorOptions, folder: Path, job_name: str, call, items: list, labels: list[str],
               progress: RunProgress, cells: bool = True) -> Counter:
-    """``call(item)`` of every item as a job, its progress under its label, the statuses counted by kind
-    (``'skipped: <why>'`` as ``skipped``); ``cells``: the items are cells (else tuning workers).  Local: at most
-    :meth:`ExecutorOptions.concurrency` at once, a cell's process started with :data:`THREAD_VARIABLES` set, those
-    in flight cancelled on Ctrl-C; SLURM: one job array watched with ``squeue`` (:mod:`fyexp.run.slurm_watcher`)."""
+    """``call(item)`` of every item as a job under its label, the statuses counted by kind (``'skipped: <why>'`` as
+    ``skipped``); ``cells``: the items are cells, else tuning workers.  Local: at most
+    :meth:`ExecutorOptions.concurrency` at once, with :data:`THREAD_VARIABLES` set, cancelled on Ctrl-C; SLURM: one
+    job array watched with ``squeue`` (:mod:`fyexp.run.slurm_watcher`)."""
     import submitit
 
     from fyexp.run.slurm_watcher import SqueueWatcher
@@ -209,9 +206,9 @@ def tune_job(experiment: Any, config: Any, ctx: Any, worker: int, *, storage: st
 
 def tune_as_jobs(experiment: Any, config: Any, ctx: Any, *, options: ExecutorOptions, n_trials: int | None,
                  timeout: float | None, storage: str, results_dir: Path, progress: RunProgress) -> int:
-    """Run ``options.jobs`` Optuna workers as jobs on one study; return how many workers failed.  They share an
-    exact budget: the profile's ``n_trials`` in all, or, with ``n_trials``, that many more than the study already
-    counts (:func:`fyexp.spec.tuning.counted_trials`)."""
+    """Run ``options.jobs`` Optuna workers as jobs on one study; return how many failed.  Their exact budget: the
+    profile's ``n_trials`` in all, or ``n_trials`` more than the study counts
+    (:func:`fyexp.spec.tuning.counted_trials`)."""
     from fyexp.spec.tuning import StudyOptions, counted_trials, open_study
 
     study = open_study(f"{ctx.experiment}-{ctx.profile}", storage, StudyOptions())

@@ -1,14 +1,10 @@
-"""``fyexp list``'s and ``fyexp show``'s summaries kept beside the results they were derived from
-(``results/summaries.json``), so that a fresh clone answers in under a second.
+"""``fyexp list``'s and ``fyexp show``'s summaries (:class:`fyexp.run.overview.ProfileSummary`, some 0.75 s to derive)
+kept beside the results (``results/summaries.json``) so that a fresh clone answers in under a second.
 
-A summary (:class:`fyexp.run.overview.ProfileSummary`) as recorded takes some 750 reads of cell files and scoped configs
-to derive (about 0.75 s).  The user cache keys them by sizes and modification times, which a clone changes; ``fyexp
-report`` also writes them here under the *content key* of what they are derived from
-(:func:`fyexp.run.derivation.content_key` of the results folder, and of the committed ``results/`` where that is
-another folder), which a clone keeps.  Their folders are kept as roles (``results``, ``committed``,
-``profile-times``), put back as this checkout's paths; a summary read from any other folder is not kept.  The file is
-JSON read with the limits of every record (:func:`fyexp.store.damaged.read_record_text`); another format, key, spec or
-anything unexpected is a miss: a cache, never a second source of the estimates.
+The user cache keys them by modification times, which a clone changes; ``fyexp report`` writes them here under the
+*content key* of the results folder (and of the committed ``results/``: :func:`fyexp.run.derivation.content_key`),
+which a clone keeps.  Their folders are kept as roles (``results``, ``committed``, ``profile-times``), put back as
+this checkout's paths.  Another format, key, spec or anything unexpected is a miss: a cache, never a second source.
 """
 
 from __future__ import annotations
@@ -101,8 +97,8 @@ def read_kept(results_dir: Path, experiments_dir: Path | None, build: type) -> d
     it is of this format and its key is the folders' key now; else ``{}`` (derive afresh).  A folder absent or
     without a file at any depth (a new user's ``results/``) reads the committed ``results/``'s kept file: a summary
     for the empty folder is derived from the same committed results and profile times (the roles are the same)."""
-    from fyexp.store.damaged import read_record_text
     from fyexp.run.estimate import committed_results
+    from fyexp.store.damaged import read_json
 
     path = Path(results_dir) / STORE
     if not os.path.lexists(path):
@@ -110,17 +106,12 @@ def read_kept(results_dir: Path, experiments_dir: Path | None, build: type) -> d
         if empty and Path(results_dir).resolve() != committed_results():
             return read_kept(committed_results(), experiments_dir, build)
         return {}
-    text, problem = read_record_text(path)   # a regular file, bounded, UTF-8 (never a link, FIFO or device)
+    data, _ = read_json(path, shared=True)   # the limits of every record; None where damaged
     try:
-        data = json.loads(text) if problem is None else None
-    except (ValueError, RecursionError):
-        return {}
-    if (not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("experiments"), dict)
-            or data.get("key") != summaries_key(results_dir, experiments_dir)):
-        return {}
-    roles = _roles(results_dir)
-    try:
+        if data["format"] != FORMAT or data["key"] != summaries_key(results_dir, experiments_dir):
+            return {}
+        roles = _roles(results_dir)
         return {name: (entry["spec"], [_summary_from(row, roles, build) for row in entry["summaries"]])
                 for name, entry in data["experiments"].items()}
-    except (KeyError, TypeError, ValueError, AttributeError):
+    except (KeyError, TypeError, ValueError, AttributeError):   # another form: None, a list, a field of another type
         return {}

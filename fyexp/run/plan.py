@@ -1,11 +1,6 @@
-"""The plan of a run, printed before its first cell: what it will run and how long that took before.
-
-:func:`run_plan` counts the grid's cells (``--only``, ``--force``): finished, to run, finished at old settings (the
-runner's :func:`fyexp.run.runner.classify_cells`), and estimates those to run (:mod:`fyexp.run.estimate`).
-:func:`long_plan_reason` says why a plan needs confirmation (over :data:`LONG_S`, or an unknown time at a ``paper*``
-profile).  :func:`check_start` refuses first a run that cannot or should not start: a grid of no cell, too many cells
-or a cell past the available memory (unless ``--yes``), ``paper`` on a dirty source tree (unless ``--allow-dirty``).
-"""
+"""The plan of a run, printed before its first cell: the grid's cells classified once
+(:func:`fyexp.run.runner.classify_cells`, handed on to the run) and those to run estimated (:mod:`fyexp.run.estimate`);
+why it needs confirmation (:func:`long_plan_reason`); and a run refused before it starts (:func:`check_start`)."""
 
 from __future__ import annotations
 
@@ -53,10 +48,6 @@ class RunPlan:
     def seconds_per_cell(self) -> float | None:
         return per_cell(self.estimate_s, self.to_run, self.unestimated)
 
-    @property
-    def todo_keys(self) -> tuple[str, ...]:
-        return tuple(c.key for c in self.todo)
-
 
 def run_plan(resolved, experiment, results_dir: Path, force: bool = False, only=None, *, device: str = "cpu",
              data_dir: Path | None = None) -> RunPlan:
@@ -99,8 +90,7 @@ def describe_plan(plan: RunPlan) -> str:
 def long_plan_reason(to_run: int, estimate_s: float | None, profile: str, unestimated: int = 0,
                      scaled_s: float | None = None, scaled: int = 0) -> str | None:
     """Why a plan must be confirmed (over :data:`LONG_S`, or unknown, wholly or for ``unestimated`` of its cells, at
-    a ``paper*`` profile); None when not.  A scaled time ``scaled_s`` of ``scaled`` unestimated cells is stated, as
-    the plan printed it."""
+    a ``paper*`` profile), a scaled time ``scaled_s`` of ``scaled`` cells stated as the plan printed it; else None."""
     if not to_run:
         return None
     paper = profile.startswith("paper")
@@ -123,8 +113,8 @@ def long_plan_reason(to_run: int, estimate_s: float | None, profile: str, unesti
 
 
 def confirm(reason: str | None, yes: bool, what: str, ask: Callable[[str], bool | None]) -> bool:
-    """Whether a plan may start: when it is not long (``reason`` None), with ``--yes``, or as ``ask(question)``
-    answers at a terminal; off one (``ask`` answers None) it is refused in one line (exit 2)."""
+    """Whether a plan may start: not long (``reason`` None), ``--yes``, or as ``ask(question)`` answers; off a
+    terminal (``ask`` answers None) refused in one line (exit 2)."""
     if reason is None or yes:
         return True
     answer = ask(f"{what}: {reason}. Start it?")
@@ -135,9 +125,8 @@ def confirm(reason: str | None, yes: bool, what: str, ask: Callable[[str], bool 
 
 # ---- whether a run may start -------------------------------------------------------------------------------------
 def grid_cells(resolved, experiment) -> list:
-    """The grid's cells at the first seed (its size and memory do not depend on the seed).  A grid of no cell is
-    refused like an empty axis: a :class:`~fyexp.core.errors.SpecError` naming the ``--set`` override that emptied
-    it (when the profile without the overrides has cells), else the spec's key."""
+    """The grid's cells at the first seed (size and memory do not depend on it).  A grid of no cell is a
+    :class:`~fyexp.core.errors.SpecError` naming the ``--set`` override that emptied it, else the spec's key."""
     cells = experiment.cells(resolved.config, resolved.seeds[:1])
     if cells:
         return cells
@@ -152,8 +141,8 @@ def grid_cells(resolved, experiment) -> list:
 
 
 def check_start(resolved, experiment, only, *, yes: bool, allow_dirty: bool, dry_run: bool) -> None:
-    """Refuse a run before anything is written (the module docstring); ``only``: the ``--only``
-    :class:`~fyexp.run.cell_filter.CellFilter`.  A dry run writes nothing: never refused for a dirty tree."""
+    """Refuse, before anything is written, a grid of no cell, too many cells or a cell past the memory (unless
+    ``--yes``), ``paper`` on a dirty source tree (unless ``--allow-dirty`` or a dry run, which writes nothing)."""
     one_seed = grid_cells(resolved, experiment)
     check_grid_size(only.count(one_seed, resolved.seeds), yes)
     check_cell_memory(experiment, resolved.config, one_seed, yes)

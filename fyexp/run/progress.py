@@ -1,17 +1,7 @@
-"""Progress of a run: a live bar on a terminal, plain lines otherwise; neither can take a run down.
-
-A run reports through :class:`RunProgress`: ``start(title, total, unit)``, ``cell_started(key)``,
-``cell_finished(key, status, seconds)``, ``subtask(description, total, unit) -> advance(n, **fields)`` for nested
-work counted in ``unit`` (training steps, EM iterations, fits), ``note(text)`` and ``stop()``.
-
-* :class:`LineProgress` prints one plain line when a cell starts and when it ends (with its wall time and the
-  run's ETA), and a heartbeat for long nested work at most every ``heartbeat_s`` seconds, so ``--no-progress``
-  and piped output still show that the run is alive.
-* :class:`LiveProgress` draws rich bars, the current cell named by what tells it apart from the run's other cells
-  (:func:`cell_labels`: ``iwae K=50 mnist fold=3``, not the first characters of its key).  If the display raises
-  (a broken terminal, a bug in a column), it is stopped, one warning line is printed, and the run goes on with
-  :class:`LineProgress`'s plain lines: a cell's result never depends on the display.
-"""
+"""Progress of a run (:class:`RunProgress`): a live bar on a terminal, plain lines otherwise; neither can take a run
+down.  :class:`LineProgress` prints a line per cell start and end and a heartbeat for long nested work (so piped
+output shows the run is alive); :class:`LiveProgress` draws rich bars naming the current cell by what tells it apart
+(:func:`cell_labels`), and falls back to plain lines when the display raises: a result never depends on it."""
 
 from __future__ import annotations
 
@@ -37,8 +27,8 @@ Advance = Callable[..., None]
 
 
 def wrapped(text: str, width: int) -> list[str]:
-    """``text`` as lines of at most ``width`` characters, each of its lines wrapped between words (a word longer
-    than ``width``, such as a path, is kept whole), continuation lines indented two spaces more than their line."""
+    """``text``'s lines wrapped between words at ``width`` (a longer word, a path, kept whole), continuations
+    indented two spaces more than their line."""
     lines: list[str] = []
     for line in text.split("\n"):
         indent = line[:len(line) - len(line.lstrip())]
@@ -49,27 +39,25 @@ def wrapped(text: str, width: int) -> list[str]:
 
 
 def say(console: Console, text: str) -> None:
-    """Print ``text`` as it is (never read as rich markup) on ``console``: on a terminal wrapped between words at
-    its width (the terminal would break it mid-word), elsewhere (read by scripts and tests) each line whole.  An
-    error (``error: ...``) is one line everywhere: the CLI's rule, and a copy from the terminal still gets it whole."""
+    """Print ``text`` as it is (no markup): on a terminal wrapped between words (it would break them), elsewhere
+    (scripts, tests) each line whole; an error (``error: ...``) is one line everywhere (the CLI's rule)."""
     if console.is_terminal and not text.startswith("error: "):
         text = "\n".join(wrapped(text, console.width))
     console.print(text, markup=False, highlight=False, soft_wrap=True)
 
 
 def _distinct_parts(values: set[str]) -> dict[str, str]:
-    """Each value without the prefix all ``values`` share up to a ``-`` or ``_`` (``bernoulli-biweight``,
-    ``bernoulli-gaussian`` → ``biweight``, ``gaussian``); the values themselves where nothing is shared."""
+    """Each value without the prefix all ``values`` share up to a ``-`` or ``_`` (``bernoulli-biweight`` →
+    ``biweight``)."""
     prefix = os.path.commonprefix(sorted(values)) if len(values) > 1 else ""
     cut = max(prefix.rfind("-"), prefix.rfind("_")) + 1
     return {v: v[cut:] or v for v in values}
 
 
 def cell_labels(keys) -> dict[str, str]:
-    """Per cell key (``method__a=1__b=x__seed=0``), what tells it apart from the other ``keys``, short: its method
-    if methods differ, then each grid value that differs between cells (a number with its name, ``K=50``; a word
-    alone, ``mnist``, ``authors``), then its seed if seeds differ.  Methods, and the words of one axis, lose the
-    prefix they all share (``bernoulli-``).  A key alone (or keys that differ in nothing parsed) is its own label."""
+    """Per cell key (``method__a=1__b=x__seed=0``), what tells it apart from the other ``keys``: its method, each
+    grid value (a number with its name, ``K=50``; a word alone, ``mnist``) and its seed, where they differ between
+    cells, without the prefix shared by all methods or words of an axis; else the key itself."""
     def named(value: str) -> bool:   # a number or a constant: shown with its name
         try:
             return float(value) is not None
@@ -93,9 +81,8 @@ def cell_labels(keys) -> dict[str, str]:
 
 
 def fit_label(label: str, width: int) -> str:
-    """``label`` in at most ``width`` characters with every word kept in part: the longest words are cut first,
-    each to a common length with "…" (a ``name=value`` word loses letters of its name, never of its value), so
-    the last words (``authors`` / ``fy``) still show where cutting the end of the label would drop them."""
+    """``label`` in at most ``width`` characters, every word kept in part (the last words, ``authors`` / ``fy``,
+    still show): the longest cut first to a common length with "…", a ``name=value`` word keeping its value."""
     if len(label) <= width:
         return label
     words = label.split(" ")
@@ -107,12 +94,11 @@ def fit_label(label: str, width: int) -> str:
             return word
         return f"{name[:keep]}…={value}" if sep and name else word[:max(1, cap - 1)] + "…"
 
+    fitted = label   # split and joined again: the label itself where no word is longer than 1
     for cap in range(max(len(w) for w in words), 1, -1):
-        fitted = " ".join(cut(w, cap) for w in words)
-        if len(fitted) <= width:
+        if len(fitted := " ".join(cut(w, cap) for w in words)) <= width:
             return fitted
-    fitted = " ".join(cut(w, 2) for w in words)
-    return fitted if len(fitted) <= width else fitted[:max(1, width - 1)] + "…"
+    return fitted[:max(1, width - 1)] + "…"
 
 
 @dataclass
@@ -129,7 +115,7 @@ class CellLabel:
 
 
 class LabelColumn(ProgressColumn):
-    """A task's ``label`` field (the run's current cell, :class:`CellLabel`), else its description cut with "…"."""
+    """A task's ``label`` (the current cell, :class:`CellLabel`), else its description cut with "…"."""
 
     def render(self, task):
         label = task.fields.get("label")
@@ -137,8 +123,8 @@ class LabelColumn(ProgressColumn):
 
 
 class RemainingColumn(TimeRemainingColumn):
-    """The ETA: rich's, from its recent speed, and where it has none (steps come in bursts further apart than its
-    30-s window) the task's average rate so far, ``elapsed / completed × (total − completed)``."""
+    """The ETA: rich's from its recent speed, else (steps in bursts further apart than its 30-s window) from the
+    average rate, ``elapsed / completed × (total − completed)``."""
 
     def render(self, task):
         if task.speed is None and task.total and task.completed and task.elapsed and not task.finished:
@@ -147,22 +133,13 @@ class RemainingColumn(TimeRemainingColumn):
         return super().render(task)
 
 
-class CountColumn(ProgressColumn):
-    """``84/200 steps``: the task's completed and total counts with its unit (a ``unit`` field)."""
-
-    def render(self, task):
-        total = "?" if task.total is None else f"{task.total:g}"
-        return Text(f"{task.completed:g}/{total} {task.fields['unit']}".rstrip(), style="progress.download")
-
-
 ECHO_MARGIN = 2  # columns the live bars leave free at the right: the terminal's "^C" echo fits there
 
 
 class BarsProgress(Progress):
-    """rich's :class:`~rich.progress.Progress` with the live bars' columns, :data:`ECHO_MARGIN` columns narrower than
-    the terminal (on Ctrl-C the terminal echoes "^C" at the cursor: at the end of a full-width bar it wrapped the
-    cursor, and the final redraw printed the bars twice).  The counts with their unit, elapsed time and ETA keep
-    their width; the label, bar and info (a nested row's fields: epoch, loss) share the rest 6 : 1 : 2."""
+    """The live bars, :data:`ECHO_MARGIN` columns narrower than the terminal (a "^C" echoed after a full-width bar
+    wrapped the cursor: the bars were printed twice).  Counts (``84/200 steps``), elapsed time and ETA keep their
+    width; the label, bar and info (a nested row's fields: epoch, loss) share the rest 6 : 1 : 2."""
 
     def __init__(self, console: Console):
         def flexible(ratio: int) -> Column:
@@ -170,7 +147,9 @@ class BarsProgress(Progress):
 
         fixed = Column(no_wrap=True)
         super().__init__(SpinnerColumn(table_column=fixed), LabelColumn(table_column=flexible(6)),
-                         BarColumn(bar_width=None, table_column=flexible(1)), CountColumn(table_column=fixed),
+                         BarColumn(bar_width=None, table_column=flexible(1)),
+                         TextColumn("{task.completed:g}/{task.total:g} {task.fields[unit]}", markup=False,
+                                    style="progress.download", table_column=fixed),
                          TimeElapsedColumn(table_column=fixed), TextColumn("ETA", table_column=fixed),
                          RemainingColumn(table_column=fixed),
                          TextColumn("{task.fields[info]}", markup=False, table_column=flexible(2)), console=console,
@@ -185,8 +164,8 @@ class BarsProgress(Progress):
 
 
 class RunProgress:
-    """The interface a run reports through (module docstring); this base class reports nothing.  ``unit``: what
-    ``start``'s total counts (cells, a tuning study's workers) or a ``subtask``'s (steps, iterations, fits)."""
+    """What a run reports through; this base class reports nothing.  ``unit``: what ``start``'s total counts (cells,
+    a tuning study's workers) or a ``subtask``'s (steps, iterations, fits); ``advance(n, **fields)`` moves a subtask."""
 
     def start(self, title: str, total: int, unit: str = "cells") -> None: ...
 
@@ -242,8 +221,8 @@ class LineProgress(RunProgress):
 
 
 def _guarded(method: Callable) -> Callable:
-    """A :class:`LiveProgress` method that calls into rich: on any error the display is given up
-    (:meth:`LiveProgress.fall_back`) and this call, like every later one, is :class:`LineProgress`'s instead."""
+    """A :class:`LiveProgress` method: on any error the display is given up (:meth:`LiveProgress.fall_back`) and this
+    call, like every later one, is :class:`LineProgress`'s."""
     @functools.wraps(method)
     def call(self: LiveProgress, *args: Any, **kwargs: Any) -> Any:
         if self.fallback is None:
@@ -256,8 +235,7 @@ def _guarded(method: Callable) -> Callable:
 
 
 class LiveProgress(LineProgress):
-    """Rich bars (the run's bar and one per nested task); :class:`LineProgress`'s lines once rich fails (then
-    ``fallback`` is the error it failed with)."""
+    """Rich bars, the run's and one per nested task; plain lines once rich fails (``fallback``: its error)."""
 
     def __init__(self, console: Console, keys=()):
         super().__init__(console)
@@ -265,7 +243,7 @@ class LiveProgress(LineProgress):
         self.progress, self.labels, self.task, self.current = BarsProgress(console), cell_labels(keys), None, ""
 
     def fall_back(self, exc: Exception) -> None:
-        """Stop the bars, say why in one line, and go on with plain lines (the cells in flight not counted)."""
+        """Stop the bars, say why in one line, go on with plain lines (the cells in flight not counted)."""
         with contextlib.suppress(Exception):
             self.progress.stop()
         self.fallback, self.started = exc, self.done
@@ -321,8 +299,7 @@ class LiveProgress(LineProgress):
 
 
 def make_progress(console: Console, live: bool, keys=()) -> RunProgress:
-    """A live display when asked for and ``console`` is a terminal, else plain lines; ``keys``: the cells the run
-    will start (their :func:`cell_labels` name the current cell on the live bar)."""
+    """A live display when asked for on a terminal, else plain lines; ``keys``: the cells to run (labelled)."""
     return LiveProgress(console, keys) if live and console.is_terminal else LineProgress(console)
 
 
@@ -332,8 +309,7 @@ MIN_TABLE_WIDTH = 40  # no narrower: a terminal narrower than this is laid out a
 
 
 def table_width(console: Console) -> int:
-    """The width a table is laid out at: a terminal's own; piped, ``$COLUMNS`` where it is a number, else
-    :data:`TABLE_WIDTH`; never under :data:`MIN_TABLE_WIDTH`."""
+    """A table's width: a terminal's; piped, ``$COLUMNS`` or :data:`TABLE_WIDTH`; at least :data:`MIN_TABLE_WIDTH`."""
     if console.is_terminal:
         return max(MIN_TABLE_WIDTH, console.width)
     columns = os.environ.get("COLUMNS", "")
@@ -341,8 +317,8 @@ def table_width(console: Console) -> int:
 
 
 def print_lines(lines: list[tuple[str, str | None]], console: Console, width: int) -> None:
-    """``(text, style)`` lines on ``console``, folded at ``width``; piped, on a console of that width that raises
-    :class:`BrokenPipeError` when the reader leaves (rich would exit 1; the caller ends quietly)."""
+    """``(text, style)`` lines folded at ``width``; piped, a reader leaving raises :class:`BrokenPipeError` (rich
+    would exit 1)."""
     class Piped(Console):
         def on_broken_pipe(self) -> None:
             raise BrokenPipeError
@@ -355,8 +331,8 @@ def print_lines(lines: list[tuple[str, str | None]], console: Console, width: in
 
 
 def emit_answer(answer: str | list, console: Console, width: int) -> None:
-    """A command's answer on stdout: a text as it is (JSON), or :func:`print_lines`; a reader that leaves (``| head``)
-    ends it quietly, exit 0 (what is still buffered goes to ``/dev/null`` instead of failing at exit)."""
+    """A command's answer on stdout (a JSON text, or :func:`print_lines`); a reader that leaves (``| head``) ends it
+    quietly, exit 0 (the buffered rest goes to ``/dev/null``)."""
     try:
         if isinstance(answer, str):
             print(answer)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -141,8 +142,7 @@ def trained_since_result(work: Path, cell_file: Path) -> bool:
 def prefit_ensembles(resolved: ResolvedSpec, experiment: Experiment, todo: list[Cell], store: ResultStore, *,
                      device: str, data_dir: Path | None, force: bool, progress: RunProgress) -> None:
     """With ``train.ensemble: true``: the cells that differ only by seed trained together by ``experiment.prefit``,
-    which leaves each member's solo-format checkpoint in its cell's work folder, so :func:`execute_cell` then only
-    evaluates (with the solo run's numbers).  An experiment without ``prefit`` trains every cell alone."""
+    leaving each member's solo-format checkpoint in its work folder: :func:`execute_cell` then only evaluates."""
     if not getattr(getattr(resolved.config, "train", None), "ensemble", False) or not experiment.trains_ensembles:
         return
     groups: dict[tuple[str, str], list[Cell]] = {}
@@ -162,11 +162,9 @@ def run_experiment(resolved: ResolvedSpec, experiment: Experiment, *, device: st
                    results_dir: Path, force: bool = False, console: Console | None = None,
                    show_progress: bool = True, progress: RunProgress | None = None, executor: Any = None,
                    only: CellFilter | None = None, pending: Pending | None = None) -> RunSummary:
-    """Run every unfinished cell of ``resolved`` (all with ``force``; of those ``only`` selects), in this process or
-    as jobs (``executor.run_cells``: :class:`fyexp.run.executors.ExecutorOptions`), and consolidate the results.  A
-    cell's rows are written the moment it finishes: an interruption loses at most the cells in flight.  ``progress``
-    defaults to a live bar on a terminal (``show_progress``), plain lines otherwise; ``pending``: the grid as the
-    plan classified it, else classified here."""
+    """Run every unfinished cell (all with ``force``; of those ``only`` selects), in this process or as jobs
+    (``executor.run_cells``), each cell's rows written as it finishes; consolidate the results.  ``progress``: a live
+    bar on a terminal (``show_progress``), else plain lines; ``pending``: the plan's classification, else done here."""
     progress = progress or make_progress(console or Console(stderr=True), live=show_progress)
     store = ResultStore(results_dir, resolved.name)
     store.refuse_links_leaving()  # every write and delete below stays inside the results folder
@@ -188,13 +186,12 @@ def run_experiment(resolved: ResolvedSpec, experiment: Experiment, *, device: st
     for cell in todo:  # all before any runs: a cell may train in another's folder (frac's Table 7 reference)
         if claim_work_dir(store.work_dir(resolved.profile, cell), pending.settings_hashes[cell.key]):
             progress.note(f"cell {cell.key}: its work folder held checkpoints trained at other settings; discarded")
-    start, failed, data_missing, elsewhere = time.perf_counter(), 0, 0, 0
+    start, counts = time.perf_counter(), Counter()   # by status: failed, skipped (data missing), elsewhere
     try:
         progress.start(f"{resolved.name} [{resolved.profile}]", len(todo))
         if executor is not None and todo:
             counts = executor.run_cells(resolved, todo, store, device=device, data_dir=data_dir, force=force,
                                         progress=progress)
-            failed, data_missing = counts.get("failed", 0), counts.get("skipped", 0)
         else:
             prefit_ensembles(resolved, experiment, todo, store, device=device, data_dir=data_dir, force=force,
                              progress=progress)
@@ -203,13 +200,12 @@ def run_experiment(resolved: ResolvedSpec, experiment: Experiment, *, device: st
                 cell_start = time.perf_counter()
                 status = execute_cell(resolved, experiment, cell, store, device=device, data_dir=data_dir,
                                       force=force, progress=progress)
-                failed += status == "failed"
-                data_missing += status.startswith("skipped")
-                elsewhere += status.startswith("ok:")  # claimed or finished by another run (fyexp.run.cell_claims)
+                # "ok: <why>": claimed or finished by another run (fyexp.run.cell_claims)
+                counts["elsewhere" if status.startswith("ok:") else status.split(":", 1)[0]] += 1
                 progress.cell_finished(cell.key, status, time.perf_counter() - cell_start)
     finally:
         progress.stop()
         store.consolidate()
-    return RunSummary(ran=len(todo) - failed - data_missing - elsewhere, skipped=skipped, failed=failed,
-                      data_missing=data_missing, wall_time_s=time.perf_counter() - start, results_csv=store.table_path,
-                      elsewhere=elsewhere)
+    failed, data_missing, elsewhere = counts["failed"], counts["skipped"], counts["elsewhere"]
+    return RunSummary(len(todo) - failed - data_missing - elsewhere, skipped, failed, time.perf_counter() - start,
+                      store.table_path, data_missing, elsewhere)

@@ -17,32 +17,23 @@ ENDED = "ENDED"  # listed no more: ended, its final state forgotten by the contr
 
 
 class SqueueWatcher(SlurmInfoWatcher):
-    """submitit's watcher with ``squeue --array --states=all`` in place of ``sacct`` (one call for all jobs)."""
-
-    def _make_command(self) -> list[str] | None:
-        main_ids = sorted({job_id.split("_")[0] for job_id in self._registered - self._finished})
-        return ["squeue", "--noheader", "--array", "--states=all", "--format=%i|%T", "--jobs", ",".join(main_ids)] \
-            if main_ids else None
-
-    def read_info(self, string: bytes | str) -> dict[str, dict[str, str]]:
-        """``JOBID|STATE`` lines (an array task as ``MAIN_INDEX``) → ``{job id: {"JobID": ..., "State": ...}}``."""
-        text = string.decode() if isinstance(string, bytes) else string
-        rows = [line.strip().partition("|") for line in text.splitlines()]
-        return {job_id: {"JobID": job_id, "State": state.split()[0]} for job_id, _, state in rows if job_id and state}
+    """submitit's watcher with ``squeue --array --states=all`` in place of ``sacct`` (one call for all jobs); its
+    ``JOBID|STATE`` lines (an array task as ``MAIN_INDEX``) read into submitit's ``{job id: {"JobID", "State"}}``."""
 
     def update(self) -> None:
-        command = self._make_command()
-        if command is None:
+        active = self._registered - self._finished
+        if not (main_ids := sorted({job_id.split("_")[0] for job_id in active})):
             return
         self._num_calls += 1
-        active = self._registered - self._finished
-        answer = subprocess.run(command, capture_output=True, text=True)
+        answer = subprocess.run(["squeue", "--noheader", "--array", "--states=all", "--format=%i|%T", "--jobs",
+                                 ",".join(main_ids)], capture_output=True, text=True)
         if answer.returncode == 0 or "Invalid job id" in answer.stderr:  # the latter: squeue lists none of them
-            listed = self.read_info(answer.stdout) if answer.returncode == 0 else {}
+            text = answer.stdout if answer.returncode == 0 else ""
+            rows = (line.strip().partition("|") for line in text.splitlines())
+            listed = {job: {"JobID": job, "State": state.split()[0]} for job, _, state in rows if job and state}
             self._info_dict.update({job_id: {"JobID": job_id, "State": ENDED} for job_id in active - set(listed)})
             self._info_dict.update(listed)
         else:  # the controller did not answer: keep the states known so far, ask again later
             logger.get_logger().warning(f"squeue failed ({answer.stderr.strip()[:200]}); job states may be stale")
         self._last_status_check = time.time()
         self._finished.update(job_id for job_id in active if self.is_done(job_id, mode="cache"))
-

@@ -334,7 +334,8 @@ def test_run_plan_counts_the_grid_and_estimates_each_cell_from_its_nearest_recor
 
     plan = run_plan(resolved, experiment, results)
     assert (plan.cells, plan.finished, plan.to_run, plan.old_settings) == (4, 2, 2, 0)
-    assert plan.todo_keys == ("toy__x=1__seed=0", "toy__x=1__seed=1") and plan.estimate_s == 1200.0  # x = 1's time
+    assert [c.key for c in plan.todo] == ["toy__x=1__seed=0", "toy__x=1__seed=1"]
+    assert plan.estimate_s == 1200.0  # x = 1's time
     assert (plan.recorded, plan.source, plan.unestimated, plan.extrapolated) == (3, str(results), 0, 0)
 
     elsewhere = run_plan(resolved, experiment, results, device="cuda")   # the x = 2 cells ran on another device

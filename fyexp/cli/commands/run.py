@@ -58,7 +58,7 @@ def run_command(name: str, options: Options, *, err: Console, ask: Callable[[str
 
     summary = runner.run_experiment(resolved, experiment, device=device, data_dir=data_dir, results_dir=results,
                                     force=options.force, console=err, executor=options.executor, only=only,
-                                    progress=make_progress(err, live=options.progress, keys=plan.todo_keys),
+                                    progress=make_progress(err, live=options.progress, keys=[c.key for c in plan.todo]),
                                     pending=plan.pending)
     err.print(f"[green]{escape(f'{name} [{resolved.profile}]')}:[/] {counted(summary.ran)} run, "
               f"{summary.skipped} already finished, {summary.failed} failed, "
