@@ -1,23 +1,19 @@
 """Behaviour fingerprints: the metrics of a tiny deterministic slice of each experiment's code path.
 
-Each experiment's slice (:data:`SLICES`) is its ``quick`` profile shrunk by ``--set`` overrides, the first cell of
-each method (or of the grid) at seed 0, on tiny synthetic data (a data root in a temporary folder, or the runner's
-``load_data`` replaced on its instance); wall-clock metrics (:data:`TIMING`) are left out.  :func:`compute` returns
-``{"<method>/<metric>[/<n>]": value}``, rounded to :data:`SIG_DIGITS` significant digits; the committed reference,
-:data:`REFERENCE`, is read at a row's commit by :func:`fyexp.store.provenance.source.fingerprint_difference`.
+Each slice (:data:`SLICES`) is the ``quick`` profile shrunk by ``--set`` overrides, the first cell of each method (or
+of the grid) at seed 0, on tiny synthetic data; wall-clock metrics (:data:`TIMING`) are left out.  :func:`compute`
+gives ``{"<method>/<metric>[/<n>]": value}`` rounded to :data:`SIG_DIGITS` significant digits; the committed
+:data:`REFERENCE` is read at a row's commit by :func:`fyexp.store.provenance.source.fingerprint_difference`.
 
-Why the rounding is safe: a slice runs single-threaded (torch and BLAS), on the CPU, with torch's deterministic
-algorithms, so the same code on the same libraries is bit-identical; 6 digits absorb another BLAS build's or vector
-width's last bits (~1e-15 relative in float64, ~1e-7 in float32), while a change of the numerics moves the metrics far
-beyond 1e-6; the comparison adds half a unit in the 6th digit for a value near a rounding boundary.  Measured: on 2
-torch threads without the limits, 2 of the 393 metrics move in the 6th digit (frac-vae ``Lbeta/test_elbo_div`` and
-``test_obj_div``); with them ``OMP_NUM_THREADS=2`` changes nothing.
+Why the rounding is safe: a slice runs single-threaded on the CPU with torch's deterministic algorithms, so the same
+code on the same libraries is bit-identical; 6 digits absorb another BLAS build's last bits (~1e-15 relative in
+float64, ~1e-7 in float32) while a change of the numerics moves the metrics far beyond 1e-6 (measured: on 2 torch
+threads without the limits, 2 of 393 metrics move in the 6th digit; with them ``OMP_NUM_THREADS=2`` changes nothing).
 
 Refresh after a change of behaviour on purpose, saying why in the commit: ``python -m fyexp.run.fingerprints --update
-NAME`` (or ``all``); ``--check`` compares every experiment with the committed files.  A commit that changes a spec's
-settings alone declares the move in :data:`SETTINGS_MOVES` (the ``--set`` overrides that restore the old settings):
-``--update`` stores the slice's metrics under them in :data:`MOVES_REFERENCE`, and a row whose fingerprint equals one
-of them is behaviour unchanged.
+NAME`` (or ``all``); ``--check`` compares every experiment with the committed files.  A settings-only change is
+declared in :data:`SETTINGS_MOVES` (the ``--set`` overrides that restore the old settings): ``--update`` stores the
+slice's metrics under them in :data:`MOVES_REFERENCE`, and a row whose fingerprint equals one is behaviour unchanged.
 """
 
 from __future__ import annotations
