@@ -4,21 +4,15 @@
 A cell's rows get one :class:`Freshness` from their run record, on two axes:
 
 - **settings** (:func:`settings_state`): the recorded settings against those the cell would run at now
-  (:class:`Expected`), by the canonical JSON of each key the expectation states (``run``: every key, the environment
-  included; ``report`` and ``claims``: the config; the device queue: all but the environment);
+  (:class:`Expected`), by the canonical JSON of each key stated (``run``: every key; the device queue: all but the
+  environment; ``report`` and ``claims``: the config of :func:`spec_expectation`, the row's profile resolved again
+  with its record's ``--set`` overrides, scoped to its cell, or for a tuned profile with its study's best parameters);
 - **code** (:func:`code_state`, report and claims only): the fyexp functions the cell executed against HEAD's tree;
   a row stale by code whose fingerprint at its commit is HEAD's is *behaviour unchanged*, not stale.
 
 The kinds, first match wins: :data:`UNKNOWN_PROVENANCE` (a record failed its check: ``run`` redoes the cell),
 :data:`OLD_SETTINGS` (``run`` reruns and supersedes; ``claims`` skips them), then the code axis: :data:`STALE`,
-:data:`UNKNOWN` (cannot tell), :data:`BEHAVIOUR_UNCHANGED`, :data:`CURRENT`.  The report counts each axis on its own,
-so :class:`Freshness` keeps both.
-
-What a row's cell would run at now (:func:`spec_expectation`, for the report and the claims): its profile
-resolved again with the ``--set`` overrides of its settings record, scoped to the cell
-(:func:`fyexp.spec.settings.scoped_config`) and compared by config (the machine that will run is not known there);
-for a tuned profile, the config with its study's best parameters (what ``run --best`` runs at) is current too.
-Settings cannot be told without the experiment's runner, without the results folder, or for superseded rows.
+:data:`UNKNOWN` (cannot tell), :data:`BEHAVIOUR_UNCHANGED`, :data:`CURRENT`; :class:`Freshness` keeps both axes.
 """
 
 from __future__ import annotations
@@ -228,14 +222,8 @@ def spec_expectation(spec: ExperimentSpec, results_dir: Path | None = None
     ``results_dir``: the folder whose tuning studies say what ``run --best`` runs at (``None``: the spec only).  One
     per spec object and folder for the process (it holds its spec, so the id is not reused), caching what it
     resolves: the report's counts and the claims' current rows compare each row's settings once."""
-    key = (id(spec), None if results_dir is None else str(results_dir))
-    if key not in _EXPECTATIONS and (found := _expectation(spec, results_dir)) is not None:
-        _EXPECTATIONS[key] = found
-    return _EXPECTATIONS.get(key)
-
-
-def _expectation(spec: ExperimentSpec, results_dir: Path | None
-                 ) -> Callable[[RunRecord, dict], Expected | None] | None:
+    if (key := (id(spec), None if results_dir is None else str(results_dir))) in _EXPECTATIONS:
+        return _EXPECTATIONS[key]
     from fyexp.core.errors import FyexpError
     from fyexp.spec.settings import scoped_config
     from fyexp.spec.specs import Override, resolve
@@ -285,6 +273,7 @@ def _expectation(spec: ExperimentSpec, results_dir: Path | None
         tuned = scoped_now(*asked, best=True)
         return Expected(settings={"config": config}, tuned=None if tuned is None else {"config": tuned})
 
+    _EXPECTATIONS[key] = expect
     return expect
 
 

@@ -145,21 +145,18 @@ def head_tree(root: Path) -> Path | None:
 
 
 # ---- the provenance columns of a row --------------------------------------------------------------------------
-def device_description(device: str) -> str:
-    """``cpu (2 cores)`` or ``cuda (NVIDIA H200)``."""
+def provenance_columns(device: str, wall_time_s: float) -> dict:
+    """The provenance columns of one finished cell (its device as ``cpu (2 cores, x86_64)`` or ``cuda (NVIDIA
+    H200)``)."""
+    described = f"cpu ({os.cpu_count()} cores, {platform.machine()})"
     if device.startswith("cuda"):
         import torch
 
-        return f"cuda ({torch.cuda.get_device_name(0)})"
-    return f"cpu ({os.cpu_count()} cores, {platform.machine()})"
-
-
-def provenance_columns(device: str, wall_time_s: float) -> dict:
-    """The provenance columns of one finished cell."""
+        described = f"cuda ({torch.cuda.get_device_name(0)})"
     return {
         "git_commit": git_commit(),
         "fyexp_version": __version__,
-        "device": device_description(device),
+        "device": described,
         "wall_time_s": round(float(wall_time_s), 3),
         "timestamp": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
