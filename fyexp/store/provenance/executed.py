@@ -137,8 +137,7 @@ def function_hashes(functions: set[str] | list[str], root: Path = ROOT,
     out: dict[str, str | None] = {}
     for entry in sorted(functions):
         rel, _, name = entry.partition(":")
-        hashes = files.get(rel) if files is not None else None
-        if hashes is None:
+        if (hashes := files.get(rel) if files is not None else None) is None:
             path = root / rel
             hashes = _module_hashes(path, path.stat().st_mtime_ns) if path.is_file() else {}
             if files is not None:

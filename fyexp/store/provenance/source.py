@@ -31,10 +31,7 @@ BOOKKEEPING = ("fyexp.report", "fyexp.store.results", "fyexp.store.io", "fyexp.r
                "fyexp.store.user_cache", "fyexp.store.provenance.memo")
 
 
-@functools.cache
-def in_git_checkout(root: Path = SOURCE_ROOT) -> bool:
-    """Whether ``root`` is the top of a git checkout (:func:`fyexp.store.gitinfo.is_checkout_root`)."""
-    return gitinfo.is_checkout_root(root)
+in_git_checkout = functools.cache(gitinfo.is_checkout_root)   # whether a folder is the top of a git checkout
 
 
 def dirty_files(root: Path = SOURCE_ROOT) -> list[str]:
