@@ -33,10 +33,8 @@ fingerprint are not touched.
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import sys
-import tarfile
 import tempfile
 from pathlib import Path
 from typing import Callable
@@ -110,13 +108,10 @@ def carried(code: dict[str, str | None], before: Callable[[list[str]], dict], af
 
 def unpacked(treeish: str, folder: Path) -> Path:
     """The ``fyexp`` package and its fingerprints as committed at ``treeish``, unpacked under ``folder``."""
-    from fyexp.store import gitinfo
+    from fyexp.store.provenance.source import unpacked as unpack
 
-    archive = gitinfo.archive(ROOT, treeish, "fyexp")
-    if archive is None:
+    if unpack(ROOT, treeish, folder) is None:
         raise SystemExit(f"git archive {treeish} fyexp failed: not a commit of this repository?")
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        tar.extractall(folder, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
     return folder
 
 

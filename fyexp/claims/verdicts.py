@@ -31,7 +31,8 @@ Profiles: ``paper`` is the paper's; ``paper+key=value`` (a ``--set`` variant), o
 every side has rows there, else the one at the reduced profile that read the most rows, labelled (a profile named
 ``claims`` first: one sized to judge the claims with the paper's models, e.g. frac-vae's); variants are never a
 headline.  Rows whose cell ran at settings other than the spec now asks (:func:`current_rows`) never reach
-a verdict; stale and dirty rows are counted (:func:`fyexp.run.spec_freshness.row_states`) and summed once per paper.
+a verdict; stale and dirty rows are counted (:func:`fyexp.store.provenance.freshness.row_freshness`) and summed
+once per paper.
 """
 
 from __future__ import annotations
@@ -576,10 +577,9 @@ ROW_KEY = ("experiment", "profile", "cell", "metric")
 
 def _freshness(rows: dict, specs: dict) -> tuple[frozenset, frozenset]:
     """The keys (experiment, profile, cell, metric; a derived row's metric is its source's, ``source_metric``) of the
-    stale and of the dirty rows a verdict read (counted as
-    the report counts them, :func:`fyexp.run.spec_freshness.row_states`: a commit ending ``+dirty``; a row stale against
-    HEAD), so that a paper's summary counts each row once."""
-    from fyexp.run.spec_freshness import row_states
+    stale and of the dirty rows a verdict read (counted as the report counts them,
+    :func:`fyexp.store.provenance.freshness.row_freshness`: a commit ending ``+dirty``; a row stale against HEAD), so that a paper's summary counts each row once."""
+    from fyexp.store.provenance.freshness import code_column, row_freshness
 
     used = pd.concat([f for f in _frames_of(rows) if not f.empty], ignore_index=True)
     stale: set = set()
@@ -589,7 +589,8 @@ def _freshness(rows: dict, specs: dict) -> tuple[frozenset, frozenset]:
             continue
         part = part.assign(metric=part["source_metric"].fillna(part["metric"])) if "source_metric" in part else part
         keys = list(zip(*[part[c].astype(str) if c in part else [""] * len(part) for c in ROW_KEY]))
-        states = part["freshness"] if "freshness" in part else row_states(specs[name], part)
+        states = (part["freshness"] if "freshness" in part
+                  else code_column(row_freshness(specs[name], part, settings=False)))
         stale |= {k for k, s in zip(keys, states) if s == "stale"}
         dirty |= {k for k, c in zip(keys, part["git_commit"].astype(str)) if c.endswith("+dirty")}
     return frozenset(stale), frozenset(dirty)
@@ -706,14 +707,13 @@ def judge_readings(claim: Claim, frames: dict, specs: dict | None, profile: str 
 
 def current_rows(spec, frame: pd.DataFrame, folder, judged: pd.Series | None = None) -> pd.DataFrame:
     """``frame`` without the rows whose cell ran at settings other than the spec now asks
-    (:func:`fyexp.run.spec_freshness.settings_changed`): they never feed a verdict.  ``judged``: the rows'
-    :func:`fyexp.run.spec_freshness.row_freshness` where the caller has it (the report judges each row once)."""
+    (:func:`fyexp.store.provenance.freshness.settings_column`): they never feed a verdict.  ``judged``: the rows'
+    :func:`fyexp.store.provenance.freshness.row_freshness` where the caller has it (the report judges each row once)."""
     if frame.empty:
         return frame
-    from fyexp.store.provenance.freshness import settings_column
-    from fyexp.run.spec_freshness import settings_changed
+    from fyexp.store.provenance.freshness import row_freshness, settings_column
 
-    changed = settings_column(judged) if judged is not None else settings_changed(spec, frame, folder)
+    changed = settings_column(judged if judged is not None else row_freshness(spec, frame, folder, code=False))
     return frame[~(changed == True).to_numpy()]  # noqa: E712 (None: cannot tell, kept)
 
 
@@ -730,9 +730,8 @@ def load_frames(results_dir, experiments_dir=None, names=None) -> tuple[dict[str
     old settings, :func:`current_rows`) and spec of every experiment in ``names`` (default: every experiment with
     a spec; names without one are skipped)."""
     from fyexp.claims.model import experiment_names, experiment_spec
-    from fyexp.store.provenance.freshness import code_column
+    from fyexp.store.provenance.freshness import code_column, row_freshness
     from fyexp.store.results import ResultStore
-    from fyexp.run.spec_freshness import row_freshness
 
     known = experiment_names(experiments_dir)
     names = known if names is None else [n for n in dict.fromkeys(names) if n in known]

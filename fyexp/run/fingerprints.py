@@ -1,23 +1,19 @@
 """Behaviour fingerprints: the metrics of a tiny deterministic slice of each experiment's code path.
 
-Each experiment's slice (:data:`SLICES`) is its ``quick`` profile shrunk by ``--set`` overrides, the first cell of
-each method (or of the grid) at seed 0, on tiny synthetic data (a data root in a temporary folder, or the runner's
-``load_data`` replaced on its instance); wall-clock metrics (:data:`TIMING`) are left out.  :func:`compute` returns
-``{"<method>/<metric>[/<n>]": value}``, rounded to :data:`SIG_DIGITS` significant digits; the committed reference,
-:data:`REFERENCE`, is read at a row's commit by :func:`fyexp.store.provenance.source.fingerprint_difference`.
+Each slice (:data:`SLICES`) is the ``quick`` profile shrunk by ``--set`` overrides, the first cell of each method (or
+of the grid) at seed 0, on tiny synthetic data; wall-clock metrics (:data:`TIMING`) are left out.  :func:`compute`
+gives ``{"<method>/<metric>[/<n>]": value}`` rounded to :data:`SIG_DIGITS` significant digits; the committed
+:data:`REFERENCE` is read at a row's commit by :func:`fyexp.store.provenance.source.fingerprint_difference`.
 
-Why the rounding is safe: a slice runs single-threaded (torch and BLAS), on the CPU, with torch's deterministic
-algorithms, so the same code on the same libraries is bit-identical; 6 digits absorb another BLAS build's or vector
-width's last bits (~1e-15 relative in float64, ~1e-7 in float32), while a change of the numerics moves the metrics far
-beyond 1e-6; the comparison adds half a unit in the 6th digit for a value near a rounding boundary.  Measured: on 2
-torch threads without the limits, 2 of the 393 metrics move in the 6th digit (frac-vae ``Lbeta/test_elbo_div`` and
-``test_obj_div``); with them ``OMP_NUM_THREADS=2`` changes nothing.
+Why the rounding is safe: a slice runs single-threaded on the CPU with torch's deterministic algorithms, so the same
+code on the same libraries is bit-identical; 6 digits absorb another BLAS build's last bits (~1e-15 relative in
+float64, ~1e-7 in float32) while a change of the numerics moves the metrics far beyond 1e-6 (measured: on 2 torch
+threads without the limits, 2 of 393 metrics move in the 6th digit; with them ``OMP_NUM_THREADS=2`` changes nothing).
 
 Refresh after a change of behaviour on purpose, saying why in the commit: ``python -m fyexp.run.fingerprints --update
-NAME`` (or ``all``); ``--check`` compares every experiment with the committed files.  A commit that changes a spec's
-settings alone declares the move in :data:`SETTINGS_MOVES` (the ``--set`` overrides that restore the old settings):
-``--update`` stores the slice's metrics under them in :data:`MOVES_REFERENCE`, and a row whose fingerprint equals one
-of them is behaviour unchanged.
+NAME`` (or ``all``); ``tests/run/test_fingerprints.py`` compares every experiment with them.  A settings-only change is
+declared in :data:`SETTINGS_MOVES` (the ``--set`` overrides that restore the old settings): ``--update`` stores the
+slice's metrics under them in :data:`MOVES_REFERENCE`, and a row whose fingerprint equals one is behaviour unchanged.
 """
 
 from __future__ import annotations
@@ -169,7 +165,7 @@ SLICES: dict[str, Slice] = {
 @contextlib.contextmanager
 def _deterministic(tmp: Path) -> Iterator[None]:
     """One thread for torch and every BLAS, deterministic torch algorithms, and ``$FYEXP_FID_WEIGHTS`` naming no file
-    (FID missing whatever is installed: the slice stays tiny, fyexp's code alone); all restored afterwards."""
+    (FID missing whatever is installed: the slice stays fyexp's code alone); all restored afterwards."""
     import torch
     from threadpoolctl import threadpool_limits
 
@@ -264,44 +260,24 @@ def update(names: list[str], path: Path = REFERENCE, moves_path: Path = MOVES_RE
 
     reference, moves = load_reference(path), load_reference(moves_path)
     for name in names:
-        reference[name] = compute(name)
-        moves.pop(name, None)
-        if name in SETTINGS_MOVES:
-            moves[name] = compute_moves(name)
+        reference[name], moves[name] = compute(name), compute_moves(name)
+    moves = {name: declared for name, declared in moves.items() if declared}   # none declared: no entry
     for file, content in ((path, reference), (moves_path, moves)):
         atomic_write_text(file, json.dumps(content, indent=1, sort_keys=True) + "\n")
 
 
-def check() -> list[str]:
-    """Every experiment's and settings move's differences from the committed files."""
-    reference, moves = load_reference(), load_reference(MOVES_REFERENCE)
-    lines = [line for name in sorted(SLICES) for line in differences(name, reference.get(name, {}), compute(name))]
-    for name in sorted(SETTINGS_MOVES):
-        stored = moves.get(name, [])
-        for i, move in enumerate(compute_moves(name)):
-            old = stored[i] if i < len(stored) else {}
-            if old.get("undo") != move["undo"]:
-                lines.append(f"{name} settings move {i}: stored undo {old.get('undo')}, declared {move['undo']}")
-            lines += differences(f"{name} (settings move {i})", old.get("fingerprint", {}), move["fingerprint"])
-    return lines
-
-
 def main(argv: list[str] | None = None) -> int:
+    """``--update NAME ...`` (or ``all``); the committed files are checked by ``tests/run/test_fingerprints.py``."""
     parser = argparse.ArgumentParser(prog="python -m fyexp.run.fingerprints", description=__doc__.splitlines()[0])
-    parser.add_argument("--update", nargs="+", metavar="NAME", help="recompute and store (NAME or 'all')")
-    parser.add_argument("--check", action="store_true", help="compare every experiment with the committed file")
-    args = parser.parse_args(argv)
+    parser.add_argument("--update", nargs="+", metavar="NAME", required=True, help="recompute and store (or 'all')")
+    names = parser.parse_args(argv).update
     try:
-        if args.update:
-            update(names := sorted(SLICES) if args.update == ["all"] else args.update)
-            print(f"updated {', '.join(names)} in {REFERENCE}")
-            return 0
-        lines = check()
+        update(names := sorted(SLICES) if names == ["all"] else names)
     except FyexpError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    print("\n".join(lines) if lines else "all fingerprints match")
-    return 1 if lines else 0
+    print(f"updated {', '.join(names)} in {REFERENCE}")
+    return 0
 
 
 if __name__ == "__main__":

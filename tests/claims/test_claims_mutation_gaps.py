@@ -115,22 +115,22 @@ def test_without_a_folder_the_traces_are_read_under_the_working_directory(tmp_pa
 
 # ---- the results-folder path ---------------------------------------------------------------------------------------
 def test_claim_rows_read_the_traces_in_the_experiments_results_folder(tmp_path, monkeypatch):
-    import fyexp.run.spec_freshness
+    import fyexp.store.provenance.freshness as fr
     from fyexp.claims.derived import LARGEST_DROP
     from fyexp.claims.verdicts import claim_rows
 
     asked = []
 
-    def settings_changed(spec, frame, folder):  # the settings axis, as asked: the spec and folder given
-        asked.append((spec, len(frame), folder))
-        return pd.Series(False, index=frame.index, dtype=object)
+    def row_freshness(spec, frame, folder, *, code):  # the settings axis, as asked: the spec and folder given
+        asked.append((spec, len(frame), folder, code))
+        return pd.Series([fr.Freshness("k", "r", None, False)] * len(frame), index=frame.index, dtype=object)
 
-    monkeypatch.setattr(fyexp.run.spec_freshness, "settings_changed", settings_changed)
+    monkeypatch.setattr(fr, "row_freshness", row_freshness)
     _trace(tmp_path, (-50.0, -45.0, -45.375, -41.0))
     spec = object()
     out = claim_rows("tvem-bsc", spec, _tvem_rows(), tmp_path)
     assert list(out[out["metric"] == LARGEST_DROP]["value"]) == [0.375]
-    assert asked == [(spec, 2, tmp_path)]
+    assert asked == [(spec, 2, tmp_path, False)]
 
 
 def _toy_results(root):
@@ -246,7 +246,7 @@ def test_load_frames_reads_every_experiment_of_the_folder_by_default_each_agains
     spec, results folder and their judgement, :func:`row_freshness` against that folder (once, both axes), whose
     code axis is their freshness."""
     import fyexp.claims.verdicts as verdicts
-    import fyexp.run.spec_freshness
+    import fyexp.store.provenance.freshness
     from fyexp.store.provenance.freshness import Freshness
 
     results = _toy_results(tmp_path / "results")
@@ -258,7 +258,7 @@ def test_load_frames_reads_every_experiment_of_the_folder_by_default_each_agains
         return real(name, spec, frame, folder, judged)
 
     monkeypatch.setattr(verdicts, "claim_rows", claim_rows)
-    monkeypatch.setattr(fyexp.run.spec_freshness, "row_freshness", lambda spec, frame, folder: pd.Series(
+    monkeypatch.setattr(fyexp.store.provenance.freshness, "row_freshness", lambda spec, frame, folder: pd.Series(
         [Freshness("k", "r", f"{spec.name} at {folder.name}", False)] * len(frame), index=frame.index, dtype=object))
     frames, specs = verdicts.load_frames(results, TOY_SPECS)
     assert list(frames) == list(specs) == ["toy"]
@@ -379,12 +379,13 @@ def test_stale_rows_are_keyed_by_experiment_profile_cell_and_their_own_metric():
 
 
 def test_rows_without_freshness_are_judged_by_their_spec_and_skipped_without_one(monkeypatch):
-    import fyexp.run.spec_freshness
+    import fyexp.store.provenance.freshness as fr
     from fyexp.claims.verdicts import _freshness
 
     spec = object()
-    monkeypatch.setattr(fyexp.run.spec_freshness, "row_states",
-                        lambda s, frame: pd.Series("stale" if s is spec else "fresh", index=frame.index))
+    monkeypatch.setattr(fr, "row_freshness", lambda s, frame, settings: pd.Series(
+        [fr.Freshness("k", "r", "stale" if s is spec and settings is False else "fresh")] * len(frame),
+        index=frame.index, dtype=object))
     first, second = _frame("a-first", ["m"]), _frame("b-second", ["m"], git_commit="abc+dirty")
     stale, dirty = _freshness(_rows(a=first, b=second), {"b-second": spec})  # a-first: no spec, skipped
     assert stale == dirty == {("b-second", "cpu", "c1", "m")}

@@ -56,13 +56,13 @@ def test_run_judges_each_finished_cell_once_and_parses_its_files_once(tmp_path, 
 
 
 def _judging(monkeypatch) -> Counter:
-    """Count the judgements (fyexp.store.provenance.freshness.cell_freshness, the one judgement of a cell) per cell
+    """Count the judgements (the run records fyexp.store.provenance.freshness reads to judge a cell) per cell
     file."""
     import fyexp.store.provenance.freshness as fr
 
-    judged, judge = Counter(), fr.cell_freshness
-    monkeypatch.setattr(fr, "cell_freshness", lambda cell_file, *a, **kw: judged.update(
-        [Path(cell_file).relative_to(Path(cell_file).parents[2]).as_posix()]) or judge(cell_file, *a, **kw))
+    judged, load = Counter(), fr.load_record
+    monkeypatch.setattr(fr, "load_record", lambda cell_file, *a, **kw: judged.update(
+        [Path(cell_file).relative_to(Path(cell_file).parents[2]).as_posix()]) or load(cell_file, *a, **kw))
     return judged
 
 

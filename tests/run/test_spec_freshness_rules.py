@@ -1,7 +1,7 @@
-"""fyexp/run/spec_freshness.py, rule by rule: what each row's cell would run at now (its profile resolved again with the
-row's ``--set`` overrides, scoped to its cell; with its tuning study's best parameters for a tuned profile), the cache
-that makes the report and the claims compare each row once, and which axis each of ``row_freshness``, ``row_states``
-and ``settings_changed`` asks for (see docs/contributing/mutation.md)."""
+"""fyexp/store/provenance/freshness.py's spec expectation, rule by rule: what each row's cell would run at now (its
+profile resolved again with the row's ``--set`` overrides, scoped to its cell; with its tuning study's best parameters
+for a tuned profile), the cache that makes the report and the claims compare each row once, and which axis
+``row_freshness`` judges, read by ``code_column`` / ``settings_column`` (see docs/contributing/mutation.md)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 import fyexp.spec.settings
-import fyexp.run.spec_freshness as sf
+import fyexp.store.provenance.freshness as sf
 import fyexp.spec.specs
 from fyexp.store.provenance.freshness import Freshness
 from fyexp.store.provenance.record import RunRecord
@@ -209,30 +209,30 @@ def test_row_freshness_names_a_nameless_spec_none(monkeypatch, tmp_path):
     assert calls[0]["name"] is None
 
 
-def test_row_states_is_the_code_axis_judged_without_settings(tmp_path, monkeypatch):
+def test_the_code_column_is_the_code_axis_judged_without_settings(tmp_path, monkeypatch):
     calls = _captured(monkeypatch, codes=("stale", "behaviour unchanged"))
-    states = sf.row_states(_toy(), FRAME, tmp_path / "toy")
+    states = sf.code_column(sf.row_freshness(_toy(), FRAME, tmp_path / "toy", settings=False))
     assert states.tolist() == ["stale", "behaviour unchanged"] and list(states.index) == [5, 7]
     assert calls[0]["expectation"] is None and calls[0]["code"] is True and calls[0]["folder"] == tmp_path / "toy"
-    sf.row_states(_toy(), FRAME)
-    assert calls[1]["folder"] is None
 
 
-def test_settings_changed_is_the_settings_axis_judged_without_code(tmp_path, monkeypatch):
+def _settings_changed(spec, frame, folder):
+    return sf.settings_column(sf.row_freshness(spec, frame, folder, code=False))
+
+
+def test_the_settings_column_is_the_settings_axis_judged_without_code(tmp_path, monkeypatch):
     calls = _captured(monkeypatch, old=(True, False))
     spec = _toy()
-    changed = sf.settings_changed(spec, FRAME, tmp_path / "toy")
+    changed = _settings_changed(spec, FRAME, tmp_path / "toy")
     assert changed.tolist() == [True, False] and list(changed.index) == [5, 7]
     assert calls[0]["code"] is False and calls[0]["expectation"] is sf.spec_expectation(spec, tmp_path)
 
 
-def test_settings_changed_cannot_tell_without_a_folder_and_is_empty_for_no_rows(tmp_path, monkeypatch):
-    calls = _captured(monkeypatch)
-    unknown = sf.settings_changed(_toy(), FRAME, None)
+def test_settings_cannot_be_told_without_a_folder_and_are_empty_for_no_rows(tmp_path):
+    unknown = _settings_changed(_toy(), FRAME, None)
     assert unknown.tolist() == [None, None] and list(unknown.index) == [5, 7] and unknown.dtype == object
-    empty = sf.settings_changed(_toy(), FRAME.iloc[:0], tmp_path / "toy")
+    empty = _settings_changed(_toy(), FRAME.iloc[:0], tmp_path / "toy")
     assert empty.empty and empty.dtype == object
-    assert calls == []
 
 
 def test_the_rules_agree_with_the_real_frame_freshness_on_a_written_cell(tmp_path):
@@ -254,12 +254,12 @@ def test_the_rules_agree_with_the_real_frame_freshness_on_a_written_cell(tmp_pat
     store.write_cell("quick", cell, [{"metric": "a", "value": 1.0}],
                      {"git_commit": git_commit(), "settings_hash": settings_hash(settings)})
     write_record(store.cell_path("quick", cell), settings, None)
-    assert sf.settings_changed(spec, store.load(), store.folder).tolist() == [False]
+    assert _settings_changed(spec, store.load(), store.folder).tolist() == [False]
     folder = tmp_path / "specs"
     folder.mkdir()
     text = (TOY_SPECS / "toy.yaml").read_text().replace("    values: [0.5]", "    values: [0.5]\n    mode: cube")
     (folder / "toy.yaml").write_text(text)
-    assert sf.settings_changed(load_spec("toy", folder), store.load(), store.folder).tolist() == [True]
+    assert _settings_changed(load_spec("toy", folder), store.load(), store.folder).tolist() == [True]
     assert json.loads(store.load()["params"].iloc[0]) == {"x": 0.5}
 
 

@@ -5,6 +5,7 @@ report: found missing by mutating the module (docs/contributing/mutation.md)."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 from pathlib import Path
 
 import pandas as pd
@@ -164,7 +165,7 @@ def test_frame_freshness_compares_executed_code_in_heads_tree_and_leaves_a_super
         write_record(store.cell_path(profile, cell), settings, {"fyexp/x.py:f": "0123456789ab"})
     frame = pd.DataFrame({"profile": profiles, "cell": [cell.key] * 2, "git_commit": [source.git_commit()] * 2,
                           "settings_hash": [settings_hash(settings)] * 2})
-    trees = []
+    trees, head_tree = [], source.head_tree
     monkeypatch.setattr(executed, "changed_functions", lambda code, tree, files: trees.append(tree) or [])
     monkeypatch.setattr(source, "head_tree", lambda root: tmp_path / "head" if root == executed.ROOT else None)
     monkeypatch.setattr(source, "in_git_checkout", lambda root: True)
@@ -174,6 +175,7 @@ def test_frame_freshness_compares_executed_code_in_heads_tree_and_leaves_a_super
     assert [f.kind for f in judged] == [fr.OLD_SETTINGS, fr.CURRENT]
     # the superseded file's record is not beside a current cell: its settings are not compared
     assert (judged.iloc[1].reason, judged.iloc[1].old_settings) == ("every executed function is as at HEAD", None)
+    monkeypatch.setattr(source, "head_tree", functools.cache(head_tree.__wrapped__))   # the real one, a fresh cache
     monkeypatch.setattr(source, "in_git_checkout", lambda root: False)   # outside git: the working tree
     fr.frame_freshness(frame.iloc[:1], store.folder)
     assert trees[-1] == executed.ROOT

@@ -341,11 +341,11 @@ def test_the_stored_fingerprint_alone_decides_behaviour_unchanged(repo, monkeypa
 
 
 def test_the_report_and_the_claims_compare_each_row_settings_once(tmp_path, monkeypatch):
-    """`report` counts old settings (profile_runs) and `claims` keeps the current rows (settings_changed): with one
+    """`report` counts old settings (profile_runs) and `claims` keeps the current rows (current_rows): with one
     spec object, each cell's settings now are scoped once, and the answers are the same."""
     import fyexp.spec.settings
     from fyexp.experiments import get_settings_scope
-    from fyexp.run.spec_freshness import settings_changed, spec_expectation
+    from fyexp.store.provenance.freshness import row_freshness, settings_column, spec_expectation
     from fyexp.spec.specs import load_spec, resolve
     from tests.conftest import TOY_SPECS
 
@@ -366,6 +366,10 @@ def test_the_report_and_the_claims_compare_each_row_settings_once(tmp_path, monk
     monkeypatch.setattr(fyexp.spec.settings, "scoped_config",
                         lambda experiment, config, cell: asked.append(cell.key) or real(experiment, config, cell))
     frame = store.load()
+
+    def settings_changed(spec, frame, folder):
+        return settings_column(row_freshness(spec, frame, folder, code=False))
+
     first, second = settings_changed(spec, frame, store.folder), settings_changed(spec, frame, store.folder)
     assert first.tolist() == second.tolist() == [True, True, False, False]
     assert sorted(asked) == ["toy__x=1__seed=0", "toy__x=1__seed=1"]  # once per cell, not per row or call
@@ -401,7 +405,7 @@ def test_report_rows_of_a_best_run_follow_the_profiles_study(tmp_path):
 
     from fyexp.experiments import get_settings_scope
     from fyexp.spec.settings import cell_settings
-    from fyexp.run.spec_freshness import row_freshness
+    from fyexp.store.provenance.freshness import row_freshness
     from fyexp.spec.specs import load_spec, resolve
     from fyexp.spec.tuning import with_best
 

@@ -1,13 +1,10 @@
 """The fyexp code a cell executed, and whether it changed since: staleness follows the code path, not the files.
 
-:class:`ExecutedCode` records every function of the ``fyexp`` package called while a cell runs (and while its ensemble
-is prefit), a nested function, lambda or comprehension as the top-level function or method holding it, named
-``<path relative to the package's parent>:<qualname>`` (``fyexp/models/vae.py:VAE.forward``).  Each is hashed
-**normalised** (:func:`text_hashes`): the AST of its definition without docstrings, dumped without positions, so
-comments, docstrings and formatting do not count; a method's hash includes its class's own statements, and a module's
-top-level statements count as the pseudo-function ``<module>``.  The mapping (:func:`function_hashes`) is the ``code``
-of the cell's run record; a row is **stale** when one of them hashes differently at HEAD or is gone
-(:func:`changed_functions`).  Limits: code run before the cell (imports) counts only through ``<module>``; a cell
+:class:`ExecutedCode` records every top-level function or method of ``fyexp`` called while a cell runs (or its
+ensemble is prefit; nested functions count as their holder), keyed ``fyexp/models/vae.py:VAE.forward``.  Each is
+hashed **normalised** (:func:`text_hashes`: its AST without docstrings or positions, with its class's own statements;
+a module's top-level statements are ``<module>``), the ``code`` of the run record; a row is **stale** when one hashes
+differently at HEAD or is gone (:func:`changed_functions`).  Limits: imports count only through ``<module>``; a cell
 resumed from a checkpoint records only what it ran after the resume.
 """
 
@@ -30,12 +27,9 @@ ENV_SWITCH = "FYEXP_RECORD_CODE"  # "0": record nothing (the rows' code is then 
 
 class ExecutedCode:
     """``with ExecutedCode() as rec: ...`` then ``rec.functions()``: the fyexp functions called inside (``None``
-    when ``FYEXP_RECORD_CODE=0``).
-
-    On Python >= 3.12, a ``sys.monitoring`` ``PY_START`` callback that returns ``DISABLE``: one callback per function
-    and cell (``restart_events()`` re-arms those an earlier cell disabled).  On 3.11, ``sys.setprofile``, whose hook
-    runs on every call and return (4-20 % of a sub-second quick cell; ``sys.settrace`` is no cheaper).  The whole cell
-    is recorded: sampling would miss functions that run once, late (the evaluation), and make staleness unsound."""
+    when ``FYEXP_RECORD_CODE=0``).  On Python >= 3.12 a ``sys.monitoring`` ``PY_START`` callback returning
+    ``DISABLE`` (one call per function and cell); on 3.11 ``sys.setprofile`` (4-20 % of a sub-second cell).  Never
+    sampled: that would miss functions that run once, late (the evaluation), and make staleness unsound."""
 
     TOOL_NAME = "fyexp-executed"
 
@@ -100,11 +94,10 @@ DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _HASHES = TextMemo("function-hashes", __file__)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _module_hashes(path: Path, mtime_ns: int) -> dict[str, str]:
     """:func:`text_hashes` of one file, once per text and process, kept between processes by its SHA-256."""
-    text = path.read_text(encoding="utf-8")
-    return _HASHES.get(text, lambda: text_hashes(text))
+    return _HASHES.get(text := path.read_text(encoding="utf-8"), lambda: text_hashes(text))
 
 
 def text_hashes(source: str) -> dict[str, str]:
@@ -119,7 +112,7 @@ def text_hashes(source: str) -> dict[str, str]:
     def dump(nodes: list[ast.AST]) -> str:
         return "\n".join(ast.dump(n, annotate_fields=False, include_attributes=False) for n in nodes)
 
-    def digest(text: str) -> str:
+    def digest(text: str) -> str:   # 12 hex digits (record.CODE_HASH)
         return hashlib.sha256(text.encode()).hexdigest()[:12]
 
     hashes = {MODULE: digest(dump([s for s in tree.body if not isinstance(s, DEFS)]))}
@@ -144,8 +137,7 @@ def function_hashes(functions: set[str] | list[str], root: Path = ROOT,
     out: dict[str, str | None] = {}
     for entry in sorted(functions):
         rel, _, name = entry.partition(":")
-        hashes = files.get(rel) if files is not None else None
-        if hashes is None:
+        if (hashes := files.get(rel) if files is not None else None) is None:
             path = root / rel
             hashes = _module_hashes(path, path.stat().st_mtime_ns) if path.is_file() else {}
             if files is not None:

@@ -1,22 +1,24 @@
 """Whether a cell's rows are current: the one rule (:func:`judge`), used by ``run`` (is the cell finished?, through
-:meth:`fyexp.store.results.ResultStore.freshness`), ``report`` and ``claims`` (:func:`frame_freshness`).
+:meth:`fyexp.store.results.ResultStore.freshness`), ``report`` and ``claims`` (:func:`row_freshness`).
 
 A cell's rows get one :class:`Freshness` from their run record, on two axes:
 
 - **settings** (:func:`settings_state`): the recorded settings against those the cell would run at now
-  (:class:`Expected`), by the canonical JSON of each key the expectation states (``run``: every key, the environment
-  included; ``report`` and ``claims``: the config; the device queue: all but the environment);
+  (:class:`Expected`), by the canonical JSON of each key stated (``run``: every key; the device queue: all but the
+  environment; ``report`` and ``claims``: the config of :func:`spec_expectation`, the row's profile resolved again
+  with its record's ``--set`` overrides, scoped to its cell, or for a tuned profile with its study's best parameters);
 - **code** (:func:`code_state`, report and claims only): the fyexp functions the cell executed against HEAD's tree;
   a row stale by code whose fingerprint at its commit is HEAD's is *behaviour unchanged*, not stale.
 
 The kinds, first match wins: :data:`UNKNOWN_PROVENANCE` (a record failed its check: ``run`` redoes the cell),
 :data:`OLD_SETTINGS` (``run`` reruns and supersedes; ``claims`` skips them), then the code axis: :data:`STALE`,
-:data:`UNKNOWN` (cannot tell), :data:`BEHAVIOUR_UNCHANGED`, :data:`CURRENT`.  The report counts each axis on its own,
-so :class:`Freshness` keeps both.
+:data:`UNKNOWN` (cannot tell), :data:`BEHAVIOUR_UNCHANGED`, :data:`CURRENT`; :class:`Freshness` keeps both axes.
 """
 
 from __future__ import annotations
 
+import functools
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
@@ -25,6 +27,8 @@ from fyexp.store.provenance.record import SUPERSEDED_MARK, RunRecord, canonical,
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from fyexp.spec.specs import ExperimentSpec
 
 # the code axis (the ``freshness`` column of the report's frames)
 FRESH = "fresh"
@@ -139,36 +143,30 @@ def judge(record: RunRecord, expected: Expected | None, code: tuple[str, ...] | 
 
 
 def cell_freshness(cell_file: Path, settings_hash: str | None, git_commit: str | None,
-                   expected: Expected | Callable[[RunRecord], Expected | None] | None = None, *, read: bool = True,
-                   settings: bool = True, code: bool = False, name: str | None = None, head: Path | None = None,
-                   memo: dict | None = None) -> Freshness:
-    """The one judgement of one finished cell: its run record (:func:`load_record` against the rows' hash and commit;
-    ``read=False``: none, the rows' identity only) judged by :func:`judge` against ``expected`` (or a function of a
-    sound record giving it) and, with ``code``, on the code axis (:func:`code_state`)."""
-    record = (load_record(cell_file, settings_hash, git_commit, settings=settings) if read
-              else RunRecord(Path(cell_file), settings_hash, git_commit))
-    if callable(expected):
-        expected = expected(record) if record.problem is None else None
-    return judge(record, expected, code_state(record, name, head=head, memo=memo) if code else None)
+                   expected: Expected | None = None) -> Freshness:
+    """``run``'s judgement of one finished cell: its run record (:func:`load_record` against the rows' hash and
+    commit) judged on the settings axis against ``expected``."""
+    return judge(load_record(cell_file, settings_hash, git_commit), expected)
 
 
 # ---- a frame of rows ---------------------------------------------------------------------------------------------
 def frame_freshness(frame: pd.DataFrame, folder: Path | None, name: str | None = None,
                     expectation: Callable[[RunRecord, dict], Expected | None] | None = None, *,
                     code: bool = True, head: Path | None = None) -> pd.Series:
-    """:func:`cell_freshness` of every row of one experiment's ``frame``, each cell's record read once from ``folder``
-    (``None``: no records).  ``name``: the experiment (its fingerprint); ``expectation(record, row)``: a row's
-    :class:`Expected` (``row``: its ``profile``, ``cell``, ``method``, ``seed``, ``params``, ``superseded``); ``head``:
-    the tree executed functions are compared with (default HEAD's, or the working tree outside git)."""
+    """The :func:`judge` of every row of one experiment's ``frame``, each cell's record read once from ``folder``
+    (``None``: no records, the rows' identity only; a superseded file's settings unread).  ``name``: the experiment
+    (its fingerprint); ``expectation(record, row)``: a row's :class:`Expected`, asked of sound records (``row``: its
+    ``profile``, ``cell``, ``method``, ``seed``, ``params``, ``superseded``); ``code``: judge the code axis
+    (:func:`code_state`) in the tree ``head`` (default HEAD's, or the working tree outside git)."""
     import pandas as pd
 
     if frame.empty:
         return pd.Series([], index=frame.index, dtype=object)
     if code and head is None:
         from fyexp.store.provenance.executed import ROOT
-        from fyexp.store.provenance.source import head_tree, in_git_checkout
+        from fyexp.store.provenance.source import head_tree
 
-        head = (head_tree(ROOT) if in_git_checkout(ROOT) else None) or ROOT
+        head = head_tree(ROOT) or ROOT
 
     def column(label: str, text: bool = False) -> list:
         values = list(frame[label]) if label in frame else [None] * len(frame)
@@ -183,10 +181,10 @@ def frame_freshness(frame: pd.DataFrame, folder: Path | None, name: str | None =
         if (key := (profile, cell, commit, hash_)) not in judged:
             row = {"profile": profile, "cell": cell, "method": method, "seed": seed, "params": params,
                    "superseded": SUPERSEDED_MARK in profile}
-            asked = (lambda record, row=row: expectation(record, row)) if expectation is not None else None
-            judged[key] = cell_freshness(Path(folder) / "cells" / profile / f"{cell}.csv" if folder is not None
-                                         else Path(cell), hash_, commit, asked, read=folder is not None,
-                                         settings=not row["superseded"], code=code, name=name, head=head, memo=memo)
+            record = (RunRecord(Path(cell), hash_, commit) if folder is None else load_record(
+                Path(folder) / "cells" / profile / f"{cell}.csv", hash_, commit, settings=not row["superseded"]))
+            expected = expectation(record, row) if expectation is not None and record.problem is None else None
+            judged[key] = judge(record, expected, code_state(record, name, head=head, memo=memo) if code else None)
         out.append(judged[key])
     return pd.Series(out, index=frame.index, dtype=object)
 
@@ -212,3 +210,77 @@ def evidence(frame: pd.DataFrame) -> pd.DataFrame:
     if "freshness" not in frame or frame.empty:
         return frame
     return frame[frame["freshness"] != UNKNOWN_PROVENANCE]
+
+
+# ---- what a spec asks now ----------------------------------------------------------------------------------------
+_EXPECTATIONS: dict[tuple, Callable] = {}   # (id(spec), results folder) → its expectation (which holds the spec)
+
+
+def spec_expectation(spec: ExperimentSpec, results_dir: Path | None = None
+                     ) -> Callable[[RunRecord, dict], Expected | None] | None:
+    """``(record, row) -> Expected`` for the rows of ``spec``'s experiment, ``None`` when its runner cannot be loaded;
+    ``results_dir``: the folder whose tuning studies say what ``run --best`` runs at (``None``: the spec only).  One
+    per spec object and folder for the process (it holds its spec, so the id is not reused), caching what it
+    resolves: the report's counts and the claims' current rows compare each row's settings once."""
+    if (key := (id(spec), None if results_dir is None else str(results_dir))) in _EXPECTATIONS:
+        return _EXPECTATIONS[key]
+    from fyexp.core.errors import FyexpError
+    from fyexp.spec.settings import scoped_config
+    from fyexp.spec.specs import Override, resolve
+    from fyexp.spec.tuning import with_best
+    from fyexp.store.results import Cell
+
+    try:
+        from fyexp.experiments import get_settings_scope
+
+        experiment = get_settings_scope(spec.runner)  # Config and cell_config, no runner import
+        config_cls = experiment.Config
+    except (FyexpError, ImportError):
+        return None
+
+    @functools.cache
+    def config_now(base: str, overrides: str, best: bool):
+        """The profile's config now with the ``overrides`` (JSON; ``best``: with its tuning study's best parameters),
+        ``None`` where it is gone, no longer validates or has no study yet."""
+        try:
+            sets = [Override(k, v, str(v)) for k, v in json.loads(overrides).items()]
+            now = resolve(spec, base, config_cls, None, sets)
+            if not best or (results_dir is not None and getattr(now.config, "search", None)):
+                return (with_best(now, results_dir) if best else now).config
+        except FyexpError:
+            pass
+        return None
+
+    @functools.cache
+    def scoped_now(base: str, overrides: str, method, seed, params, best: bool = False) -> dict | None:
+        try:
+            cell = Cell(str(method), int(seed), json.loads(params) if isinstance(params, str) else {})
+        except (TypeError, ValueError):
+            cell = None
+        config = config_now(base, overrides, best)
+        return None if config is None else scoped_config(experiment, config, cell)
+
+    def expect(record: RunRecord, row: dict) -> Expected | None:
+        if row["superseded"]:
+            return None
+        if record.settings is None:
+            return Expected()
+        base = row["profile"].split("+", 1)[0]
+        asked = (base, json.dumps(record.settings.get("overrides", {}), sort_keys=True), row["method"], row["seed"],
+                 row["params"])
+        if (config := scoped_now(*asked)) is None:
+            return Expected(gone=f"its profile {base} is gone or no longer validates")
+        tuned = scoped_now(*asked, best=True)
+        return Expected(settings={"config": config}, tuned=None if tuned is None else {"config": tuned})
+
+    _EXPECTATIONS[key] = expect
+    return expect
+
+
+def row_freshness(spec: ExperimentSpec, frame: pd.DataFrame, folder: Path | None = None, *, code: bool = True,
+                  settings: bool = True) -> pd.Series:
+    """Per row of ``spec``'s experiment, its :class:`Freshness` (:func:`frame_freshness`; ``folder``: the
+    experiment's results folder, whose parent holds its tuning studies); ``code``/``settings`` false leave that axis
+    unjudged (:func:`code_column` and :func:`settings_column` read one axis)."""
+    expectation = spec_expectation(spec, Path(folder).parent) if settings and folder is not None else None
+    return frame_freshness(frame, folder, getattr(spec, "name", None), expectation, code=code)

@@ -1,10 +1,9 @@
 """Values derived from the text of fyexp's own modules (function hashes, import sets), kept between processes.
 
-Parsing some hundred modules is most of a second of every ``fyexp report``, and what it gives depends only on the
-text, the deriving code and the Python.  A :class:`TextMemo` maps a text's SHA-256 (with any further inputs) to the
-derived value, as one :mod:`fyexp.store.user_cache` entry keyed by the deriving module's code and the Python version
-(``ast`` dumps differ between versions): read on first use, written back at exit when it grew, merged with what
-another process saved meanwhile, at most :data:`LIMIT` texts (those used last).  ``FYEXP_CACHE_DIR=off``: nothing kept.
+Parsing some hundred modules is most of a second of every ``fyexp report``.  A :class:`TextMemo` maps a text's
+SHA-256 (and further inputs) to the derived value, as one :mod:`fyexp.store.user_cache` entry keyed by the deriving
+module's code and the Python version (``ast`` dumps differ): read on first use, written back at exit when it grew,
+merged with what another process saved meanwhile, at most :data:`LIMIT` texts (those used last).
 """
 
 from __future__ import annotations

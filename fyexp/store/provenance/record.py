@@ -48,14 +48,14 @@ def settings_hash(settings: dict) -> str:
     return hashlib.sha256(canonical(settings).encode()).hexdigest()[:12]
 
 
-def record_path(cell_file: Path) -> Path:
+def record_path(cell_file: Path) -> Path:   # beside the cell file
     return Path(cell_file).with_suffix(RECORD_SUFFIX)
 
 
 @dataclass(frozen=True)
 class RunRecord:
-    """What :func:`load_record` found beside a cell file: the rows' identity, the validated ``settings`` and ``code``
-    (``None``: not read, not recorded or damaged), the stored ``fingerprint`` and the ``problem`` (``None``: none)."""
+    """What :func:`load_record` found: the rows' identity, the validated ``settings`` and ``code`` (``None``: not
+    read, not recorded or damaged), the stored ``fingerprint`` and the ``problem`` (``None``: none)."""
 
     cell_file: Path
     settings_hash: str | None = None
@@ -72,8 +72,7 @@ def write_record(cell_file: Path, settings: dict, functions: dict[str, str | Non
     from fyexp.store.io import atomic_write_text
     from fyexp.store.provenance.source import current_fingerprint, git_commit
 
-    cell_file = Path(cell_file)
-    cell_file.parent.mkdir(parents=True, exist_ok=True)
+    Path(cell_file).parent.mkdir(parents=True, exist_ok=True)
     record = {"settings": settings, "code": functions, "commit": git_commit(),
               "fingerprint": current_fingerprint(str(settings.get("experiment", "")))}
     atomic_write_text(record_path(cell_file), json.dumps(record, indent=1, sort_keys=True, default=str) + "\n")
@@ -156,10 +155,5 @@ def stated_settings(cell_file: Path) -> dict | None:
 
 def rows_identity(frame) -> tuple[str | None, str | None]:
     """``(settings_hash, git_commit)`` the rows of one cell file name (``None`` where absent)."""
-    def first(column: str) -> str | None:
-        if frame is None or column not in frame.columns:
-            return None
-        values = frame[column].dropna().astype(str)
-        return values.iloc[0] if len(values) else None
-
-    return first("settings_hash"), first("git_commit")
+    return tuple(next(iter(frame[c].dropna().astype(str)), None) if frame is not None and c in frame.columns
+                 else None for c in ("settings_hash", "git_commit"))

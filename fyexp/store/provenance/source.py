@@ -31,21 +31,16 @@ BOOKKEEPING = ("fyexp.report", "fyexp.store.results", "fyexp.store.io", "fyexp.r
                "fyexp.store.user_cache", "fyexp.store.provenance.memo")
 
 
-@functools.lru_cache(maxsize=None)
-def in_git_checkout(root: Path = SOURCE_ROOT) -> bool:
-    """Whether ``root`` is the top of a git checkout (:func:`fyexp.store.gitinfo.is_checkout_root`)."""
-    return gitinfo.is_checkout_root(root)
+in_git_checkout = functools.cache(gitinfo.is_checkout_root)   # whether a folder is the top of a git checkout
 
 
 def dirty_files(root: Path = SOURCE_ROOT) -> list[str]:
     """Uncommitted changes (tracked or untracked, ignored files excepted) under :data:`TRACKED_PATHS`; empty outside
     git."""
-    if not in_git_checkout(root):
-        return []
-    return gitinfo.dirty_files(root, TRACKED_PATHS)
+    return gitinfo.dirty_files(root, TRACKED_PATHS) if in_git_checkout(root) else []
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def git_commit(root: Path = SOURCE_ROOT) -> str:
     """The source tree's commit (``+dirty`` when it has uncommitted changes), ``$FYEXP_GIT_COMMIT`` where set
     (e.g. a Docker image built without ``.git``), or ``unknown``."""
@@ -55,13 +50,13 @@ def git_commit(root: Path = SOURCE_ROOT) -> str:
     sha = gitinfo.head_commit(root) if in_git_checkout(root) else None
     return "unknown" if sha is None else sha + ("+dirty" if dirty_files(root) else "")
 
+
 def require_clean_tree(allow_dirty: bool, module: str = "fyexp", root: Path = SOURCE_ROOT) -> None:
     """Refuse (:class:`FyexpError`) to produce ``--profile paper`` results of an experiment of the ``fyexp`` package
     (``module`` its runner module) from uncommitted code, unless ``allow_dirty``; nothing to check outside git."""
     if allow_dirty or not (module == "fyexp" or module.startswith("fyexp.")):
         return
-    files = dirty_files(root)
-    if files:
+    if files := dirty_files(root):
         shown = ", ".join(files[:5]) + (f" and {len(files) - 5} more" if len(files) > 5 else "")
         raise FyexpError(f"--profile paper: the source tree has uncommitted changes ({shown}); commit them, run from a "
                          f"clean clone, or pass --allow-dirty (every row is then marked +dirty)")
@@ -79,7 +74,7 @@ def imports_of(path: Path, module: str) -> frozenset[str]:
 _IMPORTS = TextMemo("fyexp-imports", __file__)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _imported(source: str, package: str) -> frozenset[str]:
     def parse() -> frozenset[str]:
         found: set[str] = set()
@@ -97,7 +92,7 @@ def _imported(source: str, package: str) -> frozenset[str]:
     return _IMPORTS.get(source, parse, package)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def module_tree(module: str, package_root: Path = SOURCE_ROOT) -> list[Path]:
     """Every file of the ``fyexp`` package that ``module`` imports, directly or not (:func:`imports_of`), with the
     ``__init__.py`` of each package on the way, the :data:`BOOKKEEPING` modules left out; sorted, relative to the
@@ -124,35 +119,41 @@ def runner_module(runner: str) -> str:
     return runner if "." in runner else f"fyexp.experiments.{runner}"
 
 
-@functools.lru_cache(maxsize=None)
-def head_tree(root: Path) -> Path | None:
-    """The ``fyexp`` package as committed at HEAD, unpacked once per process into a temporary folder."""
-    archive = gitinfo.archive(root, "HEAD", "fyexp")
+def unpacked(root: Path, treeish: str, folder: Path) -> Path | None:
+    """The ``fyexp`` package as committed at ``treeish`` in the checkout ``root``, unpacked into ``folder`` (returned;
+    ``None`` where git cannot archive it): the one reader of a commit's tree (also scripts/migrate_code_keys.py)."""
+    archive = gitinfo.archive(root, treeish, "fyexp")
     if archive is None:
         return None
-    folder = Path(tempfile.mkdtemp(prefix="fyexp-head-"))
-    atexit.register(shutil.rmtree, folder, True)
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
         tar.extractall(folder, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
     return folder
 
 
+@functools.cache
+def head_tree(root: Path) -> Path | None:
+    """HEAD's :func:`unpacked` tree of the checkout ``root``, once per process into a temporary folder; ``None``
+    outside git."""
+    if not in_git_checkout(root):
+        return None
+    folder = Path(tempfile.mkdtemp(prefix="fyexp-head-"))
+    atexit.register(shutil.rmtree, folder, True)
+    return unpacked(root, "HEAD", folder)
+
+
 # ---- the provenance columns of a row --------------------------------------------------------------------------
-def device_description(device: str) -> str:
-    """``cpu (2 cores)`` or ``cuda (NVIDIA H200)``."""
+def provenance_columns(device: str, wall_time_s: float) -> dict:
+    """The provenance columns of one finished cell (its device as ``cpu (2 cores, x86_64)`` or ``cuda (NVIDIA
+    H200)``)."""
+    described = f"cpu ({os.cpu_count()} cores, {platform.machine()})"
     if device.startswith("cuda"):
         import torch
 
-        return f"cuda ({torch.cuda.get_device_name(0)})"
-    return f"cpu ({os.cpu_count()} cores, {platform.machine()})"
-
-
-def provenance_columns(device: str, wall_time_s: float) -> dict:
-    """The provenance columns of one finished cell."""
+        described = f"cuda ({torch.cuda.get_device_name(0)})"
     return {
         "git_commit": git_commit(),
         "fyexp_version": __version__,
-        "device": device_description(device),
+        "device": described,
         "wall_time_s": round(float(wall_time_s), 3),
         "timestamp": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
@@ -172,10 +173,9 @@ def _json_object(path: Path | None) -> dict | None:
 
 
 def head_fingerprints(root: Path | None = None, relative: str = FINGERPRINTS) -> dict | None:
-    """The fingerprints file ``relative`` committed at HEAD (of :func:`head_tree`, the tree executed functions are
-    compared with) in the checkout ``root`` (default the source tree's); ``None`` outside git or when unreadable."""
-    root = Path(root).resolve() if root is not None else SOURCE_ROOT
-    head = head_tree(root) if in_git_checkout(root) else None
+    """The fingerprints file ``relative`` in :func:`head_tree` of the checkout ``root`` (default the source tree's);
+    ``None`` outside git or when unreadable."""
+    head = head_tree(Path(root).resolve() if root is not None else SOURCE_ROOT)
     return _json_object(head / relative if head is not None else None)
 
 
@@ -188,14 +188,11 @@ def current_fingerprint(name: str, root: Path = SOURCE_ROOT) -> dict | None:
 
 def fingerprint_difference(name: str, commit: str, root: Path | None = None,
                            recorded: dict | None = None) -> str | None:
-    """``None`` when experiment ``name``'s fingerprint at the row's ``commit`` (``recorded``, stored in its run
-    record) equals the one committed at HEAD or one of HEAD's settings moves, else why not, one phrase (the reason a
-    row stale by code stays stale).
-
-    Equal fingerprints mean the slice's metrics did not move between the two commits (:mod:`fyexp.run.fingerprints`;
-    its test keeps HEAD's file true of HEAD's code).  A settings move (:data:`FINGERPRINT_MOVES`) is HEAD's
-    fingerprint under the settings from before a settings-only change: a row matching one ran code that HEAD's
-    reproduces at its settings.  A ``+dirty`` commit never counts: its tree was not the commit's."""
+    """``None`` when experiment ``name``'s fingerprint at the row's ``commit`` (``recorded`` in its run record)
+    equals HEAD's or one of HEAD's settings moves (:data:`FINGERPRINT_MOVES`: HEAD's under the settings from before a
+    settings-only change), else why not, one phrase (why a row stale by code stays stale).  Equal fingerprints mean
+    the slice's metrics did not move between the commits (:mod:`fyexp.run.fingerprints`, whose test keeps HEAD's file
+    true of HEAD's code); a ``+dirty`` commit never counts: its tree was not the commit's."""
     if not commit or commit in ("nan", "None", "unknown"):
         return "its commit is unknown"
     if commit.endswith("+dirty"):
