@@ -68,7 +68,7 @@ TARGETS = {
                                           "tests/report/test_latex.py", "tests/report/test_reference_rows.py",
                                           "tests/report/test_report_stale_reasons.py",
                                           "tests/report/test_tables_rules.py")),
-    "spec-freshness": ("fyexp/store/provenance/freshness.py", ("tests/store/test_provenance.py",
+    "spec-freshness": ("fyexp/run/spec_freshness.py", ("tests/store/test_provenance.py",
                                                    "tests/spec/test_settings.py",
                                                    "tests/report/test_report_stale_reasons.py",
                                                    "tests/claims/test_claims_rules.py",

@@ -31,7 +31,7 @@ Profiles: ``paper`` is the paper's; ``paper+key=value`` (a ``--set`` variant), o
 every side has rows there, else the one at the reduced profile that read the most rows, labelled (a profile named
 ``claims`` first: one sized to judge the claims with the paper's models, e.g. frac-vae's); variants are never a
 headline.  Rows whose cell ran at settings other than the spec now asks (:func:`current_rows`) never reach
-a verdict; stale and dirty rows are counted (:func:`fyexp.store.provenance.freshness.row_freshness`) and summed
+a verdict; stale and dirty rows are counted (:func:`fyexp.run.spec_freshness.row_freshness`) and summed
 once per paper.
 """
 
@@ -578,8 +578,9 @@ ROW_KEY = ("experiment", "profile", "cell", "metric")
 def _freshness(rows: dict, specs: dict) -> tuple[frozenset, frozenset]:
     """The keys (experiment, profile, cell, metric; a derived row's metric is its source's, ``source_metric``) of the
     stale and of the dirty rows a verdict read (counted as the report counts them,
-    :func:`fyexp.store.provenance.freshness.row_freshness`: a commit ending ``+dirty``; a row stale against HEAD), so that a paper's summary counts each row once."""
-    from fyexp.store.provenance.freshness import code_column, row_freshness
+    :func:`fyexp.run.spec_freshness.row_freshness`: a commit ending ``+dirty``; a row stale against HEAD), so that a paper's summary counts each row once."""
+    from fyexp.run.spec_freshness import row_freshness
+    from fyexp.store.provenance.freshness import code_column
 
     used = pd.concat([f for f in _frames_of(rows) if not f.empty], ignore_index=True)
     stale: set = set()
@@ -708,10 +709,11 @@ def judge_readings(claim: Claim, frames: dict, specs: dict | None, profile: str 
 def current_rows(spec, frame: pd.DataFrame, folder, judged: pd.Series | None = None) -> pd.DataFrame:
     """``frame`` without the rows whose cell ran at settings other than the spec now asks
     (:func:`fyexp.store.provenance.freshness.settings_column`): they never feed a verdict.  ``judged``: the rows'
-    :func:`fyexp.store.provenance.freshness.row_freshness` where the caller has it (the report judges each row once)."""
+    :func:`fyexp.run.spec_freshness.row_freshness` where the caller has it (the report judges each row once)."""
     if frame.empty:
         return frame
-    from fyexp.store.provenance.freshness import row_freshness, settings_column
+    from fyexp.run.spec_freshness import row_freshness
+    from fyexp.store.provenance.freshness import settings_column
 
     changed = settings_column(judged if judged is not None else row_freshness(spec, frame, folder, code=False))
     return frame[~(changed == True).to_numpy()]  # noqa: E712 (None: cannot tell, kept)
@@ -730,7 +732,8 @@ def load_frames(results_dir, experiments_dir=None, names=None) -> tuple[dict[str
     old settings, :func:`current_rows`) and spec of every experiment in ``names`` (default: every experiment with
     a spec; names without one are skipped)."""
     from fyexp.claims.model import experiment_names, experiment_spec
-    from fyexp.store.provenance.freshness import code_column, row_freshness
+    from fyexp.run.spec_freshness import row_freshness
+    from fyexp.store.provenance.freshness import code_column
     from fyexp.store.results import ResultStore
 
     known = experiment_names(experiments_dir)

@@ -26,7 +26,8 @@ from fyexp.report.cache import Manifest, cached, table_key, write_text_if_change
 from fyexp.report.coverage import coverage, declared_tables, parse_table_ref
 from fyexp.report.figures import FigureContext, draw_figures
 from fyexp.report.index import index_markdown
-from fyexp.store.provenance.freshness import code_column, row_freshness
+from fyexp.run.spec_freshness import row_freshness
+from fyexp.store.provenance.freshness import code_column
 from fyexp.report.runs import RunFacts, planned_seeds, run_facts
 from fyexp.report.tables import SUMMARY_COLUMNS, compare, summarize, table_stem, write_table
 from fyexp.report.tolerance import EXACT

@@ -16,8 +16,9 @@ from urllib.parse import quote
 import pandas as pd
 
 from fyexp.store.provenance.freshness import (
-    BEHAVIOUR_UNCHANGED, UNKNOWN, UNKNOWN_PROVENANCE, code_column, row_freshness, settings_column,
+    BEHAVIOUR_UNCHANGED, UNKNOWN, UNKNOWN_PROVENANCE, code_column, settings_column,
 )
+from fyexp.run.spec_freshness import row_freshness
 from fyexp.spec.specs import ExperimentSpec
 
 
@@ -81,7 +82,7 @@ def profile_runs(spec: ExperimentSpec, frame: pd.DataFrame, folder: Path | None 
                  judged: pd.Series | None = None) -> dict[str, ProfileRun]:
     """Per profile present in ``frame``: cells and seeds finished or failed, dirty and stale rows, commits.
 
-    A row's freshness is judged by one rule (:func:`fyexp.store.provenance.freshness.row_freshness`,
+    A row's freshness is judged by one rule (:func:`fyexp.run.spec_freshness.row_freshness`,
     :func:`fyexp.store.provenance.freshness.judge`): stale by the code its cell executed (unknown where the cell
     recorded none); at old settings by its settings record against the spec now.
     ``judged``: that rule's verdict per row of ``frame``, both axes, where the caller has it (else judged here)."""

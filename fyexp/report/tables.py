@@ -108,7 +108,7 @@ def summarize(frame: pd.DataFrame) -> pd.DataFrame:
     folds that a row's ``split`` / ``fold`` column names), the largest declared within-run ``tolerance``
     (``own_tol``), ``failed``: seeds of the same method and parameters whose cell failed (read from the failed
     cells' rows), and ``stale``: how many of the rows averaged are stale (``frame``'s column ``freshness``,
-    :func:`fyexp.store.provenance.freshness.row_freshness`)."""
+    :func:`fyexp.run.spec_freshness.row_freshness`)."""
     extra = reading_rows(frame) if "experiment" in frame else frame.iloc[:0]
     if len(extra):  # the authors' code's rows under the published rows they realise (readings.yaml)
         frame = pd.concat([frame, extra], ignore_index=True)

@@ -115,6 +115,7 @@ def test_without_a_folder_the_traces_are_read_under_the_working_directory(tmp_pa
 
 # ---- the results-folder path ---------------------------------------------------------------------------------------
 def test_claim_rows_read_the_traces_in_the_experiments_results_folder(tmp_path, monkeypatch):
+    import fyexp.run.spec_freshness
     import fyexp.store.provenance.freshness as fr
     from fyexp.claims.derived import LARGEST_DROP
     from fyexp.claims.verdicts import claim_rows
@@ -125,7 +126,7 @@ def test_claim_rows_read_the_traces_in_the_experiments_results_folder(tmp_path, 
         asked.append((spec, len(frame), folder, code))
         return pd.Series([fr.Freshness("k", "r", None, False)] * len(frame), index=frame.index, dtype=object)
 
-    monkeypatch.setattr(fr, "row_freshness", row_freshness)
+    monkeypatch.setattr(fyexp.run.spec_freshness, "row_freshness", row_freshness)
     _trace(tmp_path, (-50.0, -45.0, -45.375, -41.0))
     spec = object()
     out = claim_rows("tvem-bsc", spec, _tvem_rows(), tmp_path)
@@ -246,6 +247,7 @@ def test_load_frames_reads_every_experiment_of_the_folder_by_default_each_agains
     spec, results folder and their judgement, :func:`row_freshness` against that folder (once, both axes), whose
     code axis is their freshness."""
     import fyexp.claims.verdicts as verdicts
+    import fyexp.run.spec_freshness
     import fyexp.store.provenance.freshness
     from fyexp.store.provenance.freshness import Freshness
 
@@ -258,7 +260,7 @@ def test_load_frames_reads_every_experiment_of_the_folder_by_default_each_agains
         return real(name, spec, frame, folder, judged)
 
     monkeypatch.setattr(verdicts, "claim_rows", claim_rows)
-    monkeypatch.setattr(fyexp.store.provenance.freshness, "row_freshness", lambda spec, frame, folder: pd.Series(
+    monkeypatch.setattr(fyexp.run.spec_freshness, "row_freshness", lambda spec, frame, folder: pd.Series(
         [Freshness("k", "r", f"{spec.name} at {folder.name}", False)] * len(frame), index=frame.index, dtype=object))
     frames, specs = verdicts.load_frames(results, TOY_SPECS)
     assert list(frames) == list(specs) == ["toy"]
@@ -379,11 +381,12 @@ def test_stale_rows_are_keyed_by_experiment_profile_cell_and_their_own_metric():
 
 
 def test_rows_without_freshness_are_judged_by_their_spec_and_skipped_without_one(monkeypatch):
+    import fyexp.run.spec_freshness
     import fyexp.store.provenance.freshness as fr
     from fyexp.claims.verdicts import _freshness
 
     spec = object()
-    monkeypatch.setattr(fr, "row_freshness", lambda s, frame, settings: pd.Series(
+    monkeypatch.setattr(fyexp.run.spec_freshness, "row_freshness", lambda s, frame, settings: pd.Series(
         [fr.Freshness("k", "r", "stale" if s is spec and settings is False else "fresh")] * len(frame),
         index=frame.index, dtype=object))
     first, second = _frame("a-first", ["m"]), _frame("b-second", ["m"], git_commit="abc+dirty")

@@ -100,7 +100,7 @@ def _results(tmp_path, rows: list[dict] | None = None):
     from fyexp.store.provenance.record import settings_hash, write_record
     from fyexp.store.provenance.source import git_commit
     from fyexp.store.results import ResultStore
-    from fyexp.store.provenance.freshness import spec_expectation
+    from fyexp.run.spec_freshness import spec_expectation
 
     rows = rows if rows is not None else [
         {"experiment": "gmm-clustering", "profile": "paper", "method": m, "paper_row": r, "metric": "adjusted_mi",

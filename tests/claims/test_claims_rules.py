@@ -462,11 +462,12 @@ claims:
 
 # ---- rows a verdict may read -----------------------------------------------------------------------------------
 def test_rows_at_old_settings_never_feed_a_verdict(monkeypatch):
+    import fyexp.run.spec_freshness
     import fyexp.store.provenance.freshness as fr
     from fyexp.claims.verdicts import current_rows
 
     frame = frames({"x": BASE})["gmm-clustering"]
-    monkeypatch.setattr(fr, "row_freshness", lambda spec, f, folder, code: pd.Series(
+    monkeypatch.setattr(fyexp.run.spec_freshness, "row_freshness", lambda spec, f, folder, code: pd.Series(
         [fr.Freshness("k", "r", None, old) for old in (True, False, None, True)][:len(f)], index=f.index, dtype=object))
     kept = current_rows(None, frame, None)
     assert list(kept["seed"]) == [1, 2]  # changed: dropped; unchanged or cannot tell: kept

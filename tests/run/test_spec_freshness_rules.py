@@ -14,7 +14,8 @@ import pytest
 import yaml
 
 import fyexp.spec.settings
-import fyexp.store.provenance.freshness as sf
+import fyexp.run.spec_freshness as sf
+from fyexp.store.provenance.freshness import code_column, settings_column
 import fyexp.spec.specs
 from fyexp.store.provenance.freshness import Freshness
 from fyexp.store.provenance.record import RunRecord
@@ -211,13 +212,13 @@ def test_row_freshness_names_a_nameless_spec_none(monkeypatch, tmp_path):
 
 def test_the_code_column_is_the_code_axis_judged_without_settings(tmp_path, monkeypatch):
     calls = _captured(monkeypatch, codes=("stale", "behaviour unchanged"))
-    states = sf.code_column(sf.row_freshness(_toy(), FRAME, tmp_path / "toy", settings=False))
+    states = code_column(sf.row_freshness(_toy(), FRAME, tmp_path / "toy", settings=False))
     assert states.tolist() == ["stale", "behaviour unchanged"] and list(states.index) == [5, 7]
     assert calls[0]["expectation"] is None and calls[0]["code"] is True and calls[0]["folder"] == tmp_path / "toy"
 
 
 def _settings_changed(spec, frame, folder):
-    return sf.settings_column(sf.row_freshness(spec, frame, folder, code=False))
+    return settings_column(sf.row_freshness(spec, frame, folder, code=False))
 
 
 def test_the_settings_column_is_the_settings_axis_judged_without_code(tmp_path, monkeypatch):

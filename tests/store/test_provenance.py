@@ -345,7 +345,8 @@ def test_the_report_and_the_claims_compare_each_row_settings_once(tmp_path, monk
     spec object, each cell's settings now are scoped once, and the answers are the same."""
     import fyexp.spec.settings
     from fyexp.experiments import get_settings_scope
-    from fyexp.store.provenance.freshness import row_freshness, settings_column, spec_expectation
+    from fyexp.run.spec_freshness import row_freshness, spec_expectation
+    from fyexp.store.provenance.freshness import settings_column
     from fyexp.spec.specs import load_spec, resolve
     from tests.conftest import TOY_SPECS
 
@@ -405,7 +406,7 @@ def test_report_rows_of_a_best_run_follow_the_profiles_study(tmp_path):
 
     from fyexp.experiments import get_settings_scope
     from fyexp.spec.settings import cell_settings
-    from fyexp.store.provenance.freshness import row_freshness
+    from fyexp.run.spec_freshness import row_freshness
     from fyexp.spec.specs import load_spec, resolve
     from fyexp.spec.tuning import with_best
 

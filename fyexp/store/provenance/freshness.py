@@ -1,11 +1,12 @@
 """Whether a cell's rows are current: the one rule (:func:`judge`), used by ``run`` (is the cell finished?, through
-:meth:`fyexp.store.results.ResultStore.freshness`), ``report`` and ``claims`` (:func:`row_freshness`).
+:meth:`fyexp.store.results.ResultStore.freshness`), ``report`` and ``claims``
+(:func:`fyexp.run.spec_freshness.row_freshness`).
 
 A cell's rows get one :class:`Freshness` from their run record, on two axes:
 
 - **settings** (:func:`settings_state`): the recorded settings against those the cell would run at now
   (:class:`Expected`), by the canonical JSON of each key stated (``run``: every key; the device queue: all but the
-  environment; ``report`` and ``claims``: the config of :func:`spec_expectation`, the row's profile resolved again
+  environment; ``report`` and ``claims``: the config of :func:`fyexp.run.spec_freshness.spec_expectation`, the row's profile resolved again
   with its record's ``--set`` overrides, scoped to its cell, or for a tuned profile with its study's best parameters);
 - **code** (:func:`code_state`, report and claims only): the fyexp functions the cell executed against HEAD's tree;
   a row stale by code whose fingerprint at its commit is HEAD's is *behaviour unchanged*, not stale.
@@ -17,8 +18,6 @@ The kinds, first match wins: :data:`UNKNOWN_PROVENANCE` (a record failed its che
 
 from __future__ import annotations
 
-import functools
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
@@ -28,7 +27,6 @@ from fyexp.store.provenance.record import SUPERSEDED_MARK, RunRecord, canonical,
 if TYPE_CHECKING:
     import pandas as pd
 
-    from fyexp.spec.specs import ExperimentSpec
 
 # the code axis (the ``freshness`` column of the report's frames)
 FRESH = "fresh"
@@ -210,77 +208,3 @@ def evidence(frame: pd.DataFrame) -> pd.DataFrame:
     if "freshness" not in frame or frame.empty:
         return frame
     return frame[frame["freshness"] != UNKNOWN_PROVENANCE]
-
-
-# ---- what a spec asks now ----------------------------------------------------------------------------------------
-_EXPECTATIONS: dict[tuple, Callable] = {}   # (id(spec), results folder) → its expectation (which holds the spec)
-
-
-def spec_expectation(spec: ExperimentSpec, results_dir: Path | None = None
-                     ) -> Callable[[RunRecord, dict], Expected | None] | None:
-    """``(record, row) -> Expected`` for the rows of ``spec``'s experiment, ``None`` when its runner cannot be loaded;
-    ``results_dir``: the folder whose tuning studies say what ``run --best`` runs at (``None``: the spec only).  One
-    per spec object and folder for the process (it holds its spec, so the id is not reused), caching what it
-    resolves: the report's counts and the claims' current rows compare each row's settings once."""
-    if (key := (id(spec), None if results_dir is None else str(results_dir))) in _EXPECTATIONS:
-        return _EXPECTATIONS[key]
-    from fyexp.core.errors import FyexpError
-    from fyexp.spec.settings import scoped_config
-    from fyexp.spec.specs import Override, resolve
-    from fyexp.spec.tuning import with_best
-    from fyexp.store.results import Cell
-
-    try:
-        from fyexp.experiments import get_settings_scope
-
-        experiment = get_settings_scope(spec.runner)  # Config and cell_config, no runner import
-        config_cls = experiment.Config
-    except (FyexpError, ImportError):
-        return None
-
-    @functools.cache
-    def config_now(base: str, overrides: str, best: bool):
-        """The profile's config now with the ``overrides`` (JSON; ``best``: with its tuning study's best parameters),
-        ``None`` where it is gone, no longer validates or has no study yet."""
-        try:
-            sets = [Override(k, v, str(v)) for k, v in json.loads(overrides).items()]
-            now = resolve(spec, base, config_cls, None, sets)
-            if not best or (results_dir is not None and getattr(now.config, "search", None)):
-                return (with_best(now, results_dir) if best else now).config
-        except FyexpError:
-            pass
-        return None
-
-    @functools.cache
-    def scoped_now(base: str, overrides: str, method, seed, params, best: bool = False) -> dict | None:
-        try:
-            cell = Cell(str(method), int(seed), json.loads(params) if isinstance(params, str) else {})
-        except (TypeError, ValueError):
-            cell = None
-        config = config_now(base, overrides, best)
-        return None if config is None else scoped_config(experiment, config, cell)
-
-    def expect(record: RunRecord, row: dict) -> Expected | None:
-        if row["superseded"]:
-            return None
-        if record.settings is None:
-            return Expected()
-        base = row["profile"].split("+", 1)[0]
-        asked = (base, json.dumps(record.settings.get("overrides", {}), sort_keys=True), row["method"], row["seed"],
-                 row["params"])
-        if (config := scoped_now(*asked)) is None:
-            return Expected(gone=f"its profile {base} is gone or no longer validates")
-        tuned = scoped_now(*asked, best=True)
-        return Expected(settings={"config": config}, tuned=None if tuned is None else {"config": tuned})
-
-    _EXPECTATIONS[key] = expect
-    return expect
-
-
-def row_freshness(spec: ExperimentSpec, frame: pd.DataFrame, folder: Path | None = None, *, code: bool = True,
-                  settings: bool = True) -> pd.Series:
-    """Per row of ``spec``'s experiment, its :class:`Freshness` (:func:`frame_freshness`; ``folder``: the
-    experiment's results folder, whose parent holds its tuning studies); ``code``/``settings`` false leave that axis
-    unjudged (:func:`code_column` and :func:`settings_column` read one axis)."""
-    expectation = spec_expectation(spec, Path(folder).parent) if settings and folder is not None else None
-    return frame_freshness(frame, folder, getattr(spec, "name", None), expectation, code=code)
