@@ -34,7 +34,7 @@ from typing import Any
 import yaml
 
 from fyexp.core.constraints import DISTINCT, conforms, describe, settings
-from fyexp.core.domains import MAX_SEED, Interval, check_options, spec_value_problem
+from fyexp.core.constraints import MAX_SEED, Interval, check_options, spec_value_problem
 from fyexp.core.errors import ConfigValueError, FyexpError, SpecError, require
 from fyexp.spec.plots import check_plot
 
@@ -297,7 +297,8 @@ def build_config(config_cls: type, values: dict, path: Path, where: str, generic
     """``config_cls`` built from ``values``, nested dataclass fields (``train:`` → ``TrainConfig``) recursively; an
     error names the full key path (``profiles.paper.train.optimizer.lr``; ``where`` empty: the top level).  Each value
     obeys its declared type and domain (:mod:`fyexp.core.constraints`) and, with ``generic_rule``, the rule of every
-    spec value (:func:`fyexp.core.domains.spec_value_problem`; a top level's profiles are checked as they resolve)."""
+    spec value (:func:`~fyexp.core.constraints.spec_value_problem`; a top level's profiles are checked as they
+    resolve)."""
     hints = _type_hints(config_cls)
     fields = {f.name: f for f in dataclasses.fields(config_cls)}
     at = (lambda key: f"{where}.{key}") if where else str

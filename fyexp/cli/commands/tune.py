@@ -18,7 +18,7 @@ def tune_command(name: str, options: Options, *, n_trials: int | None, timeout: 
     time is the study's finished trials' mean, else one cell's mean time at this profile on this machine (as ``fyexp
     list`` estimates it: recorded, else scaled from another profile's cells)."""
     from fyexp.cli.devices import resolve_device
-    from fyexp.core.domains import check_options
+    from fyexp.core.constraints import check_options
     from fyexp.experiments import RunContext
     from fyexp.run.estimate import source_text
     from fyexp.run.overview import summary_as_recorded
