@@ -28,22 +28,22 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from fyexp.reference import _to_float, load_paper_tables, printed_unit
-from fyexp.reference.meta import Paper, _meta, papers  # noqa: F401  (read here as before)
+from fyexp.reference import _meta, _to_float, load_paper_tables, papers, printed_unit  # noqa: F401 (papers: read here)
 
 KEY = ["paper", "table", "setting", "row", "column"]
 
 
 @dataclass(frozen=True)
 class TableMeta:
-    """What a paper says about one table's numbers: runs averaged and the meaning of the printed ±."""
+    """What a paper says about one table's numbers (its entry in ``paper_meta.yaml``): runs averaged and the meaning
+    of the printed ±."""
 
     ref: str
     n_runs: int | None
     spread: str  # std | std_err | 3std | none
-    spread_stated: bool
-    assumed: str
     source: str
+    spread_stated: bool = True
+    assumed: str = ""
     settings: tuple[tuple[str, int], ...] = ()
     reference_rows: tuple[str, ...] = ()  # other methods' rows, shown for reference, never scored
 
@@ -64,11 +64,6 @@ class TableMeta:
         return s / math.sqrt(self.runs(setting) or 1)
 
 
-def table_ref(paper: str, table: str) -> str:
-    """``("fyvi", "1")`` → ``"fyvi 1"``, the key of ``paper_meta.yaml``."""
-    return f"{paper} {table}"
-
-
 def table_title(paper: str, table: str) -> str:
     """``("fyvi", "1")`` → ``"fyvi Table 1"``; ``("frac", "text")`` → ``"frac text"`` (numbers quoted in prose)."""
     return f"{paper} text" if table == "text" else f"{paper} Table {table}"
@@ -76,13 +71,11 @@ def table_title(paper: str, table: str) -> str:
 
 @functools.lru_cache(maxsize=None)
 def table_meta(paper: str, table: str) -> TableMeta:
-    ref = table_ref(paper, table)
-    if (entry := _meta()["tables"].get(ref)) is None:
-        return TableMeta(ref, None, "none", False, "", "not described in paper_meta.yaml")
-    return TableMeta(ref, entry.get("n_runs"), entry.get("spread", "none"), entry.get("spread_stated", True),
-                     entry.get("assumed", ""), entry.get("source", ""),
-                     tuple((str(k), int(v)) for k, v in (entry.get("settings") or {}).items()),
-                     tuple(entry.get("reference_rows") or ()))
+    if (entry := _meta()["tables"].get(ref := f"{paper} {table}")) is None:
+        return TableMeta(ref, None, "none", "not described in paper_meta.yaml", spread_stated=False)
+    return TableMeta(ref, **{"spread": "none", **entry,
+                             "settings": tuple((str(k), int(v)) for k, v in (entry.get("settings") or {}).items()),
+                             "reference_rows": tuple(entry.get("reference_rows") or ())})
 
 
 def _same_as() -> dict[str, dict]:
@@ -110,7 +103,7 @@ def _joined() -> pd.DataFrame:
             role = "input" if c.column in (rule.get("inputs") or ()) else role
             if (quotes := rule.get("quotes")) is not None:
                 role, target = "restates", [hp, ht, c.setting, quotes.get("row", c.row), quotes.get("column", c.column)]
-        if (entry := same.get(table_ref(hp, ht))) is not None:  # the table (or a text number's) is another's twin
+        if (entry := same.get(f"{hp} {ht}")) is not None:  # the table (or a text number's) is another's twin
             ap, at = entry["as"].split(" ", 1)
             if target[:2] == [hp, ht]:
                 target = [ap, at, target[2], (entry.get("rows") or {}).get(target[3], target[3]), target[4]]
@@ -153,7 +146,7 @@ def ratio_rules() -> list[dict]:
 
 def home_of(paper: str, table: str) -> tuple[str, str]:
     """The table whose experiments produce ``paper`` Table ``table`` (itself unless it is another's twin)."""
-    entry = _same_as().get(table_ref(paper, table))
+    entry = _same_as().get(f"{paper} {table}")
     return tuple(entry["as"].split(" ", 1)) if entry else (paper, table)
 
 
