@@ -1,22 +1,16 @@
-"""Row-name helpers over the published cells: which table a cell belongs to, which result scores it, and what the
-paper says about the number of runs and the meaning of its ±.
+"""Which table a published cell (keyed ``(paper, table, setting, row, column)``) belongs to, which result scores it,
+and what its paper says about the number of runs and the meaning of its ±.  The joins of ``paper_meta.yaml``:
 
-Every published cell of ``paper_tables.csv`` is keyed ``(paper, table, setting, row, column)``.  Three joins,
-declared in ``paper_meta.yaml`` beside it, connect cells that are one published quantity:
+* ``same_as``: fyvl Tables 1–3 print FYVI Tables 1–3 under other row labels: scored by the FYVI twin's result.
+* ``text``: an in-text number belongs to the table whose experiment produces it (``home``); one that restates a
+  table cell (FYVI's "best reconstruction error of 1.484 reported in Table 3") is scored by that cell's result;
+  coverage counts it under its home table (``part``: "text → Table 3").
 
-* ``same_as``: fyvl Tables 1–3 print the numbers of FYVI Tables 1–3 under other row labels; a fyvl cell is
-  scored by the result of its FYVI twin (``result_key``) and belongs to the FYVI table's experiments (``home``).
-* ``text``: each in-text number belongs to the table whose experiment produces it (``home``); one that restates a
-  table cell (FYVI's "best reconstruction error of 1.484 reported in Table 3", frac's FIDs of Table 9) is scored
-  by that cell's result.
-* ``part``: coverage groups a paper's in-text numbers by their home table ("text → Table 3").
-
-Each cell also has a ``role``: ``result`` (scored), ``restates`` (an in-text number that quotes a table cell, a
-misprint of it included: scored once, as the cell it quotes, never on its own), ``input`` (a setting the authors
-used, such as a tuned learning rate: shown, never scored) or ``reference`` (another method's row, shown for
-reference, never scored or counted missing); a declared ``ratios`` pair (VR's VR-max and IWAE training times) is one
-result: the numerator's cell carries the ratio (role ``ratio``, scored as ``<numerator>/<denominator>`` of metric
-``<column>_ratio``) and the denominator's is part of it (role ``ratio part``, never scored on its own).
+A cell's ``role``: ``result`` (scored), ``restates`` (quotes a table cell, a misprint included: scored once, as the
+cell quoted), ``input`` (a setting the authors used: shown, never scored), ``reference`` (another method's row: shown,
+never scored or counted missing), or, for a declared ``ratios`` pair (VR's VR-max and IWAE training times),
+``ratio`` (the numerator's cell, scored as ``<numerator>/<denominator>`` of metric ``<column>_ratio``) and
+``ratio part`` (the denominator's, never scored on its own).
 """
 
 from __future__ import annotations

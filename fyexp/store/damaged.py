@@ -28,10 +28,7 @@ UNKNOWN_PROVENANCE_NOTE = ("its rows have unknown provenance (never current, nev
                            "`fyexp run` redoes the cell")
 TEMP_NAME = re.compile(r"^\..+\.[A-Za-z0-9_]{8}\.tmp$")   # tempfile.mkstemp(prefix=".<name>.", suffix=".tmp")
 LEFTOVER_AGE_S = 600.0
-
 _WARNED: set[tuple[str, str]] = set()
-
-
 MAX_RECORD_BYTES = 16 << 20   # a record fyexp writes: at most some 100 KB (a run record with its function hashes)
 MAX_TABLE_BYTES = 1 << 30     # a consolidated results.csv (the largest committed: under 1 MB)
 MAX_JSON_DEPTH = 64           # nested arrays and objects (a record fyexp writes: at most 5)
@@ -39,9 +36,8 @@ MAX_JSON_DEPTH = 64           # nested arrays and objects (a record fyexp writes
 
 def read_record_bytes(path: Path, limit: int = MAX_RECORD_BYTES) -> tuple[bytes | None, str | None]:
     """The bytes of the record file ``path`` and ``None``, or ``None`` and what is wrong (one phrase): fyexp writes
-    regular files, so a link (which may lead out of the results folder), a FIFO (whose read waits forever), a device
-    (``/dev/zero`` reads without end) or a folder is refused before a byte is read (:func:`open_regular`), and a file
-    over ``limit`` bytes by its size."""
+    regular files, so anything else is refused before a byte is read (:func:`open_regular`), a file over ``limit``
+    bytes by its size."""
     handle, problem = open_regular(path)
     if problem is not None:
         return None, problem
@@ -56,8 +52,9 @@ def read_record_bytes(path: Path, limit: int = MAX_RECORD_BYTES) -> tuple[bytes 
 
 
 def open_regular(path: Path) -> tuple[BinaryIO | None, str | None]:
-    """``path`` opened for binary reading and ``None``, or ``None`` and why not (one phrase): a symbolic link is not
-    followed, and a FIFO, a device or a folder is refused without blocking (``O_NONBLOCK``)."""
+    """``path`` opened for binary reading and ``None``, or ``None`` and why not (one phrase): a symbolic link (which
+    may lead out of the results folder) is not followed, and a FIFO (whose read waits forever), a device
+    (``/dev/zero`` reads without end) or a folder is refused without blocking (``O_NONBLOCK``)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as exc:
@@ -129,7 +126,6 @@ def read_record_text(path: Path, limit: int = MAX_RECORD_BYTES) -> tuple[str | N
 
 
 def _parse_json(path: Path, limit: int) -> tuple[object, str | None]:
-    """:func:`read_json` without the cache."""
     text, problem = read_record_text(path, limit)
     if problem is not None:
         return None, problem
@@ -143,9 +139,8 @@ def _parse_json(path: Path, limit: int) -> tuple[object, str | None]:
 
 
 def is_path_part(text: str) -> bool:
-    """Whether ``text``, read from a file (a row's ``cell`` or ``profile``), may name one file or folder inside
-    another: not empty, not ``.`` or ``..``, no separator and no NUL (so a path built from it stays where it is
-    built)."""
+    """Whether ``text``, read from a file (a row's ``cell`` or ``profile``), names one file or folder inside another
+    (so a path built from it stays where it is built)."""
     return bool(text) and text not in (".", "..") and not any(c in text for c in ("/", "\\", "\x00"))
 
 
@@ -166,13 +161,11 @@ def warn_damaged(path: Path, what: str, problem: str, consequence: str) -> None:
 def is_leftover(path: Path, now: float | None = None) -> bool:
     """Whether ``path`` is an atomic write's temporary file (:data:`TEMP_NAME`) untouched for
     :data:`LEFTOVER_AGE_S` seconds (a write that was killed); False when it is gone meanwhile."""
-    if not TEMP_NAME.match(Path(path).name):
-        return False
     try:
-        modified = Path(path).stat().st_mtime
+        return bool(TEMP_NAME.match(Path(path).name)) and (
+            (time.time() if now is None else now) - Path(path).stat().st_mtime > LEFTOVER_AGE_S)
     except OSError:  # renamed or removed meanwhile: a write in flight finished
         return False
-    return (time.time() if now is None else now) - modified > LEFTOVER_AGE_S
 
 
 PANEL_LEFT_OUT = "its panel is left out of the figure"   # a figure of several cells' artifacts drawn without it

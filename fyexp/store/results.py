@@ -215,8 +215,7 @@ class ResultStore:
         """A one-line :class:`fyexp.core.errors.FyexpError` naming the first of :meth:`links_leaving`."""
         from fyexp.core.errors import FyexpError
 
-        found = self.links_leaving()
-        if found:
+        if found := self.links_leaving():
             (path, target), more = found[0], len(found) - 1
             also = f" (and {more} more)" if more else ""
             raise FyexpError(f"{path}: a symbolic link leading out of the results folder {self.root.resolve()} (to "
@@ -245,8 +244,7 @@ class ResultStore:
 
     def remove_leftovers(self) -> list[Path]:
         """Remove :meth:`leftover_temp_files` and return them."""
-        found = self.leftover_temp_files()
-        for path in found:
+        for path in (found := self.leftover_temp_files()):
             path.unlink(missing_ok=True)
         return found
 
@@ -327,8 +325,7 @@ def _read_cell_file(path: Path) -> tuple[pd.DataFrame | None, str | None]:
     if "settings_hash" in frame.columns:
         if frame["settings_hash"].astype("string").nunique(dropna=False) > 1:
             return None, "rows name different settings hashes"
-        bad = [h for h in frame["settings_hash"].dropna().astype(str) if not SETTINGS_HASH.fullmatch(h)]
-        if bad:
+        if bad := [h for h in frame["settings_hash"].dropna().astype(str) if not SETTINGS_HASH.fullmatch(h)]:
             return None, f"settings_hash {bad[0][:40]!r} is not a settings hash (12 hex digits)"
     if "cell_rows" in frame.columns and frame["cell_rows"].notna().any():
         declared = pd.to_numeric(frame["cell_rows"], errors="coerce")
@@ -347,8 +344,7 @@ def _cell_text(path: Path) -> tuple[str, list[list[str]], str | None]:
     records = [r for r in csv.reader(io.StringIO(text)) if r]
     if len({len(r) for r in records}) != 1:
         return text, records, "rows of different lengths (cut short or garbage)"
-    missing = [c for c in CELL_COLUMNS if c not in records[0]]
-    if missing:
+    if missing := [c for c in CELL_COLUMNS if c not in records[0]]:
         return text, records, f"missing column(s) {', '.join(missing)}"
     return text, records, "no rows" if len(records) < 2 else None
 
