@@ -24,6 +24,7 @@ rules every spec value obeys (:func:`spec_value_problem`: finite numbers, non-em
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import math
@@ -109,20 +110,16 @@ def check_grid_size(n_cells: int, yes: bool) -> None:
                          f"narrow --seeds / --only or pass --yes to start it anyway")
 
 
-def available_memory() -> int | None:
-    """Bytes of memory available to a new allocation (``MemAvailable`` of /proc/meminfo; ``None`` where unknown)."""
-    try:
-        return int(re.search(r"^MemAvailable:\s+(\d+)", Path("/proc/meminfo").read_text("ascii"), re.M)[1]) * 1024
-    except (OSError, ValueError, TypeError):
-        return None
-
-
 def check_cell_memory(experiment, config, cells, yes: bool, available: int | None = None) -> None:
-    """Refuse a run one of whose cells an experiment estimates to need more memory than is available, unless
-    ``--yes``: the experiment's ``memory_estimate(config, cell) -> (bytes, what)`` (its largest arrays), one line
-    naming the cell, the estimate and the settings behind it.  Cells without an estimate (``None``) pass."""
+    """Refuse a run one of whose cells an experiment estimates to need more memory than is ``available`` (default:
+    ``MemAvailable`` of /proc/meminfo), unless ``--yes``: the experiment's ``memory_estimate(config, cell) -> (bytes,
+    what)`` (its largest arrays), one line naming the cell, the estimate and the settings behind it.  Cells without an
+    estimate (``None``) pass, and all cells where the memory is unknown."""
     estimates = [] if yes else [(*e, c) for c in cells if (e := experiment.memory_estimate(config, c)) is not None]
-    available = available_memory() if available is None and estimates else available
+    if available is None and estimates:
+        with contextlib.suppress(OSError, ValueError, TypeError):
+            available = int(re.search(r"^MemAvailable:\s+(\d+)", Path("/proc/meminfo").read_text("ascii"), re.M)[1])
+            available *= 1024
     if not estimates or available is None:
         return
     need, what, cell = max(estimates, key=lambda item: item[0])
