@@ -475,7 +475,7 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-# the numeric options, checked against their domains (fyexp.core.domains.OPTION_DOMAINS) before any command starts
+# the numeric options, checked against their domains (fyexp.core.constraints.OPTION_DOMAINS) before any command starts
 NUMBER_OPTIONS = ("--speedup", "--ensemble-cost", "--jobs", "--concurrency-gain", "--jobs-per-allocation",
                   "--budget-s", "--max-mib", "--reserve-mib", "--min-start-s")
 COMMANDS = {"pack": cmd_pack, "run": cmd_run, "worker": cmd_worker, "collect": cmd_collect, "merge": cmd_merge}
@@ -488,7 +488,7 @@ def main(argv: list[str] | None = None, clock=time.time) -> int:
     if getattr(args, "vendor", "absent") is None:
         args.vendor = ["entmax"]
     try:
-        from fyexp.core.domains import check_options
+        from fyexp.core.constraints import check_options
 
         check_options({option: getattr(args, option[2:].replace("-", "_")) for option in NUMBER_OPTIONS
                        if hasattr(args, option[2:].replace("-", "_"))})   # --jobs 0, --speedup nan: one line

@@ -25,7 +25,7 @@ from typing import Annotated, Any
 
 from fyexp.core.constraints import Interval, NonNegativeFloat, OneOf, PositiveFloat, conforms, describe, settings
 from fyexp.core.errors import ConfigValueError, FyexpError, require
-from fyexp.reference.meta import papers
+from fyexp.reference import papers
 
 PAPERS = tuple(papers())   # the ids of paper_meta.yaml's `papers:`, in its order
 

@@ -39,7 +39,7 @@ DataDir = Annotated[Optional[Path], typer.Option(metavar="DIR", help="Root of th
 ResultsDir = Annotated[Optional[Path], typer.Option(metavar="DIR", help=RESULTS_HELP)]
 ExperimentsDir = Annotated[Optional[Path], typer.Option(metavar="DIR", help=EXPERIMENTS_HELP)]
 AllowDirty = Annotated[bool, typer.Option("--allow-dirty", help="With --profile paper: run although the source tree has uncommitted changes (every row is then marked +dirty).")]
-Yes = Annotated[bool, typer.Option("--yes", help="Start without asking: a plan estimated over two hours (or of unknown length at a paper profile), or a grid larger than the limit of cells one run may start (fyexp/core/domains.py). `reproduce` asks once, for the whole plan.")]
+Yes = Annotated[bool, typer.Option("--yes", help="Start without asking: a plan estimated over two hours (or of unknown length at a paper profile), or a grid larger than the limit of cells one run may start (fyexp/core/constraints.py). `reproduce` asks once, for the whole plan.")]
 Executor = Annotated[Optional[str], typer.Option("--executor", help="Run as jobs of submitit: 'local' (this machine, --jobs at once) or 'slurm' (a job array); `run` and `reproduce` make a job of each cell, `tune` --jobs Optuna workers on one study. Default: in this process, one cell (or trial) after another.")]
 Jobs = Annotated[Optional[int], typer.Option("--jobs", help="Jobs at once: cells (local default one per core; slurm: the array's parallelism, default all), or `tune`'s workers on the study, which share one exact trial budget (default one per core).")]
 ThreadsPerJob = Annotated[Optional[int], typer.Option("--threads-per-job", help="Threads of each job (torch and BLAS); default 1: one single-threaded cell per core is fastest on a CPU.")]

@@ -47,7 +47,7 @@ class PlanLine:
 
 def paper_ids() -> tuple[str, ...]:
     """The papers' ids in the order of ``paper_meta.yaml`` (:data:`fyexp.claims.keys.PAPERS`, without pandas)."""
-    from fyexp.reference.meta import papers
+    from fyexp.reference import papers
 
     return tuple(papers())
 

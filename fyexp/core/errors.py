@@ -5,19 +5,16 @@ from __future__ import annotations
 
 class FyexpError(Exception):
     """An error caused by the user's input (a spec, an option, a missing file), not by a bug: exit status 2."""
-
     exit_code = 2
 
 
 class EnvironmentFailure(FyexpError):
     """The machine, not the input, stops the run (an unwritable folder, a full disk): exit status 1."""
-
     exit_code = 1
 
 
 class RunFailed(FyexpError):
     """Work ran but none of it succeeded (every trial of a tuning call failed): exit status 1, never 0."""
-
     exit_code = 1
 
 

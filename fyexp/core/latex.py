@@ -7,8 +7,6 @@ fyexp prints become LaTeX commands (``\\checkmark`` needs ``amssymb``); any othe
 
 from __future__ import annotations
 
-__all__ = ["escape"]
-
 _TABLE = str.maketrans({  # LaTeX's ten special characters, then the symbols
     "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}",
     "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "±": r"$\pm$", "σ": r"$\sigma$", "ρ": r"$\rho$",

@@ -20,6 +20,3 @@ def counted(count: int, noun: str = "cell") -> str:
     """``1 cell``, ``2 cells`` (``1 recorded cell``, ``5 seeds``): a count with its noun in the number it takes (the
     one spelling of a count: plans, summaries, figure titles)."""
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
-
-
-__all__ = ["counted", "duration"]

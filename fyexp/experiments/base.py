@@ -106,7 +106,7 @@ class Experiment:
     - ``grid_field`` / :meth:`cell_config`: the part of the config a cell's settings hash covers
       (:func:`fyexp.spec.settings.scoped_config`);
     - :meth:`data_identity`: a cheap identity of the data, part of a cell's settings (:mod:`fyexp.spec.settings`);
-    - :meth:`memory_estimate`: checked before a run starts (:func:`fyexp.core.domains.check_cell_memory`);
+    - :meth:`memory_estimate`: checked before a run starts (:func:`fyexp.core.constraints.check_cell_memory`);
     - :meth:`work`: a plan's estimate for cells no recorded cell of their profile can time, scaled from another
       profile's cells (:mod:`fyexp.run.estimate`);
     - :meth:`prefit` / :attr:`trains_ensembles`: ``train.ensemble: true`` (:func:`fyexp.run.runner.prefit_ensembles`);

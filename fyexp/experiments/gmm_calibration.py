@@ -33,8 +33,9 @@ class GmmCalibration(GridExperiment):
     cell_config = staticmethod(cell_config)   # the settings scope, in the light config module
 
     def memory_estimate(self, config, cell) -> tuple[int, str]:
-        """The largest arrays of a cell (:func:`fyexp.core.domains.check_cell_memory`): float64 data, responsibilities
-        and their work copies, ≈ 4 (K + 1) values per point of each of the n_replicas data sets of n points."""
+        """The largest arrays of a cell (:func:`fyexp.core.constraints.check_cell_memory`): float64 data,
+        responsibilities and their work copies, ≈ 4 (K + 1) values per point of each of the n_replicas data sets of n
+        points."""
         mixture = SETTINGS[cell.params["setting"]].mixture if "setting" in cell.params else FIGURE2_SETTING
         n, k = mixture.n, len(mixture.means)
         return 8 * 4 * (k + 1) * config.n_replicas * n, f"n_replicas={config.n_replicas:,} × n={n} × K={k}"

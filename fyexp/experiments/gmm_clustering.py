@@ -73,7 +73,7 @@ class GMMClustering(GridExperiment):
     cell_config = staticmethod(cell_config)   # the settings scope, in the light config module
 
     def memory_estimate(self, config: GMMClusteringConfig, cell: Cell) -> tuple[int, str]:
-        """The largest arrays of a cell (:func:`fyexp.core.domains.check_cell_memory`, before the run): float64 data
+        """The largest arrays of a cell (:func:`fyexp.core.constraints.check_cell_memory`, before the run): float64 data
         (n × d) and responsibilities (n × K) with their work copies, ≈ 4 (d + K) values per point of the
         n = n_samples + n_outliers points (``n_samples=10**12`` is refused at the plan, not a MemoryError later)."""
         n, d, k = config.n_samples + config.n_outliers, len(config.centers[0]), config.n_components

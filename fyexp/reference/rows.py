@@ -1,22 +1,16 @@
-"""Row-name helpers over the published cells: which table a cell belongs to, which result scores it, and what the
-paper says about the number of runs and the meaning of its ±.
+"""Which table a published cell (keyed ``(paper, table, setting, row, column)``) belongs to, which result scores it,
+and what its paper says about the number of runs and the meaning of its ±.  The joins of ``paper_meta.yaml``:
 
-Every published cell of ``paper_tables.csv`` is keyed ``(paper, table, setting, row, column)``.  Three joins,
-declared in ``paper_meta.yaml`` beside it, connect cells that are one published quantity:
+* ``same_as``: fyvl Tables 1–3 print FYVI Tables 1–3 under other row labels: scored by the FYVI twin's result.
+* ``text``: an in-text number belongs to the table whose experiment produces it (``home``); one that restates a
+  table cell (FYVI's "best reconstruction error of 1.484 reported in Table 3") is scored by that cell's result;
+  coverage counts it under its home table (``part``: "text → Table 3").
 
-* ``same_as``: fyvl Tables 1–3 print the numbers of FYVI Tables 1–3 under other row labels; a fyvl cell is
-  scored by the result of its FYVI twin (``result_key``) and belongs to the FYVI table's experiments (``home``).
-* ``text``: each in-text number belongs to the table whose experiment produces it (``home``); one that restates a
-  table cell (FYVI's "best reconstruction error of 1.484 reported in Table 3", frac's FIDs of Table 9) is scored
-  by that cell's result.
-* ``part``: coverage groups a paper's in-text numbers by their home table ("text → Table 3").
-
-Each cell also has a ``role``: ``result`` (scored), ``restates`` (an in-text number that quotes a table cell, a
-misprint of it included: scored once, as the cell it quotes, never on its own), ``input`` (a setting the authors
-used, such as a tuned learning rate: shown, never scored) or ``reference`` (another method's row, shown for
-reference, never scored or counted missing); a declared ``ratios`` pair (VR's VR-max and IWAE training times) is one
-result: the numerator's cell carries the ratio (role ``ratio``, scored as ``<numerator>/<denominator>`` of metric
-``<column>_ratio``) and the denominator's is part of it (role ``ratio part``, never scored on its own).
+A cell's ``role``: ``result`` (scored), ``restates`` (quotes a table cell, a misprint included: scored once, as the
+cell quoted), ``input`` (a setting the authors used: shown, never scored), ``reference`` (another method's row: shown,
+never scored or counted missing), or, for a declared ``ratios`` pair (VR's VR-max and IWAE training times),
+``ratio`` (the numerator's cell, scored as ``<numerator>/<denominator>`` of metric ``<column>_ratio``) and
+``ratio part`` (the denominator's, never scored on its own).
 """
 
 from __future__ import annotations
@@ -28,22 +22,22 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from fyexp.reference import _to_float, load_paper_tables, printed_unit
-from fyexp.reference.meta import Paper, _meta, papers  # noqa: F401  (read here as before)
+from fyexp.reference import _meta, _to_float, load_paper_tables, papers, printed_unit  # noqa: F401 (papers: read here)
 
 KEY = ["paper", "table", "setting", "row", "column"]
 
 
 @dataclass(frozen=True)
 class TableMeta:
-    """What a paper says about one table's numbers: runs averaged and the meaning of the printed ±."""
+    """What a paper says about one table's numbers (its entry in ``paper_meta.yaml``): runs averaged and the meaning
+    of the printed ±."""
 
     ref: str
     n_runs: int | None
     spread: str  # std | std_err | 3std | none
-    spread_stated: bool
-    assumed: str
     source: str
+    spread_stated: bool = True
+    assumed: str = ""
     settings: tuple[tuple[str, int], ...] = ()
     reference_rows: tuple[str, ...] = ()  # other methods' rows, shown for reference, never scored
 
@@ -64,11 +58,6 @@ class TableMeta:
         return s / math.sqrt(self.runs(setting) or 1)
 
 
-def table_ref(paper: str, table: str) -> str:
-    """``("fyvi", "1")`` → ``"fyvi 1"``, the key of ``paper_meta.yaml``."""
-    return f"{paper} {table}"
-
-
 def table_title(paper: str, table: str) -> str:
     """``("fyvi", "1")`` → ``"fyvi Table 1"``; ``("frac", "text")`` → ``"frac text"`` (numbers quoted in prose)."""
     return f"{paper} text" if table == "text" else f"{paper} Table {table}"
@@ -76,13 +65,11 @@ def table_title(paper: str, table: str) -> str:
 
 @functools.lru_cache(maxsize=None)
 def table_meta(paper: str, table: str) -> TableMeta:
-    ref = table_ref(paper, table)
-    if (entry := _meta()["tables"].get(ref)) is None:
-        return TableMeta(ref, None, "none", False, "", "not described in paper_meta.yaml")
-    return TableMeta(ref, entry.get("n_runs"), entry.get("spread", "none"), entry.get("spread_stated", True),
-                     entry.get("assumed", ""), entry.get("source", ""),
-                     tuple((str(k), int(v)) for k, v in (entry.get("settings") or {}).items()),
-                     tuple(entry.get("reference_rows") or ()))
+    if (entry := _meta()["tables"].get(ref := f"{paper} {table}")) is None:
+        return TableMeta(ref, None, "none", "not described in paper_meta.yaml", spread_stated=False)
+    return TableMeta(ref, **{"spread": "none", **entry,
+                             "settings": tuple((str(k), int(v)) for k, v in (entry.get("settings") or {}).items()),
+                             "reference_rows": tuple(entry.get("reference_rows") or ())})
 
 
 def _same_as() -> dict[str, dict]:
@@ -110,7 +97,7 @@ def _joined() -> pd.DataFrame:
             role = "input" if c.column in (rule.get("inputs") or ()) else role
             if (quotes := rule.get("quotes")) is not None:
                 role, target = "restates", [hp, ht, c.setting, quotes.get("row", c.row), quotes.get("column", c.column)]
-        if (entry := same.get(table_ref(hp, ht))) is not None:  # the table (or a text number's) is another's twin
+        if (entry := same.get(f"{hp} {ht}")) is not None:  # the table (or a text number's) is another's twin
             ap, at = entry["as"].split(" ", 1)
             if target[:2] == [hp, ht]:
                 target = [ap, at, target[2], (entry.get("rows") or {}).get(target[3], target[3]), target[4]]
@@ -153,7 +140,7 @@ def ratio_rules() -> list[dict]:
 
 def home_of(paper: str, table: str) -> tuple[str, str]:
     """The table whose experiments produce ``paper`` Table ``table`` (itself unless it is another's twin)."""
-    entry = _same_as().get(table_ref(paper, table))
+    entry = _same_as().get(f"{paper} {table}")
     return tuple(entry["as"].split(" ", 1)) if entry else (paper, table)
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Literal
 from unittest import mock
 
-from fyexp.core.domains import OPTION_DOMAINS, check_options
+from fyexp.core.constraints import OPTION_DOMAINS, check_options
 from fyexp.core.errors import FyexpError
 from fyexp.run.progress import LineProgress, RunProgress
 from fyexp.store.results import Cell, ResultStore
@@ -67,7 +67,7 @@ def _jobs_folder_and_name(resolved: Any, store: ResultStore) -> tuple[Path, str]
     return store.folder / "work" / resolved.profile / "jobs", f"fyexp-{resolved.name}-{resolved.profile}"
 
 
-#: the command-line option of each field (their domains: :data:`fyexp.core.domains.OPTION_DOMAINS`)
+#: the command-line option of each field (their domains: :data:`fyexp.core.constraints.OPTION_DOMAINS`)
 OPTIONS = {"--jobs": "jobs", "--threads-per-job": "threads_per_job", "--slurm-partition": "slurm_partition",
            "--slurm-gpus-per-job": "slurm_gpus_per_job", "--slurm-cpus-per-job": "slurm_cpus_per_job",
            "--slurm-mem-gb": "slurm_mem_gb", "--slurm-time": "slurm_time_min"}

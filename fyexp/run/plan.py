@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from fyexp.core.domains import check_cell_memory, check_grid_size
+from fyexp.core.constraints import check_cell_memory, check_grid_size
 from fyexp.core.errors import FyexpError, SpecError
 from fyexp.core.words import counted, duration
 from fyexp.experiments.grid import EMPTY_GRID

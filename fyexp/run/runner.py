@@ -174,7 +174,7 @@ def run_experiment(resolved: ResolvedSpec, experiment: Experiment, *, device: st
         pending = classify_cells(resolved, experiment, store, force, only, device=device, data_dir=data_dir)
     cells, todo = pending.cells, pending.todo
     skipped = len(cells) - len(todo)
-    for path, problem in store.damaged_cells():
+    for path, problem in store.read_cells()[1]:
         progress.note(f"warning: {path}: damaged cell file ({problem}); it will be redone")
     if pending.changed:
         progress.note(f"{counted(len(pending.changed))}: settings changed since they ran; they are rerun "

@@ -20,7 +20,7 @@ from typing import Any
 import yaml
 
 from fyexp.core.constraints import DISTINCT, conforms, describe, settings
-from fyexp.core.domains import MAX_SEED, Interval, check_options, spec_value_problem
+from fyexp.core.constraints import MAX_SEED, Interval, check_options, spec_value_problem
 from fyexp.core.errors import ConfigValueError, FyexpError, SpecError, require
 from fyexp.spec.plots import check_plot
 
@@ -265,7 +265,7 @@ _type_hints = functools.lru_cache(maxsize=None)(typing.get_type_hints)   # once 
 def build_config(config_cls: type, values: dict, path: Path, where: str, generic_rule: bool = True) -> Any:
     """``config_cls`` built from ``values``, nested dataclasses recursively; an error names the full key path
     (``profiles.paper.train.optimizer.lr``; ``where`` empty: the top level).  Each value obeys its declared type and
-    domain and, with ``generic_rule``, :func:`fyexp.core.domains.spec_value_problem`."""
+    domain and, with ``generic_rule``, :func:`fyexp.core.constraints.spec_value_problem`."""
     hints = _type_hints(config_cls)
     fields = {f.name: f for f in dataclasses.fields(config_cls)}
     at = (lambda key: f"{where}.{key}") if where else str

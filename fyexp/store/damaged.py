@@ -20,16 +20,15 @@ import stat
 import sys
 import time
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Callable
+
+from fyexp.store.user_cache import file_signature
 
 UNKNOWN_PROVENANCE_NOTE = ("its rows have unknown provenance (never current, never a claim's evidence); "
                            "`fyexp run` redoes the cell")
 TEMP_NAME = re.compile(r"^\..+\.[A-Za-z0-9_]{8}\.tmp$")   # tempfile.mkstemp(prefix=".<name>.", suffix=".tmp")
 LEFTOVER_AGE_S = 600.0
-
 _WARNED: set[tuple[str, str]] = set()
-
-
 MAX_RECORD_BYTES = 16 << 20   # a record fyexp writes: at most some 100 KB (a run record with its function hashes)
 MAX_TABLE_BYTES = 1 << 30     # a consolidated results.csv (the largest committed: under 1 MB)
 MAX_JSON_DEPTH = 64           # nested arrays and objects (a record fyexp writes: at most 5)
@@ -37,9 +36,8 @@ MAX_JSON_DEPTH = 64           # nested arrays and objects (a record fyexp writes
 
 def read_record_bytes(path: Path, limit: int = MAX_RECORD_BYTES) -> tuple[bytes | None, str | None]:
     """The bytes of the record file ``path`` and ``None``, or ``None`` and what is wrong (one phrase): fyexp writes
-    regular files, so a link (which may lead out of the results folder), a FIFO (whose read waits forever), a device
-    (``/dev/zero`` reads without end) or a folder is refused before a byte is read (:func:`open_regular`), and a file
-    over ``limit`` bytes by its size."""
+    regular files, so anything else is refused before a byte is read (:func:`open_regular`), a file over ``limit``
+    bytes by its size."""
     handle, problem = open_regular(path)
     if problem is not None:
         return None, problem
@@ -54,8 +52,9 @@ def read_record_bytes(path: Path, limit: int = MAX_RECORD_BYTES) -> tuple[bytes 
 
 
 def open_regular(path: Path) -> tuple[BinaryIO | None, str | None]:
-    """``path`` opened for binary reading and ``None``, or ``None`` and why not (one phrase): a symbolic link is not
-    followed, and a FIFO, a device or a folder is refused without blocking (``O_NONBLOCK``)."""
+    """``path`` opened for binary reading and ``None``, or ``None`` and why not (one phrase): a symbolic link (which
+    may lead out of the results folder) is not followed, and a FIFO (whose read waits forever), a device
+    (``/dev/zero`` reads without end) or a folder is refused without blocking (``O_NONBLOCK``)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as exc:
@@ -86,28 +85,32 @@ def json_depth(text: str, stop: int | None = None) -> int:
 _JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
 
 
-def read_json(path: Path, limit: int = MAX_RECORD_BYTES, member: str | None = None, *,
-              shared: bool = False) -> tuple[object, str | None]:
-    """A record file's JSON value and ``None``, or ``None`` and what is wrong with the file (one phrase): the
-    checks of :func:`read_record_bytes`, UTF-8, at most :data:`MAX_JSON_DEPTH` nested levels, valid JSON.
-    ``member``: only that member of the file's JSON object (``None`` where there is none).  Parsed once per process
-    while the file's ``stat`` signature is unchanged; a copy each time, or with ``shared`` the parsed value itself
-    (for readers that only read: over a hundred run records the copy costs more than the parse)."""
-    from fyexp.store.user_cache import file_signature
-
+def parsed_once(path: Path, parse: Callable[..., tuple[object, str | None]], *args) -> tuple[object, str | None]:
+    """``parse(path, *args)``: a record's value and ``None``, or ``None`` and what is wrong; once per process while
+    the file's ``stat`` signature is unchanged (a command reads each cell file and run record once, issue 48)."""
     try:
         signature = file_signature(path)
     except OSError as exc:
         return None, f"cannot be read ({exc.strerror})"
-    value, problem = _read_once(os.path.abspath(path), signature, limit)
+    return _parsed(os.path.abspath(path), signature, parse, args)
+
+
+@functools.lru_cache(maxsize=16384)
+def _parsed(path: str, signature: tuple, parse: Callable, args: tuple) -> tuple[object, str | None]:
+    return parse(Path(path), *args)
+
+
+def read_json(path: Path, limit: int = MAX_RECORD_BYTES, member: str | None = None, *,
+              shared: bool = False) -> tuple[object, str | None]:
+    """A record file's JSON value and ``None``, or ``None`` and what is wrong with the file (one phrase): the
+    checks of :func:`read_record_bytes`, UTF-8, at most :data:`MAX_JSON_DEPTH` nested levels, valid JSON.
+    ``member``: only that member of the file's JSON object (``None`` where there is none).  Parsed once
+    (:func:`parsed_once`); a copy each time, or with ``shared`` the parsed value itself (for readers that only read:
+    over a hundred run records the copy costs more than the parse)."""
+    value, problem = parsed_once(path, _parse_json, limit)
     if member is not None:
         value = value.get(member) if isinstance(value, dict) else None
     return (value if shared else copy.deepcopy(value)), problem
-
-
-@functools.lru_cache(maxsize=8192)
-def _read_once(path: str, signature: tuple, limit: int) -> tuple[object, str | None]:
-    return _parse_json(Path(path), limit)
 
 
 def read_record_text(path: Path, limit: int = MAX_RECORD_BYTES) -> tuple[str | None, str | None]:
@@ -123,7 +126,6 @@ def read_record_text(path: Path, limit: int = MAX_RECORD_BYTES) -> tuple[str | N
 
 
 def _parse_json(path: Path, limit: int) -> tuple[object, str | None]:
-    """:func:`read_json` without the cache."""
     text, problem = read_record_text(path, limit)
     if problem is not None:
         return None, problem
@@ -137,9 +139,8 @@ def _parse_json(path: Path, limit: int) -> tuple[object, str | None]:
 
 
 def is_path_part(text: str) -> bool:
-    """Whether ``text``, read from a file (a row's ``cell`` or ``profile``), may name one file or folder inside
-    another: not empty, not ``.`` or ``..``, no separator and no NUL (so a path built from it stays where it is
-    built)."""
+    """Whether ``text``, read from a file (a row's ``cell`` or ``profile``), names one file or folder inside another
+    (so a path built from it stays where it is built)."""
     return bool(text) and text not in (".", "..") and not any(c in text for c in ("/", "\\", "\x00"))
 
 
@@ -160,34 +161,37 @@ def warn_damaged(path: Path, what: str, problem: str, consequence: str) -> None:
 def is_leftover(path: Path, now: float | None = None) -> bool:
     """Whether ``path`` is an atomic write's temporary file (:data:`TEMP_NAME`) untouched for
     :data:`LEFTOVER_AGE_S` seconds (a write that was killed); False when it is gone meanwhile."""
-    if not TEMP_NAME.match(Path(path).name):
-        return False
     try:
-        modified = Path(path).stat().st_mtime
+        return bool(TEMP_NAME.match(Path(path).name)) and (
+            (time.time() if now is None else now) - Path(path).stat().st_mtime > LEFTOVER_AGE_S)
     except OSError:  # renamed or removed meanwhile: a write in flight finished
         return False
-    return (time.time() if now is None else now) - modified > LEFTOVER_AGE_S
 
 
 PANEL_LEFT_OUT = "its panel is left out of the figure"   # a figure of several cells' artifacts drawn without it
 MAX_ARTIFACT_BYTES = 1 << 30   # a figure artifact (.npz) fyexp writes: the largest committed is under 1 MB
 
 
-def read_artifact_json(path: Path, keys: tuple[str, ...] = (), what: str = "figure artifact",
-                       consequence: str = "its figure is not drawn") -> dict | None:
-    """The JSON object of the artifact ``path`` (a cell's figure data: a fit, a data set's spec) holding every one of
-    ``keys``, read by :func:`read_json`, or None with one warning naming the file; absent (no dangling link): None
-    without a warning."""
-    return _artifact(path, keys, "key", what, consequence, _json_object)
+def read_artifact(path: Path, keys: tuple[str, ...] = (), what: str = "figure artifact",
+                  consequence: str = "its figure is not drawn") -> dict | None:
+    """A cell's figure data holding every one of ``keys``, or None with one warning naming the file (``no key 'k'``,
+    ``no array 'k'``); absent (no dangling link): None without a warning.  A ``.npz`` artifact's arrays: the checks
+    of :func:`read_record_bytes` (at most :data:`MAX_ARTIFACT_BYTES`, also unpacked), a zip archive of arrays loaded
+    with ``allow_pickle=False`` (an object array is refused, never unpickled); any other's JSON object
+    (:func:`read_json`)."""
+    if not os.path.lexists(path):
+        return None
+    npz = Path(path).suffix == ".npz"
+    value, problem = (_npz_arrays if npz else _json_object)(Path(path))
+    if problem is None and (missing := [key for key in keys if key not in value]):
+        problem = f"no {'array' if npz else 'key'} {', '.join(map(repr, missing))}"
+    if problem is not None:
+        warn_damaged(path, f"skipped damaged {what}", problem, consequence)
+        return None
+    return value
 
 
-def read_npz(path: Path, keys: tuple[str, ...] = (), what: str = "figure artifact",
-             consequence: str = "its figure is not drawn") -> dict | None:
-    """The arrays of the ``.npz`` artifact ``path`` (a cell's figure data) holding every one of ``keys``, or None with
-    one warning naming the file: the checks of :func:`read_record_bytes` (at most :data:`MAX_ARTIFACT_BYTES`, also
-    unpacked), a zip archive of arrays loaded with ``allow_pickle=False`` (an object array is refused, never
-    unpickled); absent (no dangling link): None without a warning."""
-    return _artifact(path, keys, "array", what, consequence, _npz_arrays)
+read_artifact_json = read_npz = read_artifact   # the names the figures read them by
 
 
 def _json_object(path: Path) -> tuple[dict | None, str | None]:
@@ -221,16 +225,3 @@ def _npz_arrays(path: Path) -> tuple[dict | None, str | None]:
         return None, ("holds an object array, which is never unpickled" if "allow_pickle" in str(exc) else
                       f"not a readable .npz archive of arrays ({type(exc).__name__})")
 
-
-def _artifact(path: Path, keys: tuple[str, ...], noun: str, what: str, consequence: str, read) -> dict | None:
-    """``read(path)``'s value when it holds every one of ``keys``, else None after one warning naming the file and
-    what is wrong (``no <noun> 'k'``); None without a word where ``path`` is absent."""
-    if not os.path.lexists(path):
-        return None
-    value, problem = read(Path(path))
-    if problem is None and (missing := [key for key in keys if key not in value]):
-        problem = f"no {noun} {', '.join(map(repr, missing))}"
-    if problem is not None:
-        warn_damaged(path, f"skipped damaged {what}", problem, consequence)
-        return None
-    return value

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
+from fyexp.store.damaged import MAX_TABLE_BYTES, TEMP_NAME, is_leftover, parsed_once, read_record_text, warn_damaged
 from fyexp.store.io import atomic_write_text
 from fyexp.store.user_cache import code_key, file_signature, remembered
 
@@ -96,24 +97,21 @@ class ResultStore:
     # cells -------------------------------------------------------------------------------------------
     def is_finished(self, profile: str, cell: Cell, settings: Any = None) -> bool:
         """Whether ``cell``'s file is complete and records no failure; given ``settings``, also fresh at them."""
-        found = self._finished_frame(profile, cell) if settings is None else self.freshness(profile, cell, settings)
+        found = self.freshness(profile, cell, settings)
         return found is not None and (settings is None or found.finished)
 
-    def _finished_frame(self, profile: str, cell: Cell) -> pd.DataFrame | None:
-        """``cell``'s rows when its file is complete and records no failure, else ``None``."""
-        path = self.cell_path(profile, cell)
-        if not path.is_file():
-            return None
-        frame, problem = read_cell_file(path, expected_key=cell.key)
-        return frame if problem is None and not (frame["status"] == "failed").any() else None
-
-    def freshness(self, profile: str, cell: Cell, settings: Any = None) -> Any:
-        """:func:`fyexp.store.provenance.freshness.cell_freshness` of ``cell``'s finished file, else ``None``."""
+    def freshness(self, profile: str, cell: Cell, settings: Any) -> Any:
+        """:func:`fyexp.store.provenance.freshness.cell_freshness` of ``cell``'s file at ``settings`` when the file is
+        complete and records no failure (the one decision of a finished cell), else ``None``; ``settings`` None: True
+        for such a file (:meth:`is_finished` without settings)."""
         from fyexp.store.provenance.freshness import cell_freshness
         from fyexp.store.provenance.record import rows_identity
 
-        frame = self._finished_frame(profile, cell)
-        return None if frame is None else cell_freshness(self.cell_path(profile, cell), *rows_identity(frame), settings)
+        path = self.cell_path(profile, cell)
+        frame, problem = read_cell_file(path, expected_key=cell.key) if path.is_file() else (None, "absent")
+        if problem is not None or (frame["status"] == "failed").any():
+            return None
+        return True if settings is None else cell_freshness(path, *rows_identity(frame), settings)
 
     def supersede(self, profile: str, cell: Cell) -> Path | None:
         """Move ``cell``'s file and run record to ``superseded/<profile>/<key>.<settings hash or unknown>.csv``
@@ -157,10 +155,6 @@ class ResultStore:
     def cell_files(self) -> list[Path]:
         return sorted((self.folder / "cells").glob("*/*.csv"))
 
-    def damaged_cells(self) -> list[tuple[Path, str]]:
-        """Cell files that are not complete, each with the reason (they are skipped and redone)."""
-        return self.read_cells()[1]
-
     def read_cells(self) -> tuple[pd.DataFrame | None, list[tuple[Path, str]]]:
         """The complete cell files' rows in one frame (a copy; ``None`` without cell files) and the damaged ones,
         each with what is wrong; kept in the user cache under every file's stat signature and this module's code."""
@@ -187,8 +181,6 @@ class ResultStore:
         """All rows: from the complete cell files when there are any, else from ``results.csv``; each damaged or
         leftover file is one warning line."""
         import pandas as pd
-
-        from fyexp.store.damaged import warn_damaged
 
         for path in self.leftover_temp_files():
             warn_damaged(path, "leftover temporary file", "the write that made it was interrupted",
@@ -223,8 +215,7 @@ class ResultStore:
         """A one-line :class:`fyexp.core.errors.FyexpError` naming the first of :meth:`links_leaving`."""
         from fyexp.core.errors import FyexpError
 
-        found = self.links_leaving()
-        if found:
+        if found := self.links_leaving():
             (path, target), more = found[0], len(found) - 1
             also = f" (and {more} more)" if more else ""
             raise FyexpError(f"{path}: a symbolic link leading out of the results folder {self.root.resolve()} (to "
@@ -234,8 +225,6 @@ class ResultStore:
     def superseded_problems(self) -> list[tuple[Path, str]]:
         """Files under ``superseded/`` that :meth:`supersede` does not put there, each with what is wrong; a cell
         file by its shape only (:func:`_cell_text`): parsing some 350 files on every load would cost too much."""
-        from fyexp.store.damaged import TEMP_NAME
-
         found = []
         root = self.superseded_folder
         for path in sorted(p for p in root.rglob("*") if p.is_file()):  # none when there is no such folder
@@ -251,14 +240,11 @@ class ResultStore:
 
     def leftover_temp_files(self) -> list[Path]:
         """Temporary files of killed writes under this folder (:func:`fyexp.store.damaged.is_leftover`)."""
-        from fyexp.store.damaged import is_leftover
-
         return [p for p in sorted(self.folder.rglob(".*.tmp")) if is_leftover(p)]
 
     def remove_leftovers(self) -> list[Path]:
         """Remove :meth:`leftover_temp_files` and return them."""
-        found = self.leftover_temp_files()
-        for path in found:
+        for path in (found := self.leftover_temp_files()):
             path.unlink(missing_ok=True)
         return found
 
@@ -268,7 +254,6 @@ def superseded_rows(store: ResultStore) -> pd.DataFrame:
     that rows of different settings are never pooled; a damaged file is one warning line and not read."""
     import pandas as pd
 
-    from fyexp.store.damaged import warn_damaged
     from fyexp.store.provenance.record import SUPERSEDED_MARK
 
     frames = []
@@ -285,8 +270,6 @@ def superseded_rows(store: ResultStore) -> pd.DataFrame:
 def read_table(path: Path) -> tuple[pd.DataFrame | None, str | None]:
     """``(frame, None)`` of a consolidated ``results.csv`` with :data:`TABLE_COLUMNS` and values that obey
     :func:`_values_checked`, else ``(None, what is wrong)``."""
-    from fyexp.store.damaged import MAX_TABLE_BYTES, read_record_text
-
     text, problem = read_record_text(path, MAX_TABLE_BYTES)  # a regular file, never a FIFO, a device or a link
     if problem is not None or not text.strip():
         return None, problem or "empty"
@@ -296,10 +279,7 @@ def read_table(path: Path) -> tuple[pd.DataFrame | None, str | None]:
     return (None, problem) if problem is not None else (_ordered(frame), None)
 
 
-@functools.cache
-def _cells_code_key() -> str:
-    """:func:`fyexp.store.user_cache.code_key` of this module (the rules that read a cell file)."""
-    return code_key(__file__)
+_cells_code_key = functools.cache(lambda: code_key(__file__))   # the rules that read a cell file: this module
 
 
 @functools.lru_cache(maxsize=64)
@@ -318,25 +298,16 @@ def _read_cells_once(folder: str, signature: tuple) -> tuple[pd.DataFrame, list[
 
 
 def read_cell_file(path: Path, expected_key: str | None = None) -> tuple[pd.DataFrame | None, str | None]:
-    """``(a copy of the frame, None)`` of a complete cell file (:func:`_read_cell_file`) whose rows name cell
-    ``expected_key`` (where given), else ``(None, reason)``; parsed once per process while its stat is unchanged."""
-    try:
-        signature = file_signature(path)
-    except OSError as exc:
-        return None, f"cannot be read ({exc.strerror})"
-    frame, problem = _read_once(os.path.abspath(path), signature)
-    if frame is not None and expected_key is not None and set(frame["cell"].astype(str)) != {expected_key}:
-        return None, f"rows name cell(s) {sorted(set(frame['cell'].astype(str)))}, expected {expected_key}"
+    """``(a copy of the frame, None)`` of a complete cell file (:func:`_read_cell_file`, parsed once:
+    :func:`fyexp.store.damaged.parsed_once`) whose rows name cell ``expected_key`` (where given), else
+    ``(None, reason)``: the one reader of a cell file."""
+    frame, problem = parsed_once(path, _read_cell_file)
+    if frame is not None and expected_key is not None and (key := frame["cell"].iloc[0]) != expected_key:
+        return None, f"rows name cell(s) {[key]}, expected {expected_key}"
     return (None if frame is None else frame.copy()), problem
 
 
-@functools.lru_cache(maxsize=8192)
-def _read_once(path: str, signature: tuple) -> tuple[pd.DataFrame | None, str | None]:
-    """:func:`_read_cell_file` of the absolute ``path`` with this stat signature."""
-    return _read_cell_file(Path(path))
-
-
-def _read_cell_file(path: Path, expected_key: str | None = None) -> tuple[pd.DataFrame | None, str | None]:
+def _read_cell_file(path: Path) -> tuple[pd.DataFrame | None, str | None]:
     """``(frame, None)`` of a complete cell file, else ``(None, reason)``: the shape of a cell file
     (:func:`_cell_text`), every row naming one cell, an experiment, a metric, a status and at most one settings hash,
     ``cell_rows`` rows where recorded, values that obey :func:`_values_checked`.  fyexp's writes are atomic: a file
@@ -349,14 +320,12 @@ def _read_cell_file(path: Path, expected_key: str | None = None) -> tuple[pd.Dat
         return None, problem
     if frame[["experiment", "metric", "cell", "status"]].isna().any(axis=None):
         return None, "a row is incomplete (cut short?)"
-    keys = set(frame["cell"].astype(str))
-    if len(keys) != 1 or (expected_key is not None and keys != {expected_key}):
-        return None, f"rows name cell(s) {sorted(keys)}, expected {expected_key or 'one cell'}"
+    if len(keys := set(frame["cell"].astype(str))) != 1:
+        return None, f"rows name cell(s) {sorted(keys)}, expected one cell"
     if "settings_hash" in frame.columns:
         if frame["settings_hash"].astype("string").nunique(dropna=False) > 1:
             return None, "rows name different settings hashes"
-        bad = [h for h in frame["settings_hash"].dropna().astype(str) if not SETTINGS_HASH.fullmatch(h)]
-        if bad:
+        if bad := [h for h in frame["settings_hash"].dropna().astype(str) if not SETTINGS_HASH.fullmatch(h)]:
             return None, f"settings_hash {bad[0][:40]!r} is not a settings hash (12 hex digits)"
     if "cell_rows" in frame.columns and frame["cell_rows"].notna().any():
         declared = pd.to_numeric(frame["cell_rows"], errors="coerce")
@@ -367,8 +336,6 @@ def _read_cell_file(path: Path, expected_key: str | None = None) -> tuple[pd.Dat
 
 def _cell_text(path: Path) -> tuple[str, list[list[str]], str | None]:
     """A cell file's text, its CSV records and what makes it no cell file by its shape (else ``None``)."""
-    from fyexp.store.damaged import read_record_text
-
     text, problem = read_record_text(path)  # a regular file of at most 16 MiB, never a FIFO, a device or a link
     if problem is not None:
         return "", [], problem
@@ -377,8 +344,7 @@ def _cell_text(path: Path) -> tuple[str, list[list[str]], str | None]:
     records = [r for r in csv.reader(io.StringIO(text)) if r]
     if len({len(r) for r in records}) != 1:
         return text, records, "rows of different lengths (cut short or garbage)"
-    missing = [c for c in CELL_COLUMNS if c not in records[0]]
-    if missing:
+    if missing := [c for c in CELL_COLUMNS if c not in records[0]]:
         return text, records, f"missing column(s) {', '.join(missing)}"
     return text, records, "no rows" if len(records) < 2 else None
 

@@ -49,17 +49,13 @@ def file_signature(path: str | Path) -> tuple[int, int, int, int]:
     return st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
 
 
-def key_path() -> Path:
-    """``$FYEXP_CACHE_KEY_FILE``, else ``$XDG_CONFIG_HOME`` or ``~/.config``, ``/fyexp/cache-key``."""
-    chosen = os.environ.get("FYEXP_CACHE_KEY_FILE")
-    return Path(chosen).expanduser() if chosen else Path(
-        os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "fyexp" / "cache-key"
-
-
 def secret_key(create: bool = False) -> bytes | None:
     """This user's key (random, made with mode 0600 when absent and ``create``), or ``None`` (the cache is off):
-    absent, or not a regular file of :data:`KEY_BYTES` bytes owned by this user and closed to others."""
-    path = key_path()
+    absent, or not a regular file of :data:`KEY_BYTES` bytes owned by this user and closed to others.  It lies in
+    ``$FYEXP_CACHE_KEY_FILE``, else ``$XDG_CONFIG_HOME`` or ``~/.config``, ``/fyexp/cache-key``."""
+    chosen = os.environ.get("FYEXP_CACHE_KEY_FILE")
+    path = Path(chosen).expanduser() if chosen else Path(
+        os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "fyexp" / "cache-key"
     if create and not os.path.lexists(path):
         with contextlib.suppress(OSError):  # made meanwhile by another process (read below), or not makeable
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -79,8 +75,8 @@ def secret_key(create: bool = False) -> bytes | None:
 
 
 def _path(kind: str, name: str) -> Path | None:
-    folder = cache_dir()
-    return None if folder is None else folder / kind / f"{hashlib.sha256(name.encode()).hexdigest()[:24]}.pkl"
+    name_hash = hashlib.sha256(name.encode()).hexdigest()[:24]
+    return None if (folder := cache_dir()) is None else folder / kind / f"{name_hash}.pkl"
 
 
 def load_entry(kind: str, name: str, key: Any) -> Any | None:

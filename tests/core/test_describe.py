@@ -1,4 +1,4 @@
-"""The one description of a type and of a number's domain (fyexp.core.constraints.describe, domains.Interval): what
+"""The one description of a type and of a number's domain (fyexp.core.constraints.describe and Interval): what
 every one-line error of a spec, a claim, a grid axis and a command-line option says was expected."""
 
 from __future__ import annotations
@@ -8,8 +8,7 @@ from typing import Annotated, Any, Literal
 
 import pytest
 
-from fyexp.core.constraints import OneOf, PositiveFloat, PositiveInt, describe
-from fyexp.core.domains import Interval
+from fyexp.core.constraints import Interval, OneOf, PositiveFloat, PositiveInt, describe
 
 
 @pytest.mark.parametrize("interval, singular, plural", [

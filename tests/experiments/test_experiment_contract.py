@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from fyexp.core.domains import check_cell_memory
+from fyexp.core.constraints import check_cell_memory
 from fyexp.core.errors import FyexpError
 from fyexp.experiments import Experiment, get_experiment, get_settings_scope
 from fyexp.run.estimate import LightWork

@@ -94,5 +94,5 @@ def test_paper_titles_come_from_the_reference_data(monkeypatch):
             in text and "`tvem-bsc`, `gmm`." in text and "`other`" not in text)
     meta = {**rows._meta(), "papers": {**rows._meta()["papers"], "tvem": {"title": "Another Title", "cited_as": "X"}}}
     monkeypatch.setattr(rows, "_meta", lambda: meta)
-    monkeypatch.setattr("fyexp.reference.meta._meta", lambda: meta)   # where papers() reads it
+    monkeypatch.setattr("fyexp.reference._meta", lambda: meta)   # where papers() reads it
     assert "*tvem* (X, *Another Title*)" in "\n".join(coverage_markdown(coverage(specs, _empty()), specs=specs))

@@ -29,14 +29,14 @@ def store(tmp_path, monkeypatch):
 def _new_process(monkeypatch) -> list[str]:
     """Forget what this process read (as a new process would) and count the cell files parsed from now on."""
     results._read_cells_once.cache_clear()
-    results._read_once.cache_clear()
+    damaged._parsed.cache_clear()
     monkeypatch.setattr(damaged, "_WARNED", set())
     parsed: list[str] = []
     real = results._read_cell_file
 
-    def counting(path, expected_key=None):
+    def counting(path):
         parsed.append(path.name)
-        return real(path, expected_key)
+        return real(path)
 
     monkeypatch.setattr(results, "_read_cell_file", counting)
     return parsed
@@ -73,7 +73,7 @@ def test_a_damaged_file_is_named_on_every_load(store, monkeypatch, capsys):
     parsed = _new_process(monkeypatch)
     assert len(store.load()) == 2 and parsed == []
     assert broken.name in capsys.readouterr().err
-    assert store.damaged_cells() == [(broken, "no rows")]
+    assert store.read_cells()[1] == [(broken, "no rows")]
 
 
 def test_other_reading_code_parses_again(store, monkeypatch):
@@ -97,7 +97,7 @@ def test_the_cache_is_shared_by_processes(store, tmp_path):
     script = ("import sys, fyexp.store.results as r\n"
               "from fyexp.store.results import ResultStore\n"
               "n = []\nreal = r._read_cell_file\n"
-              "r._read_cell_file = lambda p, k=None: (n.append(p), real(p, k))[1]\n"
+              "r._read_cell_file = lambda p: (n.append(p), real(p))[1]\n"
               f"rows = len(ResultStore(r'{store.root}', 'exp').load())\nprint(rows, len(n))\n")
     outs = [subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.split()
             for _ in range(2)]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from fyexp.core.domains import check_cell_memory
+from fyexp.core.constraints import check_cell_memory
 from fyexp.core.errors import FyexpError
 from fyexp.experiments import get_experiment
 from tests.conftest import run_cli

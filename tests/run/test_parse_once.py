@@ -35,8 +35,7 @@ def test_run_judges_each_finished_cell_once_and_parses_its_files_once(tmp_path, 
     first = run_experiment(resolved, experiment, device="cpu", data_dir=None, results_dir=results,
                            show_progress=False)
     assert first.ran >= 2 and first.skipped == 0
-    fyexp.store.results._read_once.cache_clear()    # a new command: nothing parsed yet
-    fyexp.store.damaged._read_once.cache_clear()
+    fyexp.store.damaged._parsed.cache_clear()    # a new command: nothing parsed yet
     cells, records, classified = _counting(monkeypatch)
     plan = run_plan(resolved, experiment, results)
     again = run_experiment(resolved, experiment, device="cpu", data_dir=None, results_dir=results,
@@ -48,8 +47,7 @@ def test_run_judges_each_finished_cell_once_and_parses_its_files_once(tmp_path, 
     assert sorted(records) == sorted(n.replace(".csv", ".record.json") for n in finished)
     assert set(records.values()) == {1}
     # without the plan's classification the run classifies (and judges) again, still parsing nothing twice
-    fyexp.store.results._read_once.cache_clear()
-    fyexp.store.damaged._read_once.cache_clear()
+    fyexp.store.damaged._parsed.cache_clear()
     cells.clear(), records.clear()
     run_experiment(resolved, experiment, device="cpu", data_dir=None, results_dir=results, show_progress=False)
     assert len(classified) == 2 and set(cells.values()) == {1} and set(records.values()) == {1}

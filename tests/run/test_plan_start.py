@@ -9,7 +9,7 @@ import pytest
 
 from fyexp.run.cell_filter import parse_only
 from fyexp.cli.commands.options import Options, resolve_experiment
-from fyexp.core.domains import MAX_CELLS
+from fyexp.core.constraints import MAX_CELLS
 from fyexp.core.errors import FyexpError, SpecError
 from fyexp.run.executors import ExecutorOptions, executor_options
 from fyexp.experiments.grid import EMPTY_GRID

@@ -16,7 +16,7 @@ def tune_command(name: str, options: Options, *, n_trials: int | None, timeout: 
     """Tune experiment ``name`` at ``options``' profile; False when a worker job failed.  The plan's time is the
     study's trials' mean, else one cell's time at this profile (as ``fyexp list`` estimates it)."""
     from fyexp.cli.devices import resolve_device
-    from fyexp.core.domains import check_options
+    from fyexp.core.constraints import check_options
     from fyexp.experiments import RunContext
     from fyexp.run.estimate import source_text
     from fyexp.run.overview import summary_as_recorded
