@@ -1,6 +1,4 @@
-"""The ``fyexp`` command line: :mod:`fyexp.cli.app` (the Typer app), :mod:`fyexp.cli.reproduce` (a paper's
-experiments, then the report), :mod:`fyexp.cli.commands` (what each command does below the CLI).  :func:`main` (the
-console script) imports the app only when called: importing a command module does not build it."""
+"""The ``fyexp`` command line (:mod:`fyexp.cli.app`); :func:`main`, the console script, imports the app when called."""
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -18,6 +18,7 @@ from fyexp.run.cell_filter import CellFilter
 from fyexp.cli.commands.options import Options, results_folder
 from fyexp.core.errors import FyexpError, SpecError
 from fyexp.core.words import counted, duration
+from fyexp.reference import papers
 from fyexp.run.estimate import extrapolated_text, per_cell, scaled_text
 from fyexp.run.plan import long_plan_reason, plan_inputs
 from fyexp.run.progress import say
@@ -40,25 +41,14 @@ class PlanLine:
     scaled_s: float | None = None  # that time (fyexp.run.estimate.with_scaled)
     scaled_cells: int = 0   # and how many cells it covers
 
-    @property
-    def seconds_per_cell(self) -> float | None:
-        return per_cell(self.estimate_s, self.to_run, self.unestimated)
-
-
-def paper_ids() -> tuple[str, ...]:
-    """The papers' ids in the order of ``paper_meta.yaml`` (:data:`fyexp.claims.keys.PAPERS`, without pandas)."""
-    from fyexp.reference import papers
-
-    return tuple(papers())
-
 
 def paper_experiments(paper: str, experiments_dir: Path | None = None) -> list[str]:
     """The experiments of ``paper``: those whose spec names it, then those its claims read."""
     from fyexp.claims.model import load_claims
     from fyexp.spec.specs import available_specs, load_spec
 
-    if paper not in paper_ids():
-        raise FyexpError(f"reproduce: unknown paper '{paper}'; expected one of {', '.join(paper_ids())} or all")
+    if paper not in papers():
+        raise FyexpError(f"reproduce: unknown paper '{paper}'; expected one of {', '.join(papers())} or all")
     known = available_specs(experiments_dir)
     names = [n for n in known if load_spec(n, experiments_dir).paper == paper]
     try:
@@ -140,7 +130,8 @@ def describe(paper: str, profile: str, lines: list[PlanLine], listed_above: list
         estimate = duration(x.estimate_s) if x.to_run else "0 s"
         if x.to_run and x.estimate_s is not None and x.unestimated:
             estimate += f" for {x.to_run - x.unestimated} of them, unknown for {x.unestimated}"
-        per = "" if x.seconds_per_cell is None else f" ({duration(x.seconds_per_cell)} per cell)"
+        each = per_cell(x.estimate_s, x.to_run, x.unestimated)
+        per = "" if each is None else f" ({duration(each)} per cell)"
         other = "".join(f"; {text}" for text in (x.extrapolated, x.scaled) if text)
         out.append(f"  {x.experiment}: {counted(x.cells)}, {x.finished} finished, {x.to_run} to run, "
                    f"estimate {estimate}{per}{other}")
@@ -162,12 +153,12 @@ def reproduce_papers(paper: str, options: Options, *, out: Console, err: Console
 
     results_dir = results_folder(options.results_dir, writable=not options.dry_run)
     experiments_dir, profile = options.experiments_dir, options.profile
-    papers = list(paper_ids()) if paper == "all" else [paper]
+    ids = list(papers()) if paper == "all" else [paper]
     cell_filter = parse_only(options.only)
 
     def planned():   # per paper: its lines for experiments no earlier paper planned, and those it shares
         seen, plans = [], []
-        for p in papers:
+        for p in ids:
             names = paper_experiments(p, experiments_dir)
             new = [n for n in names if n not in seen]
             plans.append((p, plan(p, profile, results_dir, experiments_dir, cell_filter, list(options.sets), new),
@@ -179,7 +170,7 @@ def reproduce_papers(paper: str, options: Options, *, out: Console, err: Console
     # the user cache under plan_inputs, all it is derived from (None, never kept: a spec's runner outside fyexp)
     key = plan_inputs(results_dir, experiments_dir)
     plans = planned() if key is None else remembered("reproduce-plan", repr((
-        tuple(papers), profile, str(results_dir.resolve()), str(Path(experiments_dir).resolve()) if experiments_dir
+        tuple(ids), profile, str(results_dir.resolve()), str(Path(experiments_dir).resolve()) if experiments_dir
         else None, cell_filter.conditions, tuple(options.sets))), key, planned)
     every = [line for _, lines, _ in plans for line in lines]
     if every and all(x.excluded == NO_PROFILE for x in every):   # no experiment runs because of the options
@@ -195,8 +186,8 @@ def reproduce_papers(paper: str, options: Options, *, out: Console, err: Console
     if options.dry_run:
         for p, lines, shared in plans:   # whole lines off a terminal (scripts read them), wrapped on one
             say(out, describe(p, profile, lines, shared))
-        if len(papers) > 1:
-            say(out, f"all {len(papers)} papers, each experiment once ({len(every)} experiments):")
+        if len(ids) > 1:
+            say(out, f"all {len(ids)} papers, each experiment once ({len(every)} experiments):")
             say(out, total_line("total", every))
         return True
     from fyexp.claims.command import claims_command   # a real run only: a dry run stays light
@@ -218,7 +209,7 @@ def reproduce_papers(paper: str, options: Options, *, out: Console, err: Console
             ok = run_command(line.experiment, each, err=err, ask=ask) and ok
     report_command(None, results_dir, experiments_dir, superseded=False, out=out, err=err)
     present = set(available_specs(experiments_dir))
-    for p in papers:
+    for p in ids:
         needed = {e for c in load_claims(check=False).for_paper(p).claims for e in c.experiments}
         if needed <= present:
             claims_command(p, profile, False, results_dir, experiments_dir, out)

@@ -17,7 +17,6 @@ import functools
 import json
 import os
 import socket
-import time
 from pathlib import Path
 from typing import Any, Callable
 
@@ -54,7 +53,9 @@ class CellClaim:
                 if os.stat(self.path).st_ino == os.fstat(fd).st_ino:   # the path still names the file we locked
                     break
             os.close(fd)  # its holder finished and removed it between our open and our lock: claim afresh
-        holder = {"host": socket.gethostname(), "pid": os.getpid(), "slurm_job": _slurm_job(), "since": time.time()}
+        job, task = os.environ.get("SLURM_ARRAY_JOB_ID"), os.environ.get("SLURM_ARRAY_TASK_ID")
+        holder = {"host": socket.gethostname(), "pid": os.getpid(),   # as _describe says it
+                  "SLURM job": f"{job}_{task}" if job and task else os.environ.get("SLURM_JOB_ID")}
         os.ftruncate(fd, 0)
         os.pwrite(fd, (json.dumps(holder) + "\n").encode(), 0)
         self._fd, self.held = fd, True
@@ -68,18 +69,11 @@ class CellClaim:
 
 
 def _describe(record: bytes) -> str:
-    """``host H, pid P, SLURM job J`` from a claim file's record (what it could read of it)."""
+    """``host H, pid P, SLURM job J`` from a claim file's record; ``another process`` while it is being written."""
     try:
-        holder = json.loads(record)
-        return ", ".join(f"{label} {holder[key]}" for key, label in
-                         (("host", "host"), ("pid", "pid"), ("slurm_job", "SLURM job")) if holder.get(key))
-    except (ValueError, TypeError, AttributeError):  # being written, or not a record
+        return ", ".join(f"{label} {value}" for label, value in json.loads(record).items() if value)
+    except (ValueError, AttributeError):  # being written, or not a record
         return "another process"
-
-
-def _slurm_job() -> str | None:
-    job, task = os.environ.get("SLURM_ARRAY_JOB_ID"), os.environ.get("SLURM_ARRAY_TASK_ID")
-    return f"{job}_{task}" if job and task else os.environ.get("SLURM_JOB_ID")
 
 
 def claims_cell(execute: Callable[..., str]) -> Callable[..., str]:

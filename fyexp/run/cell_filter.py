@@ -14,8 +14,6 @@ from typing import Iterable, Sequence
 from fyexp.core.errors import FyexpError
 from fyexp.store.results import Cell, _fmt
 
-__all__ = ["CellFilter", "parse_only"]
-
 
 @dataclass(frozen=True)
 class CellFilter:
@@ -25,9 +23,8 @@ class CellFilter:
 
     @staticmethod
     def value(cell: Cell, key: str) -> str | None:
-        if key in ("method", "seed"):
-            return str(getattr(cell, key))
-        return _fmt(cell.params[key]) if key in cell.params else None
+        return (str(getattr(cell, key)) if key in ("method", "seed")
+                else _fmt(cell.params[key]) if key in cell.params else None)
 
     def matches(self, cell: Cell) -> bool:
         return all((value := self.value(cell, key)) is not None and any(fnmatchcase(value, p) for p in patterns)

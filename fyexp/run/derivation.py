@@ -8,6 +8,7 @@ among the files hashed.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
@@ -21,23 +22,15 @@ KEPT = (Path("claims") / "verdicts.json", Path("summaries.json"))   # answers ke
 
 
 def tree_signature(folder: Path) -> tuple:
-    """Every file under ``folder`` but :data:`KEPT` with its size, modification time, inode and change time (an
-    atomic rewrite is a new inode, ``touch -d`` a new change time), a link by ``lstat``; a file removed meanwhile
-    left out.  One ``relpath`` per folder, not per file: ``fyexp list`` keys its summaries on this walk."""
+    """Every file under ``folder`` but :data:`KEPT` (:func:`_entries`) with its size, modification time, inode and
+    change time (an atomic rewrite is a new inode, ``touch -d`` a new change time), a link by ``lstat``; a file
+    removed meanwhile left out."""
     found = []
-    kept = {os.path.join(*k.parts) for k in KEPT}
-    for root, _, files in os.walk(folder):
-        rel = os.path.relpath(root, folder)
-        for f in files:
-            name = f if rel == os.curdir else os.path.join(rel, f)
-            if name in kept:
-                continue
-            try:
-                st = os.lstat(os.path.join(root, f))
-            except FileNotFoundError:   # removed since the walk listed it
-                continue
+    for name, entry in _entries(os.path.normpath(str(folder))):
+        with contextlib.suppress(FileNotFoundError):   # removed since the walk listed it
+            st = entry.stat(follow_symlinks=False)
             found.append((name, st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns))
-    return tuple(sorted(found))
+    return tuple(found)
 
 
 @functools.cache
@@ -93,12 +86,8 @@ def content_key(results_dir: Path, experiments_dir: Path | None, salt: object) -
     if code is None:
         return None
     digest = hashlib.sha256(json.dumps([salt, code, *environment()]).encode())
-    root = os.path.normpath(str(results_dir))
-    skip = {os.path.join(root, *kept.parts) for kept in KEPT}
-    for entry in sorted(_entries(root), key=lambda e: os.fsencode(e.path)):
-        if entry.path in skip:
-            continue
-        digest.update(os.fsencode(entry.path[len(root) + 1:]) + b"\0")   # the path inside the folder
+    for name, entry in _entries(os.path.normpath(str(results_dir))):
+        digest.update(os.fsencode(name) + b"\0")   # the path inside the folder
         if entry.is_symlink():
             digest.update(b"link\0" + os.readlink(os.fsencode(entry.path)))
         elif not entry.is_file(follow_symlinks=False):
@@ -108,8 +97,16 @@ def content_key(results_dir: Path, experiments_dir: Path | None, salt: object) -
     return digest.hexdigest()
 
 
-def _entries(folder: str) -> list[os.DirEntry]:
-    """Every entry under ``folder`` but its folders (a link to a folder is an entry, never entered)."""
-    with os.scandir(folder) as listing:
-        return [e for entry in listing for e in (_entries(entry.path) if entry.is_dir(follow_symlinks=False)
-                                                 else [entry])]
+def _entries(root: str) -> list[tuple[str, os.DirEntry]]:
+    """Every entry under the folder ``root`` but its folders (a link to a folder is an entry, never entered) and
+    :data:`KEPT`, as (its path inside ``root``, the entry), in the order of those paths' bytes."""
+    def walk(folder: str) -> list[os.DirEntry]:
+        try:
+            with os.scandir(folder) as listing:
+                return [e for entry in listing for e in (walk(entry.path) if entry.is_dir(follow_symlinks=False)
+                                                         else [entry])]
+        except (FileNotFoundError, NotADirectoryError):   # no such folder (yet), or removed meanwhile
+            return []
+    kept = {os.path.join(*k.parts) for k in KEPT}
+    found = ((e.path[len(root) + 1:], e) for e in walk(root))
+    return sorted(((name, e) for name, e in found if name not in kept), key=lambda f: os.fsencode(f[0]))

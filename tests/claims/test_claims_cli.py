@@ -51,7 +51,6 @@ def test_dry_run_gives_the_known_part_of_an_estimate_and_counts_the_rest():
     text = describe("vr", "paper", [partial, known])
     assert "vr-vae: 60 cells, 6 finished, 54 to run, estimate 23.6 h for 40 of them, unknown for 14\n" in text
     assert "fy-vae: 60 cells, 57 finished, 3 to run, estimate 34 min (11 min per cell)" in text
-    assert partial.seconds_per_cell is None and known.seconds_per_cell == 680.0
     assert total_line("total", [partial, known]) == ("  total: 120 cells, 57 to run, estimate 24.2 h (+ cells without "
                                                      "recorded times)"
                                                      + SPEED)

@@ -10,9 +10,9 @@ import shutil
 import pandas as pd
 import pytest
 
-from fyexp.cli.commands.options import Options, resolve_experiment, seeds_override
+from fyexp.cli.commands.options import Options, resolve_experiment
 from fyexp.core.errors import FyexpError
-from fyexp.spec.specs import parse_sets, seed_ranges, shown_override
+from fyexp.spec.specs import seed_ranges, shown_override
 from tests.conftest import REPO_RESULTS, TOY_SPECS, run_in_process
 
 
@@ -42,8 +42,8 @@ def test_other_seeds_make_a_variant_and_the_profiles_own_seeds_the_profile():
 
 def test_seeds_given_twice_is_an_error():
     with pytest.raises(FyexpError, match="--seeds: give the seeds once"):
-        seeds_override("0-2", parse_sets(["seeds=[1]"]))
-    assert seeds_override(None, []) is None
+        _resolved("0-2", ("seeds=[1]",))
+    assert _resolved(None, ("seeds=[1]",)).seeds == (1,)
 
 
 @pytest.mark.slow

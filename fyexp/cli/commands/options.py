@@ -92,18 +92,10 @@ def resolve_experiment(name: str, options: Options):
     and ``--set`` overrides: seeds other than the profile's make a *variant* (``paper+seeds=0-9``), whose rows and
     verdicts never mix with the profile's; the profile's own seeds (in any order) are the profile itself."""
     from fyexp.experiments import get_experiment
-    from fyexp.spec.specs import load_spec, parse_sets, resolve_variant
+    from fyexp.spec.specs import load_spec, parse_seeds, parse_sets, resolve_variant
 
     overrides, spec = parse_sets(options.sets), load_spec(name, options.experiments_dir)
-    experiment = get_experiment(spec.runner)
-    return experiment, resolve_variant(spec, options.profile, experiment.Config,
-                                       seeds_override(options.seeds, overrides), overrides)
-
-
-def seeds_override(text: str | None, overrides: list) -> list[int] | None:
-    """The seeds of ``--seeds 0-9`` (None without it); ``--seeds`` with ``--set seeds=...`` is an error."""
-    from fyexp.spec.specs import parse_seeds
-
-    if (seeds := parse_seeds(text)) is not None and any(o.key == "seeds" for o in overrides):
+    if (seeds := parse_seeds(options.seeds)) is not None and any(o.key == "seeds" for o in overrides):
         raise FyexpError("--seeds: give the seeds once, either --seeds or --set seeds=..., not both")
-    return seeds
+    experiment = get_experiment(spec.runner)
+    return experiment, resolve_variant(spec, options.profile, experiment.Config, seeds, overrides)
