@@ -116,17 +116,18 @@ def train_section(args, device: str) -> None:
 
 def eval_section(args, device: str) -> None:
     print(f"\n2. evaluation, {args.side ** 2:,} samples per image, {args.n_eval} images")
-    for name, chunks in EVAL_CHUNKS.items():
-        for chunk in chunks[:args.n_chunks]:
-            for rows in (DECODE_ROWS, ALL_ROWS):
-                if device.startswith("cuda"):
-                    print("   " + evaluate(name, chunk, args.n_eval, device, args.side, rows))
-                    continue
-                # a fresh process per configuration, so that ru_maxrss is this configuration's peak
-                command = [sys.executable, __file__, "--device", device, "--n-eval", str(args.n_eval),
-                           "--side", str(args.side), "--eval-only", f"{name}:{chunk}:{rows}"] + (
-                    ["--threads", str(args.threads)] if args.threads else [])
-                print("   " + subprocess.run(command, capture_output=True, text=True, check=True).stdout.strip())
+    configurations = [(name, chunk, rows) for name, chunks in EVAL_CHUNKS.items() for chunk in chunks[:args.n_chunks]
+                      for rows in (DECODE_ROWS, ALL_ROWS)]
+    for i, (name, chunk, rows) in enumerate(configurations):
+        # --smoke: a fresh process for the last configuration only (its path checked; each costs an import)
+        if device.startswith("cuda") or (args.smoke and i < len(configurations) - 1):
+            print("   " + evaluate(name, chunk, args.n_eval, device, args.side, rows))
+            continue
+        # a fresh process per configuration, so that ru_maxrss is this configuration's peak
+        command = [sys.executable, __file__, "--device", device, "--n-eval", str(args.n_eval),
+                   "--side", str(args.side), "--eval-only", f"{name}:{chunk}:{rows}"] + (
+            ["--threads", str(args.threads)] if args.threads else [])
+        print("   " + subprocess.run(command, capture_output=True, text=True, check=True).stdout.strip())
 
 
 def evaluate(name: str, chunk: int, n_eval: int, device: str, side: int = 32, rows: int = DECODE_ROWS) -> str:

@@ -92,7 +92,8 @@ def bench_cells(cores: int, steps: int, repeats: int, data_dir: str | None) -> N
     times: dict[str, list[float]] = {"sequential": [], "per-core": []}
     for _ in range(repeats):
         times["sequential"].append(_processes(one, steps, data_dir))
-        times["per-core"].append(_processes(many, steps, data_dir))
+        # one core (--smoke): both plans are one single-threaded process, measured once
+        times["per-core"].append(_processes(many, steps, data_dir) if many != one else times["sequential"][-1])
     walls = ", ".join(f"{k} {[round(t, 1) for t in v]}" for k, v in times.items())
     print(f"(a) FYVI Table 2 network, {cores} cells × {steps} steps of batch {BATCH} per contender, "
           f"{repeats} interleaved repeats (wall times, s: {walls})")

@@ -42,6 +42,8 @@ from pathlib import Path
 WAYS = ("piped", "terminal")
 COLD = ("fyexp list", "fyexp show vr-vae", "fyexp show frac-vae")   # the commands the user cache speeds up
 TERMINAL = {"COLUMNS": "80", "LINES": "24", "TERM": "xterm-256color"}
+# --smoke: the peers, one cached command (warm and cold) and the slowest: every way of timing, a third of the runs
+SMOKE = ("python -c pass", "fyexp --version", "fyexp list", "fyexp reproduce all --dry-run")
 
 
 def fyexp_script() -> str:
@@ -132,7 +134,8 @@ def main() -> None:
     # recompiles every fyexp module in every process, ~0.8 s of CPU, which no user's installation pays)
     dropped = env.pop("PYTHONDONTWRITEBYTECODE", None) is not None
     env.setdefault("FYEXP_RESULTS_DIR", tempfile.mkdtemp(prefix="bench-readonly-"))  # a fresh folder: nothing to read
-    todo = commands(fyexp_script())
+    todo = {name: command for name, command in commands(fyexp_script()).items()
+            if not args.smoke or name in SMOKE}
     runs = [(name, way, cold) for name in todo for way in WAYS for cold in ((False, True) if name in COLD
                                                                              else (False,))]
     times: dict[tuple, list[float]] = {run: [] for run in runs}
