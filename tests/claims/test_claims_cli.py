@@ -1,4 +1,7 @@
-"""`fyexp claims`, `fyexp reproduce --dry-run` and the report's claims, through the installed script."""
+"""`fyexp claims`, `fyexp reproduce --dry-run` and the report's claims, through the command line: a closed pipe and
+a claim's word where a number is declared through the installed script (a real process, what a user runs); the other
+commands through its entry point in this process (:mod:`tests.in_process`: the same exit status and output, without
+importing torch again per case)."""
 
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ from fyexp.run.cell_filter import parse_only
 from fyexp.cli.app import main
 from fyexp.cli.reproduce import describe, plan
 from tests.conftest import ROOT, TOY_SPECS, run_cli
+from tests.in_process import run_here
 
 SPEED = " from recorded times, those of the project's machine × 1 for this machine's speed ($FYEXP_MACHINE_SPEED)"
 
@@ -75,7 +79,7 @@ def test_dry_run_gives_the_known_part_of_an_estimate_and_counts_the_rest():
 @pytest.mark.slow
 def test_installed_reproduce_dry_run(tmp_path, capsys):
     _record(tmp_path / "results")
-    result = run_cli("reproduce", "fyvi", "--dry-run", "--results-dir", str(tmp_path / "results"),
+    result = run_here("reproduce", "fyvi", "--dry-run", "--results-dir", str(tmp_path / "results"),
                      "--experiments-dir", str(TOY_SPECS))
     assert result.returncode == 0, result.stderr
     assert "toy: 4 cells, 1 finished, 3 to run, estimate 90 s" in result.stdout
@@ -93,7 +97,7 @@ def _lines(text: str) -> list[str]:
 @pytest.mark.slow
 def test_installed_claims_table_fits_100_columns_on_the_committed_results(capsys):
     before = {p: p.stat().st_mtime_ns for p in (ROOT / "results").rglob("results.csv")}
-    table = run_cli("claims", "tvem", "--results-dir", str(ROOT / "results"), env={"COLUMNS": "100"})
+    table = run_here("claims", "tvem", "--results-dir", str(ROOT / "results"), env={"COLUMNS": "100"})
     assert table.returncode == 0, table.stderr
     lines = _lines(table.stdout)
     assert max(len(line) for line in lines) <= 100
@@ -118,8 +122,8 @@ def test_installed_claims_table_fits_100_columns_on_the_committed_results(capsys
 
 @pytest.mark.slow
 def test_installed_claims_shows_other_profiles_only_when_asked():
-    plain = run_cli("claims", "vr", "--results-dir", str(ROOT / "results"))
-    every = run_cli("claims", "vr", "--all-profiles", "--results-dir", str(ROOT / "results"))
+    plain = run_here("claims", "vr", "--results-dir", str(ROOT / "results"))
+    every = run_here("claims", "vr", "--all-profiles", "--results-dir", str(ROOT / "results"))
     assert plain.returncode == every.returncode == 0, plain.stderr + every.stderr
     assert "also at" not in plain.stdout and "also at" in every.stdout
     assert "paper-lr1e-4" in every.stdout and "paper-lr1e-4" not in plain.stdout  # a variant: never the headline
@@ -149,7 +153,7 @@ def test_installed_claims_refuses_an_unknown_profile_or_results_folder(tmp_path,
     args = [a.replace("{tmp}", str(tmp_path)) for a in args]
     if "--results-dir" not in args:
         args += ["--results-dir", str(ROOT / "results")]
-    done = run_cli("claims", "tvem", *args)
+    done = run_here("claims", "tvem", *args)
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.count("\n") == 1 and message in done.stderr and "Traceback" not in done.stderr
 
@@ -160,11 +164,12 @@ def test_installed_claims_refuses_an_unknown_profile_or_results_folder(tmp_path,
     ({"than": None, "magnitude": "large"}, "magnitude: expected a number or null, got 'large'"),
     ({"than": None, "paper": "fyvx"}, "paper: expected one of fyvi, fyvl, vr, tvem, frac, got 'fyvx'"),
 ])
-def test_installed_claims_refuses_a_bad_claim_in_one_line(tmp_path, changes, message):
+def test_installed_claims_refuses_a_bad_claim_in_one_line(tmp_path, monkeypatch, changes, message):
     """A claim with a side b and a constant ``than`` (it was judged against b, ``than`` silently ignored), a key
     outside its declared type or domain (:mod:`fyexp.claims.keys`): one line naming the file, the claim and the
     key, exit 2.  The installed script reads the claims file named here (a ``sitecustomize`` on its PYTHONPATH
-    points :data:`fyexp.claims.model.CLAIMS_FILE` at it)."""
+    points :data:`fyexp.claims.model.CLAIMS_FILE` at it) for the word where a number is declared; the other cases
+    in this process, :data:`~fyexp.claims.model.CLAIMS_FILE` patched alike."""
     import os
 
     import yaml
@@ -174,12 +179,19 @@ def test_installed_claims_refuses_a_bad_claim_in_one_line(tmp_path, changes, mes
              "a": {"method": "sparse"}, "b": {"method": "standard"}} | changes
     path = tmp_path / "claims.yaml"
     path.write_text(yaml.safe_dump({"claims": [{k: v for k, v in claim.items() if v is not None}]}))
-    hook = tmp_path / "hook"
-    hook.mkdir()
-    (hook / "sitecustomize.py").write_text("import os\nfrom pathlib import Path\n\nimport fyexp.claims.model\n\n"
-                                           "fyexp.claims.model.CLAIMS_FILE = Path(os.environ['TEST_CLAIMS_FILE'])\n")
-    done = run_cli("claims", "--results-dir", str(tmp_path),
-                   env={"PYTHONPATH": f"{hook}{os.pathsep}{ROOT}", "TEST_CLAIMS_FILE": str(path)})
+    if changes.get("magnitude") == "large":
+        hook = tmp_path / "hook"
+        hook.mkdir()
+        (hook / "sitecustomize.py").write_text("import os\nfrom pathlib import Path\n\nimport fyexp.claims.model\n\n"
+                                               "fyexp.claims.model.CLAIMS_FILE = "
+                                               "Path(os.environ['TEST_CLAIMS_FILE'])\n")
+        done = run_cli("claims", "--results-dir", str(tmp_path),
+                       env={"PYTHONPATH": f"{hook}{os.pathsep}{ROOT}", "TEST_CLAIMS_FILE": str(path)})
+    else:
+        import fyexp.claims.model
+
+        monkeypatch.setattr(fyexp.claims.model, "CLAIMS_FILE", path)
+        done = run_here("claims", "--results-dir", str(tmp_path))
     assert done.returncode == 2 and done.stdout == "" and "Traceback" not in done.stderr, done
     assert done.stderr.count("\n") == 1 and f"{path}: claim 'toy-bad': {message}" in done.stderr
 

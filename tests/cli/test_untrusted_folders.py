@@ -3,9 +3,12 @@ unpickled, paths built from file content validated, writes and deletes kept insi
 records read without blocking or recursing, grids and sample counts that cannot fit refused at the plan, SIGTERM
 handled as Ctrl-C is, and two concurrent runs into one folder finishing every cell once.
 
-The cases run through the installed ``fyexp`` script where a user meets them; each asserts the exit status, the
-one line (naming the file) and no traceback, and, for a hostile input, that its payload did not run (a marker file
-absent) and nothing was written or deleted outside the folders fyexp was given.
+Each case asserts the exit status, the one line (naming the file) and no traceback, and, for a hostile input, that
+its payload did not run (a marker file absent) and nothing was written or deleted outside the folders fyexp was
+given.  SIGTERM, the two concurrent runs, the endless read of ``/dev/zero`` and the runs over a foreign cache run
+the installed ``fyexp`` script (a real process: its signal, its exit status, its memory, a cache read cold where
+this process would find its own memos first); the other cases call its entry point in this process
+(:func:`tests.in_process.run_here`: the same exit status and output, without importing torch again per case).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from fyexp.store import user_cache
 from fyexp.store.damaged import MAX_JSON_DEPTH, json_depth, read_json, read_record_bytes
 from fyexp.store.results import ResultStore
 from tests.conftest import TOY_SPECS, cli_env, fyexp_script, run_cli
+from tests.in_process import run_here
 
 TERMINATED = "terminated (SIGTERM): finished cells are saved; rerun the same command to resume"
 
@@ -44,11 +48,15 @@ def _env(tmp_path: Path, **extra: str) -> dict:
     return {"FYEXP_EXPERIMENTS_DIR": str(TOY_SPECS), "FYEXP_RESULTS_DIR": str(tmp_path / "results"), **extra}
 
 
-def _toy(tmp_path: Path, *sets: str, extra: tuple = (), env: dict | None = None) -> subprocess.CompletedProcess:
+def _toy(tmp_path: Path, *sets: str, extra: tuple = (), env: dict | None = None,
+         script: bool = False) -> subprocess.CompletedProcess:
+    """``fyexp run toy -p quick`` with ``--set sets``: in this process, or through the installed script."""
     command = ["run", "toy", "-p", "quick", "--no-progress", *extra]
     for item in sets:
         command += ["--set", item]
-    return run_cli(*command, env=env or _env(tmp_path), timeout=300)
+    if script:
+        return run_cli(*command, env=env or _env(tmp_path), timeout=300)
+    return run_here(*command, env=env or _env(tmp_path), timeout=300)
 
 
 def _no_traceback(result) -> str:
@@ -131,14 +139,14 @@ def _forged(marker: Path, signed_with: bytes | None) -> bytes:
 @pytest.mark.parametrize("forgery", ["plain pickle", "signed with another key"])
 def test_a_foreign_cache_entry_is_never_unpickled_by_a_run(tmp_path, forgery):
     env = _env(tmp_path, FYEXP_CACHE_DIR=str(tmp_path / "cache"), FYEXP_CACHE_KEY_FILE=str(tmp_path / "key"))
-    first = _toy(tmp_path, env=env)
+    first = _toy(tmp_path, env=env, script=True)
     assert first.returncode == 0, first.stderr
     entries = sorted((tmp_path / "cache").rglob("*.pkl"))
     assert entries and all(p.read_bytes().startswith(user_cache.MAGIC) for p in entries)
     marker = tmp_path / "marker"
     for path in entries:   # the folder now as a colleague might share it: every entry carries a payload
         path.write_bytes(_forged(marker, None if forgery == "plain pickle" else os.urandom(32)))
-    again = _toy(tmp_path, env=env)
+    again = _toy(tmp_path, env=env, script=True)
     assert again.returncode == 0, again.stderr
     _no_traceback(again)
     assert not marker.exists()
@@ -271,7 +279,8 @@ def _deep(path: Path) -> None:
 
 
 # (case, the file damaged, how, the command's extra options, what the warning calls it, the problem it names):
-# the plan (--dry-run) reads the run records; a run reads the cell files too, and redoes the cell
+# the plan (--dry-run) reads the run records; a run reads the cell files too, and redoes the cell; /dev/zero through
+# the installed script (an endless read would fill this process's memory)
 DAMAGED_RECORDS = [
     ("record.json a FIFO", ".record.json", _fifo, ["--dry-run"], "damaged run record", "not a regular file"),
     ("record.json linked to /dev/zero", ".record.json", _dev_zero, ["--dry-run"], "damaged run record",
@@ -290,7 +299,11 @@ def test_a_damaged_record_is_one_warning_and_no_hang(tmp_path, name, suffix, dam
     assert first.returncode == 0, first.stderr
     path = _cells(tmp_path) / f"toy__x=0.5__seed=0{suffix}"
     damage(path)
-    result = run_cli("run", "toy", "-p", "quick", "--no-progress", *options, env=_env(tmp_path), timeout=120)
+    command = ("run", "toy", "-p", "quick", "--no-progress", *options)
+    if damage is _dev_zero:
+        result = run_cli(*command, env=_env(tmp_path), timeout=120)
+    else:
+        result = run_here(*command, env=_env(tmp_path), timeout=120)
     assert result.returncode == 0, result.stderr   # a blocking or endless read: the timeout
     text = _no_traceback(result)
     assert (f"{path} ({problem}" in text or f"{path}: {what} ({problem}" in text) and what in text, text
@@ -380,7 +393,7 @@ PLAN_CASES = [
 @pytest.mark.slow
 @pytest.mark.parametrize("name, command, line", PLAN_CASES, ids=[c[0] for c in PLAN_CASES])
 def test_what_cannot_fit_is_refused_at_the_plan(tmp_path, name, command, line):
-    result = run_cli(*command, env={"FYEXP_RESULTS_DIR": str(tmp_path / "results")}, timeout=300)
+    result = run_here(*command, env={"FYEXP_RESULTS_DIR": str(tmp_path / "results")})
     assert result.returncode == 2, result.stderr
     errors = [row for row in result.stderr.splitlines() if row.startswith("error:")]
     assert len(errors) == 1 and errors[0].startswith(line), result.stderr
@@ -438,7 +451,7 @@ def test_tune_refuses_a_symlink_leaving_the_results_folder(tmp_path):
     link = tmp_path / "results" / "toy" / "work"
     link.parent.mkdir(parents=True)
     link.symlink_to(outside, target_is_directory=True)
-    result = run_cli("tune", "toy", "-p", "tune", "--n-trials", "1", env=_env(tmp_path), timeout=300)
+    result = run_here("tune", "toy", "-p", "tune", "--n-trials", "1", env=_env(tmp_path))
     assert result.returncode == 2, result.stderr
     errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and errors[0].startswith(f"error: {link}: a symbolic link leading out of the results "

@@ -4,11 +4,15 @@ does); a damaged figure artifact (``.npz``) or tuning study is one warning namin
 skipped; a tuning search space Optuna would refuse only at its first trial is refused when the spec is read; the
 GPU kit's ``merge`` checks the status file and the manifest before it merges anything, and its ``pack`` checks its
 options' domains.  Each through the command a user runs; each asserts the exit status, the one line and no
-traceback.
+traceback.  The report's refusal of a link and the kit's merge of a good job run the installed ``fyexp`` script and
+``scripts/gpu_lease.py`` as processes (what a user runs); the other cases call the same entry points in this process
+(:mod:`tests.in_process`: the same exit status and output, without importing torch again per case).
 """
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import json
 import os
 import shutil
@@ -19,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT, TOY_SPECS, cli_env, run_cli
+from tests.in_process import call_here, run_here
 
 
 def _no_traceback(result) -> None:
@@ -72,8 +77,8 @@ def test_tune_refuses_a_search_space_optuna_would_refuse_at_its_first_trial(tmp_
     spec.write_text((TOY_SPECS / "toy.yaml").read_text().replace("lr: {low: 0.001, high: 1.0, log: true}",
                                                                  f"lr: {space}"))
     assert f"lr: {space}" in spec.read_text()
-    result = run_cli("tune", "toy", "-p", "tune", "--n-trials", "1", env=_toy_env(tmp_path, experiments),
-                     timeout=300)
+    result = run_here("tune", "toy", "-p", "tune", "--n-trials", "1", env=_toy_env(tmp_path, experiments),
+                      timeout=300)
     line = _one_error(result)
     assert line.startswith(f"error: {spec}: key 'profiles.tune.{key}': expected {says}"), line
     assert not (tmp_path / "results" / "toy" / "study.db").exists()      # refused before a study is made
@@ -156,7 +161,7 @@ def test_report_skips_a_damaged_figure_artifact_with_one_warning(tmp_path, exper
     marker = tmp_path / "marker"
     how, says = NPZ_DAMAGE[damage]
     how(path, marker)
-    result = run_cli("report", experiment, "--results-dir", str(tmp_path / "results"), timeout=300)
+    result = run_here("report", experiment, "--results-dir", str(tmp_path / "results"), timeout=300)
     assert result.returncode == 0, result.stderr
     _no_traceback(result)
     warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
@@ -171,9 +176,20 @@ KIT = ROOT / "scripts" / "gpu_lease.py"
 CELL = "interpolation__seed=23"
 
 
-def _kit(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(KIT), *args], capture_output=True, text=True, env=cli_env(),
-                          cwd=ROOT, timeout=timeout)
+def _kit(*args: str, timeout: float = 300, spawned: bool = False) -> subprocess.CompletedProcess:
+    """``scripts/gpu_lease.py ARGS``: through its ``main`` in this process, or ``spawned`` as a user runs it."""
+    if spawned:
+        return subprocess.run([sys.executable, str(KIT), *args], capture_output=True, text=True, env=cli_env(),
+                              cwd=ROOT, timeout=timeout)
+    return call_here(_kit_module().main, list(args), cwd=ROOT, timeout=timeout)
+
+
+@functools.cache
+def _kit_module():
+    spec = importlib.util.spec_from_file_location("gpu_lease_script", KIT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def _returned_job(tmp_path: Path) -> Path:
@@ -257,7 +273,7 @@ def test_the_kits_merge_of_a_good_job_still_merges(tmp_path):
     lease.mkdir()
     (lease / "manifest.json").write_bytes(_manifest({"units": [_unit()]}))
     home = tmp_path / "home"
-    result = _kit("merge", str(out), "--lease-dir", str(lease), "--results-dir", str(home))
+    result = _kit("merge", str(out), "--lease-dir", str(lease), "--results-dir", str(home), spawned=True)
     assert result.returncode == 0, result.stderr
     assert "merge: 1 cells into" in result.stdout and "(run on H200, torch 2.x)" in result.stdout, result.stdout
     assert (home / "gmm-calibration" / "cells" / "paper" / f"{CELL}.csv").is_file()
@@ -324,7 +340,7 @@ def test_reports_study_figure_reads_a_damaged_study_or_best_params_file_as_one_w
     path = folder / file
     damage(path)
     before = path.read_bytes() if path.is_file() and not path.is_symlink() else None
-    result = run_cli("report", "fy-nvdm", "--results-dir", str(tmp_path / "results"), timeout=120)
+    result = run_here("report", "fy-nvdm", "--results-dir", str(tmp_path / "results"), timeout=120)
     assert result.returncode == 0, result.stderr
     _no_traceback(result)
     warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
@@ -364,7 +380,7 @@ def test_report_skips_a_damaged_json_figure_artifact_with_one_warning(tmp_path, 
     path = folder / "artifacts" / "paper" / "figure1.json"
     how, says = JSON_DAMAGE[damage]
     how(path)
-    result = run_cli("report", "tvem-bsc", "--results-dir", str(tmp_path / "results"), timeout=300)
+    result = run_here("report", "tvem-bsc", "--results-dir", str(tmp_path / "results"), timeout=300)
     assert result.returncode == 0, result.stderr
     _no_traceback(result)
     warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
@@ -381,15 +397,15 @@ def test_a_damaged_fit_leaves_its_curves_out_and_a_damaged_data_set_its_figure(t
     artifacts = folder / "artifacts" / "paper"
     fit = next(iter(sorted((artifacts / "fits").glob("standard*seed=0.json"))))
     fit.write_text('{"weights": [1.0]}')
-    result = run_cli("report", "gmm-clustering", "--results-dir", str(tmp_path / "results"), timeout=300)
+    result = run_here("report", "gmm-clustering", "--results-dir", str(tmp_path / "results"), timeout=300)
     _no_traceback(result)
     assert f"warning: skipped damaged figure artifact {fit} (no key 'means', 'covariances'); its panel shows " \
            "no fitted curves" in result.stderr.splitlines()
     assert (folder / "figures" / "fyvi-figure1-paper.png").is_file()
     (folder / "figures" / "fyvi-figure1-paper.png").unlink()
     (artifacts / "dataset.json").write_text('"a text"')
-    result = run_cli("report", "gmm-clustering", "--results-dir", str(tmp_path / "results"), "--no-cache",
-                     timeout=300)
+    result = run_here("report", "gmm-clustering", "--results-dir", str(tmp_path / "results"), "--no-cache",
+                      timeout=300)
     _no_traceback(result)
     assert f"warning: skipped damaged figure artifact {artifacts / 'dataset.json'} (a JSON str, not an object); " \
            "its figure is not drawn" in result.stderr.splitlines()

@@ -1,7 +1,9 @@
 """A tuning study's output from someone else is data (issue 51, continued): ``fyexp run NAME --best`` over every
 damaged form of the best-parameters file and of ``study.db`` gives one error line naming the file and what was
 expected, exit status 2, no traceback, and never writes to the study file (a 0-byte ``study.db`` stays 0 bytes:
-Optuna would create its tables in it).  Through the installed ``fyexp`` script, as a user meets them.
+Optuna would create its tables in it).  Broken YAML through the installed ``fyexp`` script, as a user meets it; the
+other cases through its entry point in this process (:mod:`tests.in_process`: the same exit status and output,
+without importing torch again per case).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT, run_cli
+from tests.in_process import run_here
 
 EXPECTED_YAML = "expected the best-parameters file `fyexp tune` writes"
 EXPECTED_DB = "expected the SQLite study file `fyexp tune` writes"
@@ -72,7 +75,8 @@ def test_run_best_over_damaged_tuning_output_is_one_line(tmp_path, name, file, d
     path = folder / file
     damage(path)
     before = path.read_bytes() if path.is_file() and not path.is_symlink() else None
-    result = run_cli("run", "fy-nvdm", "-p", "paper-search", "--best", "--dry-run", "--no-progress",
+    command = run_cli if name == "broken YAML" else run_here
+    result = command("run", "fy-nvdm", "-p", "paper-search", "--best", "--dry-run", "--no-progress",
                      "--results-dir", str(tmp_path / "results"), timeout=120)
     assert result.returncode == 2, result.stderr
     assert "Traceback" not in result.stderr and "unexpected" not in result.stderr, result.stderr

@@ -1,5 +1,8 @@
 """Issue 18, class 2: a missing or damaged data file is a DataError naming the path, what is wrong and where to get
-a good file — for every loader (UCI, Caltech 101 Silhouettes, Frey Face, MNIST-like images), one table of cases."""
+a good file — for every loader (UCI, Caltech 101 Silhouettes, Frey Face, MNIST-like images), one table of cases.
+The runs call the ``fyexp`` entry point in this process (:mod:`tests.in_process`: the same exit status and output,
+without importing torch again per case), but the offline one: the installed script, in a fresh process (the
+download cache's folder is read from ``HOME`` at import)."""
 
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ import pytest
 
 from fyexp.data import caltech, freyface, uci, vision
 from fyexp.core.errors import DataError, DataMissing
-from tests.conftest import run_cli
+from tests.in_process import run_here
 
 GARBAGE = bytes(range(256)) * 4
 
@@ -113,12 +116,12 @@ def test_a_damaged_uci_file_fails_the_run_in_one_line_but_an_absent_one_skips(tm
     _write(tmp_path / "data", _uci(**{"data.txt": GARBAGE}))
     args = ["run", "vr-bnn", "--profile", "quick", "--data-dir", str(tmp_path / "data"), "--no-progress"]
     env = {"FYEXP_RESULTS_DIR": str(tmp_path / "results")}
-    damaged = run_cli(*args, "--only", "dataset=boston", env=env)
+    damaged = run_here(*args, "--only", "dataset=boston", env=env)
     assert damaged.returncode == 2, damaged.stderr
     errors = [line for line in damaged.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and "data.txt: not a whitespace-separated table of numbers" in errors[0], damaged.stderr
     assert "Traceback" not in damaged.stderr and "skipped" not in damaged.stderr
-    absent = run_cli(*args, "--only", "dataset=yacht", env=env)
+    absent = run_here(*args, "--only", "dataset=yacht", env=env)
     assert absent.returncode == 0 and "1 skipped (data missing)" in absent.stderr, absent.stderr
 
 
@@ -201,8 +204,8 @@ def test_a_run_whose_data_root_lacks_the_images_says_so_in_one_line(tmp_path):
 
     (tmp_path / "data").mkdir()
     started = time.perf_counter()
-    result = run_cli("run", "fy-vae", "--profile", "quick", "--no-progress", "--data-dir", str(tmp_path / "data"),
-                     env={"FYEXP_RESULTS_DIR": str(tmp_path / "results"), "COLUMNS": "80"})
+    result = run_here("run", "fy-vae", "--profile", "quick", "--no-progress", "--data-dir", str(tmp_path / "data"),
+                      env={"FYEXP_RESULTS_DIR": str(tmp_path / "results"), "COLUMNS": "80"})
     assert result.returncode == 2, result.stderr
     errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and "Traceback" not in result.stderr, result.stderr

@@ -1,5 +1,7 @@
 """A cell's settings are part of its identity (fyexp/spec/settings.py) and ``--set`` runs a variant of a profile:
-through the installed ``fyexp`` script on the toy experiment."""
+through the command line on the toy experiment, a bad ``--set`` through the installed ``fyexp`` script (what a user
+runs), the other commands through its entry point in this process (:mod:`tests.in_process`: the same exit status and
+output, without importing torch again per command)."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from fyexp.report import build_report
 from fyexp.report.runs import profile_runs
 from fyexp.spec.specs import load_spec
 from tests.conftest import TOY_SPECS, run_cli
+from tests.in_process import call_here, run_here
 
 
 def _env(tmp_path: Path) -> tuple[dict, Path]:
@@ -36,19 +39,19 @@ def _old_settings_rows(tmp_path: Path, spec: Path) -> int:
 @pytest.mark.slow
 def test_a_settings_edit_reruns_the_affected_cells_and_keeps_the_old_rows_as_superseded(tmp_path):
     env, spec = _env(tmp_path)
-    assert run_cli("run", "toy", "-p", "quick", "--no-progress", env=env).returncode == 0
+    assert run_here("run", "toy", "-p", "quick", "--no-progress", env=env).returncode == 0
     first = _rows(tmp_path, "quick")
     assert first["settings_hash"].notna().all() and first["value"].tolist() == [0.25]
     record = json.loads(next((tmp_path / "results/toy/cells/quick").glob("*.record.json")).read_text())
     sidecar = record["settings"]
     assert sidecar["config"]["mode"] == "square" and sidecar["seed"] == 0 and sidecar["environment"]["torch"]
 
-    again = run_cli("run", "toy", "-p", "quick", "--no-progress", env=env)
+    again = run_here("run", "toy", "-p", "quick", "--no-progress", env=env)
     assert "settings changed" not in again.stderr and "0 cells run, 1 already finished" in again.stderr
 
     spec.write_text(spec.read_text().replace("    values: [0.5]", "    values: [0.5]\n    mode: cube"))
     assert _old_settings_rows(tmp_path, spec) == 1  # the index says so before the rerun
-    edited = run_cli("run", "toy", "-p", "quick", "--no-progress", env=env)
+    edited = run_here("run", "toy", "-p", "quick", "--no-progress", env=env)
     assert edited.returncode == 0, edited.stderr
     assert "1 cell: settings changed since they ran" in edited.stderr
     assert "1 cell run, 0 already finished" in edited.stderr
@@ -69,13 +72,13 @@ def test_a_settings_edit_reruns_the_affected_cells_and_keeps_the_old_rows_as_sup
 
     # an edit to another profile changes nothing here
     spec.write_text(spec.read_text().replace("n_trials: 5", "n_trials: 6"))
-    assert "0 cells run, 1 already finished" in run_cli("run", "toy", "-p", "quick", "--no-progress", env=env).stderr
+    assert "0 cells run, 1 already finished" in run_here("run", "toy", "-p", "quick", "--no-progress", env=env).stderr
 
 
 @pytest.mark.slow
 def test_set_runs_a_variant_of_the_profile_with_its_overrides_on_every_row(tmp_path):
     env, _ = _env(tmp_path)
-    result = run_cli("run", "toy", "-p", "quick", "--no-progress", "--set", "mode=cube", "--set", "values=[2]",
+    result = run_here("run", "toy", "-p", "quick", "--no-progress", "--set", "mode=cube", "--set", "values=[2]",
                      env=env)
     assert result.returncode == 0, result.stderr
     assert "toy [quick+mode=cube,values=2]" in result.stderr
@@ -83,7 +86,7 @@ def test_set_runs_a_variant_of_the_profile_with_its_overrides_on_every_row(tmp_p
     assert rows["value"].tolist() == [8.0] and rows["profile"].tolist() == ["quick+mode=cube,values=2"]
     assert rows["overrides"].tolist() == ["mode=cube,values=[2]"] and rows["settings_hash"].notna().all()
     assert not (tmp_path / "results/toy/cells/quick").exists()  # never stored (nor scored) as the plain profile
-    shown = run_cli("show", "toy", "-p", "quick", "--set", "lr=1e-4", env=env)
+    shown = run_here("show", "toy", "-p", "quick", "--set", "lr=1e-4", env=env)
     assert "profile: quick+lr=1e-4" in shown.stdout and "lr: 0.0001" in shown.stdout
 
 
@@ -97,8 +100,8 @@ def test_a_bad_set_is_one_line_naming_the_key_with_exit_status_2(tmp_path):
              (["run", "toy", "--set", "lr"], "error: --set: expected KEY=VALUE"),
              (["run", "toy", "--set", "lr="], "error: --set lr: expected a value after '=', got ''"),
              (["run", "toy", "--set", "lr=null"], "error: --set: key 'lr': expected a number")]
-    for args, message in cases:
-        result = run_cli(*args, env=env)
+    for i, (args, message) in enumerate(cases):
+        result = (run_cli if i == 0 else run_here)(*args, env=env)
         lines = [line for line in result.stderr.splitlines() if line.strip()]
         assert result.returncode == 2 and len(lines) == 1 and lines[0].startswith(message), (args, result.stderr)
 
@@ -153,16 +156,26 @@ def test_settings_hashes_lists_every_cell_and_moves_only_with_the_settings(tmp_p
 
     from tests.conftest import ROOT, cli_env
 
-    def hashes(defaults: str) -> dict:
+    import runpy
+
+    def hashes(defaults: str, spawned: bool = False) -> dict:
+        """The script's lines: ``spawned`` as a user runs it, else its ``main`` in this process."""
         folder = tmp_path / defaults.replace(" ", "").replace(":", "=")
         folder.mkdir()
         text = (TOY_SPECS / "toy.yaml").read_text().replace("defaults:\n", f"defaults:\n  {defaults}\n")
         (folder / "toy.yaml").write_text(text)
-        done = subprocess.run([sys.executable, str(ROOT / "scripts" / "settings_hashes.py")], capture_output=True,
-                              text=True, cwd=ROOT, env=cli_env({"FYEXP_EXPERIMENTS_DIR": str(folder)}), check=True)
+        script = ROOT / "scripts" / "settings_hashes.py"
+        env = {"FYEXP_EXPERIMENTS_DIR": str(folder)}
+        if spawned:
+            done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=ROOT,
+                                  env=cli_env(env), check=True)
+        else:
+            main = runpy.run_path(str(script))["main"]
+            done = call_here(lambda argv: main(), [], env, ROOT)
+            assert done.returncode == 0, done.stderr
         return {tuple(line.split()[:3]): line.split()[3] for line in done.stdout.splitlines()}
 
-    plain, written, moved = hashes("mode: square"), hashes("sleep_s: 0.0"), hashes("sleep_s: 0.5")
+    plain, written, moved = hashes("mode: square", spawned=True), hashes("sleep_s: 0.0"), hashes("sleep_s: 0.5")
     assert ("toy", "paper", "*") in plain and ("toy", "quick", "toy__x=0.5__seed=0") in plain
     assert len(plain) == 3 + 2 * 2 + 1 + 2   # a line per profile, paper's 2 × 2 cells, quick's 1, tune's 2
     assert written == plain

@@ -1,7 +1,9 @@
-"""Issue 29, end to end through the installed script: each class of damaged record in a copy of committed results
+"""Issue 29, end to end through the command line: each class of damaged record in a copy of committed results
 gives exactly one warning line naming the file (and what is wrong) from `fyexp report` and from `fyexp claims`,
 both exit 0, and the rows whose records fail are never a verdict's evidence; `fyexp run` redoes a cell whose settings
-record was deleted and removes the temporary files its killed writes left."""
+record was deleted and removes the temporary files its killed writes left.  `fyexp claims` runs the installed
+script; `report` and `run` its entry point in this process (:mod:`tests.in_process`: the same exit status and output,
+without importing torch again per command)."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ import pytest
 
 from fyexp.store.damaged import LEFTOVER_AGE_S
 from tests.conftest import ROOT, TOY_SPECS, run_cli, strip_ansi
+from tests.in_process import run_here
 
 FY_NVDM_PAPER = ("FY-VAE__alternating_epochs=3__batch_size=1024__beta=0.01__epochs=500__learning_rate=5e-05"
                  "__n_topics=50__rho_prime=1.314__seed={}")
@@ -98,7 +101,7 @@ def damaged(tmp_path_factory):
     for name in ("fy-nvdm", "nvdm"):
         shutil.copytree(ROOT / "results" / name, results / name, ignore=shutil.ignore_patterns("tables", "figures"))
     cases = _damage(results)
-    report = run_cli("report", "--results-dir", str(results))
+    report = run_here("report", "--results-dir", str(results))
     claims = run_cli("claims", "--json", "--results-dir", str(results))
     return results, cases, report, claims
 
@@ -148,7 +151,7 @@ def test_report_rebuilds_results_csv_but_loading_wrote_no_damaged_file(damaged):
 @pytest.mark.slow
 def test_run_redoes_a_cell_without_its_run_record_and_removes_its_leftovers(tmp_path):
     env = {"FYEXP_EXPERIMENTS_DIR": str(TOY_SPECS), "FYEXP_RESULTS_DIR": str(tmp_path / "results")}
-    first = run_cli("run", "toy", "--profile", "quick", "--seeds", "0-2", "--no-progress", env=env)
+    first = run_here("run", "toy", "--profile", "quick", "--seeds", "0-2", "--no-progress", env=env)
     assert first.returncode == 0, first.stderr
     folder = tmp_path / "results" / "toy" / "cells" / "quick+seeds=0-2"   # seeds other than the profile's: a variant
     cells = sorted(folder.glob("*.csv"))
@@ -156,12 +159,12 @@ def test_run_redoes_a_cell_without_its_run_record_and_removes_its_leftovers(tmp_
     sidecar = cells[0].with_suffix(".record.json")
     sidecar.unlink()
     leftover = _killed_write(cells[1])
-    again = run_cli("run", "toy", "--profile", "quick", "--seeds", "0-2", "--no-progress", env=env)
+    again = run_here("run", "toy", "--profile", "quick", "--seeds", "0-2", "--no-progress", env=env)
     assert again.returncode == 0, again.stderr
     said = " ".join(strip_ansi(again.stderr).split())
     assert f"warning: missing run record {sidecar} (" in said
     assert f"1 cell run, {len(cells) - 1} already finished" in said
     assert "removed 1 leftover temporary file(s)" in said and not leftover.exists()
     assert sidecar.is_file()  # redone: its record is back
-    report = run_cli("report", "toy", env=env)  # the cell's records are whole again: nothing to name
+    report = run_here("report", "toy", env=env)  # the cell's records are whole again: nothing to name
     assert report.returncode == 0 and "warning" not in report.stderr, report.stderr
