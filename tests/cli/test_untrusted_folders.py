@@ -350,7 +350,7 @@ def test_grid_points_are_counted_before_any_is_built(monkeypatch):
 
 
 def test_gmm_clustering_memory_estimate_counts_points_and_components():
-    from fyexp.core.domains import check_cell_memory
+    from fyexp.core.constraints import check_cell_memory
     from fyexp.core.errors import FyexpError
     from fyexp.experiments import get_experiment
     from fyexp.experiments.gmm_clustering_config import GMMClusteringConfig
