@@ -6,8 +6,9 @@ A cell's rows get one :class:`Freshness` from their run record, on two axes:
 
 - **settings** (:func:`settings_state`): the recorded settings against those the cell would run at now
   (:class:`Expected`), by the canonical JSON of each key stated (``run``: every key; the device queue: all but the
-  environment; ``report`` and ``claims``: the config of :func:`fyexp.run.spec_freshness.spec_expectation`, the row's profile resolved again
-  with its record's ``--set`` overrides, scoped to its cell, or for a tuned profile with its study's best parameters);
+  environment; ``report`` and ``claims``: the config of :func:`fyexp.run.spec_freshness.spec_expectation`, the
+  row's profile resolved again with its record's ``--set`` overrides, scoped to its cell, or for a tuned profile with
+  its study's best parameters);
 - **code** (:func:`code_state`, report and claims only): the fyexp functions the cell executed against HEAD's tree;
   a row stale by code whose fingerprint at its commit is HEAD's is *behaviour unchanged*, not stale.
 
