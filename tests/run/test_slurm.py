@@ -197,7 +197,7 @@ def test_faults_redo_exactly_the_unfinished_cells(cluster, tmp_path):
     jobs = results / "toy" / "work" / "quick" / "jobs"
     node = _node()
     started = time.perf_counter()
-    run = _start("run", "toy", "--profile", "quick", "--executor", "slurm", "--slurm-time", "2", "--no-progress",
+    run = _start("run", "toy", "--profile", "quick", "--executor", "slurm", "--slurm-time", "3", "--no-progress",
                  env={**env, "FYEXP_TEST_SLOW": "1:300,2:300,5:300"})
     cancelled, _ = _wait_for("cell x=1 to start", lambda: _started(jobs, "1"))
     _, victim = _wait_for("cell x=2 to start", lambda: _started(jobs, "2"))
